@@ -1,0 +1,64 @@
+"""signal-eval: evaluate AI agent workflows by asserting over the signals they emit.
+
+The public API is what this module exports; the CLI is a thin layer over it.
+"""
+
+from signal_eval_cli.assertions import (
+    AssertionResult,
+    EvalContext,
+    Judge,
+    JudgeRequest,
+    JudgeVerdict,
+    assertion,
+    evaluate_assertion,
+    evaluate_assertions,
+    known_types,
+)
+from signal_eval_cli.dataset import EvalCase, EvalDataset, HarnessSpec, load_dataset, save_dataset
+from signal_eval_cli.errors import EvalError, InputError, Problem, UnknownAssertionType
+from signal_eval_cli.harness import HarnessContext, load_factory, resolve_harness
+from signal_eval_cli.persistence import load_result, save_result
+from signal_eval_cli.results import AggregateMetrics, CaseMetrics, CaseResult, DatasetResult
+from signal_eval_cli.runner import RunOptions, run_case, run_dataset
+from signal_eval_cli.signals import Signal, Trace, read_jsonl, write_jsonl
+from signal_eval_cli.validate import validate_path
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AggregateMetrics",
+    "AssertionResult",
+    "CaseMetrics",
+    "CaseResult",
+    "DatasetResult",
+    "EvalCase",
+    "EvalContext",
+    "EvalDataset",
+    "EvalError",
+    "HarnessContext",
+    "HarnessSpec",
+    "InputError",
+    "Judge",
+    "JudgeRequest",
+    "JudgeVerdict",
+    "Problem",
+    "RunOptions",
+    "Signal",
+    "Trace",
+    "UnknownAssertionType",
+    "assertion",
+    "evaluate_assertion",
+    "evaluate_assertions",
+    "known_types",
+    "load_dataset",
+    "load_factory",
+    "load_result",
+    "read_jsonl",
+    "resolve_harness",
+    "run_case",
+    "run_dataset",
+    "save_dataset",
+    "save_result",
+    "validate_path",
+    "write_jsonl",
+]

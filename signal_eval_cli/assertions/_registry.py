@@ -1,0 +1,212 @@
+"""The assertion registry: ``type`` string → check function.
+
+A check is a small pure function ``(assertion, ctx) -> Outcome`` registered with
+``@assertion("signal.count")``. Adding a type means one function here or in a
+family module, plus its ``$defs`` entry in ``schemas/assertions.schema.json``.
+An unknown ``type`` raises :class:`UnknownAssertionType` — never a silent pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from signal_eval_cli.errors import UnknownAssertionType
+from signal_eval_cli.signals import Trace
+
+__all__ = [
+    "AssertionResult",
+    "EvalContext",
+    "Judge",
+    "JudgeRequest",
+    "JudgeVerdict",
+    "Outcome",
+    "assertion",
+    "evaluate_assertion",
+    "evaluate_assertions",
+    "known_types",
+]
+
+Assertion = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a check decides; :func:`evaluate_assertion` adds the assertion and timing."""
+
+    passed: bool
+    message: str
+    expected: Any = None
+    actual: Any = None
+    trajectory: list[str] | None = None
+    children: list[AssertionResult] | None = None
+
+
+@dataclass(slots=True)
+class AssertionResult:
+    assertion: dict[str, Any]
+    passed: bool
+    message: str
+    expected: Any = None
+    actual: Any = None
+    trajectory: list[str] | None = None
+    evaluation_ms: float = 0.0
+    children: list[AssertionResult] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "assertion": self.assertion,
+            "passed": self.passed,
+            "message": self.message,
+        }
+        if self.expected is not None:
+            out["expected"] = self.expected
+        if self.actual is not None:
+            out["actual"] = self.actual
+        if self.trajectory is not None:
+            out["trajectory"] = self.trajectory
+        out["evaluationMs"] = round(self.evaluation_ms, 4)
+        if self.children is not None:
+            out["children"] = [child.to_dict() for child in self.children]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AssertionResult:
+        children = data.get("children")
+        return cls(
+            assertion=dict(data.get("assertion") or {}),
+            passed=bool(data.get("passed")),
+            message=str(data.get("message", "")),
+            expected=data.get("expected"),
+            actual=data.get("actual"),
+            trajectory=data.get("trajectory"),
+            evaluation_ms=float(data.get("evaluationMs", 0.0)),
+            children=[cls.from_dict(c) for c in children] if children is not None else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRequest:
+    """What an LLM judge is asked: the output (and maybe the trace) against criteria."""
+
+    criteria: list[str]
+    output: str
+    rubric: str | None = None
+    model: str | None = None
+    temperature: float = 0.0
+    trajectory: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeVerdict:
+    scores: dict[str, float]
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        return sum(self.scores.values()) / len(self.scores) if self.scores else 0.0
+
+
+class Judge(Protocol):
+    """Scores an output against criteria. Raise to fail the assertion with that error."""
+
+    def judge(self, request: JudgeRequest) -> JudgeVerdict: ...
+
+
+@dataclass(slots=True)
+class EvalContext:
+    """Everything a check may read. Only ``trace`` is always there."""
+
+    trace: Trace
+    judge: Judge | None = None
+    judge_model: str | None = None
+    workspace: Path | None = None
+    root: Path | None = None
+    baselines: dict[tuple[str, str], str | None] = field(default_factory=dict)
+
+
+Check = Callable[[Assertion, EvalContext], Outcome]
+
+_REGISTRY: dict[str, Check] = {}
+
+
+def assertion(type_name: str) -> Callable[[Check], Check]:
+    """Register ``check`` as the evaluator of assertions with ``type: type_name``."""
+
+    def register(check: Check) -> Check:
+        if type_name in _REGISTRY:
+            raise ValueError(f"assertion type {type_name!r} is registered twice")
+        _REGISTRY[type_name] = check
+        return check
+
+    return register
+
+
+def known_types() -> list[str]:
+    _load_families()
+    return sorted(_REGISTRY)
+
+
+def lookup(type_name: object) -> Check:
+    _load_families()
+    check = _REGISTRY.get(type_name) if isinstance(type_name, str) else None
+    if check is None:
+        raise UnknownAssertionType(type_name, sorted(_REGISTRY))
+    return check
+
+
+def _load_families() -> None:
+    """Import the family modules once; each registers its types on import."""
+    if not _REGISTRY:
+        from signal_eval_cli.assertions import families  # noqa: F401
+
+
+def as_mapping(item: Any) -> dict[str, Any]:
+    """Accept a plain dict (from YAML), a dataclass, or an object with ``to_dict()``."""
+    if isinstance(item, Mapping):
+        return dict(item)
+    if hasattr(item, "to_dict"):
+        return dict(item.to_dict())
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        return {k: v for k, v in dataclasses.asdict(item).items() if v is not None}
+    raise TypeError(f"an assertion must be a mapping, got {type(item).__name__}")
+
+
+def evaluate_assertion(
+    assertion: Any, trace_or_ctx: Trace | EvalContext, **context: Any
+) -> AssertionResult:
+    """Evaluate one assertion against a trace (or a full :class:`EvalContext`).
+
+    Raises :class:`UnknownAssertionType` for a ``type`` nobody registered.
+    """
+    data = as_mapping(assertion)
+    check = lookup(data.get("type"))
+    ctx = trace_or_ctx if isinstance(trace_or_ctx, EvalContext) else EvalContext(trace_or_ctx)
+    for key, value in context.items():
+        setattr(ctx, key, value)
+    started = time.perf_counter()
+    outcome = check(data, ctx)
+    elapsed = (time.perf_counter() - started) * 1000
+    return AssertionResult(
+        assertion=data,
+        passed=outcome.passed,
+        message=outcome.message,
+        expected=outcome.expected,
+        actual=outcome.actual,
+        trajectory=outcome.trajectory,
+        evaluation_ms=elapsed,
+        children=outcome.children,
+    )
+
+
+def evaluate_assertions(
+    assertions: Iterable[Any], trace_or_ctx: Trace | EvalContext, **context: Any
+) -> list[AssertionResult]:
+    ctx = trace_or_ctx if isinstance(trace_or_ctx, EvalContext) else EvalContext(trace_or_ctx)
+    for key, value in context.items():
+        setattr(ctx, key, value)
+    return [evaluate_assertion(a, ctx) for a in assertions]

@@ -1,0 +1,105 @@
+"""agent.* — activations, completion, causality, emissions and skips of one agent."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, count_outcome
+from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
+from signal_eval_cli.patterns import compile_glob
+from signal_eval_cli.signals import Signal, Trace
+
+
+def _payload_agent(signal: Signal) -> Any:
+    payload = signal.payload
+    return payload.get("agent") if isinstance(payload, Mapping) else None
+
+
+def _of_agent(trace: Trace, name: str, agent: str) -> Iterator[Signal]:
+    """Signals named ``name`` whose ``payload.agent`` is ``agent``."""
+    return (s for s in trace.matching(name) if _payload_agent(s) == agent)
+
+
+def _trigger(trace: Trace, activation: Signal) -> str | None:
+    """``payload.trigger``, else the name of the signal ``source.parent`` points at."""
+    payload = activation.payload
+    trigger = payload.get("trigger") if isinstance(payload, Mapping) else None
+    if isinstance(trigger, Mapping):
+        trigger = trigger.get("name")
+    if isinstance(trigger, str):
+        return trigger
+    if activation.parent is not None:
+        parent = trace.by_id(activation.parent)
+        return parent.name if parent is not None else None
+    return None
+
+
+@assertion("agent.activated")
+def agent_activated(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    agent = a["agentId"]
+    count = sum(1 for _ in _of_agent(ctx.trace, "agent:activated", agent))
+    return count_outcome(f"activations of '{agent}'", count, a)
+
+
+@assertion("agent.completed")
+def agent_completed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    agent = a["agentId"]
+    trace = ctx.trace
+    if next(_of_agent(trace, "agent:activated", agent), None) is None:
+        return Outcome(False, f"agent '{agent}' never activated")
+    errors = [s for s in trace.matching("agent:error") if agent in (_payload_agent(s), s.agent)]
+    if errors:
+        payload = errors[0].payload
+        detail = payload.get("error") if isinstance(payload, Mapping) else payload
+        return Outcome(False, f"agent '{agent}' raised an error: {detail}", actual=detail)
+    return Outcome(True, f"agent '{agent}' activated and raised no error")
+
+
+@assertion("agent.causedBy")
+def agent_caused_by(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    agent, pattern = a["agentId"], a["triggerPattern"]
+    glob = compile_glob(pattern)
+    triggers = [_trigger(ctx.trace, s) for s in _of_agent(ctx.trace, "agent:activated", agent)]
+    if not triggers:
+        return Outcome(False, f"agent '{agent}' never activated", expected=pattern)
+    if any(t is not None and glob.fullmatch(t) for t in triggers):
+        return Outcome(True, f"agent '{agent}' was triggered by '{pattern}'", pattern, triggers)
+    shown = ", ".join(str(t) for t in triggers[:PREVIEW_ITEMS])
+    return Outcome(
+        False,
+        f"no activation of '{agent}' was triggered by '{pattern}'; triggers: {shown}",
+        pattern,
+        triggers,
+    )
+
+
+@assertion("agent.emitted")
+def agent_emitted(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    agent, pattern = a["agentId"], a["signal"]
+    trace = ctx.trace
+    if any(s.agent == agent for s in trace.matching(pattern)):
+        return Outcome(True, f"agent '{agent}' emitted '{pattern}'")
+    emitted = {s.name for s in itertools.islice((s for s in trace if s.agent == agent), 1000)}
+    shown = ", ".join(sorted(emitted)[:PREVIEW_ITEMS]) or "nothing"
+    return Outcome(
+        False, f"agent '{agent}' never emitted '{pattern}'; it emitted: {shown}", pattern
+    )
+
+
+@assertion("agent.skipped")
+def agent_skipped(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    agent, reason = a["agentId"], a.get("reason")
+    skips = list(_of_agent(ctx.trace, "agent:skipped", agent))
+    reasons = [s.payload.get("reason") for s in skips]
+    if not skips:
+        return Outcome(False, f"agent '{agent}' was never skipped", reason)
+    if reason is None or reason in reasons:
+        return Outcome(True, f"agent '{agent}' was skipped ({reasons[0]})", reason, reasons)
+    return Outcome(
+        False,
+        f"agent '{agent}' was skipped but not for reason {reason!r}; reasons: {reasons}",
+        reason,
+        reasons,
+    )

@@ -1,0 +1,43 @@
+"""all / any / not — compose assertions without code."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion, evaluate_assertion
+
+
+@assertion("all")
+def all_of(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    children = [evaluate_assertion(child, ctx) for child in a["assertions"]]
+    failed = [c for c in children if not c.passed]
+    if not failed:
+        return Outcome(True, f"all {len(children)} passed", children=children)
+    details = "; ".join(f"{c.assertion.get('type')}: {c.message}" for c in failed)
+    return Outcome(False, f"{len(failed)} of {len(children)} failed — {details}", children=children)
+
+
+@assertion("any")
+def any_of(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    children = [evaluate_assertion(child, ctx) for child in a["assertions"]]
+    passed = [c for c in children if c.passed]
+    if passed:
+        return Outcome(
+            True,
+            f"{passed[0].assertion.get('type')} passed: {passed[0].message}",
+            children=children,
+        )
+    details = "; ".join(f"{c.assertion.get('type')}: {c.message}" for c in children)
+    return Outcome(False, f"none of {len(children)} passed — {details}", children=children)
+
+
+@assertion("not")
+def not_(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    child = evaluate_assertion(a["assertion"], ctx)
+    verdict = "failed, as required" if not child.passed else "passed, but must not"
+    return Outcome(
+        not child.passed,
+        f"{child.assertion.get('type')} {verdict}: {child.message}",
+        children=[child],
+    )

@@ -1,0 +1,62 @@
+"""llm.judge — a model scores the output against criteria; never passes without one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from signal_eval_cli.assertions._registry import EvalContext, JudgeRequest, Outcome, assertion
+from signal_eval_cli.signals import Trace
+
+TRAJECTORY_LIMIT = 200
+
+
+def render_trajectory(trace: Trace, limit: int = TRAJECTORY_LIMIT) -> str:
+    """One line per signal (``#i name [agent]``), skipping streaming deltas, capped."""
+    lines = []
+    for index, signal in enumerate(trace):
+        if signal.name == "text:delta":
+            continue
+        agent = f" [{signal.agent}]" if signal.agent else ""
+        lines.append(f"#{index} {signal.name}{agent}")
+        if len(lines) == limit:
+            lines.append(f"… ({len(trace) - index - 1} more signals)")
+            break
+    return "\n".join(lines)
+
+
+@assertion("llm.judge")
+def llm_judge(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    min_score = float(a["minScore"])
+    if ctx.judge is None:
+        return Outcome(
+            False,
+            "no judge model configured (pass --judge-model or set SIGNAL_EVAL_JUDGE_MODEL)",
+            min_score,
+        )
+    request = JudgeRequest(
+        criteria=list(a["criteria"]),
+        output=ctx.trace.output,
+        rubric=a.get("rubric"),
+        model=a.get("model") or ctx.judge_model,
+        temperature=float(a.get("temperature", 0.0)),
+        trajectory=render_trajectory(ctx.trace) if a.get("includeTrajectory") else None,
+    )
+    try:
+        verdict = ctx.judge.judge(request)
+    except Exception as exc:  # any judge failure fails the assertion, with its reason
+        return Outcome(False, f"judge failed: {type(exc).__name__}: {exc}", min_score)
+    missing = [c for c in request.criteria if c not in verdict.scores]
+    if missing:
+        return Outcome(
+            False, f"judge gave no score for: {', '.join(missing)}", min_score, verdict.scores
+        )
+    score = verdict.score
+    reasons = "; ".join(
+        f"{c}: {verdict.scores[c]:.2f} ({verdict.reasons.get(c, '')})" for c in request.criteria
+    )
+    ok = score >= min_score
+    relation = "≥" if ok else "<"
+    return Outcome(
+        ok, f"judge score {score:.2f} {relation} {min_score:.2f} — {reasons}", min_score, score
+    )

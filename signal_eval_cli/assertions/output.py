@@ -1,0 +1,100 @@
+"""output.* — the run's final text (content of the last ``text:complete``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+
+from signal_eval_cli.assertions._helpers import describe_bounds, short, within
+from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
+from signal_eval_cli.patterns import compile_regex
+
+_FENCED = re.compile(r"\A\s*```[A-Za-z0-9_-]*\n(.*?)\n```\s*\Z", re.DOTALL)
+
+
+def _has(output: str, a: Mapping[str, Any]) -> bool:
+    text = a["text"]
+    if a.get("caseSensitive", True):
+        return bool(text in output)
+    return bool(text.casefold() in output.casefold())
+
+
+def _where(output: str) -> str:
+    return f"output ({len(output)} chars): {short(output, 200)}"
+
+
+@assertion("output.contains")
+def output_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    output = ctx.trace.output
+    if _has(output, a):
+        return Outcome(True, f"output contains {a['text']!r}", a["text"])
+    return Outcome(False, f"{a['text']!r} not found in {_where(output)}", a["text"], output)
+
+
+@assertion("output.notContains")
+def output_not_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    output = ctx.trace.output
+    if not _has(output, a):
+        return Outcome(True, f"output does not contain {a['text']!r}", a["text"])
+    return Outcome(False, f"{a['text']!r} found in {_where(output)}", a["text"], output)
+
+
+@assertion("output.matches")
+def output_matches(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    output = ctx.trace.output
+    found = compile_regex(a["regex"], a.get("flags", "")).search(output)
+    if found:
+        return Outcome(
+            True, f"/{a['regex']}/ matched {found.group(0)!r}", a["regex"], found.group(0)
+        )
+    return Outcome(
+        False,
+        f"/{a['regex']}/{a.get('flags', '')} did not match {_where(output)}",
+        a["regex"],
+        output,
+    )
+
+
+def _parse_json(output: str) -> Any:
+    """The output as JSON; a single fenced code block around it is accepted."""
+    fenced = _FENCED.match(output)
+    return json.loads(fenced.group(1) if fenced else output)
+
+
+@assertion("output.json")
+def output_json(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    output = ctx.trace.output
+    try:
+        value = _parse_json(output)
+    except json.JSONDecodeError as exc:
+        return Outcome(
+            False,
+            f"output is not JSON ({exc.msg} at line {exc.lineno} col {exc.colno}): "
+            f"{short(output, 200)}",
+            actual=output,
+        )
+    schema = a.get("schema")
+    if schema is None:
+        return Outcome(True, "output is JSON", actual=value)
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(value), key=lambda e: list(e.path)
+    )
+    if not errors:
+        return Outcome(True, "output is JSON matching the schema", actual=value)
+    details = "; ".join(f"at /{'/'.join(map(str, e.path))}: {e.message}" for e in errors[:3])
+    return Outcome(False, f"output JSON does not match the schema: {details}", schema, value)
+
+
+@assertion("output.length")
+def output_length(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    length = len(ctx.trace.output)
+    low, high = a.get("min"), a.get("max")
+    expected = describe_bounds(low, high)
+    ok = within(length, low, high)
+    return Outcome(
+        ok, f"output length {length} is {'' if ok else 'not '}{expected}", expected, length
+    )

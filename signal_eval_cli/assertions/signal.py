@@ -1,0 +1,212 @@
+"""signal.* — presence, absence, counts, order, first and last of named signals."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, count_outcome, short
+from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
+from signal_eval_cli.patterns import match_value
+from signal_eval_cli.signals import Signal, Trace
+
+TRAJECTORY_PREVIEW = 50
+
+
+def _carries(signal: Signal, payload: Any) -> bool:
+    return payload is None or match_value(payload, signal.payload)
+
+
+def _find(trace: Trace, pattern: str, payload: Any, start: int = 0) -> int | None:
+    """Position of the first signal from ``start`` matching name and payload."""
+    if payload is None:
+        return trace.find(pattern, start)
+    signals = trace.signals
+    return next((i for i in trace.positions(pattern, start) if _carries(signals[i], payload)), None)
+
+
+def _names(trace: Trace, pattern: str) -> list[str]:
+    return [s.name for s in itertools.islice(trace.matching(pattern), PREVIEW_ITEMS)]
+
+
+@assertion("signal.contains")
+def signal_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    pattern, payload = a["pattern"], a.get("payload")
+    found = _find(ctx.trace, pattern, payload)
+    if found is not None:
+        return Outcome(True, f"found '{ctx.trace[found].name}' at #{found}", actual=found)
+    count = ctx.trace.count(pattern)
+    if count == 0:
+        return Outcome(False, f"no signal matches '{pattern}'", expected=pattern)
+    first = next(ctx.trace.matching(pattern))
+    return Outcome(
+        False,
+        f"{count} signal(s) match '{pattern}' but none carries payload {short(payload)}; "
+        f"first payload: {short(first.payload)}",
+        expected=payload,
+        actual=first.payload,
+    )
+
+
+@assertion("signal.not")
+def signal_not(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    pattern, payload = a["pattern"], a.get("payload")
+    found = _find(ctx.trace, pattern, payload)
+    if found is None:
+        return Outcome(True, f"no signal matches '{pattern}'")
+    signal = ctx.trace[found]
+    return Outcome(
+        False,
+        f"'{signal.name}' at #{found} matches '{pattern}' "
+        f"({ctx.trace.count(pattern)} in all; first matches: {', '.join(_names(ctx.trace, pattern))})",
+        expected=0,
+        actual=ctx.trace.count(pattern),
+    )
+
+
+@assertion("signal.count")
+def signal_count(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    pattern, payload = a["pattern"], a.get("payload")
+    trace = ctx.trace
+    if payload is None:
+        actual = trace.count(pattern)
+        examples = _names(trace, pattern)
+    else:
+        hits = [s for s in trace.matching(pattern) if _carries(s, payload)]
+        actual, examples = len(hits), [s.name for s in hits[:PREVIEW_ITEMS]]
+    return count_outcome(f"'{pattern}' signals", actual, a, examples)
+
+
+def _step(step: Any) -> tuple[str, Any]:
+    if isinstance(step, Mapping):
+        return step["pattern"], step.get("payload")
+    return step, None
+
+
+def _describe_step(step: Any) -> str:
+    pattern, payload = _step(step)
+    return pattern if payload is None else f"{pattern} {short(payload)}"
+
+
+def _relevant_names(trace: Trace, steps: list[tuple[str, Any]]) -> list[str]:
+    """The actual sequence of signals that match any step, for the report (capped)."""
+    patterns = {pattern for pattern, _ in steps}
+    positions = sorted(
+        itertools.chain.from_iterable(
+            itertools.islice(trace.positions(p), TRAJECTORY_PREVIEW) for p in patterns
+        )
+    )
+    return [trace[i].name for i in positions[:TRAJECTORY_PREVIEW]]
+
+
+def _greedy(trace: Trace, steps: list[tuple[str, Any]]) -> list[int]:
+    """Positions matched by an in-order greedy subsequence search (stops at a miss)."""
+    matched: list[int] = []
+    start = 0
+    for pattern, payload in steps:
+        found = _find(trace, pattern, payload, start)
+        if found is None:
+            break
+        matched.append(found)
+        start = found + 1
+    return matched
+
+
+def _contiguous(trace: Trace, steps: list[tuple[str, Any]]) -> tuple[list[int], list[int]]:
+    """A run of consecutive signals matching every step: ``(run, longest partial run)``."""
+    first_pattern, first_payload = steps[0]
+    best: list[int] = []
+    for start in trace.positions(first_pattern):
+        if not _carries(trace[start], first_payload):
+            continue
+        run = [start]
+        for offset, (pattern, payload) in enumerate(steps[1:], 1):
+            index = start + offset
+            if index >= len(trace) or not _step_matches(trace[index], pattern, payload):
+                break
+            run.append(index)
+        if len(run) == len(steps):
+            return run, run
+        if len(run) > len(best):
+            best = run
+    return [], best
+
+
+def _step_matches(signal: Signal, pattern: str, payload: Any) -> bool:
+    from signal_eval_cli.patterns import compile_glob
+
+    return compile_glob(pattern).fullmatch(signal.name) is not None and _carries(signal, payload)
+
+
+@assertion("signal.trajectory")
+def signal_trajectory(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    raw_steps = list(a["patterns"])
+    steps = [_step(s) for s in raw_steps]
+    trace = ctx.trace
+    expected = [_describe_step(s) for s in raw_steps]
+    strict = bool(a.get("strict", False))
+    if not steps:
+        return Outcome(True, "empty trajectory", expected=expected, trajectory=[])
+    if strict:
+        run, best = _contiguous(trace, steps)
+        matched = run or best
+    else:
+        matched = _greedy(trace, steps)
+    sequence = _relevant_names(trace, steps)
+    if len(matched) == len(steps):
+        kind = "contiguous run" if strict else "in order"
+        return Outcome(
+            True,
+            f"all {len(steps)} steps matched {kind} at #{matched[0]}..#{matched[-1]}",
+            expected=expected,
+            actual=[trace[i].name for i in matched],
+            trajectory=sequence,
+        )
+    missing = expected[len(matched)]
+    if matched:
+        last = matched[-1]
+        where = f"after #{last} '{trace[last].name}'"
+        if strict:
+            where = f"right after #{last} '{trace[last].name}' (strict: no signal may come between)"
+    else:
+        where = "anywhere in the trace" if not strict else "(no start of a contiguous run)"
+    return Outcome(
+        False,
+        f"matched {len(matched)} of {len(steps)} steps; step {len(matched) + 1} "
+        f"'{missing}' not found {where}",
+        expected=expected,
+        actual=[trace[i].name for i in matched],
+        trajectory=sequence,
+    )
+
+
+def _edge(a: Mapping[str, Any], ctx: EvalContext, *, last: bool) -> Outcome:
+    pattern, payload = a["pattern"], a.get("payload")
+    trace = ctx.trace
+    index = trace.rfind(pattern) if last else trace.find(pattern)
+    which = "last" if last else "first"
+    if index is None:
+        return Outcome(False, f"no signal matches '{pattern}'", expected=payload)
+    signal = trace[index]
+    if _carries(signal, payload):
+        return Outcome(
+            True, f"{which} '{pattern}' is #{index} '{signal.name}'", actual=signal.payload
+        )
+    return Outcome(
+        False,
+        f"{which} '{pattern}' (#{index} '{signal.name}') has payload {short(signal.payload)}, "
+        f"expected {short(payload)}",
+        expected=payload,
+        actual=signal.payload,
+    )
+
+
+@assertion("signal.first")
+def signal_first(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    return _edge(a, ctx, last=False)
+
+
+@assertion("signal.last")
+def signal_last(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    return _edge(a, ctx, last=True)

@@ -1,0 +1,72 @@
+"""tool.* — which tools were called, how often, with what, in what order."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, count_outcome, short
+from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
+from signal_eval_cli.patterns import match_value
+
+
+def _called_names(ctx: EvalContext) -> list[str]:
+    return [call.name for call in ctx.trace.tool_calls]
+
+
+@assertion("tool.called")
+def tool_called(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    names = _called_names(ctx)
+    return count_outcome(
+        f"calls of tool '{a['name']}'", names.count(a["name"]), a, _first_distinct(names)
+    )
+
+
+@assertion("tool.notCalled")
+def tool_not_called(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    count = _called_names(ctx).count(a["name"])
+    if count == 0:
+        return Outcome(True, f"tool '{a['name']}' was not called", 0, 0)
+    return Outcome(False, f"tool '{a['name']}' was called {count} time(s)", 0, count)
+
+
+@assertion("tool.calledWith")
+def tool_called_with(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    name, args = a["name"], a["args"]
+    calls = [c for c in ctx.trace.tool_calls if c.name == name]
+    match = next((c for c in calls if match_value(args, c.input)), None)
+    if match is not None:
+        return Outcome(True, f"'{name}' called with {short(match.input)}", args, match.input)
+    if not calls:
+        return Outcome(False, f"tool '{name}' was never called", args)
+    inputs = [c.input for c in calls[:PREVIEW_ITEMS]]
+    return Outcome(
+        False,
+        f"no call of '{name}' matches {short(args)}; {len(calls)} call(s), inputs: {short(inputs, 300)}",
+        args,
+        inputs,
+    )
+
+
+@assertion("tool.sequence")
+def tool_sequence(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    expected = list(a["tools"])
+    names = _called_names(ctx)
+    step = 0
+    for name in names:
+        if step < len(expected) and name == expected[step]:
+            step += 1
+    if step == len(expected):
+        return Outcome(True, f"tools called in order: {' → '.join(expected)}", expected, names)
+    after = f" after '{expected[step - 1]}'" if step else ""
+    return Outcome(
+        False,
+        f"matched {step} of {len(expected)} tools; '{expected[step]}' not called{after}; "
+        f"calls: {short(names, 300)}",
+        expected,
+        names,
+    )
+
+
+def _first_distinct(names: list[str]) -> list[str]:
+    return list(dict.fromkeys(names))[:PREVIEW_ITEMS]

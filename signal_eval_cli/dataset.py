@@ -1,0 +1,189 @@
+"""Datasets: cases with inputs and assertions, loaded from YAML and validated."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.files import atomic_write_text
+from signal_eval_cli.loading import Document, load_document, validate_document
+
+__all__ = ["EvalCase", "EvalDataset", "HarnessSpec", "load_dataset", "save_dataset"]
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessSpec:
+    """An entry-point string naming a harness factory, and the params to call it with."""
+
+    factory: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_data(cls, data: Any) -> HarnessSpec:
+        if isinstance(data, str):
+            return cls(data)
+        return cls(str(data["factory"]), dict(data.get("params") or {}))
+
+    def to_data(self) -> str | dict[str, Any]:
+        return {"factory": self.factory, "params": self.params} if self.params else self.factory
+
+
+@dataclass(slots=True)
+class EvalCase:
+    id: str
+    assertions: list[dict[str, Any]]
+    input: Any = None
+    name: str | None = None
+    description: str | None = None
+    tags: list[str] = field(default_factory=list)
+    timeout: float | None = None
+    skip: bool = False
+    only: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    repeat: int | None = None
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> EvalCase:
+        return cls(
+            id=str(data["id"]),
+            assertions=[dict(a) for a in data.get("assertions", [])],
+            input=data.get("input"),
+            name=data.get("name"),
+            description=data.get("description"),
+            tags=list(data.get("tags", [])),
+            timeout=data.get("timeout"),
+            skip=bool(data.get("skip", False)),
+            only=bool(data.get("only", False)),
+            metadata=dict(data.get("metadata", {})),
+            repeat=data.get("repeat"),
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id}
+        for key in ("name", "description"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.tags:
+            out["tags"] = self.tags
+        for key, value in (("timeout", self.timeout), ("repeat", self.repeat)):
+            if value is not None:
+                out[key] = value
+        if self.skip:
+            out["skip"] = True
+        if self.only:
+            out["only"] = True
+        if self.metadata:
+            out["metadata"] = self.metadata
+        out["input"] = self.input
+        out["assertions"] = self.assertions
+        return out
+
+
+@dataclass(slots=True)
+class EvalDataset:
+    name: str
+    cases: list[EvalCase]
+    description: str | None = None
+    default_assertions: list[dict[str, Any]] = field(default_factory=list)
+    default_timeout: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    harness: HarnessSpec | None = None
+    judge_model: str | None = None
+    repeat: int | None = None
+    path: Path | None = None
+
+    def assertions_for(self, case: EvalCase) -> list[dict[str, Any]]:
+        """Default assertions first, then the case's own."""
+        return [*self.default_assertions, *case.assertions]
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any], path: Path | None = None) -> EvalDataset:
+        harness = data.get("harness")
+        return cls(
+            name=str(data["name"]),
+            cases=[EvalCase.from_data(c) for c in data.get("cases", [])],
+            description=data.get("description"),
+            default_assertions=[dict(a) for a in data.get("defaultAssertions", [])],
+            default_timeout=data.get("defaultTimeout"),
+            metadata=dict(data.get("metadata", {})),
+            harness=HarnessSpec.from_data(harness) if harness is not None else None,
+            judge_model=(data.get("judge") or {}).get("model"),
+            repeat=data.get("repeat"),
+            path=path,
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        if self.description is not None:
+            out["description"] = self.description
+        if self.harness is not None:
+            out["harness"] = self.harness.to_data()
+        if self.judge_model is not None:
+            out["judge"] = {"model": self.judge_model}
+        if self.default_timeout is not None:
+            out["defaultTimeout"] = self.default_timeout
+        if self.repeat is not None:
+            out["repeat"] = self.repeat
+        if self.metadata:
+            out["metadata"] = self.metadata
+        if self.default_assertions:
+            out["defaultAssertions"] = self.default_assertions
+        out["cases"] = [c.to_data() for c in self.cases]
+        return out
+
+
+def _labels_as_written(doc: Document) -> None:
+    """Case ids and tags are labels: ``tags: [bugs, null]`` means the text ``null``.
+
+    YAML would read such plain scalars as null, numbers or booleans; take the
+    text as written instead.
+    """
+    cases = doc.data.get("cases")
+    if not isinstance(cases, list):
+        return
+    for i, case in enumerate(cases):
+        if not isinstance(case, dict):
+            continue
+        if "id" in case and not isinstance(case["id"], str):
+            case["id"] = doc.at(("cases", i, "id")).text or case["id"]
+        tags = case.get("tags")
+        if isinstance(tags, list):
+            for j, tag in enumerate(tags):
+                if not isinstance(tag, str):
+                    tags[j] = doc.at(("cases", i, "tags", j)).text or tag
+
+
+def dataset_from_document(doc: Document) -> EvalDataset:
+    _labels_as_written(doc)
+    problems = validate_document(doc, "dataset")
+    seen: dict[str, int] = {}
+    for i, case in enumerate(doc.data.get("cases", []) if not problems else []):
+        if case["id"] in seen:
+            problems.append(
+                doc.problem(
+                    ("cases", i, "id"),
+                    f"duplicate case id '{case['id']}' (first at case {seen[case['id']] + 1})",
+                )
+            )
+        seen.setdefault(case["id"], i)
+    if problems:
+        raise InputError(problems)
+    return EvalDataset.from_data(doc.data, Path(doc.path))
+
+
+def load_dataset(path: str | Path) -> EvalDataset:
+    """Load and validate a dataset; raise :class:`InputError` listing every problem."""
+    doc = load_document(path)
+    if not isinstance(doc.data, Mapping):
+        raise InputError([doc.problem((), "a dataset must be a mapping with 'name' and 'cases'")])
+    return dataset_from_document(doc)
+
+
+def save_dataset(dataset: EvalDataset, path: str | Path) -> None:
+    text = yaml.safe_dump(dataset.to_data(), sort_keys=False, allow_unicode=True, width=120)
+    atomic_write_text(path, text)

@@ -1,0 +1,78 @@
+"""Errors that point at the user's input, never at our code.
+
+Every problem a user can fix is a :class:`Problem` with ``file:line:col``; the CLI
+prints them all and exits 2, with no traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["EvalError", "InputError", "Problem", "UnknownAssertionType", "closest"]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    file: str
+    line: int
+    column: int
+    message: str
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return f"{self.file}: {self.message}"
+        return f"{self.file}:{self.line}:{self.column}: {self.message}"
+
+
+class EvalError(Exception):
+    """Base class of the errors this package raises on purpose."""
+
+
+class InputError(EvalError):
+    """One or more problems in files or arguments a user gave us (exit code 2)."""
+
+    def __init__(self, problems: list[Problem] | str) -> None:
+        if isinstance(problems, str):
+            problems = [Problem("<input>", 0, 0, problems)]
+        self.problems = problems
+        super().__init__("\n".join(map(str, problems)))
+
+
+class UnknownAssertionType(EvalError, KeyError):
+    """An assertion ``type`` nobody registered: never a silent no-op."""
+
+    def __init__(self, type_name: object, known: list[str]) -> None:
+        self.type_name = type_name
+        self.known = known
+        self.suggestion = closest(str(type_name), known)
+        hint = f" — did you mean '{self.suggestion}'?" if self.suggestion else ""
+        super().__init__(
+            f"unknown assertion type {type_name!r}{hint} (known types: {', '.join(known)})"
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _distance(a: str, b: str) -> int:
+    """Levenshtein distance, case-insensitive (a typo in case is one edit)."""
+    a, b = a.lower(), b.lower()
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def closest(word: str, candidates: list[str]) -> str | None:
+    """The candidate nearest to ``word`` when it is plausibly a typo of it."""
+    scored = sorted((_distance(word, c), c) for c in candidates)
+    if not scored:
+        return None
+    distance, best = scored[0]
+    suffix_hit = [c for c in candidates if c.split(".")[-1].lower() == word.split(".")[-1].lower()]
+    if distance <= max(2, len(word) // 3):
+        return best
+    return suffix_hit[0] if len(suffix_hit) == 1 else None

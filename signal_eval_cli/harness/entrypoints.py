@@ -1,0 +1,106 @@
+"""Resolving entry-point strings (``pkg.mod:attr``, ``path/file.py:attr``, registered names)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.errors import InputError
+
+__all__ = ["ENTRY_POINT_GROUP", "load_factory", "resolve_harness"]
+
+ENTRY_POINT_GROUP = "signal_eval.harnesses"
+
+
+def _fail(spec: str, message: str) -> InputError:
+    return InputError(f"harness '{spec}': {message}")
+
+
+def load_factory(spec: str, *, base_dir: Path | None = None) -> Callable[..., Any]:
+    """Import what ``spec`` names. Errors say what was imported and what was missing."""
+    if ":" not in spec:
+        return _registered(spec)
+    module_part, _, attribute = spec.rpartition(":")
+    if not module_part or not attribute:
+        raise _fail(spec, "expected 'package.module:attribute' or 'path/to/file.py:attribute'")
+    if module_part.endswith(".py") or "/" in module_part or "\\" in module_part:
+        module = _import_file(spec, module_part, base_dir)
+    else:
+        try:
+            module = importlib.import_module(module_part)
+        except ModuleNotFoundError as exc:
+            raise _fail(spec, f"cannot import module '{module_part}' ({exc})") from None
+        except Exception as exc:
+            raise _fail(
+                spec, f"importing '{module_part}' raised {type(exc).__name__}: {exc}"
+            ) from None
+    target: Any = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            names = ", ".join(n for n in dir(module) if not n.startswith("_"))[:300]
+            raise _fail(
+                spec, f"module '{module.__name__}' has no attribute '{attribute}' (it has: {names})"
+            )
+        target = getattr(target, part)
+    if not callable(target):
+        raise _fail(spec, f"'{attribute}' in '{module.__name__}' is not callable")
+    return target  # type: ignore[no-any-return]
+
+
+def _import_file(spec: str, file_part: str, base_dir: Path | None) -> Any:
+    path = Path(file_part)
+    if not path.is_absolute() and base_dir is not None:
+        path = base_dir / path
+    if not path.is_file():
+        raise _fail(spec, f"file not found: {path}")
+    name = f"signal_eval_user_{abs(hash(str(path.resolve())))}"
+    if name in sys.modules:
+        return sys.modules[name]
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise _fail(spec, f"cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    sys.path.insert(0, str(path.parent))
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise _fail(spec, f"running {path} raised {type(exc).__name__}: {exc}") from None
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def _registered(name: str) -> Callable[..., Any]:
+    found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    for entry in found:
+        if entry.name == name:
+            try:
+                return entry.load()  # type: ignore[no-any-return]
+            except Exception as exc:
+                raise _fail(name, f"loading entry point '{entry.value}' raised {exc}") from None
+    known = ", ".join(sorted(e.name for e in found)) or "none"
+    raise _fail(
+        name,
+        f"not an entry-point string ('pkg.module:attr' or 'file.py:attr') and no harness is "
+        f"registered under that name in '{ENTRY_POINT_GROUP}' (registered: {known})",
+    )
+
+
+def resolve_harness(
+    spec: str, params: Mapping[str, Any] | None = None, *, base_dir: Path | None = None
+) -> Any:
+    """Load the factory and call it with ``params`` as keyword arguments."""
+    factory = load_factory(spec, base_dir=base_dir)
+    try:
+        return factory(**dict(params or {}))
+    except TypeError as exc:
+        raise _fail(
+            spec, f"calling the factory with params {dict(params or {})} failed: {exc}"
+        ) from None

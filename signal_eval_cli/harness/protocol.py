@@ -1,0 +1,118 @@
+"""The harness protocol and the context every run gets.
+
+A harness is an object with ``run(input, ctx)`` or a plain callable
+``(input, ctx)``. ``run`` may be an async or sync generator of signals (or plain
+dicts), a coroutine or function returning a list of them, or may emit through
+``ctx.emit`` — :func:`collect` accepts all of these.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from signal_eval_cli.signals import Signal, as_signal, new_signal_id, now_iso
+
+__all__ = ["Harness", "HarnessContext", "RunFunction", "collect"]
+
+RunFunction = Callable[[Any, "HarnessContext"], Any]
+
+
+@runtime_checkable
+class Harness(Protocol):
+    def run(self, input: Any, ctx: HarnessContext) -> Any: ...
+
+
+@dataclass
+class HarnessContext:
+    """What a harness may use while it runs one case."""
+
+    case_id: str
+    params: dict[str, Any] = field(default_factory=dict)
+    signals: list[Signal] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def emit(
+        self,
+        name: str,
+        payload: Any = None,
+        *,
+        agent: str | None = None,
+        parent: str | Signal | None = None,
+    ) -> Signal:
+        """Record a signal now (id and timestamp filled in) and return it."""
+        parent_id = parent.id if isinstance(parent, Signal) else parent
+        signal = Signal(name, payload, new_signal_id(), now_iso(), agent, parent_id)
+        self.signals.append(signal)
+        return signal
+
+    def record(self, item: Signal | Mapping[str, Any]) -> Signal:
+        """Record a signal the harness built itself, filling a missing id or timestamp."""
+        signal = as_signal(item)
+        if not signal.id:
+            signal.id = new_signal_id()
+        if signal.timestamp is None:
+            signal.timestamp = now_iso()
+        self.signals.append(signal)
+        return signal
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait, but wake at once (with ``CancelledError``) when the case is cancelled."""
+        if self.cancelled.is_set():
+            raise asyncio.CancelledError
+        await asyncio.sleep(seconds)
+
+
+def run_function(harness: Any) -> RunFunction:
+    if callable(getattr(harness, "run", None)):
+        return harness.run  # type: ignore[no-any-return]
+    if callable(harness):
+        return harness  # type: ignore[no-any-return]
+    raise TypeError(
+        f"a harness must have a run(input, ctx) method or be callable, got {type(harness).__name__}"
+    )
+
+
+async def collect(harness: Any, input: Any, ctx: HarnessContext) -> list[Signal]:
+    """Run the harness to the end and return every signal it emitted or yielded."""
+    run = run_function(harness)
+    if inspect.isasyncgenfunction(run):
+        async for item in run(input, ctx):
+            ctx.record(item)
+        return ctx.signals
+    if inspect.iscoroutinefunction(run):
+        _record_all(ctx, await run(input, ctx))
+        return ctx.signals
+    result = await asyncio.to_thread(_run_sync, run, input, ctx)
+    if inspect.isawaitable(result):
+        result = await result
+    if isinstance(result, AsyncIterator):
+        item: Any
+        async for item in result:
+            ctx.record(item)
+    else:
+        _record_all(ctx, result)
+    return ctx.signals
+
+
+def _run_sync(run: RunFunction, input: Any, ctx: HarnessContext) -> Any:
+    """Call a sync harness off the event loop; drain a sync generator there too."""
+    result = run(input, ctx)
+    if inspect.isgenerator(result):
+        for item in result:
+            ctx.record(item)
+        return None
+    return result
+
+
+def _record_all(ctx: HarnessContext, items: Any) -> None:
+    if items is None:
+        return
+    if isinstance(items, (str, bytes, Mapping)):
+        raise TypeError("a harness must return a list of signals, not a single value")
+    for item in items:
+        ctx.record(item)

@@ -1,0 +1,38 @@
+"""A harness that replays recorded traces (``DIR/<case-id>.jsonl``) instead of running."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.harness.protocol import HarnessContext
+from signal_eval_cli.signals import Signal, read_jsonl
+
+__all__ = ["RecordedTraces"]
+
+
+class RecordedTraces:
+    """Reads every trace up front, so a bad line is an input error before anything runs."""
+
+    def __init__(self, directory: str | Path, case_ids: Iterable[str]) -> None:
+        self.directory = Path(directory)
+        self.traces: dict[str, list[Signal]] = {}
+        problems: list[Problem] = []
+        if not self.directory.is_dir():
+            raise InputError([Problem(str(self.directory), 0, 0, "traces directory not found")])
+        for case_id in case_ids:
+            path = self.directory / f"{case_id}.jsonl"
+            if not path.is_file():
+                problems.append(Problem(str(path), 0, 0, f"no recorded trace for case '{case_id}'"))
+                continue
+            try:
+                self.traces[case_id] = read_jsonl(path)
+            except InputError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise InputError(problems)
+
+    def run(self, input: Any, ctx: HarnessContext) -> list[Signal]:
+        return list(self.traces[ctx.case_id])

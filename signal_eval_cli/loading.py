@@ -1,0 +1,354 @@
+"""Loading YAML/JSON documents with line numbers, and validating them.
+
+Every problem is a :class:`Problem` pointing at the offending node
+(``file:line:col: message``), all problems at once. Messages speak the
+user's language: "did you mean", "quote the pattern", YAML 1.1 booleans.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, cast
+
+import jsonschema
+import yaml
+from referencing import Registry, Resource
+
+from signal_eval_cli.errors import InputError, Problem, closest
+from signal_eval_cli.patterns import compile_glob, compile_regex, matcher_problems
+
+__all__ = ["SCHEMA_DIR", "Document", "load_document", "schema_validator", "validate_document"]
+
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+
+JsonPath = tuple[str | int, ...]
+_YAML11_BOOLEANS = {"yes", "no", "on", "off", "y", "n", "true", "false"}
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    line: int
+    column: int
+    text: str | None = None  # the raw scalar, when it was a plain (unquoted) scalar
+
+
+@dataclass
+class Document:
+    """Parsed data plus where each value and key stood in the file."""
+
+    path: str
+    data: Any
+    values: dict[JsonPath, Location]
+    keys: dict[JsonPath, Location]
+
+    def at(self, path: JsonPath, *, key: bool = False) -> Location:
+        """The location of ``path``, else of its nearest ancestor."""
+        table = self.keys if key else self.values
+        while path:
+            if path in table:
+                return table[path]
+            if key and path in self.values:
+                return self.values[path]
+            path = path[:-1]
+        return self.values.get((), Location(1, 1))
+
+    def problem(self, path: JsonPath, message: str, *, key: bool = False) -> Problem:
+        where = self.at(path, key=key)
+        return Problem(self.path, where.line, where.column, message)
+
+
+# -- parsing --------------------------------------------------------------------------
+
+
+def load_document(path: str | Path) -> Document:
+    """Read a YAML or JSON file; raise :class:`InputError` for anything unreadable."""
+    name = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError([Problem(name, 0, 0, f"cannot read file: {exc.strerror}")]) from None
+    if b"\0" in raw:
+        raise InputError([Problem(name, 1, 1, "binary file: expected YAML or JSON text")])
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError([Problem(name, line, 1, "not UTF-8 text")]) from None
+    if not text.strip():
+        raise InputError([Problem(name, 1, 1, "file is empty")])
+    if name.endswith(".json"):
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                [Problem(name, exc.lineno, exc.colno, f"invalid JSON: {exc.msg}")]
+            ) from None
+    return parse_yaml(text, name)
+
+
+def parse_yaml(text: str, name: str = "<string>") -> Document:
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise InputError([Problem(name, 1, 1, "file is empty")])
+        data = loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        raise InputError([_yaml_problem(name, exc, text)]) from None
+    except yaml.YAMLError as exc:
+        raise InputError([Problem(name, 1, 1, f"invalid YAML: {exc}")]) from None
+    finally:
+        loader.dispose()
+    values: dict[JsonPath, Location] = {}
+    keys: dict[JsonPath, Location] = {}
+    problems: list[Problem] = []
+    _index(node, (), values, keys, problems, name)
+    if problems:
+        raise InputError(problems)
+    return Document(name, data, values, keys)
+
+
+def _location(node: yaml.Node) -> Location:
+    mark = node.start_mark
+    plain = isinstance(node, yaml.ScalarNode) and node.style is None
+    return Location(mark.line + 1, mark.column + 1, node.value if plain else None)
+
+
+def _index(
+    node: yaml.Node,
+    path: JsonPath,
+    values: dict[JsonPath, Location],
+    keys: dict[JsonPath, Location],
+    problems: list[Problem],
+    name: str,
+) -> None:
+    values[path] = _location(node)
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            if key in seen:
+                where = _location(key_node)
+                problems.append(Problem(name, where.line, where.column, f"duplicate key '{key}'"))
+            seen.add(key)
+            keys[(*path, key)] = _location(key_node)
+            _index(value_node, (*path, key), values, keys, problems, name)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _index(item, (*path, i), values, keys, problems, name)
+
+
+def _yaml_problem(name: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
+    mark = exc.problem_mark or exc.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    message = f"invalid YAML: {exc.problem or exc.context}"
+    lines = text.split("\n")
+    source = lines[line - 1] if 0 < line <= len(lines) else ""
+    if "alias" in message or "*" in source[max(column - 2, 0) : column + 1]:
+        message += (
+            " — a value starting with '*' is read as a YAML alias: quote the pattern, "
+            'e.g. pattern: "*:complete"'
+        )
+    return Problem(name, line, column, message)
+
+
+# -- schema validation --------------------------------------------------------------------
+
+
+@cache
+def _registry() -> Registry[Any]:
+    resources = []
+    for file in SCHEMA_DIR.glob("*.schema.json"):
+        contents = json.loads(file.read_text(encoding="utf-8"))
+        resource = Resource.from_contents(contents)
+        resources.append((file.name, resource))
+        resources.append((contents["$id"], resource))
+    return Registry().with_resources(resources)
+
+
+@cache
+def schema_validator(name: str) -> jsonschema.Draft202012Validator:
+    """The validator for ``schemas/<name>.schema.json``, with every sibling schema resolvable."""
+    contents = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(contents, registry=_registry())
+
+
+def _assertion_types() -> list[str]:
+    schema = json.loads((SCHEMA_DIR / "assertions.schema.json").read_text(encoding="utf-8"))
+    return list(schema["$defs"]["assertion"]["properties"]["type"]["enum"])
+
+
+def validate_document(doc: Document, schema: str) -> list[Problem]:
+    """Schema problems plus the checks a schema cannot express (globs, regexes)."""
+    validator = schema_validator(schema)
+    problems = [p for error in validator.iter_errors(doc.data) for p in _explain(doc, error)]
+    if not problems:
+        problems = list(_semantic_problems(doc))
+    return _unique(problems)
+
+
+def _unique(problems: list[Problem]) -> list[Problem]:
+    seen: dict[tuple[int, int, str], Problem] = {}
+    for p in problems:
+        seen.setdefault((p.line, p.column, p.message), p)
+    return sorted(seen.values(), key=lambda p: (p.line, p.column))
+
+
+_TYPE_NAMES = {
+    "string": "a string",
+    "number": "a number",
+    "integer": "a whole number",
+    "boolean": "true or false",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    for json_type, python in (("string", str), ("integer", int), ("number", float)):
+        if isinstance(value, python):
+            return _TYPE_NAMES[json_type]
+    return "a mapping" if isinstance(value, Mapping) else "a list"
+
+
+def _explain(doc: Document, error: jsonschema.ValidationError) -> Iterator[Problem]:
+    """Turn one jsonschema error into located, actionable problems."""
+    schema: Any = error.schema
+    rule: Any = error.validator_value
+    path: JsonPath = tuple(error.absolute_path)
+    if error.validator in ("allOf", "if", "then", "else") and error.context:
+        for sub in error.context:
+            yield from _explain(doc, sub)
+        return
+    where = _describe_owner(doc.data, path)
+    if error.validator == "additionalProperties":
+        allowed = list(schema.get("properties", {}))
+        for extra in sorted(set(cast(Mapping[str, Any], error.instance)) - set(allowed)):
+            guess = closest(extra, allowed)
+            hint = f" — did you mean '{guess}'?" if guess else f" (allowed: {', '.join(allowed)})"
+            yield doc.problem((*path, extra), f"unknown field '{extra}'{where}{hint}", key=True)
+        return
+    if error.validator == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        yield doc.problem(path, f"missing required field '{missing}'{where}")
+        return
+    if error.validator == "enum" and path and path[-1] == "type":
+        known = list(rule)
+        guess = closest(str(error.instance), known)
+        hint = f" — did you mean '{guess}'?" if guess else f"; known types: {', '.join(known)}"
+        yield doc.problem(path, f"unknown assertion type '{error.instance}'{hint}")
+        return
+    if error.validator == "type":
+        wanted = rule
+        wanted_list = wanted if isinstance(wanted, list) else [wanted]
+        expected = " or ".join(_TYPE_NAMES.get(str(w), str(w)) for w in wanted_list)
+        message = f"expected {expected}, got {_kind(error.instance)}"
+        raw = doc.at(path).text
+        if "string" in wanted_list and raw is not None and raw.lower() in _YAML11_BOOLEANS:
+            message += f' — YAML reads unquoted {raw} as a boolean; quote it: "{raw}"'
+        elif "string" in wanted_list and raw is not None:
+            message += f' — quote it: "{raw}"'
+        yield doc.problem(path, f"{_field(path)}{message}")
+        return
+    yield doc.problem(path, f"{_field(path)}{error.message}")
+
+
+def _field(path: JsonPath) -> str:
+    return f"'{path[-1]}': " if path and isinstance(path[-1], str) else ""
+
+
+def _describe_owner(data: Any, path: JsonPath) -> str:
+    """`` (in signal.count)`` when ``path`` is inside an assertion, for context."""
+    node = data
+    owner = None
+    for token in path:
+        if isinstance(node, Mapping) and isinstance(node.get("type"), str):
+            owner = node["type"]
+        try:
+            node = node[token]
+        except (KeyError, IndexError, TypeError):
+            break
+    if isinstance(node, Mapping) and isinstance(node.get("type"), str):
+        owner = node["type"]
+    return f" in {owner}" if owner else ""
+
+
+# -- checks beyond the schema -----------------------------------------------------------------
+
+_GLOB_FIELDS = ("pattern", "afterSignal", "triggerPattern", "signal")
+
+
+def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, Mapping[str, Any]]]:
+    """Every mapping with a string ``type`` under an ``assertions``-like list, recursively."""
+    if isinstance(data, Mapping):
+        if (
+            isinstance(data.get("type"), str)
+            and path
+            and (isinstance(path[-1], int) or path[-1] == "assertion")
+        ):
+            yield path, data
+        for key, value in data.items():
+            yield from assertion_nodes(value, (*path, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from assertion_nodes(value, (*path, i))
+
+
+def _semantic_problems(doc: Document) -> Iterator[Problem]:
+    known = set(_assertion_types())
+    for path, node in assertion_nodes(doc.data):
+        if node["type"] not in known:
+            continue
+        for field in _GLOB_FIELDS:
+            if isinstance(node.get(field), str):
+                yield from _glob_problem(doc, (*path, field), node[field])
+        if node["type"] == "signal.trajectory":
+            for i, step in enumerate(node.get("patterns", [])):
+                step_path: JsonPath = (*path, "patterns", i)
+                if isinstance(step, Mapping):
+                    step_path, step = (*step_path, "pattern"), step.get("pattern")
+                if isinstance(step, str):
+                    yield from _glob_problem(doc, step_path, step)
+        if node["type"] == "output.matches":
+            try:
+                compile_regex(node["regex"], node.get("flags", ""))
+            except ValueError as exc:
+                yield doc.problem((*path, "regex"), str(exc))
+        if node["type"] == "output.json" and isinstance(node.get("schema"), Mapping):
+            try:
+                jsonschema.Draft202012Validator.check_schema(node["schema"])
+            except jsonschema.SchemaError as exc:
+                yield doc.problem((*path, "schema"), f"invalid JSON Schema: {exc.message}")
+        for field in ("payload", "args", "value"):
+            for suffix, message in matcher_problems(node.get(field), ""):
+                tokens = tuple(_token(t) for t in suffix.split("/")[1:])
+                yield doc.problem((*path, field, *tokens), message)
+        low, high = node.get("min"), node.get("max")
+        if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
+            yield doc.problem((*path, "min"), f"min ({low}) is greater than max ({high})")
+
+
+def _token(text: str) -> str | int:
+    return int(text) if text.isdigit() else text
+
+
+def _glob_problem(doc: Document, path: JsonPath, pattern: str) -> Iterator[Problem]:
+    if not pattern.strip() or pattern != pattern.strip():
+        yield doc.problem(path, f"bad pattern {pattern!r}: leading or trailing whitespace")
+        return
+    if "***" in pattern:
+        yield doc.problem(path, f"bad pattern {pattern!r}: '***' is ambiguous; use '**'")
+        return
+    try:
+        compile_glob(pattern)
+    except ValueError as exc:
+        yield doc.problem(path, f"bad pattern {pattern!r}: {exc}")

@@ -1,0 +1,1 @@
+"""Reports of results: console tables, JSON, Markdown, JUnit."""

@@ -1,0 +1,296 @@
+"""Result types of cases and datasets, their aggregates, and their JSON form.
+
+JSON keys are camelCase as in seed 002; every file carries ``schemaVersion`` and
+``kind`` so :func:`load_result` can refuse what it does not understand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from signal_eval_cli.assertions import AssertionResult
+from signal_eval_cli.signals import Signal, Trace
+
+__all__ = [
+    "RESULT_SCHEMA_VERSION",
+    "AggregateMetrics",
+    "CaseMetrics",
+    "CaseResult",
+    "DatasetResult",
+    "SignalsPolicy",
+    "percentile",
+]
+
+RESULT_SCHEMA_VERSION = 1
+SignalsPolicy = Literal["all", "failed", "none"]
+
+
+@dataclass(slots=True)
+class CaseMetrics:
+    latency_ms: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    cost: float = 0.0
+    activations: int = 0
+
+    @classmethod
+    def from_trace(cls, trace: Trace, wall_ms: float) -> CaseMetrics:
+        """Latency is ``harness:end.durationMs`` when the run reports it, else wall time."""
+        m = trace.metrics
+        return cls(
+            latency_ms=m.latency_ms if m.latency_ms is not None else wall_ms,
+            input_tokens=m.input_tokens,
+            output_tokens=m.output_tokens,
+            total_tokens=m.total_tokens,
+            cost=m.cost,
+            activations=m.activations,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "latencyMs": round(self.latency_ms, 3),
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "totalTokens": self.total_tokens,
+            "cost": self.cost,
+            "activations": self.activations,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseMetrics:
+        return cls(
+            latency_ms=float(data.get("latencyMs", 0.0)),
+            input_tokens=int(data.get("inputTokens", 0)),
+            output_tokens=int(data.get("outputTokens", 0)),
+            total_tokens=int(data.get("totalTokens", 0)),
+            cost=float(data.get("cost", 0.0)),
+            activations=int(data.get("activations", 0)),
+        )
+
+
+@dataclass(slots=True)
+class CaseResult:
+    case_id: str
+    passed: bool
+    assertions: list[AssertionResult] = field(default_factory=list)
+    signals: list[Signal] = field(default_factory=list)
+    final_state: Any = None
+    metrics: CaseMetrics = field(default_factory=CaseMetrics)
+    duration_ms: float = 0.0
+    name: str | None = None
+    error: str | None = None
+    skipped: bool = False
+    tags: list[str] = field(default_factory=list)
+    outcomes: list[bool] | None = None
+    """With repeats: pass/fail of each of the N independent runs."""
+    kind: str = "case"
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Kind-specific fields (a scenario's goals, ...) kept verbatim in JSON."""
+
+    @property
+    def failed_assertions(self) -> list[AssertionResult]:
+        return [a for a in self.assertions if not a.passed]
+
+    @property
+    def pass_count(self) -> int:
+        return sum(self.outcomes) if self.outcomes is not None else int(self.passed)
+
+    @property
+    def run_count(self) -> int:
+        return len(self.outcomes) if self.outcomes is not None else (0 if self.skipped else 1)
+
+    @property
+    def flaky(self) -> bool:
+        return self.outcomes is not None and 0 < sum(self.outcomes) < len(self.outcomes)
+
+    def to_dict(self, signals: SignalsPolicy = "failed") -> dict[str, Any]:
+        keep = signals == "all" or (signals == "failed" and not self.passed and not self.skipped)
+        out: dict[str, Any] = {"caseId": self.case_id}
+        if self.name is not None:
+            out["name"] = self.name
+        out |= {
+            "kind": self.kind,
+            "passed": self.passed,
+            "skipped": self.skipped,
+            "durationMs": round(self.duration_ms, 3),
+            "metrics": self.metrics.to_dict(),
+            "assertions": [a.to_dict() for a in self.assertions],
+        }
+        if self.tags:
+            out["tags"] = self.tags
+        if self.error is not None:
+            out["error"] = self.error
+        if self.outcomes is not None:
+            n, k = len(self.outcomes), sum(self.outcomes)
+            out |= {
+                "outcomes": self.outcomes,
+                "passAtK": k > 0,
+                "passHatK": k == n,
+                "flaky": self.flaky,
+            }
+        if keep:
+            out["finalState"] = self.final_state
+            out["signals"] = [s.to_dict() for s in self.signals]
+        out |= self.extra
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseResult:
+        known = {
+            "caseId", "name", "kind", "passed", "skipped", "durationMs", "metrics", "assertions",
+            "tags", "error", "outcomes", "passAtK", "passHatK", "flaky", "finalState", "signals",
+        }  # fmt: skip
+        return cls(
+            case_id=str(data["caseId"]),
+            passed=bool(data["passed"]),
+            assertions=[AssertionResult.from_dict(a) for a in data.get("assertions", [])],
+            signals=[Signal.from_dict(s) for s in data.get("signals", [])],
+            final_state=data.get("finalState"),
+            metrics=CaseMetrics.from_dict(data.get("metrics", {})),
+            duration_ms=float(data.get("durationMs", 0.0)),
+            name=data.get("name"),
+            error=data.get("error"),
+            skipped=bool(data.get("skipped", False)),
+            tags=list(data.get("tags", [])),
+            outcomes=list(data["outcomes"]) if data.get("outcomes") is not None else None,
+            kind=str(data.get("kind", "case")),
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    """Nearest-rank percentile (``sorted[ceil(p/100·n) − 1]``); 0 for no values."""
+    if not sorted_values:
+        return 0.0
+    rank = max(0, math.ceil(p / 100 * len(sorted_values)) - 1)
+    return sorted_values[rank]
+
+
+@dataclass(slots=True)
+class AggregateMetrics:
+    avg_latency_ms: float = 0.0
+    min_latency_ms: float = 0.0
+    max_latency_ms: float = 0.0
+    p50_latency_ms: float = 0.0
+    p95_latency_ms: float = 0.0
+    p99_latency_ms: float = 0.0
+    total_cost: float = 0.0
+    avg_cost_per_case: float = 0.0
+    total_tokens: int = 0
+    avg_tokens_per_case: float = 0.0
+    total_activations: int = 0
+
+    @classmethod
+    def of(cls, cases: Iterable[CaseResult]) -> AggregateMetrics:
+        """Over the cases that ran (skipped ones excluded, errored ones included)."""
+        ran = [c for c in cases if not c.skipped]
+        if not ran:
+            return cls()
+        latencies = sorted(c.metrics.latency_ms for c in ran)
+        cost = sum(c.metrics.cost for c in ran)
+        tokens = sum(c.metrics.total_tokens for c in ran)
+        return cls(
+            avg_latency_ms=sum(latencies) / len(ran),
+            min_latency_ms=latencies[0],
+            max_latency_ms=latencies[-1],
+            p50_latency_ms=percentile(latencies, 50),
+            p95_latency_ms=percentile(latencies, 95),
+            p99_latency_ms=percentile(latencies, 99),
+            total_cost=cost,
+            avg_cost_per_case=cost / len(ran),
+            total_tokens=tokens,
+            avg_tokens_per_case=tokens / len(ran),
+            total_activations=sum(c.metrics.activations for c in ran),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {_camel(k): round(v, 6) if isinstance(v, float) else v for k, v in _fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AggregateMetrics:
+        return cls(**{k: type(v)(data.get(_camel(k), v)) for k, v in _fields(cls())})
+
+
+def _fields(obj: Any) -> list[tuple[str, Any]]:
+    return [(name, getattr(obj, name)) for name in obj.__slots__]
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.upper() if part == "ms" else part.capitalize() for part in rest)
+
+
+@dataclass(slots=True)
+class DatasetResult:
+    name: str
+    cases: list[CaseResult]
+    duration_ms: float = 0.0
+    started_at: str = ""
+    completed_at: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    interrupted: bool = False
+
+    @property
+    def total_cases(self) -> int:
+        return len(self.cases)
+
+    @property
+    def skipped_cases(self) -> int:
+        return sum(c.skipped for c in self.cases)
+
+    @property
+    def passed_cases(self) -> int:
+        return sum(c.passed and not c.skipped for c in self.cases)
+
+    @property
+    def failed_cases(self) -> int:
+        return sum(not c.passed and not c.skipped for c in self.cases)
+
+    @property
+    def pass_rate(self) -> float:
+        ran = self.passed_cases + self.failed_cases
+        return self.passed_cases / ran if ran else 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.failed_cases == 0
+
+    @property
+    def aggregate_metrics(self) -> AggregateMetrics:
+        return AggregateMetrics.of(self.cases)
+
+    def to_dict(self, signals: SignalsPolicy = "failed") -> dict[str, Any]:
+        out = {
+            "schemaVersion": RESULT_SCHEMA_VERSION,
+            "kind": "dataset",
+            "name": self.name,
+            "totalCases": self.total_cases,
+            "passedCases": self.passed_cases,
+            "failedCases": self.failed_cases,
+            "skippedCases": self.skipped_cases,
+            "passRate": self.pass_rate,
+            "aggregateMetrics": self.aggregate_metrics.to_dict(),
+            "durationMs": round(self.duration_ms, 3),
+            "startedAt": self.started_at,
+            "completedAt": self.completed_at,
+            "interrupted": self.interrupted,
+            "metadata": self.metadata,
+            "cases": [c.to_dict(signals) for c in self.cases],
+        }
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DatasetResult:
+        return cls(
+            name=str(data["name"]),
+            cases=[CaseResult.from_dict(c) for c in data["cases"]],
+            duration_ms=float(data.get("durationMs", 0.0)),
+            started_at=str(data.get("startedAt", "")),
+            completed_at=str(data.get("completedAt", "")),
+            metadata=dict(data.get("metadata", {})),
+            interrupted=bool(data.get("interrupted", False)),
+        )

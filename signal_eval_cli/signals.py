@@ -1,0 +1,442 @@
+"""Signals and traces: the one input every assertion reads.
+
+A :class:`Trace` is the ordered list of signals of one run. Every derived view
+(state at any point, output, tool calls, metrics) is computed from it, lazily and
+at most once, so assertions never rescan a million signals.
+
+The name index is a string with one character per signal (each distinct name gets
+its own code point). ``str.find``, ``str.count`` and compiled character classes
+then answer "where is the next signal matching this glob" at C speed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import json
+import re
+import uuid
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from operator import attrgetter
+from pathlib import Path
+from typing import IO, Any
+
+from signal_eval_cli.patterns import compile_glob, set_path
+
+__all__ = [
+    "Signal",
+    "ToolCall",
+    "Trace",
+    "TraceMetrics",
+    "read_jsonl",
+    "write_jsonl",
+]
+
+_ids = itertools.count(1)
+
+
+def new_signal_id() -> str:
+    """Short, unique within a process, sortable by creation order."""
+    return f"sig_{next(_ids):x}_{uuid.uuid4().hex[:8]}"
+
+
+def now_iso() -> str:
+    return (
+        _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    )
+
+
+@dataclass(slots=True)
+class Signal:
+    """One event of a run: ``{id, name, payload, timestamp, source: {agent, parent}}``.
+
+    ``agent`` and ``parent`` are stored flat (not as a ``source`` dict) so the trace
+    can index them at C speed; :attr:`source` rebuilds the nested view.
+    """
+
+    name: str
+    payload: Any = None
+    id: str = ""
+    timestamp: str | float | None = None
+    agent: str | None = None
+    parent: str | None = None
+    extra: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def source(self) -> dict[str, Any]:
+        source: dict[str, Any] = {}
+        if self.agent is not None:
+            source["agent"] = self.agent
+        if self.parent is not None:
+            source["parent"] = self.parent
+        if self.extra and isinstance(self.extra.get("source"), dict):
+            source.update(self.extra["source"])
+        return source
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Signal:
+        """Build from the JSON shape; unknown keys are kept in ``extra`` and written back."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"a signal must be an object, got {type(data).__name__}")
+        name = data.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError("a signal needs a non-empty string 'name'")
+        source = data.get("source") or {}
+        if not isinstance(source, Mapping):
+            raise ValueError("'source' must be an object")
+        extra = {k: v for k, v in data.items() if k not in _SIGNAL_KEYS}
+        source_extra = {k: v for k, v in source.items() if k not in ("agent", "parent")}
+        if source_extra:
+            extra["source"] = source_extra
+        return cls(
+            name=name,
+            payload=data.get("payload"),
+            id=str(data.get("id") or ""),
+            timestamp=data.get("timestamp"),
+            agent=_opt_str(source.get("agent")),
+            parent=_opt_str(source.get("parent")),
+            extra=extra or None,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "payload": self.payload}
+        if self.timestamp is not None:
+            out["timestamp"] = self.timestamp
+        source = self.source
+        if source:
+            out["source"] = source
+        if self.extra:
+            out.update({k: v for k, v in self.extra.items() if k != "source"})
+        return out
+
+
+_SIGNAL_KEYS = frozenset({"id", "name", "payload", "timestamp", "source"})
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def as_signal(item: Signal | Mapping[str, Any]) -> Signal:
+    return item if isinstance(item, Signal) else Signal.from_dict(item)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A ``tool:call`` joined with its ``tool:result`` (by ``id``) when there is one."""
+
+    id: str | None
+    name: str
+    input: Any
+    position: int
+    result: Any = None
+    has_result: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TraceMetrics:
+    latency_ms: float | None
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    activations: int
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class _CodeTable(dict[str, str]):
+    """Gives each new signal name the next code point, on first sight."""
+
+    def __missing__(self, name: str) -> str:
+        code = chr(len(self))
+        self[name] = code
+        return code
+
+
+_NEVER = re.compile(r"(?!)")
+
+
+class Trace:
+    """The signals of one run, with indexes built once and derived views cached."""
+
+    def __init__(self, signals: list[Signal], input: Any = None) -> None:
+        self.signals = signals
+        self.input = input
+        table = _CodeTable()
+        self._codes = "".join(map(table.__getitem__, map(attrgetter("name"), signals)))
+        self._table: dict[str, str] = table
+        self._classes: dict[str, re.Pattern[str]] = {}
+        self._counts: dict[str, int] = {}
+
+    @classmethod
+    def from_signals(
+        cls, signals: Iterable[Signal | Mapping[str, Any]], input: Any = None
+    ) -> Trace:
+        return cls([as_signal(s) for s in signals], input)
+
+    def __len__(self) -> int:
+        return len(self.signals)
+
+    def __iter__(self) -> Iterator[Signal]:
+        return iter(self.signals)
+
+    def __getitem__(self, index: int) -> Signal:
+        return self.signals[index]
+
+    # -- name index ------------------------------------------------------------
+
+    @property
+    def names(self) -> list[str]:
+        """Distinct signal names, in order of first appearance."""
+        return list(self._table)
+
+    def names_matching(self, pattern: str) -> list[str]:
+        regex = compile_glob(pattern)
+        return [name for name in self._table if regex.fullmatch(name)]
+
+    def _class(self, pattern: str) -> re.Pattern[str]:
+        """A compiled character class of the codes whose names match ``pattern``."""
+        cls = self._classes.get(pattern)
+        if cls is None:
+            codes = [self._table[name] for name in self.names_matching(pattern)]
+            cls = re.compile("[" + "".join(map(re.escape, codes)) + "]") if codes else _NEVER
+            self._classes[pattern] = cls
+        return cls
+
+    def count(self, pattern: str) -> int:
+        cached = self._counts.get(pattern)
+        if cached is None:
+            cached = sum(self._codes.count(self._table[n]) for n in self.names_matching(pattern))
+            self._counts[pattern] = cached
+        return cached
+
+    def positions(self, pattern: str, start: int = 0) -> Iterator[int]:
+        """Positions of signals whose name matches ``pattern``, from ``start`` on."""
+        return (m.start() for m in self._class(pattern).finditer(self._codes, start))
+
+    def find(self, pattern: str, start: int = 0) -> int | None:
+        found = self._class(pattern).search(self._codes, start)
+        return None if found is None else found.start()
+
+    def rfind(self, pattern: str) -> int | None:
+        last = max(
+            (self._codes.rfind(self._table[n]) for n in self.names_matching(pattern)), default=-1
+        )
+        return None if last < 0 else last
+
+    def matching(self, pattern: str, start: int = 0) -> Iterator[Signal]:
+        signals = self.signals
+        return (signals[i] for i in self.positions(pattern, start))
+
+    # -- derived views -----------------------------------------------------------
+
+    @cached_property
+    def initial_state(self) -> Any:
+        """The case input, else the ``state`` (or ``input``) of the first ``harness:start``."""
+        if self.input is not None:
+            return self.input
+        first = self.find("harness:start")
+        if first is not None:
+            payload = self.signals[first].payload
+            if isinstance(payload, Mapping):
+                return payload.get("state", payload.get("input"))
+        return None
+
+    def by_id(self, signal_id: str) -> Signal | None:
+        return self._ids.get(signal_id)
+
+    @cached_property
+    def _ids(self) -> dict[str, Signal]:
+        return {s.id: s for s in self.signals if s.id}
+
+    @cached_property
+    def _state_changes(self) -> dict[str, list[int]]:
+        """State key → positions of its ``state:<key>:changed`` signals."""
+        changes: dict[str, list[int]] = {}
+        for name in self.names_matching("state:**"):
+            if name.endswith(":changed") and len(name) > len("state::changed"):
+                key = name[len("state:") : -len(":changed")]
+                changes[key] = list(self.positions(name))
+        return changes
+
+    def state_after(self, index: int) -> Any:
+        """State right after signal ``index``: initial state plus changes up to it.
+
+        Only the last change of each key matters (a ``state:batch:changed`` counts
+        every time); they are applied in trace order, so a later write to ``a``
+        overrides an earlier write to ``a.b``.
+        """
+        latest: list[int] = []
+        for key, positions in self._state_changes.items():
+            if key == "batch":
+                latest.extend(positions[: bisect_right(positions, index)])
+            else:
+                last = bisect_right(positions, index)
+                if last:
+                    latest.append(positions[last - 1])
+        state = self.initial_state
+        for position in sorted(latest):
+            signal = self.signals[position]
+            for path, value in _state_writes(signal):
+                state = set_path(state, path, value)
+        return state
+
+    @cached_property
+    def final_state(self) -> Any:
+        """The ``state`` of the last ``harness:end``, else the state after every change."""
+        last = self.rfind("harness:end")
+        if last is not None:
+            payload = self.signals[last].payload
+            if isinstance(payload, Mapping) and "state" in payload:
+                return payload["state"]
+        return self.state_after(len(self.signals) - 1)
+
+    @cached_property
+    def output(self) -> str:
+        """Content of the last ``text:complete``; ``""`` when there is none."""
+        last = self.rfind("text:complete")
+        if last is None:
+            return ""
+        payload = self.signals[last].payload
+        content = payload.get("content") if isinstance(payload, Mapping) else payload
+        if content is None:
+            return ""
+        return content if isinstance(content, str) else json.dumps(content)
+
+    @cached_property
+    def tool_calls(self) -> list[ToolCall]:
+        results: dict[Any, Any] = {}
+        for signal in self.matching("tool:result"):
+            payload = signal.payload if isinstance(signal.payload, Mapping) else {}
+            results.setdefault(payload.get("id"), payload.get("result"))
+        calls = []
+        for position in self.positions("tool:call"):
+            payload = self.signals[position].payload
+            if not isinstance(payload, Mapping):
+                continue
+            call_id = payload.get("id")
+            name = payload.get("name", payload.get("toolName"))
+            calls.append(
+                ToolCall(
+                    id=call_id,
+                    name=str(name),
+                    input=payload.get("input", payload.get("args")),
+                    position=position,
+                    result=results.get(call_id),
+                    has_result=call_id is not None and call_id in results,
+                )
+            )
+        return calls
+
+    @cached_property
+    def metrics(self) -> TraceMetrics:
+        input_tokens = output_tokens = cost = 0.0
+        for signal in self.matching("provider:end"):
+            payload = signal.payload
+            if not isinstance(payload, Mapping):
+                continue
+            usage = payload.get("usage")
+            if isinstance(usage, Mapping):
+                input_tokens += _number(usage.get("inputTokens"))
+                output_tokens += _number(usage.get("outputTokens"))
+            cost += _number(payload.get("cost"))
+        latency: float | None = None
+        last_end = self.rfind("harness:end")
+        if last_end is not None:
+            payload = self.signals[last_end].payload
+            if isinstance(payload, Mapping) and _is_number(payload.get("durationMs")):
+                latency = float(payload["durationMs"])
+        return TraceMetrics(
+            latency_ms=latency,
+            input_tokens=int(input_tokens),
+            output_tokens=int(output_tokens),
+            cost=float(cost),
+            activations=self.count("agent:activated"),
+        )
+
+
+def _state_writes(signal: Signal) -> list[tuple[str, Any]]:
+    """``(path, newValue)`` pairs a ``state:*:changed`` signal writes.
+
+    The path is ``payload.path``, else ``payload.key``, else the name's middle part;
+    ``state:batch:changed`` carries a list of ``{path, newValue}``.
+    """
+    payload = signal.payload
+    key = signal.name[len("state:") : -len(":changed")]
+    if not isinstance(payload, Mapping):
+        return [(key, payload)]
+    value = payload.get("newValue")
+    if key == "batch" and isinstance(value, list):
+        return [
+            (str(item["path"]), item.get("newValue"))
+            for item in value
+            if isinstance(item, Mapping) and item.get("path")
+        ]
+    for field_name in ("path", "key"):
+        if isinstance(payload.get(field_name), str) and payload[field_name]:
+            return [(payload[field_name], value)]
+    return [(key, value)]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> float:
+    return value if _is_number(value) else 0
+
+
+# -- JSONL -------------------------------------------------------------------------
+
+
+def read_jsonl(source: str | Path | IO[str]) -> list[Signal]:
+    """Read one signal per line; blank lines are ignored.
+
+    Raises :class:`signal_eval_cli.errors.InputError` with ``file:line:col`` for a
+    line that is not JSON or not a signal.
+    """
+    from signal_eval_cli.errors import InputError, Problem
+
+    if isinstance(source, (str, Path)):
+        path = str(source)
+        try:
+            text = Path(source).read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError([Problem(path, 1, 1, f"not UTF-8 text ({exc.reason})")]) from None
+        except OSError as exc:
+            raise InputError([Problem(path, 0, 0, f"cannot read: {exc.strerror}")]) from None
+    else:
+        path = getattr(source, "name", "<trace>")
+        text = source.read()
+    signals: list[Signal] = []
+    problems: list[Problem] = []
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(path, lineno, exc.colno, f"not JSON: {exc.msg}"))
+            continue
+        try:
+            signals.append(Signal.from_dict(data))
+        except (TypeError, ValueError) as exc:
+            problems.append(Problem(path, lineno, 1, f"not a signal: {exc}"))
+    if problems:
+        raise InputError(problems)
+    return signals
+
+
+def write_jsonl(signals: Iterable[Signal], target: str | Path | IO[str]) -> None:
+    lines = (json.dumps(s.to_dict(), ensure_ascii=False, default=str) + "\n" for s in signals)
+    if isinstance(target, (str, Path)):
+        from signal_eval_cli.files import atomic_write_text
+
+        atomic_write_text(target, "".join(lines))
+    else:
+        target.writelines(lines)

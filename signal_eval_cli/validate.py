@@ -1,0 +1,55 @@
+"""``signal-eval validate``: check any input file without running anything."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.dataset import dataset_from_document
+from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.loading import Document, load_document
+from signal_eval_cli.signals import read_jsonl
+
+__all__ = ["DocumentKind", "register_document_kind", "validate_path"]
+
+
+@dataclass(frozen=True)
+class DocumentKind:
+    """A kind of input file: how to recognise it and how to check it (raising InputError)."""
+
+    name: str
+    detect: Callable[[Mapping[str, Any]], bool]
+    check: Callable[[Document], object]
+
+
+_KINDS: list[DocumentKind] = [
+    DocumentKind("dataset", lambda data: "cases" in data, dataset_from_document),
+]
+
+
+def register_document_kind(kind: DocumentKind) -> None:
+    _KINDS.insert(0, kind)
+
+
+def validate_path(path: str | Path) -> tuple[str, list[Problem]]:
+    """``(kind, problems)`` for one file; no problems means it is valid."""
+    name = str(path)
+    try:
+        if name.endswith(".jsonl"):
+            read_jsonl(path)
+            return "trace", []
+        doc = load_document(path)
+        if not isinstance(doc.data, Mapping):
+            return "unknown", [doc.problem((), "expected a mapping at the top level")]
+        for kind in _KINDS:
+            if kind.detect(doc.data):
+                kind.check(doc)
+                return kind.name, []
+        known = ", ".join(k.name for k in _KINDS)
+        return "unknown", [
+            doc.problem((), f"not a recognised file (expected one of: {known}, or a .jsonl trace)")
+        ]
+    except InputError as exc:
+        return "invalid", exc.problems
