@@ -14,9 +14,9 @@ from __future__ import annotations
 import datetime as _dt
 import itertools
 import json
+import operator
 import re
 import uuid
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -158,9 +158,6 @@ class _CodeTable(dict[str, str]):
         return code
 
 
-_NEVER = re.compile(r"(?!)")
-
-
 class Trace:
     """The signals of one run, with indexes built once and derived views cached."""
 
@@ -170,7 +167,7 @@ class Trace:
         table = _CodeTable()
         self._codes = "".join(map(table.__getitem__, map(attrgetter("name"), signals)))
         self._table: dict[str, str] = table
-        self._classes: dict[str, re.Pattern[str]] = {}
+        self._classes: dict[str, re.Pattern[str] | None] = {}
         self._counts: dict[str, int] = {}
 
     @classmethod
@@ -199,13 +196,13 @@ class Trace:
         regex = compile_glob(pattern)
         return [name for name in self._table if regex.fullmatch(name)]
 
-    def _class(self, pattern: str) -> re.Pattern[str]:
-        """A compiled character class of the codes whose names match ``pattern``."""
-        cls = self._classes.get(pattern)
-        if cls is None:
-            codes = [self._table[name] for name in self.names_matching(pattern)]
-            cls = re.compile("[" + "".join(map(re.escape, codes)) + "]") if codes else _NEVER
-            self._classes[pattern] = cls
+    def _class(self, pattern: str) -> re.Pattern[str] | None:
+        """A character class of the codes whose names match ``pattern`` (None: no name does)."""
+        if pattern in self._classes:
+            return self._classes[pattern]
+        codes = [self._table[name] for name in self.names_matching(pattern)]
+        cls = re.compile("[" + "".join(map(re.escape, codes)) + "]") if codes else None
+        self._classes[pattern] = cls
         return cls
 
     def count(self, pattern: str) -> int:
@@ -215,23 +212,34 @@ class Trace:
             self._counts[pattern] = cached
         return cached
 
-    def positions(self, pattern: str, start: int = 0) -> Iterator[int]:
-        """Positions of signals whose name matches ``pattern``, from ``start`` on."""
-        return (m.start() for m in self._class(pattern).finditer(self._codes, start))
+    def positions(self, pattern: str, start: int = 0, end: int | None = None) -> Iterator[int]:
+        """Positions of signals whose name matches ``pattern``, in ``[start, end)``."""
+        cls = self._class(pattern)
+        if cls is None:
+            return iter(())
+        stop = len(self._codes) if end is None else end
+        return map(_match_start, cls.finditer(self._codes, start, stop))
 
     def find(self, pattern: str, start: int = 0) -> int | None:
-        found = self._class(pattern).search(self._codes, start)
+        cls = self._class(pattern)
+        found = cls.search(self._codes, start) if cls is not None else None
         return None if found is None else found.start()
 
-    def rfind(self, pattern: str) -> int | None:
+    def rfind(self, pattern: str, end: int | None = None) -> int | None:
+        """The last position matching ``pattern`` before ``end`` (default: anywhere)."""
+        stop = len(self._codes) if end is None else end
+        codes = self._codes
         last = max(
-            (self._codes.rfind(self._table[n]) for n in self.names_matching(pattern)), default=-1
+            (codes.rfind(self._table[n], 0, stop) for n in self.names_matching(pattern)), default=-1
         )
         return None if last < 0 else last
 
     def matching(self, pattern: str, start: int = 0) -> Iterator[Signal]:
-        signals = self.signals
-        return (signals[i] for i in self.positions(pattern, start))
+        return map(self.signals.__getitem__, self.positions(pattern, start))
+
+    def payloads(self, pattern: str) -> list[Any]:
+        """Payloads of every signal matching ``pattern``, in order (C-level pipeline)."""
+        return list(map(_payload, self.matching(pattern)))
 
     # -- derived views -----------------------------------------------------------
 
@@ -255,34 +263,32 @@ class Trace:
         return {s.id: s for s in self.signals if s.id}
 
     @cached_property
-    def _state_changes(self) -> dict[str, list[int]]:
-        """State key → positions of its ``state:<key>:changed`` signals."""
-        changes: dict[str, list[int]] = {}
-        for name in self.names_matching("state:**"):
-            if name.endswith(":changed") and len(name) > len("state::changed"):
-                key = name[len("state:") : -len(":changed")]
-                changes[key] = list(self.positions(name))
-        return changes
+    def _state_names(self) -> list[str]:
+        return [
+            n
+            for n in self.names_matching("state:**")
+            if n.endswith(":changed") and len(n) > len("state::changed")
+        ]
 
     def state_after(self, index: int) -> Any:
         """State right after signal ``index``: initial state plus changes up to it.
 
-        Only the last change of each key matters (a ``state:batch:changed`` counts
-        every time); they are applied in trace order, so a later write to ``a``
-        overrides an earlier write to ``a.b``.
+        Only the last change of each key matters (found by scanning backwards from
+        ``index``; a ``state:batch:changed`` counts every time). They are applied in
+        trace order, so a later write to ``a`` overrides an earlier write to ``a.b``.
         """
+        stop = index + 1
         latest: list[int] = []
-        for key, positions in self._state_changes.items():
-            if key == "batch":
-                latest.extend(positions[: bisect_right(positions, index)])
+        for name in self._state_names:
+            if name == "state:batch:changed":
+                latest.extend(self.positions(name, 0, stop))
             else:
-                last = bisect_right(positions, index)
-                if last:
-                    latest.append(positions[last - 1])
+                last = self._codes.rfind(self._table[name], 0, stop)
+                if last >= 0:
+                    latest.append(last)
         state = self.initial_state
         for position in sorted(latest):
-            signal = self.signals[position]
-            for path, value in _state_writes(signal):
+            for path, value in _state_writes(self.signals[position]):
                 state = set_path(state, path, value)
         return state
 
@@ -309,22 +315,53 @@ class Trace:
         return content if isinstance(content, str) else json.dumps(content)
 
     @cached_property
+    def activations(self) -> list[tuple[Any, Signal]]:
+        """``(payload.agent, signal)`` of every ``agent:activated``, in order."""
+        signals = list(self.matching("agent:activated"))
+        payloads = list(map(_payload, signals))
+        try:  # fast path: every payload is a dict
+            agents = list(map(_get_agent, payloads))
+        except (AttributeError, TypeError):
+            agents = [p.get("agent") if isinstance(p, Mapping) else None for p in payloads]
+        return list(zip(agents, signals, strict=True))
+
+    def activations_of(self, agent: str) -> list[Signal]:
+        return [signal for who, signal in self.activations if who == agent]
+
+    @cached_property
+    def tool_call_payloads(self) -> list[Mapping[str, Any]]:
+        """Payloads of every well-formed ``tool:call``, in order."""
+        return [p for p in self.payloads("tool:call") if isinstance(p, Mapping)]
+
+    @cached_property
+    def tool_names(self) -> list[str]:
+        """Names of every ``tool:call``, in order (``payload.name``, or ``toolName``)."""
+        return [str(p.get("name", p.get("toolName"))) for p in self.tool_call_payloads]
+
+    def tool_inputs(self, name: str) -> list[Any]:
+        """Inputs (``input``, or ``args``) of the calls of tool ``name``, in order."""
+        return [
+            p.get("input", p.get("args"))
+            for p, called in zip(self.tool_call_payloads, self.tool_names, strict=True)
+            if called == name
+        ]
+
+    @cached_property
     def tool_calls(self) -> list[ToolCall]:
         results: dict[Any, Any] = {}
-        for signal in self.matching("tool:result"):
-            payload = signal.payload if isinstance(signal.payload, Mapping) else {}
-            results.setdefault(payload.get("id"), payload.get("result"))
+        for payload in self.payloads("tool:result"):
+            if isinstance(payload, Mapping):
+                results.setdefault(payload.get("id"), payload.get("result"))
         calls = []
         for position in self.positions("tool:call"):
             payload = self.signals[position].payload
             if not isinstance(payload, Mapping):
                 continue
             call_id = payload.get("id")
-            name = payload.get("name", payload.get("toolName"))
             calls.append(
                 ToolCall(
                     id=call_id,
-                    name=str(name),
+                    name=str(payload.get("name", payload.get("toolName"))),
                     input=payload.get("input", payload.get("args")),
                     position=position,
                     result=results.get(call_id),
@@ -334,30 +371,58 @@ class Trace:
         return calls
 
     @cached_property
-    def metrics(self) -> TraceMetrics:
-        input_tokens = output_tokens = cost = 0.0
-        for signal in self.matching("provider:end"):
-            payload = signal.payload
-            if not isinstance(payload, Mapping):
-                continue
-            usage = payload.get("usage")
-            if isinstance(usage, Mapping):
-                input_tokens += _number(usage.get("inputTokens"))
-                output_tokens += _number(usage.get("outputTokens"))
-            cost += _number(payload.get("cost"))
-        latency: float | None = None
+    def latency_ms(self) -> float | None:
+        """``durationMs`` of the last ``harness:end``; None when the run did not report it."""
         last_end = self.rfind("harness:end")
         if last_end is not None:
             payload = self.signals[last_end].payload
             if isinstance(payload, Mapping) and _is_number(payload.get("durationMs")):
-                latency = float(payload["durationMs"])
+                return float(payload["durationMs"])
+        return None
+
+    @cached_property
+    def _usage(self) -> tuple[float, float, float]:
+        """Input tokens, output tokens and cost summed over ``provider:end``."""
+        payloads = self.payloads("provider:end")
+        try:  # fast path: well-formed payloads, each read once
+            rows = [
+                (p["usage"]["inputTokens"], p["usage"]["outputTokens"], p["cost"]) for p in payloads
+            ]
+            inputs, outputs, cost = (
+                (sum(column) for column in zip(*rows, strict=True)) if rows else (0, 0, 0)
+            )
+            if all(map(_is_number, (inputs, outputs, cost))):
+                return float(inputs), float(outputs), float(cost)
+        except (KeyError, TypeError):
+            pass
+        inputs = outputs = cost = 0.0
+        for payload in payloads:
+            if not isinstance(payload, Mapping):
+                continue
+            usage = payload.get("usage")
+            if isinstance(usage, Mapping):
+                inputs += _number(usage.get("inputTokens"))
+                outputs += _number(usage.get("outputTokens"))
+            cost += _number(payload.get("cost"))
+        return inputs, outputs, cost
+
+    @property
+    def metrics(self) -> TraceMetrics:
+        inputs, outputs, cost = self._usage
         return TraceMetrics(
-            latency_ms=latency,
-            input_tokens=int(input_tokens),
-            output_tokens=int(output_tokens),
-            cost=float(cost),
+            latency_ms=self.latency_ms,
+            input_tokens=int(inputs),
+            output_tokens=int(outputs),
+            cost=cost,
             activations=self.count("agent:activated"),
         )
+
+
+_match_start = operator.methodcaller("start")
+_payload = operator.attrgetter("payload")
+
+
+_get_agent = operator.methodcaller("get", "agent")
 
 
 def _state_writes(signal: Signal) -> list[tuple[str, Any]]:

@@ -39,7 +39,7 @@ def _trigger(trace: Trace, activation: Signal) -> str | None:
 @assertion("agent.activated")
 def agent_activated(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     agent = a["agentId"]
-    count = sum(1 for _ in _of_agent(ctx.trace, "agent:activated", agent))
+    count = len(ctx.trace.activations_of(agent))
     return count_outcome(f"activations of '{agent}'", count, a)
 
 
@@ -47,7 +47,7 @@ def agent_activated(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
 def agent_completed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     agent = a["agentId"]
     trace = ctx.trace
-    if next(_of_agent(trace, "agent:activated", agent), None) is None:
+    if not trace.activations_of(agent):
         return Outcome(False, f"agent '{agent}' never activated")
     errors = [s for s in trace.matching("agent:error") if agent in (_payload_agent(s), s.agent)]
     if errors:
@@ -61,7 +61,7 @@ def agent_completed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
 def agent_caused_by(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     agent, pattern = a["agentId"], a["triggerPattern"]
     glob = compile_glob(pattern)
-    triggers = [_trigger(ctx.trace, s) for s in _of_agent(ctx.trace, "agent:activated", agent)]
+    triggers = [_trigger(ctx.trace, s) for s in ctx.trace.activations_of(agent)]
     if not triggers:
         return Outcome(False, f"agent '{agent}' never activated", expected=pattern)
     if any(t is not None and glob.fullmatch(t) for t in triggers):

@@ -11,7 +11,7 @@ from signal_eval_cli.patterns import match_value
 
 
 def _called_names(ctx: EvalContext) -> list[str]:
-    return [call.name for call in ctx.trace.tool_calls]
+    return ctx.trace.tool_names
 
 
 @assertion("tool.called")
@@ -33,13 +33,13 @@ def tool_not_called(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
 @assertion("tool.calledWith")
 def tool_called_with(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     name, args = a["name"], a["args"]
-    calls = [c for c in ctx.trace.tool_calls if c.name == name]
-    match = next((c for c in calls if match_value(args, c.input)), None)
+    calls = ctx.trace.tool_inputs(name)
+    match = next((c for c in calls if match_value(args, c)), None)
     if match is not None:
-        return Outcome(True, f"'{name}' called with {short(match.input)}", args, match.input)
+        return Outcome(True, f"'{name}' called with {short(match)}", args, match)
     if not calls:
         return Outcome(False, f"tool '{name}' was never called", args)
-    inputs = [c.input for c in calls[:PREVIEW_ITEMS]]
+    inputs = calls[:PREVIEW_ITEMS]
     return Outcome(
         False,
         f"no call of '{name}' matches {short(args)}; {len(calls)} call(s), inputs: {short(inputs, 300)}",
