@@ -148,7 +148,11 @@ def _yaml_problem(name: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
     message = f"invalid YAML: {exc.problem or exc.context}"
     lines = text.split("\n")
     source = lines[line - 1] if 0 < line <= len(lines) else ""
-    if "alias" in message or "*" in source[max(column - 2, 0) : column + 1]:
+    star = source.rfind("*", 0, column)
+    if star >= 0 and ("alias" in message or star >= column - 3):
+        while star > 0 and source[star - 1] == "*":
+            star -= 1
+        column = star + 1
         message += (
             " — a value starting with '*' is read as a YAML alias: quote the pattern, "
             'e.g. pattern: "*:complete"'

@@ -1,0 +1,253 @@
+"""Dataset loading: every problem located (file:line:col), all at once, never a traceback."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from signal_eval_cli import InputError, load_dataset, save_dataset
+from signal_eval_cli.validate import validate_path
+
+DATASETS = Path(__file__).resolve().parent.parent / "datasets"
+SEED_EXAMPLES = ["code-review", "code-gen", "refactoring", "debugging", "assertion-syntax"]
+
+
+def write(tmp_path: Path, text: str, name: str = "d.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(InputError) as info:
+        load_dataset(path)
+    return [str(p) for p in info.value.problems]
+
+
+MINIMAL = """\
+name: demo
+cases:
+  - id: one
+    input: {{}}
+    assertions:
+      - type: {type}
+        {field}: {value}
+"""
+
+
+@pytest.mark.parametrize("name", SEED_EXAMPLES)
+def test_every_seed_example_validates(name: str) -> None:
+    kind, found = validate_path(DATASETS / f"{name}.yaml")
+    assert found == [] and kind == "dataset"
+
+
+def test_seed_examples_keep_every_case() -> None:
+    dataset = load_dataset(DATASETS / "code-review.yaml")
+    assert len(dataset.cases) == 11
+    assert dataset.cases[0].id == "sql-injection"
+    assert [a["type"] for a in dataset.default_assertions] == [
+        "metric.latency.max",
+        "signal.not",
+        "signal.trajectory",
+    ]
+
+
+def test_labels_are_taken_as_written() -> None:
+    """The seed writes `tags: [debugging, null]`: a label, not a YAML null."""
+    dataset = load_dataset(DATASETS / "debugging.yaml")
+    assert dataset.cases[0].tags == ["debugging", "null"]
+
+
+def test_misspelled_field_is_located_with_a_suggestion(tmp_path: Path) -> None:
+    source = (DATASETS / "code-review.yaml").read_text(encoding="utf-8")
+    lines = source.split("\n")
+    target = next(i for i, line in enumerate(lines) if "caseSensitive: false" in line)
+    lines[target] = lines[target].replace("caseSensitive", "caseSensitve")
+    path = write(tmp_path, "\n".join(lines))
+    found = problems(path)
+    column = lines[target].index("caseSensitve") + 1
+    assert found == [
+        f"{path}:{target + 1}:{column}: unknown field 'caseSensitve' in output.contains"
+        " — did you mean 'caseSensitive'?"
+    ]
+
+
+def test_unknown_assertion_type_suggests_the_intended_one(tmp_path: Path) -> None:
+    source = (DATASETS / "code-review.yaml").read_text(encoding="utf-8")
+    lines = source.split("\n")
+    target = next(i for i, line in enumerate(lines) if "type: agent.causedBy" in line)
+    lines[target] = lines[target].replace("agent.causedBy", "agent.causedby")
+    path = write(tmp_path, "\n".join(lines))
+    found = problems(path)
+    assert len(found) == 1
+    assert found[0].startswith(f"{path}:{target + 1}:")
+    assert "unknown assertion type 'agent.causedby'" in found[0]
+    assert "did you mean 'agent.causedBy'?" in found[0]
+
+
+def test_all_problems_are_reported_at_once(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+name: demo
+cases:
+  - id: a
+    input: {}
+    assertions:
+      - type: signal.contians
+        pattern: x
+      - type: metric.latency.max
+        value: fast
+  - id: b
+    input: {}
+    assertions:
+      - type: output.contains
+""",
+    )
+    found = problems(path)
+    assert [f.split(": ", 1)[0] for f in found] == [f"{path}:6:15", f"{path}:9:16", f"{path}:13:9"]
+    assert "did you mean 'signal.contains'" in found[0]
+    assert "expected a number, got a string" in found[1]
+    assert "missing required field 'text' in output.contains" in found[2]
+
+
+@pytest.mark.parametrize(
+    ("type_", "field", "value", "message"),
+    [
+        ("output.matches", "regex", '"(unclosed"', "invalid regex"),
+        ("signal.contains", "pattern", '"***"', "bad pattern"),
+        ("signal.contains", "pattern", '""', "should be non-empty"),
+        ("snapshot.final", "path", '"a..["', None),
+    ],
+)
+def test_bad_regex_or_glob_is_a_located_load_error(
+    tmp_path: Path, type_: str, field: str, value: str, message: str | None
+) -> None:
+    path = write(tmp_path, MINIMAL.format(type=type_, field=field, value=value))
+    if message is None:  # a path is only checked when evaluated; it must still load cleanly
+        load_dataset(path)
+        return
+    found = problems(path)
+    assert len(found) == 1 and found[0].startswith(f"{path}:7:"), found
+    assert message in found[0]
+
+
+def test_bad_regex_inside_a_payload_matcher_is_located(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+name: demo
+cases:
+  - id: a
+    input: {}
+    assertions:
+      - type: tool.calledWith
+        name: Bash
+        args:
+          command:
+            matches: "test|(vitest"
+""",
+    )
+    found = problems(path)
+    assert len(found) == 1 and found[0].startswith(f"{path}:10:22:"), found
+    assert "invalid regex" in found[0]
+
+
+def test_unquoted_star_pattern_hints_to_quote_it(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL.format(type="signal.not", field="pattern", value="*:error"))
+    (found,) = problems(path)
+    assert re.match(rf"{re.escape(str(path))}:7:18: invalid YAML", found), found
+    assert "quote the pattern" in found
+
+
+@pytest.mark.parametrize("word", ["no", "yes", "on", "off"])
+def test_yaml11_booleans_get_a_hint(tmp_path: Path, word: str) -> None:
+    path = write(tmp_path, MINIMAL.format(type="output.contains", field="text", value=word))
+    (found,) = problems(path)
+    assert found.startswith(f"{path}:7:15: 'text': expected a string, got a boolean")
+    assert f'quote it: "{word}"' in found
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "file is empty"),
+        (b"   \n\n", "file is empty"),
+        (b"\x00\x01\x02binary", "binary file"),
+        (b"\xff\xfe\xfa not utf8", "not UTF-8"),
+        (b"name: x\ncases: [\n", "invalid YAML"),
+        (b"- just\n- a list\n", "a dataset must be a mapping"),
+        (b"name: x\n", "missing required field 'cases'"),
+        (b"name: x\ncases:\n  - id: a\n    id: b\n    assertions: []\n", "duplicate key 'id'"),
+    ],
+)
+def test_malformed_files_get_located_messages(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(content)
+    found = problems(path)
+    assert any(message in f for f in found), found
+    assert all(re.match(rf"{re.escape(str(path))}:\d+:\d+: ", f) for f in found), found
+
+
+def test_duplicate_case_ids_are_rejected(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "name: x\ncases:\n  - id: a\n    assertions: []\n  - id: a\n    assertions: []\n",
+    )
+    (found,) = problems(path)
+    assert found.startswith(f"{path}:5:9: duplicate case id 'a'")
+
+
+def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
+    found = problems(tmp_path / "nope.yaml")
+    assert "cannot read file" in found[0]
+
+
+def test_save_dataset_round_trips(tmp_path: Path) -> None:
+    original = load_dataset(DATASETS / "code-gen.yaml")
+    target = tmp_path / "copy.yaml"
+    save_dataset(original, target)
+    again = load_dataset(target)
+    assert again.to_data() == original.to_data()
+    assert yaml.safe_load(target.read_text(encoding="utf-8"))["name"] == original.name
+
+
+def test_default_assertions_come_first(tmp_path: Path) -> None:
+    dataset = load_dataset(DATASETS / "code-review.yaml")
+    case = dataset.cases[1]
+    combined = dataset.assertions_for(case)
+    assert combined[:3] == dataset.default_assertions
+    assert combined[3:] == case.assertions
+
+
+def test_case_fields_are_kept(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+name: x
+defaultTimeout: 500
+metadata: {owner: team}
+cases:
+  - id: a
+    skip: true
+    only: false
+    tags: [smoke]
+    timeout: 100
+    metadata: {ticket: 12}
+    input: {code: "x"}
+    assertions: []
+""",
+    )
+    dataset = load_dataset(path)
+    case = dataset.cases[0]
+    assert (case.skip, case.only, case.tags, case.timeout, case.metadata) == (
+        True,
+        False,
+        ["smoke"],
+        100,
+        {"ticket": 12},
+    )
+    assert dataset.default_timeout == 500 and dataset.metadata == {"owner": "team"}
