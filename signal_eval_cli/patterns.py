@@ -132,6 +132,8 @@ def _set(value: Any, tokens: tuple[str | int, ...], new: Any) -> Any:
             copy = list(value)
             copy[index] = _set(value[index], rest, new)
             return copy
+        if str(head) == str(len(value)):  # one past the end appends, as in JavaScript
+            return [*value, _set(None, rest, new)]
     result = dict(value) if isinstance(value, Mapping) else {}
     result[str(head)] = _set(result.get(str(head)), rest, new)
     return result

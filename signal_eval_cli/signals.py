@@ -388,11 +388,11 @@ class Trace:
             rows = [
                 (p["usage"]["inputTokens"], p["usage"]["outputTokens"], p["cost"]) for p in payloads
             ]
-            inputs, outputs, cost = (
-                (sum(column) for column in zip(*rows, strict=True)) if rows else (0, 0, 0)
-            )
-            if all(map(_is_number, (inputs, outputs, cost))):
-                return float(inputs), float(outputs), float(cost)
+            columns = list(zip(*rows, strict=True)) if rows else [(), (), ()]
+            if not any(bool in map(type, column) for column in columns):  # True is not 1 token
+                sums = [sum(column) for column in columns]
+                if all(map(_is_number, sums)):
+                    return float(sums[0]), float(sums[1]), float(sums[2])
         except (KeyError, TypeError):
             pass
         inputs = outputs = cost = 0.0
@@ -470,7 +470,7 @@ def read_jsonl(source: str | Path | IO[str]) -> list[Signal]:
     if isinstance(source, (str, Path)):
         path = str(source)
         try:
-            text = Path(source).read_text(encoding="utf-8")
+            text = Path(source).read_text(encoding="utf-8-sig")
         except UnicodeDecodeError as exc:
             raise InputError([Problem(path, 1, 1, f"not UTF-8 text ({exc.reason})")]) from None
         except OSError as exc:
@@ -487,6 +487,9 @@ def read_jsonl(source: str | Path | IO[str]) -> list[Signal]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             problems.append(Problem(path, lineno, exc.colno, f"not JSON: {exc.msg}"))
+            continue
+        except (ValueError, RecursionError) as exc:  # a huge integer, too deep nesting
+            problems.append(Problem(path, lineno, 1, f"not JSON: {exc}"))
             continue
         try:
             signals.append(Signal.from_dict(data))

@@ -189,7 +189,12 @@ def evaluate_assertion(
     for key, value in context.items():
         setattr(ctx, key, value)
     started = time.perf_counter()
-    outcome = check(data, ctx)
+    try:
+        outcome = check(data, ctx)
+    except UnknownAssertionType:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:  # a malformed assertion fails, loudly
+        outcome = Outcome(False, f"invalid {data.get('type')} assertion: {_describe(exc)}")
     elapsed = (time.perf_counter() - started) * 1000
     return AssertionResult(
         assertion=data,
@@ -201,6 +206,12 @@ def evaluate_assertion(
         evaluation_ms=elapsed,
         children=outcome.children,
     )
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"missing field {exc.args[0]!r}"
+    return str(exc)
 
 
 def evaluate_assertions(

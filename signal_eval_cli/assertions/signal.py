@@ -75,7 +75,7 @@ def signal_count(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     else:
         hits = [s for s in trace.matching(pattern) if _carries(s, payload)]
         actual, examples = len(hits), [s.name for s in hits[:PREVIEW_ITEMS]]
-    return count_outcome(f"'{pattern}' signals", actual, a, examples)
+    return count_outcome(f"'{pattern}' signals", actual, a, examples, at_least_once=False)
 
 
 def _step(step: Any) -> tuple[str, Any]:

@@ -1,0 +1,141 @@
+"""Shared helpers: build traces from compact specs and evaluate assertions on them.
+
+A spec is one of
+
+- ``"name"``                      → a signal with no payload;
+- ``("name", payload)``           → with a payload;
+- ``("name", payload, "agent")``  → also with ``source.agent``;
+- a ``dict`` in the JSON shape, or a :class:`Signal`, used as is.
+
+Signals get ids ``s0``, ``s1``, … (their position) and increasing timestamps, so
+``parent`` links can be written by position: ``sig("x", parent="s3")``.
+
+Test modules import these helpers with ``from conftest import ...``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from signal_eval_cli import AssertionResult, Signal, Trace, evaluate_assertion
+
+Spec = str | tuple[Any, ...] | Mapping[str, Any] | Signal
+
+
+def sig(
+    name: str,
+    payload: Any = None,
+    agent: str | None = None,
+    *,
+    id: str | None = None,
+    parent: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One signal in the JSON shape (ids are filled in by :func:`trace` when omitted)."""
+    data: dict[str, Any] = {"name": name, "payload": payload}
+    if id is not None:
+        data["id"] = id
+    source = {k: v for k, v in (("agent", agent), ("parent", parent)) if v is not None}
+    if source:
+        data["source"] = source
+    data.update(extra)
+    return data
+
+
+def _to_dict(spec: Spec) -> dict[str, Any]:
+    if isinstance(spec, Signal):
+        return spec.to_dict()
+    if isinstance(spec, str):
+        return sig(spec)
+    if isinstance(spec, tuple):
+        return sig(*spec)
+    if isinstance(spec, Mapping):
+        return dict(spec)
+    raise TypeError(f"not a signal spec: {spec!r}")
+
+
+def signals(*specs: Spec) -> list[dict[str, Any]]:
+    """The JSON dicts of ``specs``, with ``id`` = ``s<position>`` and timestamps filled in."""
+    out = []
+    for position, spec in enumerate(specs):
+        data = _to_dict(spec)
+        data.setdefault("id", f"s{position}")
+        data.setdefault("timestamp", f"2026-01-10T00:00:{position % 60:02d}.000Z")
+        out.append(data)
+    return out
+
+
+def trace(*specs: Spec, input: Any = None) -> Trace:
+    """A :class:`Trace` of ``specs`` (see the module docstring)."""
+    return Trace.from_signals(signals(*specs), input=input)
+
+
+def check(assertion: Mapping[str, Any], t: Trace, **context: Any) -> AssertionResult:
+    """Evaluate through the public API."""
+    return evaluate_assertion(dict(assertion), t, **context)
+
+
+def passes(assertion: Mapping[str, Any], t: Trace, **context: Any) -> AssertionResult:
+    """Evaluate and require a pass; the failure message shows why it did not."""
+    result = check(assertion, t, **context)
+    assert result.passed, f"expected {assertion} to pass, got: {result.message}"
+    assert isinstance(result.message, str) and result.message
+    assert result.evaluation_ms >= 0
+    return result
+
+
+def fails(assertion: Mapping[str, Any], t: Trace, **context: Any) -> AssertionResult:
+    """Evaluate and require a failure with a non-empty explanation."""
+    result = check(assertion, t, **context)
+    assert not result.passed, f"expected {assertion} to fail, but it passed: {result.message}"
+    assert isinstance(result.message, str) and result.message
+    return result
+
+
+def review_trace(input: Any = None) -> Trace:
+    """A small realistic run: a reviewer reads, analyses, edits; a fixer follows."""
+    return trace(
+        ("harness:start", {"input": {"file": "app.py"}, "runId": "r1"}),
+        ("agent:activated", {"agent": "reviewer", "trigger": "harness:start"}, "reviewer"),
+        ("provider:start", {}, "reviewer"),
+        ("text:delta", {"content": "Found a "}, "reviewer"),
+        ("text:delta", {"content": "SQL injection"}, "reviewer"),
+        ("tool:call", {"id": "t1", "name": "Read", "input": {"path": "app.py"}}, "reviewer"),
+        ("tool:result", {"id": "t1", "name": "Read", "result": "print(1)"}, "reviewer"),
+        (
+            "state:analysis:changed",
+            {"key": "analysis", "oldValue": None, "newValue": {"confidence": 0.9}},
+            "reviewer",
+        ),
+        ("analysis:complete", {"confidence": 0.9, "issues": ["sqli", "xss"]}, "reviewer"),
+        (
+            "provider:end",
+            {"usage": {"inputTokens": 100, "outputTokens": 40}, "cost": 0.01},
+            "reviewer",
+        ),
+        ("review:complete", {"passed": False, "severity": "high"}, "reviewer"),
+        ("agent:activated", {"agent": "fixer", "trigger": "review:complete"}, "fixer"),
+        (
+            "tool:call",
+            {"id": "t2", "name": "Edit", "input": {"path": "app.py", "line": 3}},
+            "fixer",
+        ),
+        ("tool:result", {"id": "t2", "name": "Edit", "result": "ok"}, "fixer"),
+        ("tool:call", {"id": "t3", "name": "Bash", "input": {"cmd": "pytest -q"}}, "fixer"),
+        (
+            "provider:end",
+            {"usage": {"inputTokens": 50, "outputTokens": 10}, "cost": 0.005},
+            "fixer",
+        ),
+        ("text:complete", {"content": "Found a SQL injection; fixed it."}, "fixer"),
+        ("harness:end", {"durationMs": 1234, "output": "done"}),
+        input=input,
+    )
+
+
+@pytest.fixture
+def review() -> Trace:
+    return review_trace()

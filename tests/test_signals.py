@@ -1,0 +1,385 @@
+"""Signal and Trace: the JSON shape, the derived views, JSONL read/write."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from conftest import review_trace, sig, signals, trace
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from signal_eval_cli import InputError, Signal, Trace, read_jsonl, write_jsonl
+from signal_eval_cli.patterns import compile_glob, set_path
+
+# -- Signal --------------------------------------------------------------------------
+
+
+def test_signal_round_trip_keeps_unknown_keys() -> None:
+    data = {
+        "id": "sig_1",
+        "name": "agent:activated",
+        "payload": {"agent": "reviewer", "trigger": "harness:start"},
+        "timestamp": "2026-01-10T00:00:00.000Z",
+        "source": {"agent": "reviewer", "parent": "sig_0", "harness": "h1"},
+        "display": {"title": "Reviewer"},
+        "custom": [1, 2],
+    }
+    signal = Signal.from_dict(data)
+    assert signal.name == "agent:activated"
+    assert signal.agent == "reviewer"
+    assert signal.parent == "sig_0"
+    assert signal.source == {"agent": "reviewer", "parent": "sig_0", "harness": "h1"}
+    assert signal.to_dict() == data
+    assert Signal.from_dict(signal.to_dict()) == signal
+
+
+def test_signal_minimal_and_numeric_timestamp() -> None:
+    signal = Signal.from_dict({"name": "x", "timestamp": 12.5})
+    assert signal.payload is None
+    assert signal.source == {}
+    out = signal.to_dict()
+    assert out["name"] == "x" and out["timestamp"] == 12.5
+    assert "source" not in out
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        ([1, 2], TypeError),
+        ("name", TypeError),
+        ({}, ValueError),
+        ({"name": ""}, ValueError),
+        ({"name": 3}, ValueError),
+        ({"name": "x", "source": "agent"}, ValueError),
+    ],
+)
+def test_signal_from_dict_rejects_non_signals(data: object, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        Signal.from_dict(data)  # type: ignore[arg-type]
+
+
+# -- Trace indexes ----------------------------------------------------------------------
+
+
+def test_trace_accepts_signals_and_dicts() -> None:
+    t = Trace.from_signals([Signal("a:x"), {"name": "a:y"}, Signal("b")], input={"k": 1})
+    assert len(t) == 3
+    assert [s.name for s in t] == ["a:x", "a:y", "b"]
+    assert t[1].name == "a:y"
+    assert t.input == {"k": 1}
+    assert t.names == ["a:x", "a:y", "b"]
+    assert t.names_matching("a:*") == ["a:x", "a:y"]
+    assert t.count("a:*") == 2
+    assert t.count("nothing") == 0
+    assert list(t.positions("a:*")) == [0, 1]
+    assert list(t.positions("a:*", 1)) == [1]
+    assert t.find("b") == 2 and t.find("a:*", 2) is None
+    assert t.rfind("a:*") == 1 and t.rfind("zzz") is None
+
+
+def test_trace_index_survives_names_with_regex_metachars() -> None:
+    names = ["]", "^", "-", "\\", "[", "a", "]", "-"]
+    t = trace(*names)
+    assert t.count("]") == 2
+    assert t.count("-") == 2
+    assert list(t.positions("**")) == list(range(len(names)))
+    assert t.find("\\") == 3
+
+
+def test_trace_by_id() -> None:
+    t = trace("a", "b")
+    assert t.by_id("s1") is t[1]
+    assert t.by_id("nope") is None
+
+
+# -- derived views: state ----------------------------------------------------------------
+
+
+def test_initial_state_prefers_input_then_harness_start_state() -> None:
+    assert trace(("harness:start", {"state": {"a": 1}})).initial_state == {"a": 1}
+    assert trace(("harness:start", {"input": {"b": 2}})).initial_state == {"b": 2}
+    assert trace(("harness:start", {"state": {"a": 1}}), input={"c": 3}).initial_state == {"c": 3}
+    assert trace("x").initial_state is None
+
+
+def test_state_after_applies_changes_up_to_and_including_index() -> None:
+    t = trace(
+        ("harness:start", {"state": {"count": 0, "user": {"name": "a", "age": 3}}}),
+        ("state:count:changed", {"key": "count", "oldValue": 0, "newValue": 1}),
+        ("state:user.name:changed", {"key": "user", "path": "user.name", "newValue": "b"}),
+        ("state:count:changed", {"key": "count", "oldValue": 1, "newValue": 2}),
+        "done",
+    )
+    assert t.state_after(0) == {"count": 0, "user": {"name": "a", "age": 3}}
+    assert t.state_after(1) == {"count": 1, "user": {"name": "a", "age": 3}}
+    assert t.state_after(2) == {"count": 1, "user": {"name": "b", "age": 3}}
+    assert t.state_after(3)["count"] == 2
+    assert t.final_state == {"count": 2, "user": {"name": "b", "age": 3}}
+    # the initial state is never mutated
+    assert t.initial_state == {"count": 0, "user": {"name": "a", "age": 3}}
+
+
+def test_state_path_comes_from_signal_name_when_payload_has_none() -> None:
+    t = trace(
+        ("state:user.name:changed", {"newValue": "z"}),
+        ("state:flag:changed", True),
+        input={"user": {"name": "a"}},
+    )
+    assert t.state_after(0) == {"user": {"name": "z"}}
+    assert t.state_after(1) == {"user": {"name": "z"}, "flag": True}
+
+
+def test_state_batch_changes_all_count_in_order() -> None:
+    t = trace(
+        ("state:batch:changed", {"newValue": [{"path": "a", "newValue": 1}]}),
+        ("state:a:changed", {"key": "a", "newValue": 2}),
+        (
+            "state:batch:changed",
+            {"newValue": [{"path": "b.c", "newValue": 3}, {"path": "a", "newValue": 4}]},
+        ),
+        input={},
+    )
+    assert t.state_after(0) == {"a": 1}
+    assert t.state_after(1) == {"a": 2}
+    assert t.state_after(2) == {"a": 4, "b": {"c": 3}}
+
+
+def test_later_parent_write_overrides_earlier_child_write_and_vice_versa() -> None:
+    t = trace(
+        ("state:a.b:changed", {"path": "a.b", "newValue": 1}),
+        ("state:a:changed", {"key": "a", "newValue": {"x": 1}}),
+        ("state:a.b:changed", {"path": "a.b", "newValue": 2}),
+        input={},
+    )
+    assert t.state_after(0) == {"a": {"b": 1}}
+    assert t.state_after(1) == {"a": {"x": 1}}
+    assert t.state_after(2) == {"a": {"x": 1, "b": 2}}
+
+
+def test_final_state_prefers_harness_end_state() -> None:
+    t = trace(
+        ("state:a:changed", {"key": "a", "newValue": 1}),
+        ("harness:end", {"state": {"result": {"passed": True}}}),
+        input={},
+    )
+    assert t.final_state == {"result": {"passed": True}}
+    assert trace(input={"x": 1}).final_state == {"x": 1}  # empty trace → initial state
+
+
+# -- derived views: output, tools, metrics --------------------------------------------
+
+
+def test_output_is_last_text_complete() -> None:
+    t = trace(
+        ("text:complete", {"content": "first"}),
+        ("text:delta", {"content": "ignored"}),
+        ("text:complete", {"content": "second"}),
+        "harness:end",
+    )
+    assert t.output == "second"
+    assert trace(("text:delta", {"content": "x"})).output == ""
+    assert trace(("text:complete", {"content": None})).output == ""
+    assert trace(("text:complete", {"content": {"a": 1}})).output == '{"a": 1}'
+
+
+def test_tool_calls_are_joined_with_results_by_id() -> None:
+    t = review_trace()
+    calls = t.tool_calls
+    assert [c.name for c in calls] == ["Read", "Edit", "Bash"]
+    read, edit, bash = calls
+    assert read.input == {"path": "app.py"} and read.result == "print(1)" and read.has_result
+    assert edit.result == "ok" and edit.position == 12
+    assert bash.result is None and not bash.has_result
+
+
+def test_metrics_sum_provider_end_and_read_harness_end() -> None:
+    m = review_trace().metrics
+    assert m.input_tokens == 150
+    assert m.output_tokens == 50
+    assert m.total_tokens == 200
+    assert m.cost == pytest.approx(0.015)
+    assert m.latency_ms == 1234
+    assert m.activations == 2
+
+
+def test_metrics_of_empty_trace() -> None:
+    m = trace().metrics
+    assert (m.input_tokens, m.output_tokens, m.cost, m.activations) == (0, 0, 0.0, 0)
+    assert m.latency_ms is None
+
+
+# -- JSONL -----------------------------------------------------------------------------
+
+
+def test_jsonl_round_trip(tmp_path: Path) -> None:
+    items = signals(
+        sig("harness:start", {"input": "é"}),
+        sig("agent:activated", {"agent": "r"}, "r", parent="s0", extra_key=1),
+    )
+    original = [Signal.from_dict(d) for d in items]
+    path = tmp_path / "trace.jsonl"
+    write_jsonl(original, path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 and json.loads(lines[1])["extra_key"] == 1
+    assert read_jsonl(path) == original
+    buffer = io.StringIO()
+    write_jsonl(original, buffer)
+    buffer.seek(0)
+    assert read_jsonl(buffer) == original
+
+
+def test_jsonl_skips_blank_lines(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('\n{"name": "a"}\n\n   \n{"name": "b"}\n', encoding="utf-8")
+    assert [s.name for s in read_jsonl(path)] == ["a", "b"]
+
+
+def test_jsonl_reports_every_bad_line_with_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"name": "ok"}\n{"name": \n[1, 2]\n{"payload": 1}\nnot json\n', "utf-8")
+    with pytest.raises(InputError) as caught:
+        read_jsonl(path)
+    problems = caught.value.problems
+    assert [(p.line, p.column) for p in problems] == [(2, 10), (3, 1), (4, 1), (5, 1)]
+    text = str(caught.value)
+    assert f"{path}:2:10: not JSON" in text
+    assert f"{path}:3:1: not a signal" in text
+    assert f"{path}:5:1: not JSON" in text
+    assert all(p.file == str(path) for p in problems)
+
+
+def test_jsonl_binary_and_missing_files(tmp_path: Path) -> None:
+    binary = tmp_path / "bin.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00\x01")
+    with pytest.raises(InputError, match="not UTF-8"):
+        read_jsonl(binary)
+    with pytest.raises(InputError, match="cannot read"):
+        read_jsonl(tmp_path / "missing.jsonl")
+
+
+def test_jsonl_too_deep_or_huge_numbers_are_located_problems(tmp_path: Path) -> None:
+    path = tmp_path / "hostile.jsonl"
+    deep = "[" * 100_000 + "]" * 100_000
+    huge = '{"name": "a", "payload": ' + "1" * 5000 + "}"
+    path.write_text(f'{{"name": "ok"}}\n{deep}\n{huge}\n', encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_jsonl(path)
+    assert [(p.line, p.column) for p in caught.value.problems] == [(2, 1), (3, 1)]
+    assert all(p.message.startswith("not JSON") for p in caught.value.problems)
+
+
+def test_usage_booleans_are_not_token_counts() -> None:
+    payload = {"usage": {"inputTokens": True, "outputTokens": 5}, "cost": 0.1}
+    with_cost = trace(("provider:end", payload)).metrics
+    without_cost = trace(("provider:end", {"usage": payload["usage"]})).metrics
+    assert with_cost.input_tokens == without_cost.input_tokens == 0
+    assert with_cost.output_tokens == without_cost.output_tokens == 5
+
+
+def test_usage_with_missing_or_malformed_fields() -> None:
+    m = trace(
+        ("provider:end", {"usage": {"inputTokens": 10, "outputTokens": 2}}),  # no cost
+        ("provider:end", {"usage": {"inputTokens": "7"}, "cost": 0.5}),  # string tokens
+        ("provider:end", "not an object"),
+        ("provider:end", {"usage": None, "cost": None}),
+        ("provider:end", {"usage": {"inputTokens": 1, "outputTokens": 1}, "cost": 0.25}),
+    ).metrics
+    assert (m.input_tokens, m.output_tokens) == (11, 3)
+    assert m.cost == pytest.approx(0.75)
+
+
+def test_latency_needs_a_numeric_duration() -> None:
+    assert trace(("harness:end", {"durationMs": "12"})).metrics.latency_ms is None
+    assert trace(("harness:end", {"durationMs": True})).metrics.latency_ms is None
+    last = trace(("harness:end", {"durationMs": 1}), ("harness:end", {"durationMs": 2}))
+    assert last.metrics.latency_ms == 2
+
+
+def test_state_change_appending_to_a_list_keeps_the_list() -> None:
+    t = trace(
+        ("state:files.1:changed", {"key": "files", "path": "files.1", "newValue": "b.py"}),
+        input={"files": ["a.py"]},
+    )
+    assert t.final_state == {"files": ["a.py", "b.py"]}
+
+
+# -- properties: the name index and the state log against naive scans ---------------------
+
+INDEX_PROPS = settings(max_examples=60, deadline=None)
+NAMES = ["a", "a:x", "a:y", "b:x", "b:x:y", "state:a:changed", "]", "-", "^", "\\"]
+GLOBS = ["a", "a:*", "*:x", "**", "b:**", "*", "**:y", "]", "-", "\\", "nothing"]
+
+
+@INDEX_PROPS
+@given(st.lists(st.sampled_from(NAMES), max_size=40), st.sampled_from(GLOBS), st.integers(0, 45))
+def test_index_agrees_with_a_naive_scan(names: list[str], pattern: str, start: int) -> None:
+    t = Trace.from_signals([{"name": n} for n in names])
+    regex = compile_glob(pattern)
+    hits = [i for i, n in enumerate(names) if regex.fullmatch(n)]
+    assert t.count(pattern) == len(hits)
+    assert list(t.positions(pattern)) == hits
+    assert list(t.positions(pattern, start)) == [i for i in hits if i >= start]
+    assert t.find(pattern, start) == next((i for i in hits if i >= start), None)
+    assert t.rfind(pattern) == (hits[-1] if hits else None)
+    assert [s.name for s in t.matching(pattern)] == [names[i] for i in hits]
+
+
+def test_index_with_hundreds_of_distinct_names() -> None:
+    # the 46th, 93rd, 94th, 95th names get the codes '-', '\\', ']', '^'
+    names = [f"n:{i}" for i in range(300)]
+    t = Trace.from_signals([{"name": n} for n in names + names[::-1]])
+    for i, name in enumerate(names):
+        assert list(t.positions(name)) == [i, 599 - i]
+        assert t.count(name) == 2
+    assert t.count("n:*") == 600
+    assert list(t.positions("n:9*")) == sorted(
+        [i for i, n in enumerate(names) if n.startswith("n:9")]
+        + [599 - i for i, n in enumerate(names) if n.startswith("n:9")]
+    )
+
+
+STATE_KEYS = ["a", "a.b", "a.c", "a.b.d", "b", "c.x"]
+state_values = st.one_of(
+    st.integers(0, 3),
+    st.none(),
+    st.dictionaries(st.sampled_from(["b", "c", "d", "x"]), st.integers(0, 3), max_size=2),
+)
+state_events = st.one_of(
+    st.tuples(st.just("change"), st.sampled_from(STATE_KEYS), state_values),
+    st.tuples(
+        st.just("batch"),
+        st.lists(st.tuples(st.sampled_from(STATE_KEYS), state_values), max_size=3),
+        st.none(),
+    ),
+    st.tuples(st.just("other"), st.none(), st.none()),
+)
+
+
+@INDEX_PROPS
+@given(
+    st.dictionaries(st.sampled_from(["a", "b"]), state_values, max_size=2),
+    st.lists(state_events, max_size=12),
+)
+def test_state_after_equals_replaying_every_change(initial: dict, events: list) -> None:
+    specs: list[tuple[str, object]] = []
+    for kind, key, value in events:
+        if kind == "change":
+            specs.append((f"state:{key}:changed", {"key": key, "newValue": value}))
+        elif kind == "batch":
+            batch = [{"path": p, "newValue": v} for p, v in key]
+            specs.append(("state:batch:changed", {"newValue": batch}))
+        else:
+            specs.append(("step:done", {}))
+    t = trace(*specs, input=initial)
+    state = initial
+    for index, (name, payload) in enumerate(specs):
+        if name == "state:batch:changed":
+            for write in payload["newValue"]:  # type: ignore[index]
+                state = set_path(state, write["path"], write["newValue"])
+        elif name != "step:done":
+            state = set_path(state, payload["key"], payload["newValue"])  # type: ignore[index]
+        assert t.state_after(index) == state
+    assert t.final_state == state
