@@ -9,8 +9,10 @@ from git, so every one of those steps is reproduced here to get the very same hu
 from __future__ import annotations
 
 import re
+import string
 from collections import Counter
 from dataclasses import dataclass
+from itertools import compress, count, pairwise
 from typing import Literal, NamedTuple
 
 # xdiff's tuning constants (xdiffi.c / xprepare.c); changing any of them changes output.
@@ -39,7 +41,11 @@ class _Change(NamedTuple):
 
 
 def unified_diff(old: str, new: str, path: str = "file.txt", context: int = 3) -> str:
-    """Return what ``git diff --no-index -U<context>`` prints from the ``---`` line on."""
+    """What ``git diff --no-index -U<context>`` prints for old -> new, from ``---`` on.
+
+    The labels are always ``a/<path>`` and ``b/<path>`` (git uses /dev/null only for a
+    missing file).  Text only: git would report content with NUL bytes as binary.
+    """
     if context < 0:
         raise ValueError("context must be >= 0")
     if old == new:
@@ -53,8 +59,13 @@ def unified_diff(old: str, new: str, path: str = "file.txt", context: int = 3) -
     return header + "".join(_hunks(a, b, _diff(a, b), context))
 
 
+_OTHER_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines also splits at these
+
+
 def _lines(text: str) -> list[str]:
     """Split after ``\\n`` only (git's records keep their newline; ``\\r`` is content)."""
+    if not any(c in text for c in _OTHER_BREAKS):
+        return text.splitlines(keepends=True)  # same result, faster
     lines = [line + "\n" for line in text.split("\n")]
     last = lines.pop()[:-1]
     if last:
@@ -78,8 +89,7 @@ def _common_tail_lines(old: bytes, new: bytes) -> int:
     return dropped.count(b"\n") + (not dropped.endswith(b"\n") and bool(dropped))
 
 
-_C_ESCAPES = {"\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r"}
-_C_ESCAPES |= {'"': '"', "\\": "\\"}
+_C_ESCAPES = dict(zip('\a\b\t\n\v\f\r"\\', 'abtnvfr"\\', strict=True))
 
 
 def _label(prefix: str, path: str) -> str:
@@ -101,15 +111,15 @@ def _quote_char(c: str) -> str:
 
 def _diff(a: list[str], b: list[str]) -> list[_Change]:
     """xdl_diff: mark changed lines, compact both sides, then collect the changes."""
-    table: dict[str, int] = {}
-    ids_a = [table.setdefault(line, len(table)) for line in a]
-    ids_b = [table.setdefault(line, len(table)) for line in b]
+    table: dict[str, int] = {}  # line -> id; ids only need to be distinct, not dense
+    ids_a = list(map(table.setdefault, a, count()))
+    ids_b = list(map(table.setdefault, b, count(len(a))))
     # One spare False at the end: it is both changed[n] and (via index -1) changed[-1].
     changed_a, changed_b = [False] * (len(a) + 1), [False] * (len(b) + 1)
     _mark_changes(ids_a, ids_b, changed_a, changed_b)
-    _compact(_Groups(ids_a, changed_a), _Groups(ids_b, changed_b), a)
-    _compact(_Groups(ids_b, changed_b), _Groups(ids_a, changed_a), b)
-    return _changes(changed_a, changed_b, len(a), len(b))
+    _compact(_Groups(ids_a, changed_a, changed_b), a)
+    _compact(_Groups(ids_b, changed_b, changed_a), b)
+    return _changes(changed_a, changed_b)
 
 
 def _bogosqrt(n: int) -> int:
@@ -132,23 +142,24 @@ def _mark_changes(ids_a: list[int], ids_b: list[int], ch_a: list[bool], ch_b: li
         tail += 1
     keep_a = _kept_lines(ids_a, head, len(ids_a) - tail, Counter(ids_b), ch_a)
     keep_b = _kept_lines(ids_b, head, len(ids_b) - tail, Counter(ids_a), ch_b)
-    _compare(keep_a, keep_b, ids_a, ids_b, ch_a, ch_b)
+    search = _Search([ids_a[i] for i in keep_a], [ids_b[i] for i in keep_b])
+    changed_a, changed_b = search.changed_lines()
+    for i in changed_a:
+        ch_a[keep_a[i]] = True
+    for i in changed_b:
+        ch_b[keep_b[i]] = True
 
 
 def _kept_lines(
-    ids: list[int], lo: int, hi: int, other: Counter[int], changed: list[bool]
+    ids: list[int], lo: int, hi: int, other: dict[int, int], changed: list[bool]
 ) -> list[int]:
     """xdl_cleanup_records: lines without a match (or frequent ones amid such) are changed."""
     frequent = min(_bogosqrt(len(ids)), MAX_EQLIMIT)
-    matches = (other[x] for x in ids[lo:hi])
+    matches = [other.get(x, 0) for x in ids[lo:hi]]
     kinds = [0 if n == 0 else 2 if n >= frequent else 1 for n in matches]
-    kept = []
-    for j, kind in enumerate(kinds):
-        if kind == 1 or (kind == 2 and not _in_discard_run(kinds, j)):
-            kept.append(lo + j)
-        else:
-            changed[lo + j] = True
-    return kept
+    keep = [k == 1 or (k == 2 and not _in_discard_run(kinds, j)) for j, k in enumerate(kinds)]
+    changed[lo:hi] = [not k for k in keep]
+    return list(compress(range(lo, hi), keep))
 
 
 def _in_discard_run(kinds: list[int], i: int) -> bool:
@@ -168,226 +179,227 @@ def _in_discard_run(kinds: list[int], i: int) -> bool:
     return frequent * KPDIS_RUN < frequent + unmatched
 
 
-def _compare(
-    keep_a: list[int],
-    keep_b: list[int],
-    ids_a: list[int],
-    ids_b: list[int],
-    ch_a: list[bool],
-    ch_b: list[bool],
-) -> None:
-    """xdl_recs_cmp over the kept lines, with an explicit stack instead of recursion."""
-    a, b = [ids_a[i] for i in keep_a], [ids_b[i] for i in keep_b]
-    ndiags = len(a) + len(b) + 3
-    # Diagonals run from -(len(b) + 1) to len(a) + 1: negative indexes wrap without clashing.
-    kvdf, kvdb = [0] * ndiags, [0] * ndiags
-    max_cost = max(_bogosqrt(ndiags), MAX_COST_MIN)
-    boxes = [(0, len(a), 0, len(b), False)]
-    while boxes:
-        off1, lim1, off2, lim2, need_min = boxes.pop()
-        while off1 < lim1 and off2 < lim2 and a[off1] == b[off2]:
-            off1, off2 = off1 + 1, off2 + 1
-        while off1 < lim1 and off2 < lim2 and a[lim1 - 1] == b[lim2 - 1]:
-            lim1, lim2 = lim1 - 1, lim2 - 1
-        if off1 == lim1:
-            for i in keep_b[off2:lim2]:
-                ch_b[i] = True
-        elif off2 == lim2:
-            for i in keep_a[off1:lim1]:
-                ch_a[i] = True
-        else:
-            box = (off1, lim1, off2, lim2)
-            i1, i2, min_lo, min_hi = _split(a, b, box, kvdf, kvdb, need_min, max_cost)
-            boxes.append((i1, lim1, i2, lim2, min_hi))
-            boxes.append((off1, i1, off2, i2, min_lo))
+_Box = tuple[int, int, int, int]  # off1, lim1, off2, lim2: a[off1:lim1] against b[off2:lim2]
+_Split = tuple[int, int, bool, bool]  # i1, i2 and whether each half still needs a minimal diff
 
 
-_Split = tuple[int, int, bool, bool]
+class _Search:
+    """xdl_recs_cmp / xdl_split: divide-and-conquer Myers over the kept (interned) lines.
 
+    ``kvdf``/``kvdb`` hold the furthest x reached on each diagonal d = x - y going forward
+    and backward.  Diagonals run from -(len(b) + 1) to len(a) + 1, so negative indexes wrap
+    into the top of the lists without clashing.  A path strays at most one line past its box
+    per step, and there are fewer steps than lines, so padding both sides with sentinels
+    that never match lets the hot loops compare first and check the bounds only on a match.
+    """
 
-def _split(
-    a: list[int],
-    b: list[int],
-    box: tuple[int, int, int, int],
-    kvdf: list[int],
-    kvdb: list[int],
-    need_min: bool,
-    max_cost: int,
-) -> _Split:
-    """xdl_split: meet in the middle, or give up on optimality once the search gets costly."""
-    off1, lim1, off2, lim2 = box
-    dmin, dmax = off1 - lim2, lim1 - off2
-    fmid, bmid = off1 - off2, lim1 - lim2
-    odd = (fmid - bmid) & 1
-    fmin = fmax = fmid
-    bmin = bmax = bmid
-    kvdf[fmid], kvdb[bmid] = off1, lim1
-    cost = 0
-    while True:
-        cost += 1
-        got_snake = False
-        if fmin > dmin:
-            fmin -= 1
-            kvdf[fmin - 1] = -1
-        else:
-            fmin += 1
-        if fmax < dmax:
-            fmax += 1
-            kvdf[fmax + 1] = -1
-        else:
-            fmax -= 1
+    def __init__(self, a: list[int], b: list[int]) -> None:
+        ndiags = len(a) + len(b) + 3
+        self.kvdf, self.kvdb = [0] * ndiags, [0] * ndiags
+        self.max_cost = max(_bogosqrt(ndiags), MAX_COST_MIN)
+        self.size = len(a), len(b)
+        self.a, self.b = a + [-1] * ndiags, b + [-2] * ndiags
+        # ap[x] is a[x - 1]: the backward search looks at the lines just above its point.
+        self.ap, self.bp = [-1, *self.a], [-2, *self.b]
+
+    def changed_lines(self) -> tuple[list[int], list[int]]:
+        """Indexes (into a and b) of the lines that are not part of the common subsequence."""
+        a, b = self.a, self.b
+        out_a: list[int] = []
+        out_b: list[int] = []
+        boxes = [(0, self.size[0], 0, self.size[1], False)]
+        while boxes:
+            off1, lim1, off2, lim2, need_min = boxes.pop()
+            while off1 < lim1 and off2 < lim2 and a[off1] == b[off2]:
+                off1, off2 = off1 + 1, off2 + 1
+            while off1 < lim1 and off2 < lim2 and a[lim1 - 1] == b[lim2 - 1]:
+                lim1, lim2 = lim1 - 1, lim2 - 1
+            if off1 == lim1 or off2 == lim2:
+                out_a += range(off1, lim1)
+                out_b += range(off2, lim2)
+            else:
+                i1, i2, min_lo, min_hi = self._split((off1, lim1, off2, lim2), need_min)
+                boxes.append((i1, lim1, i2, lim2, min_hi))
+                boxes.append((off1, i1, off2, i2, min_lo))
+        return out_a, out_b
+
+    def _split(self, box: _Box, need_min: bool) -> _Split:
+        """Meet in the middle, or give up on optimality once the search gets costly."""
+        a, b, kvdf, kvdb = self.a, self.b, self.kvdf, self.kvdb
+        ap, bp = self.ap, self.bp
+        off1, lim1, off2, lim2 = box
+        dmin, dmax = off1 - lim2, lim1 - off2
+        fmid, bmid = off1 - off2, lim1 - lim2
+        odd = (fmid - bmid) & 1
+        fmin = fmax = fmid
+        bmin = bmax = bmid
+        kvdf[fmid], kvdb[bmid] = off1, lim1
+        cost = 0
+        while True:
+            cost += 1
+            got_snake = False
+            if fmin > dmin:
+                fmin -= 1
+                kvdf[fmin - 1] = -1
+            else:
+                fmin += 1
+            if fmax < dmax:
+                fmax += 1
+                kvdf[fmax + 1] = -1
+            else:
+                fmax -= 1
+            hi = kvdf[fmax + 1]
+            for d in range(fmax, fmin - 1, -2):
+                lo = kvdf[d - 1]
+                i1 = hi if lo < hi else lo + 1
+                hi = lo
+                if a[i1] == b[i1 - d] and i1 < lim1 and i1 - d < lim2:
+                    start = i1
+                    i1 += 1
+                    while a[i1] == b[i1 - d] and i1 < lim1 and i1 - d < lim2:
+                        i1 += 1
+                    if i1 - start > SNAKE_CNT:
+                        got_snake = True
+                kvdf[d] = i1
+                if odd and bmin <= d <= bmax and kvdb[d] <= i1:
+                    return i1, i1 - d, True, True
+
+            if bmin > dmin:
+                bmin -= 1
+                kvdb[bmin - 1] = LINE_MAX
+            else:
+                bmin += 1
+            if bmax < dmax:
+                bmax += 1
+                kvdb[bmax + 1] = LINE_MAX
+            else:
+                bmax -= 1
+            hi = kvdb[bmax + 1]
+            for d in range(bmax, bmin - 1, -2):
+                lo = kvdb[d - 1]
+                i1 = lo if lo < hi else hi - 1
+                hi = lo
+                if ap[i1] == bp[i1 - d] and i1 > off1 and i1 - d > off2:
+                    start = i1
+                    i1 -= 1
+                    while ap[i1] == bp[i1 - d] and i1 > off1 and i1 - d > off2:
+                        i1 -= 1
+                    if start - i1 > SNAKE_CNT:
+                        got_snake = True
+                kvdb[d] = i1
+                if not odd and fmin <= d <= fmax and i1 <= kvdf[d]:
+                    return i1, i1 - d, True, True
+
+            if need_min:
+                continue
+            if got_snake and cost > HEUR_MIN_COST:
+                spl = self._snake_split(box, (fmin, fmax, fmid), (bmin, bmax, bmid), cost)
+                if spl:
+                    return spl
+            if cost >= self.max_cost:
+                return self._furthest_split(box, (fmin, fmax), (bmin, bmax))
+
+    def _snake_split(
+        self, box: _Box, fwd: tuple[int, int, int], bwd: tuple[int, int, int], cost: int
+    ) -> _Split | None:
+        """Settle for a far-reaching diagonal that ends in a snake of SNAKE_CNT equal lines."""
+        a, b, kvdf, kvdb = self.a, self.b, self.kvdf, self.kvdb
+        off1, lim1, off2, lim2 = box
+        fmin, fmax, fmid = fwd
+        best = 0
+        spl: _Split | None = None
         for d in range(fmax, fmin - 1, -2):
-            i1 = kvdf[d - 1] + 1 if kvdf[d - 1] >= kvdf[d + 1] else kvdf[d + 1]
-            start, i2 = i1, i1 - d
-            while i1 < lim1 and i2 < lim2 and a[i1] == b[i2]:
-                i1, i2 = i1 + 1, i2 + 1
-            got_snake |= i1 - start > SNAKE_CNT
-            kvdf[d] = i1
-            if odd and bmin <= d <= bmax and kvdb[d] <= i1:
-                return i1, i2, True, True
-
-        if bmin > dmin:
-            bmin -= 1
-            kvdb[bmin - 1] = LINE_MAX
-        else:
-            bmin += 1
-        if bmax < dmax:
-            bmax += 1
-            kvdb[bmax + 1] = LINE_MAX
-        else:
-            bmax -= 1
+            i1 = kvdf[d]
+            i2 = i1 - d
+            v = (i1 - off1) + (i2 - off2) - abs(d - fmid)
+            if (
+                v > K_HEUR * cost
+                and v > best
+                and off1 + SNAKE_CNT <= i1 < lim1
+                and off2 + SNAKE_CNT <= i2 < lim2
+                and all(a[i1 - k] == b[i2 - k] for k in range(1, SNAKE_CNT + 1))
+            ):
+                best, spl = v, (i1, i2, True, False)
+        if spl:
+            return spl
+        bmin, bmax, bmid = bwd
+        best = 0
         for d in range(bmax, bmin - 1, -2):
-            i1 = kvdb[d - 1] if kvdb[d - 1] < kvdb[d + 1] else kvdb[d + 1] - 1
-            start, i2 = i1, i1 - d
-            while i1 > off1 and i2 > off2 and a[i1 - 1] == b[i2 - 1]:
-                i1, i2 = i1 - 1, i2 - 1
-            got_snake |= start - i1 > SNAKE_CNT
-            kvdb[d] = i1
-            if not odd and fmin <= d <= fmax and i1 <= kvdf[d]:
-                return i1, i2, True, True
-
-        if need_min:
-            continue
-        if got_snake and cost > HEUR_MIN_COST:
-            spl = _snake_split(a, b, box, kvdf, (fmin, fmax, fmid), kvdb, (bmin, bmax, bmid), cost)
-            if spl:
-                return spl
-        if cost >= max_cost:
-            return _furthest_split(box, kvdf, (fmin, fmax), kvdb, (bmin, bmax))
-
-
-def _snake_split(
-    a: list[int],
-    b: list[int],
-    box: tuple[int, int, int, int],
-    kvdf: list[int],
-    fwd: tuple[int, int, int],
-    kvdb: list[int],
-    bwd: tuple[int, int, int],
-    cost: int,
-) -> _Split | None:
-    """Settle for a far-reaching diagonal that ends in a snake of SNAKE_CNT equal lines."""
-    off1, lim1, off2, lim2 = box
-    fmin, fmax, fmid = fwd
-    best = 0
-    spl: _Split | None = None
-    for d in range(fmax, fmin - 1, -2):
-        i1 = kvdf[d]
-        i2 = i1 - d
-        v = (i1 - off1) + (i2 - off2) - abs(d - fmid)
-        if (
-            v > K_HEUR * cost
-            and v > best
-            and off1 + SNAKE_CNT <= i1 < lim1
-            and off2 + SNAKE_CNT <= i2 < lim2
-            and all(a[i1 - k] == b[i2 - k] for k in range(1, SNAKE_CNT + 1))
-        ):
-            best, spl = v, (i1, i2, True, False)
-    if spl:
+            i1 = kvdb[d]
+            i2 = i1 - d
+            v = (lim1 - i1) + (lim2 - i2) - abs(d - bmid)
+            if (
+                v > K_HEUR * cost
+                and v > best
+                and off1 < i1 <= lim1 - SNAKE_CNT
+                and off2 < i2 <= lim2 - SNAKE_CNT
+                and all(a[i1 + k] == b[i2 + k] for k in range(SNAKE_CNT))
+            ):
+                best, spl = v, (i1, i2, False, True)
         return spl
-    bmin, bmax, bmid = bwd
-    best = 0
-    for d in range(bmax, bmin - 1, -2):
-        i1 = kvdb[d]
-        i2 = i1 - d
-        v = (lim1 - i1) + (lim2 - i2) - abs(d - bmid)
-        if (
-            v > K_HEUR * cost
-            and v > best
-            and off1 < i1 <= lim1 - SNAKE_CNT
-            and off2 < i2 <= lim2 - SNAKE_CNT
-            and all(a[i1 + k] == b[i2 + k] for k in range(SNAKE_CNT))
-        ):
-            best, spl = v, (i1, i2, False, True)
-    return spl
 
-
-def _furthest_split(
-    box: tuple[int, int, int, int],
-    kvdf: list[int],
-    fwd: tuple[int, int],
-    kvdb: list[int],
-    bwd: tuple[int, int],
-) -> _Split:
-    """Cost cut-off: split at whichever path (forward or backward) got furthest."""
-    off1, lim1, off2, lim2 = box
-    fbest = fbest1 = -1
-    for d in range(fwd[1], fwd[0] - 1, -2):
-        i1 = min(kvdf[d], lim1)
-        i2 = i1 - d
-        if lim2 < i2:
-            i1, i2 = lim2 + d, lim2
-        if fbest < i1 + i2:
-            fbest, fbest1 = i1 + i2, i1
-    bbest = bbest1 = LINE_MAX
-    for d in range(bwd[1], bwd[0] - 1, -2):
-        i1 = max(off1, kvdb[d])
-        i2 = i1 - d
-        if i2 < off2:
-            i1, i2 = off2 + d, off2
-        if i1 + i2 < bbest:
-            bbest, bbest1 = i1 + i2, i1
-    if (lim1 + lim2) - bbest < fbest - (off1 + off2):
-        return fbest1, fbest - fbest1, True, False
-    return bbest1, bbest - bbest1, False, True
+    def _furthest_split(self, box: _Box, fwd: tuple[int, int], bwd: tuple[int, int]) -> _Split:
+        """Cost cut-off: split at whichever path (forward or backward) got furthest."""
+        kvdf, kvdb = self.kvdf, self.kvdb
+        off1, lim1, off2, lim2 = box
+        fbest = fbest1 = -1
+        for d in range(fwd[1], fwd[0] - 1, -2):
+            i1 = min(kvdf[d], lim1)
+            i2 = i1 - d
+            if lim2 < i2:
+                i1, i2 = lim2 + d, lim2
+            if fbest < i1 + i2:
+                fbest, fbest1 = i1 + i2, i1
+        bbest = bbest1 = LINE_MAX
+        for d in range(bwd[1], bwd[0] - 1, -2):
+            i1 = max(off1, kvdb[d])
+            i2 = i1 - d
+            if i2 < off2:
+                i1, i2 = off2 + d, off2
+            if i1 + i2 < bbest:
+                bbest, bbest1 = i1 + i2, i1
+        if (lim1 + lim2) - bbest < fbest - (off1 + off2):
+            return fbest1, fbest - fbest1, True, False
+        return bbest1, bbest - bbest1, False, True
 
 
 # --- sliding change groups (xdl_change_compact) -------------------------------------------
 
 
 class _Groups:
-    """Cursor over one file's runs of changed lines; empty runs sit between unchanged lines."""
+    """Cursor over one file's runs of changed lines (git's ``struct xdlgroup``).
 
-    def __init__(self, ids: list[int], changed: list[bool]) -> None:
+    There is a (possibly empty) group above every unchanged line and one at the end, and
+    the k-th group of one file faces the k-th group of the other.  The other file is not
+    modified while this one is compacted, so its groups are located from its unchanged
+    lines (``fences``) instead of walking a second cursor in lockstep.
+    """
+
+    def __init__(self, ids: list[int], changed: list[bool], other_changed: list[bool]) -> None:
         self.ids, self.changed = ids, changed
-        self.start = self.end = 0
-        while changed[self.end]:
-            self.end += 1
+        self.fences = _fences(other_changed)
+        self.start = self.end = self.index = 0
 
-    def next(self) -> bool:
-        if self.end == len(self.ids):
+    def advance(self) -> bool:
+        """Jump to the next non-empty group; False once there is none."""
+        try:
+            start = self.changed.index(True, self.end)
+        except ValueError:
             return False
-        self.start = self.end = self.end + 1
-        while self.changed[self.end]:
-            self.end += 1
+        self.index += start - self.end
+        self.start, self.end = start, self.changed.index(False, start)
         return True
 
-    def previous(self) -> bool:
-        if self.start == 0:
-            return False
-        self.start = self.end = self.start - 1
-        while self.changed[self.start - 1]:
-            self.start -= 1
-        return True
+    def faces_change(self) -> bool:
+        return self.fences[self.index + 1] - self.fences[self.index] > 1
 
     def slide_down(self) -> bool:
-        """Move the run one line down (possible when its first line equals the next one)."""
+        """Move the run one line down (its first line equals the line below it)."""
         if self.end == len(self.ids) or self.ids[self.start] != self.ids[self.end]:
             return False
         self.changed[self.start], self.changed[self.end] = False, True
-        self.start, self.end = self.start + 1, self.end + 1
-        while self.changed[self.end]:
-            self.end += 1
+        self.start, self.end = self.start + 1, self.changed.index(False, self.end + 1)
+        self.index += 1
         return True
 
     def slide_up(self) -> bool:
@@ -397,47 +409,39 @@ class _Groups:
         self.changed[self.start], self.changed[self.end] = True, False
         while self.changed[self.start - 1]:
             self.start -= 1
+        self.index -= 1
         return True
 
 
-def _compact(g: _Groups, other: _Groups, lines: list[str]) -> None:
+def _compact(g: _Groups, lines: list[str]) -> None:
     """Slide each group as far as it goes, merging neighbours, then settle it where git does."""
-    while True:
-        if g.end != g.start:
-            earliest_end, aligned_end = _slide_through(g, other)
-            if g.end == earliest_end:
-                pass
-            elif aligned_end != -1:
-                # Prefer lining up with a change on the other side (a modification).
-                while other.end == other.start:
-                    g.slide_up()
-                    other.previous()
-            else:
-                best = _best_shift(lines, g.end, g.end - g.start, earliest_end)
-                while g.end > best:
-                    g.slide_up()
-                    other.previous()
-        if not g.next():
-            return
-        other.next()
+    while g.advance():
+        earliest_end, aligned_end = _slide_through(g)
+        if g.end == earliest_end:
+            continue
+        if aligned_end != -1:
+            # Prefer lining up with a change on the other side (a modification).
+            while not g.faces_change():
+                g.slide_up()
+        else:
+            best = _best_shift(lines, g.end, g.end - g.start, earliest_end)
+            while g.end > best:
+                g.slide_up()
 
 
-def _slide_through(g: _Groups, other: _Groups) -> tuple[int, int]:
+def _slide_through(g: _Groups) -> tuple[int, int]:
     """Slide to the top then the bottom until the group stops growing.
 
-    Returns the highest end reachable and the last end that faced a change in ``other``.
+    Returns the highest end reachable and the last end that faced a change on the other side.
     """
     while True:
         size = g.end - g.start
-        aligned_end = -1
         while g.slide_up():
-            other.previous()
+            pass
         earliest_end = g.end
-        if other.end > other.start:
-            aligned_end = g.end
+        aligned_end = g.end if g.faces_change() else -1
         while g.slide_down():
-            other.next()
-            if other.end > other.start:
+            if g.faces_change():
                 aligned_end = g.end
         if size == g.end - g.start:
             return earliest_end, aligned_end
@@ -513,27 +517,24 @@ def _split_score(lines: list[str], split: int) -> tuple[int, int]:
     return indent, penalty
 
 
-def _changes(ch_a: list[bool], ch_b: list[bool], n_a: int, n_b: int) -> list[_Change]:
-    """Pair each run of changed old lines with the run of new lines at the same spot."""
-    changes = []
-    i1 = i2 = 0
-    while i1 < n_a or i2 < n_b:
-        if ch_a[i1] or ch_b[i2]:
-            s1, s2 = i1, i2
-            while ch_a[i1]:
-                i1 += 1
-            while ch_b[i2]:
-                i2 += 1
-            changes.append(_Change(s1, s2, i1 - s1, i2 - s2))
-        else:
-            i1, i2 = i1 + 1, i2 + 1
-    return changes
+def _changes(ch_a: list[bool], ch_b: list[bool]) -> list[_Change]:
+    """Pair the changed runs lying between the same two unchanged lines of each side."""
+    return [
+        _Change(p1 + 1, p2 + 1, q1 - p1 - 1, q2 - p2 - 1)
+        for (p1, p2), (q1, q2) in pairwise(zip(_fences(ch_a), _fences(ch_b), strict=True))
+        if q1 - p1 > 1 or q2 - p2 > 1
+    ]
+
+
+def _fences(changed: list[bool]) -> list[int]:
+    """-1, every unchanged line, then the end: group k lies between fences k and k + 1."""
+    return [-1, *[i for i, flag in enumerate(changed) if not flag]]
 
 
 # --- output -------------------------------------------------------------------------------
 
 
-_FUNC_LINE = re.compile("[A-Za-z_$]")
+_FUNC_START = frozenset(string.ascii_letters + "_$")
 
 
 class _FuncNames:
@@ -546,7 +547,7 @@ class _FuncNames:
 
     def before(self, start: int) -> str:
         for i in range(start - 1, self.searched_to, -1):
-            if _FUNC_LINE.match(self.lines[i]):
+            if self.lines[i][:1] in _FUNC_START:
                 self.text = _func_text(self.lines[i])
                 break
         self.searched_to = start - 1
@@ -563,6 +564,7 @@ def _hunks(a: list[str], b: list[str], changes: list[_Change], context: int) -> 
     """Merge changes no more than 2*context lines apart into hunks and render them."""
     out: list[str] = []
     names = _FuncNames(a)
+    shown_a, shown_b = _shown(a), _shown(b)
     first = 0
     while first < len(changes):
         last = first
@@ -571,59 +573,42 @@ def _hunks(a: list[str], b: list[str], changes: list[_Change], context: int) -> 
             and changes[last + 1].i1 - (changes[last].i1 + changes[last].n1) <= 2 * context
         ):
             last += 1
-        out += _hunk(a, b, changes[first : last + 1], context, names)
+        head, tail = changes[first], changes[last]
+        s1, s2 = max(head.i1 - context, 0), max(head.i2 - context, 0)
+        after = min(context, len(a) - tail.i1 - tail.n1, len(b) - tail.i2 - tail.n2)
+        e1, e2 = tail.i1 + tail.n1 + after, tail.i2 + tail.n2 + after
+        out.append(f"@@ -{_range(s1, e1 - s1)} +{_range(s2, e2 - s2)} @@{names.before(s1)}\n")
+        pos = s1
+        for change in changes[first : last + 1]:
+            out += map(" ".__add__, shown_a[pos : change.i1])
+            out += map("-".__add__, shown_a[change.i1 : change.i1 + change.n1])
+            out += map("+".__add__, shown_b[change.i2 : change.i2 + change.n2])
+            pos = change.i1 + change.n1
+        out += map(" ".__add__, shown_a[pos:e1])
         first = last + 1
     return out
 
 
-def _hunk(
-    a: list[str], b: list[str], group: list[_Change], context: int, names: _FuncNames
-) -> list[str]:
-    head, tail = group[0], group[-1]
-    s1, s2 = max(head.i1 - context, 0), max(head.i2 - context, 0)
-    after = min(context, len(a) - tail.i1 - tail.n1, len(b) - tail.i2 - tail.n2)
-    e1, e2 = tail.i1 + tail.n1 + after, tail.i2 + tail.n2 + after
-    out = [f"@@ -{_range(s1, e1 - s1)} +{_range(s2, e2 - s2)} @@{names.before(s1)}\n"]
-    pos = s1
-    for change in group:
-        out += [_record(" ", line) for line in a[pos : change.i1]]
-        out += [_record("-", line) for line in a[change.i1 : change.i1 + change.n1]]
-        out += [_record("+", line) for line in b[change.i2 : change.i2 + change.n2]]
-        pos = change.i1 + change.n1
-    out += [_record(" ", line) for line in a[pos:e1]]
-    return out
+def _shown(lines: list[str]) -> list[str]:
+    """Lines as printed: git flags a last line that lacks its newline."""
+    if lines and not lines[-1].endswith("\n"):
+        return [*lines[:-1], lines[-1] + "\n\\ No newline at end of file\n"]
+    return lines
 
 
-def _range(start: int, count: int) -> str:
-    first = start + 1 if count else start
-    return str(first) if count == 1 else f"{first},{count}"
-
-
-def _record(prefix: str, line: str) -> str:
-    if line.endswith("\n"):
-        return prefix + line
-    return prefix + line + "\n\\ No newline at end of file\n"
+def _range(start: int, length: int) -> str:
+    first = start + 1 if length else start
+    return str(first) if length == 1 else f"{first},{length}"
 
 
 # --- diff-match ---------------------------------------------------------------------------
 
 HUNK_MARK = "@@ ... @@"
 _HUNK_HEADER = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-_FILE_HEADERS = (
-    "diff ",
-    "index ",
-    "--- ",
-    "+++ ",
-    "new file mode",
-    "deleted file mode",
-    "old mode",
-    "new mode",
-    "similarity index",
-    "dissimilarity index",
-    "rename from",
-    "rename to",
-    "copy from",
-    "copy to",
+# Lines git prints before a file's first hunk (extended headers, ---/+++ labels).
+_FILE_HEADER = re.compile(
+    r"diff |index |--- |\+\+\+ |(new|deleted) file mode|(old|new) mode"
+    r"|(dis)?similarity index|(rename|copy) (from|to)"
 )
 PREVIEW_CHARS = 2500
 
@@ -656,13 +641,15 @@ def normalize_diff(diff: str) -> str:
                 owed[0] -= line[:1] in (" ", "-", "")
                 owed[1] -= line[:1] in (" ", "+", "")
                 in_hunk = owed[0] > 0 or owed[1] > 0
-        elif not line.startswith(_FILE_HEADERS):
+        elif not _FILE_HEADER.match(line):
             out.append(line)
     return "".join(line + "\n" for line in out)
 
 
 @dataclass(frozen=True)
 class DiffMatch:
+    """Outcome of :func:`match_diff`; ``message`` says why, for the assertion report."""
+
     passed: bool
     message: str
 
@@ -676,16 +663,17 @@ def match_diff(
     (so it may carry less context and its ``@@`` numbers are ignored).  ``exact``: the
     normalised diffs are equal.  Blank lines around the expected block never matter.
     """
-    expected = _strip_blank_edges(normalize_diff(expected_diff).split("\n")[:-1])
-    actual = _strip_blank_edges(normalize_diff(actual_diff).split("\n")[:-1])
+    expected = _strip_blank_edges(_normal_lines(expected_diff))
+    actual = _normal_lines(actual_diff)
     if expected and not actual:
         return DiffMatch(
             False, f"no changes: the actual diff is empty, expected:\n{_head(expected)}"
         )
     if mode == "exact":
-        if actual == expected:
+        if _strip_blank_edges(actual) == expected:
             return DiffMatch(True, "diff matches exactly")
-        return DiffMatch(False, f"diff differs from expectedDiff\n{_preview(actual_diff)}")
+        where = _first_difference(_strip_blank_edges(actual), expected)
+        return DiffMatch(False, f"diff differs from expectedDiff {where}\n{_preview(actual_diff)}")
     if not expected:
         return DiffMatch(False, "expectedDiff is empty")
     hunks = _split_hunks(expected)
@@ -700,11 +688,13 @@ def match_diff(
     return DiffMatch(True, f"all {len(hunks)} expected hunk(s) found")
 
 
+def _normal_lines(diff: str) -> list[str]:
+    return normalize_diff(diff).split("\n")[:-1]
+
+
 def _strip_blank_edges(lines: list[str]) -> list[str]:
-    while lines and not lines[-1].strip():
-        lines.pop()
-    first = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
-    return lines[first:]
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    return lines[filled[0] : filled[-1] + 1] if filled else []
 
 
 def _split_hunks(lines: list[str]) -> list[list[str]]:
@@ -722,9 +712,18 @@ def _has_run(body: list[str], run: list[str]) -> bool:
     return any(body[i : i + len(run)] == run for i in range(len(body) - len(run) + 1))
 
 
-def _head(lines: list[str], count: int = 5) -> str:
-    more = f"\n  … ({len(lines) - count} more lines)" if len(lines) > count else ""
-    return "\n".join("  " + line for line in lines[:count]) + more
+def _first_difference(actual: list[str], expected: list[str]) -> str:
+    i = 0
+    while i < min(len(actual), len(expected)) and actual[i] == expected[i]:
+        i += 1
+    got = repr(actual[i]) if i < len(actual) else "the end"
+    wanted = repr(expected[i]) if i < len(expected) else "the end"
+    return f"at normalised line {i + 1}: expected {wanted}, got {got}"
+
+
+def _head(lines: list[str], limit: int = 5) -> str:
+    more = f"\n  … ({len(lines) - limit} more lines)" if len(lines) > limit else ""
+    return "\n".join("  " + line for line in lines[:limit]) + more
 
 
 def _preview(diff: str) -> str:
