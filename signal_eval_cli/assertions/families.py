@@ -3,6 +3,7 @@
 from signal_eval_cli.assertions import (  # noqa: F401
     agent,
     compose,
+    files,
     judge,
     metric,
     output,

@@ -1,0 +1,92 @@
+"""file-exists, file-contains, diff-match — the files a scenario leaves behind.
+
+These read the scenario's working directory (``scope: fixture``, the default) or the
+``--root`` directory (``scope: repo``) from the :class:`EvalContext`; outside a
+scenario there is no directory and they fail saying so. A diff-match compares the
+baseline snapshot taken before the agentTask with the final file; it always yields a
+pass or a fail with a reason, never a skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.assertions._helpers import short
+from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
+from signal_eval_cli.diffing import match_diff, normalize_diff, unified_diff
+from signal_eval_cli.scenarios.workspace import PathEscapeError, read_text, resolve_inside
+
+
+def _locate(a: Mapping[str, Any], ctx: EvalContext) -> tuple[Path, str] | Outcome:
+    """The file's real path and a label, or a failed outcome explaining why there is none."""
+    scope = a.get("scope", "fixture")
+    base = ctx.workspace if scope == "fixture" else ctx.root
+    label = f"{a['path']}" if scope == "fixture" else f"{a['path']} (repo)"
+    if base is None:
+        where = "a scenario workspace" if scope == "fixture" else "a --root directory"
+        return Outcome(False, f"{a['type']} needs {where}: it only runs inside a scenario")
+    try:
+        return resolve_inside(base, a["path"]), label
+    except PathEscapeError as exc:
+        return Outcome(False, str(exc))
+
+
+@assertion("file-exists")
+def file_exists(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    located = _locate(a, ctx)
+    if isinstance(located, Outcome):
+        return located
+    path, label = located
+    if path.is_file():
+        return Outcome(True, f"{label} exists")
+    if path.exists():
+        return Outcome(False, f"{label} exists but is not a file")
+    return Outcome(False, f"file missing: {label}")
+
+
+@assertion("file-contains")
+def file_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    located = _locate(a, ctx)
+    if isinstance(located, Outcome):
+        return located
+    path, label = located
+    wanted = [a["includes"]] if isinstance(a["includes"], str) else list(a["includes"])
+    text = read_text(path)
+    if text is None:
+        return Outcome(False, f"file missing: {label}", wanted)
+    absent = [w for w in wanted if w not in text]
+    if not absent:
+        return Outcome(True, f"{label} contains all {len(wanted)} expected text(s)", wanted)
+    found = len(wanted) - len(absent)
+    shown = ", ".join(short(w, 80) for w in absent[:5])
+    return Outcome(
+        False,
+        f"{label}: {len(absent)} of {len(wanted)} expected text(s) not found ({found} found): "
+        f"{shown}",
+        wanted,
+        absent,
+    )
+
+
+@assertion("diff-match")
+def diff_match(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    located = _locate(a, ctx)
+    if isinstance(located, Outcome):
+        return located
+    path, label = located
+    key = (a.get("scope", "fixture"), a["path"])
+    if key not in ctx.baselines:
+        return Outcome(
+            False,
+            f"no baseline snapshot of {label}: a scenario takes it before the agentTask, "
+            "so diff-match cannot be judged here",
+        )
+    before, after = ctx.baselines[key], read_text(path)
+    expected = a["expectedDiff"]
+    if before is None and after is None:
+        return Outcome(False, f"file missing: {label} exists neither before nor after the run")
+    actual = unified_diff(before or "", after or "", a["path"])
+    result = match_diff(actual, expected, a.get("match", "contains"))
+    return Outcome(result.passed, f"{label}: {result.message}", expected, normalize_diff(actual))

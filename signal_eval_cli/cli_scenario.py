@@ -1,0 +1,186 @@
+"""``signal-eval scenario``: run coding-agent scenarios and print their goals and assertions.
+
+Kept apart from ``cli.py`` so the scenario feature plugs in with one ``register(app)``.
+Exit codes as everywhere: 0 all passed, 1 any failed, 2 invalid input, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.persistence import save_result
+from signal_eval_cli.scenarios import (
+    Scenario,
+    ScenarioResult,
+    ScenarioRunResult,
+    find_scenarios,
+    run_scenarios,
+    update_expected_diffs,
+)
+from signal_eval_cli.scenarios.goals import GoalResult
+
+__all__ = ["register", "scenario_command", "scenario_tables"]
+
+EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+DETAIL_LIMIT = 1_500
+
+out = Console()
+err = Console(stderr=True)
+
+
+def _status(passed: bool) -> Text:
+    return Text("PASS", style="green") if passed else Text("FAIL", style="bold red")
+
+
+def _clip(text: str, limit: int = DETAIL_LIMIT) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more chars)"
+
+
+def _goal_details(goal: GoalResult) -> str:
+    if goal.skipped:
+        return goal.stdout
+    parts = [f"exit {goal.exit_code}" if goal.exit_code is not None else "no exit code"]
+    parts.append(f"{goal.duration_ms:,.0f} ms")
+    text = " · ".join(parts)
+    if goal.passed:
+        return text
+    text += f"\n{goal.error}" if goal.error else ""
+    excerpt = goal.excerpt()
+    if excerpt:
+        text += "\n" + "\n".join(excerpt)
+    return text
+
+
+def scenario_tables(result: ScenarioResult) -> Group:
+    """One table per scenario: its goals, then its pattern and trace assertions."""
+    title = f"{result.id}" + (f" — {result.title}" if result.title else "")
+    table = Table(title=title, title_justify="left", show_lines=False)
+    table.add_column("check", style="cyan", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("details", overflow="fold")
+    for goal in result.goals:
+        table.add_row(f"goal {goal.goal}", _status(goal.passed), _goal_details(goal))
+    for checked in [*result.pattern_assertions, *result.assertions]:
+        kind = str(checked.assertion.get("type"))
+        what = checked.assertion.get("path") or checked.assertion.get("pattern") or ""
+        table.add_row(f"{kind} {what}".strip(), _status(checked.passed), _clip(checked.message))
+    parts: list[Table | Text] = [table]
+    footer = Text()
+    footer.append(f"{result.id}: ", style="bold")
+    footer.append_text(_status(result.passed))
+    footer.append(f" · {result.duration_ms / 1000:.2f}s", style="dim")
+    if result.error:
+        footer.append(f"\nerror: {result.error}", style="red")
+    if result.workdir:
+        footer.append(f"\nworkdir: {result.workdir}", style="dim")
+    parts.append(footer)
+    return Group(*parts)
+
+
+def _summary(run: ScenarioRunResult) -> Text:
+    passed = sum(s.passed for s in run.scenarios)
+    failed = len(run.scenarios) - passed
+    style = "green" if failed == 0 else "red"
+    text = Text(f"{passed} passed, {failed} failed", style=f"bold {style}")
+    text.append(f" · {run.duration_ms / 1000:.2f}s", style="dim")
+    return text
+
+
+def _fail_input(error: InputError) -> None:
+    for problem in error.problems:
+        typer.echo(str(problem), err=True)
+    raise typer.Exit(EXIT_INPUT)
+
+
+def _update(scenarios: list[Scenario], run: ScenarioRunResult) -> None:
+    for scenario, result in zip(scenarios, run.scenarios, strict=True):
+        updated = update_expected_diffs(scenario, result)
+        if updated:
+            err.print(
+                f"updated expectedDiff of {len(updated)} diff-match assertion(s) in "
+                f"{scenario.source}",
+                highlight=False,
+            )
+    run.refresh()
+
+
+def scenario_command(
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="ID_OR_FILE",
+            help="Scenario ids (looked up in --dir) or files ending in .json/.yaml/.yml.",
+            show_default=False,
+        ),
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every scenario file in --dir.")] = False,
+    directory: Annotated[
+        Path, typer.Option("--dir", help="Where scenario ids are looked up.")
+    ] = Path("scenarios"),
+    root: Annotated[
+        Path, typer.Option(help="Fixture paths and scope: repo resolve against this directory.")
+    ] = Path("."),
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write results JSON here (atomically).")
+    ] = None,
+    keep_workdir: Annotated[
+        bool, typer.Option("--keep-workdir", help="Keep each temp working directory.")
+    ] = False,
+    update_expected: Annotated[
+        bool,
+        typer.Option(
+            "--update-expected",
+            help="Rewrite each failing diff-match expectedDiff from the actual diff.",
+        ),
+    ] = False,
+    concurrency: Annotated[int, typer.Option(min=1, help="Scenarios run at once.")] = 1,
+    markdown: Annotated[
+        Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report.")] = None,
+) -> None:
+    """Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals."""
+    if not targets and not all_:
+        _fail_input(InputError("give scenario ids or files, or --all"))
+    try:
+        scenarios = find_scenarios(targets or [], directory=directory, include_all=all_)
+        if not scenarios:
+            raise InputError([Problem(str(directory), 0, 0, "no scenario files found")])
+        run = asyncio.run(
+            run_scenarios(scenarios, root=root, concurrency=concurrency, keep_workdir=keep_workdir)
+        )
+    except InputError as exc:
+        _fail_input(exc)
+    except KeyboardInterrupt:
+        err.print("interrupted", style="yellow")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    if update_expected:
+        _update(scenarios, run)
+    for result in run.scenarios:
+        out.print(scenario_tables(result))
+    out.print(_summary(run))
+    if output is not None:
+        save_result(run, output)
+        err.print(f"results written to {output}", highlight=False)
+    if markdown is not None:
+        from signal_eval_cli.reports.markdown import write_markdown_report
+
+        write_markdown_report(run, markdown)
+    if junit is not None:
+        from signal_eval_cli.reports.junit import write_junit_report
+
+        write_junit_report(run, junit)
+    raise typer.Exit(EXIT_OK if all(s.passed for s in run.scenarios) else EXIT_FAILED)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``scenario`` command to the ``signal-eval`` app."""
+    app.command("scenario")(scenario_command)

@@ -1,0 +1,72 @@
+"""Coding-agent scenarios (seed 000): fixture, agentTask, adapter goals, file/diff assertions.
+
+Importing this package teaches ``signal-eval validate`` the scenario file kind and
+``load_result`` the ``scenarios`` result kind.
+"""
+
+from signal_eval_cli.persistence import register_result_kind
+from signal_eval_cli.scenarios.adapters import ADAPTERS, DEFAULT_TIMEOUT_MS, Adapter, GoalCommand
+from signal_eval_cli.scenarios.goals import GoalResult, run_goal, run_process
+from signal_eval_cli.scenarios.model import (
+    AgentTask,
+    Fixture,
+    GoalSpec,
+    ResolvedGoal,
+    Scenario,
+    find_scenarios,
+    is_scenario_data,
+    load_scenario,
+    parse_scenario,
+    scenario_from_document,
+)
+from signal_eval_cli.scenarios.runner import (
+    ScenarioResult,
+    ScenarioRunResult,
+    run_scenario,
+    run_scenarios,
+)
+from signal_eval_cli.scenarios.update import update_expected_diffs
+from signal_eval_cli.scenarios.workspace import (
+    AgentTaskError,
+    PathEscapeError,
+    Workspace,
+    WriteOp,
+    apply_agent_task,
+    parse_agent_task,
+    prepare_workspace,
+)
+from signal_eval_cli.validate import DocumentKind, register_document_kind
+
+__all__ = [
+    "ADAPTERS",
+    "DEFAULT_TIMEOUT_MS",
+    "Adapter",
+    "AgentTask",
+    "AgentTaskError",
+    "Fixture",
+    "GoalCommand",
+    "GoalResult",
+    "GoalSpec",
+    "PathEscapeError",
+    "ResolvedGoal",
+    "Scenario",
+    "ScenarioResult",
+    "ScenarioRunResult",
+    "Workspace",
+    "WriteOp",
+    "apply_agent_task",
+    "find_scenarios",
+    "load_scenario",
+    "parse_agent_task",
+    "parse_scenario",
+    "prepare_workspace",
+    "run_goal",
+    "run_process",
+    "run_scenario",
+    "run_scenarios",
+    "scenario_from_document",
+    "update_expected_diffs",
+]
+
+register_document_kind(DocumentKind("scenario", is_scenario_data, scenario_from_document))
+register_result_kind("scenarios", ScenarioRunResult.from_dict)

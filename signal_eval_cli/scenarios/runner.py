@@ -1,0 +1,447 @@
+"""run_scenario: workspace → baselines → agentTask → goals → assertions, as a trace.
+
+The order is seed 000's. Every step emits a signal (``scenario:start``,
+``workspace:ready``, ``agentTask:applied``, ``goal:start``/``goal:end``,
+``assertion:result``, ``scenario:end``, then ``harness:end`` with ``durationMs`` for the
+latency metric), so the scenario's own ``assertions`` — signal, metric, … — judge the
+run like any dataset case, over the complete trace.
+
+Every declared pattern assertion yields exactly one result, pass or fail: a check
+that raises fails with the error, and an unknown type stops the run before it starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.assertions import AssertionResult, EvalContext, evaluate_assertion
+from signal_eval_cli.assertions._registry import lookup
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.results import (
+    CaseMetrics,
+    CaseResult,
+    DatasetResult,
+    SignalsPolicy,
+)
+from signal_eval_cli.scenarios.goals import KILL_GRACE_S, GoalResult, run_goal
+from signal_eval_cli.scenarios.model import Scenario
+from signal_eval_cli.scenarios.workspace import (
+    AgentTaskError,
+    Workspace,
+    apply_agent_task,
+    prepare_workspace,
+    read_text,
+    resolve_inside,
+)
+from signal_eval_cli.signals import Signal, Trace, new_signal_id, now_iso
+
+__all__ = [
+    "ScenarioResult",
+    "ScenarioRunResult",
+    "capture_baselines",
+    "fixture_dir",
+    "run_scenario",
+    "run_scenarios",
+]
+
+SOURCE_AGENT = "signal-eval:scenario"
+
+
+@dataclass(slots=True)
+class ScenarioResult:
+    id: str
+    passed: bool
+    goals: list[GoalResult] = field(default_factory=list)
+    pattern_assertions: list[AssertionResult] = field(default_factory=list)
+    assertions: list[AssertionResult] = field(default_factory=list)
+    """The scenario's own assertions over its trace."""
+    signals: list[Signal] = field(default_factory=list)
+    title: str | None = None
+    adapter_id: str = ""
+    duration_ms: float = 0.0
+    error: str | None = None
+    workdir: str | None = None
+    """Set when the working directory was kept (``--keep-workdir``) or is the fixture."""
+    source: str | None = None
+    tags: list[str] = field(default_factory=list)
+
+    def recompute(self) -> None:
+        """``passed`` from the parts (after ``--update-expected`` turned some into passes)."""
+        self.passed = (
+            self.error is None
+            and all(g.passed for g in self.goals)
+            and all(a.passed for a in self.pattern_assertions)
+            and all(a.passed for a in self.assertions)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "adapterId": self.adapter_id,
+            "passed": self.passed,
+            "durationMs": round(self.duration_ms, 3),
+            "error": self.error,
+            "source": self.source,
+            "workdir": self.workdir,
+            "goals": [g.to_dict() for g in self.goals],
+            "patternAssertions": [_pattern_dict(a) for a in self.pattern_assertions],
+            "assertions": [a.to_dict() for a in self.assertions],
+            "signals": [s.to_dict() for s in self.signals],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScenarioResult:
+        return cls(
+            id=str(data["id"]),
+            passed=bool(data["passed"]),
+            goals=[GoalResult.from_dict(g) for g in data.get("goals") or []],
+            pattern_assertions=[_pattern_from_dict(a) for a in data.get("patternAssertions") or []],
+            assertions=[AssertionResult.from_dict(a) for a in data.get("assertions") or []],
+            signals=[Signal.from_dict(s) for s in data.get("signals") or []],
+            title=data.get("title"),
+            adapter_id=str(data.get("adapterId") or ""),
+            duration_ms=float(data.get("durationMs") or 0.0),
+            error=data.get("error"),
+            workdir=data.get("workdir"),
+            source=data.get("source"),
+        )
+
+    def to_case_result(self) -> CaseResult:
+        """This scenario as a dataset case (kind ``scenario``) for reports and compare.
+
+        Its assertions are one ``{type: goal}`` result per goal, then the pattern
+        assertions, then the trace assertions; goals and patternAssertions are also
+        kept verbatim as extra fields.
+        """
+        goal_checks = [
+            AssertionResult(
+                assertion={"type": "goal", "goal": g.goal},
+                passed=g.passed,
+                message=_goal_message(g),
+                actual=g.exit_code,
+                evaluation_ms=g.duration_ms,
+            )
+            for g in self.goals
+        ]
+        trace = Trace(self.signals)
+        return CaseResult(
+            case_id=self.id,
+            name=self.title,
+            passed=self.passed,
+            assertions=[*goal_checks, *self.pattern_assertions, *self.assertions],
+            signals=self.signals,
+            final_state=None,
+            metrics=CaseMetrics.from_trace(trace, self.duration_ms),
+            duration_ms=self.duration_ms,
+            error=self.error,
+            tags=list(self.tags),
+            kind="scenario",
+            extra={
+                "goals": [g.to_dict() for g in self.goals],
+                "patternAssertions": [_pattern_dict(a) for a in self.pattern_assertions],
+            },
+        )
+
+
+def _goal_message(goal: GoalResult) -> str:
+    if goal.passed:
+        return f"exit {goal.exit_code} in {goal.duration_ms:,.0f} ms"
+    excerpt = goal.excerpt()
+    detail = ("\n" + "\n".join(excerpt)) if excerpt else ""
+    return f"{goal.error or 'failed'}{detail}"
+
+
+def _pattern_dict(result: AssertionResult) -> dict[str, Any]:
+    """The reference harness's shape: ``{assertion, status, details}``."""
+    out: dict[str, Any] = {
+        "assertion": result.assertion,
+        "status": "passed" if result.passed else "failed",
+        "details": result.message,
+    }
+    if result.assertion.get("type") == "diff-match" and result.actual is not None:
+        out["actualDiff"] = result.actual
+    return out
+
+
+def _pattern_from_dict(data: Mapping[str, Any]) -> AssertionResult:
+    return AssertionResult(
+        assertion=dict(data.get("assertion") or {}),
+        passed=data.get("status") == "passed",
+        message=str(data.get("details", "")),
+        actual=data.get("actualDiff"),
+    )
+
+
+@dataclass(slots=True)
+class ScenarioRunResult(DatasetResult):
+    """Scenario results that are also a :class:`DatasetResult` (one case per scenario).
+
+    Reports and ``compare`` read ``cases``; the JSON adds ``"scenarios"`` in the
+    reference harness's shape. Call :meth:`refresh` after changing ``scenarios``.
+    """
+
+    scenarios: list[ScenarioResult] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, scenarios: list[ScenarioResult], **fields: Any) -> ScenarioRunResult:
+        fields.setdefault("name", "scenarios")
+        return cls(cases=[s.to_case_result() for s in scenarios], scenarios=scenarios, **fields)
+
+    def refresh(self) -> None:
+        for scenario in self.scenarios:
+            scenario.recompute()
+        self.cases = [s.to_case_result() for s in self.scenarios]
+
+    def to_dataset_result(self) -> DatasetResult:
+        return DatasetResult(
+            name=self.name,
+            cases=list(self.cases),
+            duration_ms=self.duration_ms,
+            started_at=self.started_at,
+            completed_at=self.completed_at,
+            metadata=dict(self.metadata),
+            interrupted=self.interrupted,
+        )
+
+    def to_dict(self, signals: SignalsPolicy = "failed") -> dict[str, Any]:
+        base = DatasetResult.to_dict(self, signals)
+        head = {"schemaVersion": base.pop("schemaVersion"), "kind": "scenarios"}
+        base.pop("kind")
+        return {**head, "scenarios": [s.to_dict() for s in self.scenarios], **base}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScenarioRunResult:
+        scenarios = [ScenarioResult.from_dict(s) for s in data["scenarios"]]
+        cases = data.get("cases")
+        return cls(
+            name=str(data.get("name", "scenarios")),
+            cases=(
+                [CaseResult.from_dict(c) for c in cases]
+                if cases is not None
+                else [s.to_case_result() for s in scenarios]
+            ),
+            duration_ms=float(data.get("durationMs", 0.0)),
+            started_at=str(data.get("startedAt", "")),
+            completed_at=str(data.get("completedAt", "")),
+            metadata=dict(data.get("metadata", {})),
+            interrupted=bool(data.get("interrupted", False)),
+            scenarios=scenarios,
+        )
+
+
+class _Recorder:
+    """Collects the scenario's signals; each points at its cause."""
+
+    def __init__(self) -> None:
+        self.signals: list[Signal] = []
+
+    def emit(self, name: str, payload: dict[str, Any], parent: Signal | None = None) -> Signal:
+        signal = Signal(
+            name=name,
+            payload=payload,
+            id=new_signal_id(),
+            timestamp=now_iso(),
+            agent=SOURCE_AGENT,
+            parent=parent.id if parent is not None else None,
+        )
+        self.signals.append(signal)
+        return signal
+
+
+def fixture_dir(scenario: Scenario, root: Path) -> Path:
+    """The fixture directory: ``fixture.path`` relative to ``root`` (unless absolute)."""
+    return root / scenario.fixture.path
+
+
+def capture_baselines(
+    scenario: Scenario, workspace: Path, root: Path
+) -> dict[tuple[str, str], str | None]:
+    """The content (None: no file) of every diff-match path, before anything changes."""
+    baselines: dict[tuple[str, str], str | None] = {}
+    for scope, path in scenario.diff_paths():
+        base = workspace if scope == "fixture" else root
+        try:
+            baselines[(scope, path)] = read_text(resolve_inside(base, path))
+        except AgentTaskError:
+            baselines[(scope, path)] = None  # the assertion itself reports the escape
+    return baselines
+
+
+def _check_types(scenario: Scenario) -> None:
+    """Raise :class:`UnknownAssertionType` before doing anything (inline scenarios)."""
+    for a in [*scenario.pattern_assertions, *scenario.assertions]:
+        lookup(a.get("type"))
+
+
+def _evaluate(a: Mapping[str, Any], ctx: EvalContext) -> AssertionResult:
+    """Always a result: a check that raises is a failed assertion naming the error."""
+    try:
+        return evaluate_assertion(a, ctx)
+    except Exception as exc:
+        return AssertionResult(dict(a), False, f"error: {type(exc).__name__}: {exc}")
+
+
+async def run_scenario(
+    scenario: Scenario,
+    *,
+    root: Path | str = ".",
+    keep_workdir: bool = False,
+    grace_s: float = KILL_GRACE_S,
+) -> ScenarioResult:
+    """Run one scenario; its failures are in the result, bad input raises InputError."""
+    _check_types(scenario)
+    root = Path(root).resolve()
+    fixture = fixture_dir(scenario, root)
+    if not fixture.is_dir():
+        raise InputError(
+            [scenario.problem(("fixture", "path"), f"fixture directory not found: {fixture}")]
+        )
+    recorder = _Recorder()
+    emit = recorder.emit
+    started = time.perf_counter()
+    start = emit(
+        "scenario:start",
+        {
+            "id": scenario.id,
+            "title": scenario.display_title,
+            "adapterId": scenario.adapter_id,
+            "fixture": str(fixture),
+            "goals": [g.goal for g in scenario.goals],
+        },
+    )
+    result = ScenarioResult(
+        scenario.id,
+        passed=False,
+        title=scenario.title,
+        adapter_id=scenario.adapter_id,
+        source=str(scenario.source) if scenario.source else None,
+        tags=list(scenario.tags),
+    )
+    workspace: Workspace | None = None
+    try:
+        try:
+            workspace = await asyncio.to_thread(
+                prepare_workspace,
+                fixture,
+                copy=scenario.fixture.copy_to_temp,
+                label=scenario.id,
+            )
+        except OSError as exc:
+            result.error = f"cannot prepare the workspace: {exc}"
+        else:
+            emit(
+                "workspace:ready",
+                {"path": str(workspace.path), "copied": workspace.copied},
+                start,
+            )
+        baselines: dict[tuple[str, str], str | None] = {}
+        if workspace is not None:
+            baselines = await asyncio.to_thread(capture_baselines, scenario, workspace.path, root)
+            if scenario.agent_task is not None:
+                try:
+                    files = await asyncio.to_thread(
+                        apply_agent_task, scenario.agent_task.ops, workspace.path
+                    )
+                except (AgentTaskError, OSError) as exc:
+                    result.error = f"agentTask: {exc}"
+                    emit("agentTask:failed", {"error": str(exc)}, start)
+                else:
+                    emit("agentTask:applied", {"files": files}, start)
+        for goal in scenario.goals:
+            goal_start = emit("goal:start", {"goal": goal.goal}, start)
+            if workspace is None or result.error is not None:
+                outcome = GoalResult(goal.goal, "failed", None, error=f"not run: {result.error}")
+            else:
+                outcome = await run_goal(goal, workspace.path, grace_s=grace_s)
+            result.goals.append(outcome)
+            payload = {
+                "goal": outcome.goal,
+                "exitCode": outcome.exit_code,
+                "durationMs": round(outcome.duration_ms, 3),
+                "status": outcome.status,
+            }
+            if outcome.error is not None:
+                payload["error"] = outcome.error
+            emit("goal:end", payload, goal_start)
+        ctx = EvalContext(
+            Trace(recorder.signals),
+            workspace=workspace.path if workspace is not None else None,
+            root=root,
+            baselines=baselines,
+        )
+        for a in scenario.pattern_assertions:
+            checked = _evaluate(a, ctx)
+            result.pattern_assertions.append(checked)
+            emit(
+                "assertion:result",
+                {
+                    "type": a["type"],
+                    "path": a.get("path"),
+                    "passed": checked.passed,
+                    "message": checked.message,
+                },
+                start,
+            )
+        result.duration_ms = (time.perf_counter() - started) * 1000
+        result.recompute()
+        duration = round(result.duration_ms, 3)
+        emit("scenario:end", {"passed": result.passed, "durationMs": duration}, start)
+        # What metric.latency.* reads in any trace: the scenario's wall time.
+        emit("harness:end", {"durationMs": duration}, start)
+        result.signals = recorder.signals
+        trace_ctx = EvalContext(
+            Trace(recorder.signals),
+            workspace=ctx.workspace,
+            root=root,
+            baselines=baselines,
+        )
+        result.assertions = [_evaluate(a, trace_ctx) for a in scenario.assertions]
+        result.recompute()
+    finally:
+        if workspace is not None:
+            if keep_workdir or not workspace.copied:
+                result.workdir = str(workspace.path)
+            else:
+                await asyncio.to_thread(workspace.cleanup)
+    return result
+
+
+async def run_scenarios(
+    scenarios: Sequence[Scenario],
+    *,
+    root: Path | str = ".",
+    concurrency: int = 1,
+    keep_workdir: bool = False,
+    on_complete: Callable[[ScenarioResult], None] | None = None,
+) -> ScenarioRunResult:
+    """Run scenarios, ``concurrency`` at a time; results in the order given."""
+    started_at, started = now_iso(), time.perf_counter()
+    for scenario in scenarios:  # bad input stops everything before anything runs
+        _check_types(scenario)
+        fixture = fixture_dir(scenario, Path(root).resolve())
+        if not fixture.is_dir():
+            raise InputError(
+                [scenario.problem(("fixture", "path"), f"fixture directory not found: {fixture}")]
+            )
+    semaphore = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(scenario: Scenario) -> ScenarioResult:
+        async with semaphore:
+            result = await run_scenario(scenario, root=root, keep_workdir=keep_workdir)
+        if on_complete is not None:
+            on_complete(result)
+        return result
+
+    results = list(await asyncio.gather(*(one(s) for s in scenarios)))
+    return ScenarioRunResult.of(
+        results,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        started_at=started_at,
+        completed_at=now_iso(),
+    )
