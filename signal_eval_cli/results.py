@@ -221,10 +221,10 @@ def _fields(obj: Any) -> list[tuple[str, Any]]:
 
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
-    return head + "".join(part.upper() if part == "ms" else part.capitalize() for part in rest)
+    return head + "".join(part.capitalize() for part in rest)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class DatasetResult:
     name: str
     cases: list[CaseResult]
@@ -233,6 +233,15 @@ class DatasetResult:
     completed_at: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
     interrupted: bool = False
+
+    def __repr__(self) -> str:
+        # A summary, not every signal: asyncio.run() reprs the main task's result on
+        # Python 3.11 when it restores the SIGINT handler, which took seconds.
+        return (
+            f"DatasetResult(name={self.name!r}, cases={len(self.cases)}, "
+            f"passed={self.passed_cases}, failed={self.failed_cases}, "
+            f"skipped={self.skipped_cases}, interrupted={self.interrupted})"
+        )
 
     @property
     def total_cases(self) -> int:

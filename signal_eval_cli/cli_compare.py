@@ -1,0 +1,80 @@
+"""``signal-eval compare BASE CAND``: the CI gate.
+
+Exit codes: 0 compared (and, with ``--fail-on-regression``, nothing blocks) · 1
+``--fail-on-regression`` and a critical regression · 2 unreadable, old, malformed
+or incompatible result files, with the reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from signal_eval_cli.compare import CompareOptions, IncompatibleResults, compare_files
+from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.persistence import save_result
+
+__all__ = ["register"]
+
+
+def compare_command(
+    baseline: Annotated[Path, typer.Argument(metavar="BASE", help="Baseline results JSON.")],
+    candidate: Annotated[Path, typer.Argument(metavar="CAND", help="Candidate results JSON.")],
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option("--fail-on-regression", help="Exit 1 when a critical regression blocks."),
+    ] = False,
+    latency_threshold: Annotated[
+        float, typer.Option(min=0, help="Relative latency change that counts (0.10 = 10%).")
+    ] = 0.10,
+    cost_threshold: Annotated[
+        float, typer.Option(min=0, help="Relative cost change that counts (0.10 = 10%).")
+    ] = 0.10,
+    pass_rate_threshold: Annotated[
+        float, typer.Option(min=0, max=1, help="Pass-rate change that sets the verdict.")
+    ] = 0.05,
+    significance: Annotated[
+        float,
+        typer.Option(
+            min=0, max=1, help="With repeats: Fisher p-value at or below which a drop is real."
+        ),
+    ] = 0.05,
+    markdown: Annotated[
+        Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the comparison JSON here.")
+    ] = None,
+) -> None:
+    """Compare two results; with --fail-on-regression, exit 1 when a regression blocks."""
+    from signal_eval_cli.cli import EXIT_FAILED, EXIT_OK, err, fail_input, out
+    from signal_eval_cli.reports.console_matrix import print_comparison
+
+    try:
+        options = CompareOptions(
+            pass_rate_threshold=pass_rate_threshold,
+            latency_threshold=latency_threshold,
+            cost_threshold=cost_threshold,
+            significance=significance,
+        )
+        result = compare_files(baseline, candidate, options)
+    except InputError as exc:
+        fail_input(exc)
+    except IncompatibleResults as exc:
+        fail_input(InputError([Problem(f"{baseline} vs {candidate}", 0, 0, str(exc))]))
+    print_comparison(result, out)
+    if output is not None:
+        save_result(result, output)
+        err.print(f"comparison written to {output}", highlight=False)
+    if markdown is not None:
+        from signal_eval_cli.reports.markdown import write_markdown_report
+
+        write_markdown_report(result, markdown)
+    blocked = fail_on_regression and result.summary.should_block
+    raise typer.Exit(EXIT_FAILED if blocked else EXIT_OK)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare_command)

@@ -1,0 +1,101 @@
+"""``signal-eval matrix FILE``: run every variant over the dataset and recommend one.
+
+A matrix is exploratory: it exits 0 when it ran, even if variants fail cases (gate
+with ``run`` + ``compare``); 2 on invalid input; 130 when interrupted (the variants
+that finished are kept in ``--output``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.matrix import (
+    MatrixOptions,
+    MatrixResult,
+    VariantResult,
+    load_matrix,
+    run_matrix,
+)
+from signal_eval_cli.runner import select_cases
+from signal_eval_cli.signals import now_iso
+
+__all__ = ["register"]
+
+
+def matrix_command(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="Matrix YAML file.")],
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Cases run at once, shared by all variants.")
+    ] = 4,
+    repeat: Annotated[
+        int | None, typer.Option(min=1, help="Run each case N times; report flakiness.")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write results JSON here (atomically).")
+    ] = None,
+    markdown: Annotated[
+        Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report.")] = None,
+    signals: Annotated[
+        str, typer.Option(help="Signals kept in results: all, failed or none.")
+    ] = "failed",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+) -> None:
+    """Run a matrix of harness variants over one dataset; rank them and recommend one."""
+    from signal_eval_cli.cli import (
+        EXIT_INTERRUPTED,
+        EXIT_OK,
+        Progress,
+        err,
+        fail_input,
+        out,
+        write_reports,
+    )
+    from signal_eval_cli.compare import pass_rate_stats
+    from signal_eval_cli.reports._format import fmt_pass_rate
+    from signal_eval_cli.reports.console_matrix import print_matrix
+
+    if signals not in ("all", "failed", "none"):
+        fail_input(InputError(f"--signals must be all, failed or none, got {signals!r}"))
+    try:
+        matrix = load_matrix(file)
+    except InputError as exc:
+        fail_input(exc)
+    finished: list[VariantResult] = []
+
+    def variant_done(variant: VariantResult) -> None:
+        finished.append(variant)
+        if not quiet:
+            stats = pass_rate_stats(variant.result.cases)
+            err.print(f"✓ {variant.variant_name}: {fmt_pass_rate(stats)}", highlight=False)
+
+    options = MatrixOptions(
+        concurrency=concurrency, repeat=repeat, on_variant_complete=variant_done
+    )
+    total = len(select_cases(matrix.dataset, options)) * len(matrix.variants)
+    started = now_iso()
+    with Progress(total, quiet=quiet) as progress:
+        options.on_case_complete = progress
+        try:
+            result = asyncio.run(
+                run_matrix(matrix.variants, matrix.dataset, options, name=matrix.name)
+            )
+        except InputError as exc:
+            fail_input(exc)
+        except KeyboardInterrupt:
+            result = MatrixResult.of(
+                matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
+            )
+    print_matrix(result, out)
+    write_reports(result, output=output, markdown=markdown, junit=junit, signals=signals)  # type: ignore[arg-type]
+    raise typer.Exit(EXIT_INTERRUPTED if result.interrupted else EXIT_OK)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("matrix")(matrix_command)

@@ -1,0 +1,97 @@
+"""Numbers and words every report prints the same way (console, Markdown, JUnit)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from signal_eval_cli.compare import PassRateStats
+from signal_eval_cli.results import CaseResult
+
+__all__ = [
+    "assertion_label",
+    "case_status_word",
+    "failure_lines",
+    "fmt_cost",
+    "fmt_delta_pct",
+    "fmt_interval",
+    "fmt_ms",
+    "fmt_pass_rate",
+    "fmt_run_rate",
+    "fmt_signed",
+    "is_case_results",
+    "truncate",
+]
+
+
+def fmt_ms(value: float) -> str:
+    return f"{value:,.0f} ms"
+
+
+def fmt_cost(value: float) -> str:
+    return f"${value:.4f}"
+
+
+def fmt_signed(value: float, unit: str = "", digits: int = 0) -> str:
+    return f"{value:+,.{digits}f}{unit}"
+
+
+def fmt_delta_pct(pct: float) -> str:
+    """A percent change (already ×100) as ``+12%``; ``±0%`` when it rounds to nothing."""
+    return "±0%" if round(pct) == 0 else f"{pct:+.0f}%"
+
+
+def fmt_interval(low: float, high: float) -> str:
+    return f"{low:.0%}–{high:.0%}"
+
+
+def fmt_pass_rate(stats: PassRateStats, *, interval: bool | None = None) -> str:
+    """``80% (8/10)`` plus ``, 95% CI 49–94%`` when it is worth showing."""
+    text = f"{stats.pass_rate:.0%} ({stats.passed_cases}/{stats.cases})"
+    if interval if interval is not None else stats.show_interval:
+        text += f", 95% CI {fmt_interval(*stats.interval)}"
+    return text
+
+
+def fmt_run_rate(stats: PassRateStats) -> str:
+    """With repeats: ``87% of 30 runs (95% CI 70–95%), 2 flaky``."""
+    return (
+        f"{stats.run_pass_rate:.0%} of {stats.runs} runs (95% CI "
+        f"{fmt_interval(*stats.run_interval)}), {stats.flaky_cases} flaky"
+    )
+
+
+def case_status_word(case: CaseResult) -> str:
+    if case.skipped:
+        return "skipped"
+    if case.flaky:
+        return f"flaky {case.pass_count}/{case.run_count}"
+    return "passed" if case.passed else "failed"
+
+
+def assertion_label(assertion: dict[str, Any]) -> str:
+    return str(assertion.get("type", "?"))
+
+
+def truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def failure_lines(case: CaseResult, *, limit: int = 300) -> list[str]:
+    """``type: message`` per failed assertion, the error first."""
+    lines = [f"error: {truncate(case.error, limit)}"] if case.error else []
+    lines += [
+        f"{assertion_label(a.assertion)}: {truncate(a.message, limit)}"
+        for a in case.failed_assertions
+    ]
+    return lines
+
+
+def is_case_results(result: object) -> bool:
+    """Dataset results, scenario results — anything with a name and a list of cases."""
+    cases = getattr(result, "cases", None)
+    return isinstance(cases, list) and isinstance(getattr(result, "name", None), str)
+
+
+def ran(cases: Iterable[CaseResult]) -> list[CaseResult]:
+    return [c for c in cases if not c.skipped]

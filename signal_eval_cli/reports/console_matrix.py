@@ -1,0 +1,141 @@
+"""Rich console tables for matrix results (Pareto variants marked) and comparisons
+(regressions first)."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from signal_eval_cli.compare import CaseChange, Comparison, Regression, pass_rate_stats
+from signal_eval_cli.matrix import MatrixResult
+from signal_eval_cli.reports._format import (
+    fmt_cost,
+    fmt_delta_pct,
+    fmt_interval,
+    fmt_ms,
+    fmt_pass_rate,
+)
+
+__all__ = ["comparison_table", "matrix_table", "print_comparison", "print_matrix"]
+
+_CONFIDENCE_STYLE = {"high": "bold green", "medium": "yellow", "low": "red"}
+_VERDICT_STYLE = {"better": "green", "worse": "red", "equivalent": "dim", "mixed": "yellow"}
+MAX_ROWS = 200
+
+
+def matrix_table(result: MatrixResult) -> Table:
+    """One row per variant; ★ marks the Pareto frontier, bold the recommended one."""
+    repeated = any(pass_rate_stats(v.result.cases).repeated for v in result.variants)
+    table = Table(title=f"matrix: {result.name}", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("", no_wrap=True, min_width=1)
+    table.add_column("variant", style="cyan", overflow="fold")  # the column that gives way
+    table.add_column("pass rate", justify="right", no_wrap=True)
+    table.add_column("95% CI", justify="right", no_wrap=True)
+    if repeated:
+        table.add_column("runs", justify="right", no_wrap=True)
+        table.add_column("flaky", justify="right", no_wrap=True)
+    table.add_column("cost/case", justify="right", no_wrap=True)
+    table.add_column("p50", justify="right", no_wrap=True)
+    frontier = set(result.comparison.pareto_frontier)
+    chosen = result.recommendation.variant_id if result.recommendation else None
+    for v in result.variants:
+        agg = v.result.aggregate_metrics
+        stats = pass_rate_stats(v.result.cases)
+        runs = [f"{stats.passed_runs}/{stats.runs}", str(stats.flaky_cases)]
+        table.add_row(
+            Text("★", style="yellow") if v.variant_id in frontier else "",
+            v.variant_id,
+            f"{stats.pass_rate:.0%} ({stats.passed_cases}/{stats.cases})",
+            fmt_interval(*stats.interval),
+            *(runs if repeated else []),
+            fmt_cost(agg.avg_cost_per_case),
+            fmt_ms(agg.p50_latency_ms),
+            style="bold" if v.variant_id == chosen else None,
+        )
+    return table
+
+
+def print_matrix(result: MatrixResult, console: Console | None = None) -> None:
+    console = console or Console()
+    console.print(matrix_table(result))
+    console.print(
+        Text("★ Pareto frontier (pass rate ↑, cost ↓, p50 latency ↓)", style="dim"),
+    )
+    rec = result.recommendation
+    if rec is not None:
+        line = Text("recommendation: ", style="bold")
+        line.append(rec.variant_id, style="bold cyan")
+        line.append(f" (confidence {rec.confidence})", style=_CONFIDENCE_STYLE[rec.confidence])
+        line.append(f" — {rec.reason}")
+        console.print(line)
+        for tradeoff in rec.tradeoffs:
+            console.print(Text(f"  · {tradeoff}", style="dim"))
+    if result.interrupted:
+        console.print(Text("(interrupted: only finished variants shown)", style="bold yellow"))
+
+
+def _change_row(change: CaseChange) -> tuple[Text, str, str, str]:
+    if isinstance(change, Regression):
+        badge = (
+            Text("CRITICAL", style="bold red")
+            if change.severity == "critical"
+            else Text("warning", style="yellow")
+        )
+    else:
+        badge = Text("improved", style="green")
+    return badge, change.case_id, change.type, change.description
+
+
+def comparison_table(result: Comparison) -> Table:
+    """Regressions (critical first), fixed cases, then new and removed cases.
+
+    Per-case metric improvements are only counted (in :func:`summary_text`): after a
+    cheaper model they are every row and would bury the regressions.
+    """
+    table = Table(title=f"compare: {result.name}", title_justify="left")
+    table.add_column("", no_wrap=True)
+    table.add_column("case", style="cyan", no_wrap=True)
+    table.add_column("type", no_wrap=True)
+    table.add_column("what changed", overflow="fold")
+    fixed = [i for i in result.improvements if i.type != "metric_improved"]
+    changes: list[CaseChange] = [*result.regressions, *fixed]
+    for change in changes[:MAX_ROWS]:
+        table.add_row(*_change_row(change))
+    if len(changes) > MAX_ROWS:
+        table.add_row("", f"… {len(changes) - MAX_ROWS} more", "", "")
+    for label, ids in (("new", result.new_cases), ("removed", result.removed_cases)):
+        for case_id in ids[:MAX_ROWS]:
+            table.add_row(Text(label, style="blue"), case_id, "", "")
+    return table
+
+
+def summary_text(result: Comparison) -> Text:
+    s, base, cand = result.summary, result.baseline, result.candidate
+    text = Text(f"verdict: {s.verdict}", style=f"bold {_VERDICT_STYLE[s.verdict]}")
+    text.append(
+        f"  · pass rate {fmt_pass_rate(base.stats)} → {fmt_pass_rate(cand.stats)}"
+        f" ({s.pass_rate_delta * 100:+.1f} pts)"
+        f" · avg latency {fmt_delta_pct(s.avg_latency_delta_pct)}"
+        f" · cost {fmt_delta_pct(s.cost_delta_pct)}"
+        f" · {len(result.unchanged)} unchanged",
+        style="dim",
+    )
+    faster = sum(i.type == "metric_improved" for i in result.improvements)
+    if faster:
+        plural = "s" if faster != 1 else ""
+        text.append(
+            f" · {faster} per-case metric improvement{plural} (see --markdown)", style="dim"
+        )
+    if s.should_block:
+        text.append(f"\nBLOCK: {s.block_reason}", style="bold red")
+    return text
+
+
+def print_comparison(result: Comparison, console: Console | None = None) -> None:
+    console = console or Console()
+    table = comparison_table(result)
+    if table.row_count:
+        console.print(table)
+    console.print(summary_text(result))

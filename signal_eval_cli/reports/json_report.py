@@ -1,0 +1,50 @@
+"""JSON reports for dashboards: the saved result shape plus pass-rate statistics.
+
+The output validates against ``schemas/result.schema.json`` and loads with
+:func:`load_result`; it differs from :func:`save_result` only in what
+:class:`ReportOptions` trims (signals, passing-assertion details) and in the
+``statistics`` block (95 % Wilson intervals) it adds to every case-level result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from signal_eval_cli.compare import Comparison, pass_rate_stats
+from signal_eval_cli.matrix import MatrixResult
+from signal_eval_cli.reports._format import is_case_results
+from signal_eval_cli.reports.markdown import ReportOptions
+from signal_eval_cli.results import SignalsPolicy
+
+__all__ = ["generate_json_report"]
+
+_REQUIRED_ASSERTION_KEYS = ("assertion", "passed", "message")
+
+
+def generate_json_report(result: Any, options: ReportOptions | None = None) -> dict[str, Any]:
+    """A JSON-ready dict of a dataset/scenario result, a matrix result or a comparison."""
+    opts = options or ReportOptions()
+    if isinstance(result, Comparison):
+        return result.to_dict()
+    signals: SignalsPolicy = "all" if opts.include_signals else "none"
+    if isinstance(result, MatrixResult):
+        data = result.to_dict(signals)
+        for entry, variant in zip(data["variants"], result.variants, strict=True):
+            _decorate(entry["result"], variant.result.cases, opts)
+        return data
+    if is_case_results(result):
+        data = dict(result.to_dict(signals))
+        _decorate(data, result.cases, opts)
+        return data
+    raise TypeError(f"no JSON report for {type(result).__name__}")
+
+
+def _decorate(data: dict[str, Any], cases: list[Any], opts: ReportOptions) -> None:
+    data["statistics"] = pass_rate_stats(cases).to_dict()
+    if opts.include_passing_details:
+        return
+    for case in data["cases"]:
+        if case.get("passed"):
+            case["assertions"] = [
+                {k: a[k] for k in _REQUIRED_ASSERTION_KEYS} for a in case.get("assertions", [])
+            ]

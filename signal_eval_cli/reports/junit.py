@@ -1,0 +1,167 @@
+"""JUnit XML, the format every CI server reads (Jenkins, GitLab, GitHub test reporters).
+
+One ``<testsuite>`` per dataset (per variant for a matrix), one ``<testcase>`` per
+case, one ``<failure>`` per failed assertion, ``<error>`` when the harness raised or
+timed out, ``<skipped/>`` for skipped cases. Counts follow the convention: a
+testcase is counted once, as an error, a failure or skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.compare import pass_rate_stats
+from signal_eval_cli.files import atomic_write_text
+from signal_eval_cli.matrix import MatrixResult
+from signal_eval_cli.reports._format import assertion_label, is_case_results, truncate
+from signal_eval_cli.results import CaseResult
+
+__all__ = ["junit_xml", "write_junit_report"]
+
+# Characters XML 1.0 forbids even escaped (terminal escapes in model output, NULs, …).
+_INVALID_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+MESSAGE_LIMIT = 1000
+
+
+def _clean(text: object) -> str:
+    return _INVALID_XML.sub("\ufffd", str(text))
+
+
+def _seconds(ms: float) -> str:
+    return f"{ms / 1000:.3f}"
+
+
+def _testcase(case: CaseResult, classname: str) -> tuple[ET.Element, str]:
+    """The element and what it counts as: ``passed``, ``failure``, ``error`` or ``skipped``."""
+    element = ET.Element(
+        "testcase",
+        {
+            "classname": _clean(classname),
+            "name": _clean(case.case_id),
+            "time": _seconds(case.duration_ms),
+        },
+    )
+    if case.skipped:
+        ET.SubElement(element, "skipped", {"message": _clean(case.error or "skipped")})
+        return element, "skipped"
+    outcome = "passed"
+    if case.error:
+        error = ET.SubElement(
+            element,
+            "error",
+            {"message": _clean(truncate(case.error, MESSAGE_LIMIT)), "type": "error"},
+        )
+        error.text = _clean(case.error)
+        outcome = "error"
+    for a in case.failed_assertions:
+        kind = assertion_label(a.assertion)
+        failure = ET.SubElement(
+            element,
+            "failure",
+            {
+                "message": _clean(truncate(f"{kind}: {a.message}", MESSAGE_LIMIT)),
+                "type": _clean(kind),
+            },
+        )
+        failure.text = _clean(_failure_text(a.message, a.expected, a.actual, a.assertion))
+        outcome = "error" if outcome == "error" else "failure"
+    if not case.passed and outcome == "passed":  # failed without a reason recorded
+        ET.SubElement(element, "failure", {"message": "failed", "type": "failed"})
+        outcome = "failure"
+    if case.outcomes is not None:
+        out = ET.SubElement(element, "system-out")
+        out.text = f"{case.pass_count}/{case.run_count} runs passed" + (
+            " (flaky)" if case.flaky else ""
+        )
+    return element, outcome
+
+
+def _failure_text(message: str, expected: Any, actual: Any, assertion: dict[str, Any]) -> str:
+    lines = [message, f"assertion: {_json(assertion)}"]
+    if expected is not None:
+        lines.append(f"expected: {_json(expected)}")
+    if actual is not None:
+        lines.append(f"actual: {_json(actual)}")
+    return "\n".join(lines)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _suite(
+    name: str, cases: Sequence[CaseResult], duration_ms: float, timestamp: str
+) -> ET.Element:
+    suite = ET.Element("testsuite", {"name": _clean(name)})
+    counts = {"passed": 0, "failure": 0, "error": 0, "skipped": 0}
+    stats = pass_rate_stats(cases)
+    properties = ET.SubElement(suite, "properties")
+    low, high = stats.interval
+    for key, value in (
+        ("passRate", f"{stats.pass_rate:.4f}"),
+        ("passRateInterval95", f"{low:.4f}-{high:.4f}"),
+        ("flakyCases", str(stats.flaky_cases)),
+    ):
+        ET.SubElement(properties, "property", {"name": key, "value": value})
+    for case in cases:
+        element, outcome = _testcase(case, name)
+        counts[outcome] += 1
+        suite.append(element)
+    suite.attrib.update(
+        {
+            "tests": str(len(cases)),
+            "failures": str(counts["failure"]),
+            "errors": str(counts["error"]),
+            "skipped": str(counts["skipped"]),
+            "time": _seconds(duration_ms),
+        }
+    )
+    if timestamp:
+        suite.set("timestamp", _clean(timestamp))
+    return suite
+
+
+def junit_xml(result: Any) -> str:
+    """The JUnit XML document of a dataset/scenario result or a matrix result."""
+    if isinstance(result, MatrixResult):
+        name = result.name
+        suites = [
+            _suite(
+                f"{result.name} / {v.variant_id}",
+                v.result.cases,
+                v.result.duration_ms,
+                v.result.started_at,
+            )
+            for v in result.variants
+        ]
+    elif is_case_results(result):
+        name = result.name
+        suites = [
+            _suite(
+                result.name,
+                result.cases,
+                float(getattr(result, "duration_ms", 0.0)),
+                str(getattr(result, "started_at", "") or ""),
+            )
+        ]
+    else:
+        raise TypeError(
+            f"JUnit reports are for dataset, scenario and matrix results, not {type(result).__name__}"
+        )
+    root = ET.Element("testsuites", {"name": _clean(name)})
+    for key in ("tests", "failures", "errors", "skipped"):
+        root.set(key, str(sum(int(s.get(key, "0")) for s in suites)))
+    root.set("time", f"{sum(float(s.get('time', '0')) for s in suites):.3f}")
+    root.extend(suites)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def write_junit_report(result: Any, path: str | Path) -> None:
+    """Write the JUnit XML atomically (a CI step never reads half a file)."""
+    atomic_write_text(path, junit_xml(result))

@@ -1,0 +1,130 @@
+"""The CI recipe, end to end through the installed ``signal-eval`` command.
+
+Run the code-review dataset on "main" (base.json), swap one cassette as a change
+would, run again (cand.json), and gate with ``compare --fail-on-regression``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from results_helpers import case, dataset, repeated
+
+from signal_eval_cli.loading import schema_validator
+from signal_eval_cli.persistence import save_result
+
+ROOT = Path(__file__).resolve().parent.parent
+SIGNAL_EVAL = Path(sys.executable).with_name("signal-eval")
+
+
+def cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SIGNAL_EVAL), *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=60
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """base.json from the recorded cassette, cand.json after swapping in a worse one."""
+    work = tmp_path_factory.mktemp("ci")
+    shutil.copytree(ROOT / "datasets", work / "datasets")
+    base = cli(
+        "run", "datasets/code-review.yaml", "-q", "--output", "base.json",
+        "--junit", "base.xml", "--markdown", "run.md", cwd=work,
+    )  # fmt: skip
+    assert base.returncode == 1, base.stderr  # race-condition fails on purpose
+    cassettes = work / "datasets" / "cassettes"
+    shutil.copy(cassettes / "code-review-haiku.yaml", cassettes / "code-review.yaml")
+    cand = cli("run", "datasets/code-review.yaml", "-q", "--output", "cand.json", cwd=work)
+    assert cand.returncode == 1, cand.stderr
+    return work
+
+
+def test_results_files_validate_against_the_result_schema(runs: Path) -> None:
+    for name in ("base.json", "cand.json"):
+        data = json.loads((runs / name).read_text())
+        assert list(schema_validator("result").iter_errors(data)) == []
+
+
+def test_run_writes_junit_and_markdown_from_real_results(runs: Path) -> None:
+    suite = ET.parse(runs / "base.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == "11" and suite.get("failures") == "1"
+    failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert failed == ["race-condition"]
+    summary = (runs / "run.md").read_text()
+    assert summary.startswith("## ❌ Code Review Agent Eval")
+    assert "### ❌ `race-condition`" in summary
+
+
+def test_gate_blocks_and_names_the_regressed_cases(runs: Path) -> None:
+    proc = cli(
+        "compare", "base.json", "cand.json", "--fail-on-regression", "--markdown", "summary.md",
+        "--output", "comparison.json", cwd=runs,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "BLOCK: 2 critical regressions: xss-vulnerability, null-dereference" in proc.stdout
+    summary = (runs / "summary.md").read_text()
+    assert "🚫 blocks merge" in summary and "`xss-vulnerability`" in summary
+    saved = json.loads((runs / "comparison.json").read_text())
+    assert saved["kind"] == "comparison" and saved["summary"]["shouldBlock"] is True
+    assert list(schema_validator("result").iter_errors(saved)) == []
+
+
+def test_without_the_flag_compare_reports_but_passes(runs: Path) -> None:
+    proc = cli("compare", "base.json", "cand.json", cwd=runs)
+    assert proc.returncode == 0 and "CRITICAL" in proc.stdout
+
+
+def test_base_against_itself_passes_the_gate(runs: Path) -> None:
+    proc = cli("compare", "base.json", "base.json", "--fail-on-regression", cwd=runs)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "verdict: equivalent" in proc.stdout
+
+
+def test_repeats_flaky_flip_passes_consistent_failure_blocks(tmp_path: Path) -> None:
+    save_result(dataset(repeated("a", 3, 3), repeated("b", 3, 3)), tmp_path / "base.json")
+    save_result(dataset(repeated("a", 2, 3), repeated("b", 3, 3)), tmp_path / "flip.json")
+    save_result(dataset(repeated("a", 3, 3), repeated("b", 0, 3)), tmp_path / "broken.json")
+    flip = cli("compare", "base.json", "flip.json", "--fail-on-regression", cwd=tmp_path)
+    assert flip.returncode == 0, flip.stdout
+    broken = cli("compare", "base.json", "broken.json", "--fail-on-regression", cwd=tmp_path)
+    assert broken.returncode == 1 and "critical regression: b" in broken.stdout
+    lenient = cli(
+        "compare", "base.json", "broken.json", "--fail-on-regression", "--significance", "0.01",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert lenient.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"schemaVersion": 0, "kind": "dataset"}', "schemaVersion 0 is not supported"),
+        ("{}", "not a signal-eval result file (no schemaVersion)"),
+        ('{"schemaVersion": 1, "kind": "dataset", "cases": [', "invalid JSON"),
+        ('{"schemaVersion": 1, "kind": "dataset", "name": "x", "cases": [{}]}', "malformed"),
+        ('{"schemaVersion": 1, "kind": "banana"}', "unknown result kind 'banana'"),
+    ],
+)
+def test_old_or_malformed_result_files_exit_2(tmp_path: Path, content: str, message: str) -> None:
+    save_result(dataset(case("a")), tmp_path / "good.json")
+    (tmp_path / "bad.json").write_text(content)
+    proc = cli("compare", "good.json", "bad.json", "--fail-on-regression", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("bad.json:") and message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_incompatible_results_exit_2_with_the_reason(tmp_path: Path) -> None:
+    save_result(dataset(case("a"), name="one"), tmp_path / "one.json")
+    save_result(dataset(case("b"), name="two"), tmp_path / "two.json")
+    proc = cli("compare", "one.json", "two.json", cwd=tmp_path)
+    assert proc.returncode == 2 and "no case ids in common" in proc.stderr
+    missing = cli("compare", "one.json", "nope.json", cwd=tmp_path)
+    assert missing.returncode == 2 and "nope.json: cannot read result file" in missing.stderr

@@ -1,0 +1,231 @@
+"""Reports of the three result kinds: Markdown, JUnit XML, JSON, console."""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from results_helpers import case, dataset, repeated
+from rich.console import Console
+
+from signal_eval_cli.compare import Comparison, compare
+from signal_eval_cli.loading import schema_validator
+from signal_eval_cli.matrix import MatrixResult, VariantResult
+from signal_eval_cli.persistence import load_result
+from signal_eval_cli.reports.console_matrix import print_comparison, print_matrix
+from signal_eval_cli.reports.json_report import generate_json_report
+from signal_eval_cli.reports.junit import junit_xml, write_junit_report
+from signal_eval_cli.reports.markdown import (
+    ReportOptions,
+    generate_markdown_report,
+    write_markdown_report,
+)
+from signal_eval_cli.results import DatasetResult
+from signal_eval_cli.signals import Signal
+
+
+def mixed() -> DatasetResult:
+    result = dataset(
+        case("ok", name="Passes"),
+        case("wrong", False, name="Misses | the bug"),
+        case("boom", error="ValueError: bad\x1b[31m <tag> & \x00"),
+        repeated("flaky", 2, 3),
+        case("later", skipped=True),
+    )
+    result.cases[1].signals = [
+        Signal("harness:start", {"input": 1}, "s1"),
+        Signal("text:complete", {"content": "looks fine"}, "s2", agent="reviewer"),
+    ]
+    return result
+
+
+def matrix() -> MatrixResult:
+    good = dataset(*[case(f"c{i}", cost=0.05) for i in range(10)])
+    return MatrixResult.of(
+        "review matrix",
+        [
+            VariantResult("detailed", "Detailed prompt", good),
+            VariantResult("mixed", "Mixed", mixed()),
+        ],
+    )
+
+
+def comparison() -> Comparison:
+    cand = dataset(case("ok", False), case("wrong"), case("boom", error="x"), case("new"))
+    return compare(mixed(), cand)
+
+
+# -- Markdown ------------------------------------------------------------------------------------
+
+
+def test_dataset_markdown_details_failures_only() -> None:
+    text = generate_markdown_report(mixed())
+    assert text.startswith("## ❌ code-review\n")
+    assert "**1 passed · 3 failed** — pass rate 25% (1/4), 95% CI" in text
+    assert "Repeated runs: 50% of 6 runs" in text and "1 flaky" in text
+    assert "### ❌ `wrong` — Misses | the bug" in text
+    assert "- **error**: ValueError: bad" in text
+    assert "&lt;tag&gt; &amp;" in text  # model text cannot inject HTML into the summary
+    assert "### ❌ `flaky` (flaky: 2/3 runs passed)" in text
+    assert "`ok`" not in text.split("<details>")[0]  # passing case not detailed
+    assert "1 case skipped." in text
+    assert "signals" not in text
+
+
+def test_markdown_options_signals_passing_and_limit() -> None:
+    text = generate_markdown_report(
+        mixed(), ReportOptions(include_signals=True, include_passing_details=True)
+    )
+    assert "### ✅ `ok` — Passes" in text and "- ✔ `signal.not`" in text
+    assert "text:complete [reviewer]" in text
+    limited = generate_markdown_report(mixed(), ReportOptions(max_cases_in_detail=1))
+    assert limited.count("### ❌") == 1
+    assert "… 2 more cases not shown in detail." in limited
+
+
+def test_matrix_markdown_marks_frontier_and_recommendation() -> None:
+    text = generate_markdown_report(matrix())
+    assert "**Recommendation: `detailed`** (Detailed prompt) — confidence **high**" in text
+    assert "| ★ 🎯 | `detailed` Detailed prompt | 100% (10/10), 95% CI 72%–100% |" in text
+    assert "| ★ | `mixed` Mixed |" in text  # cheaper, so still on the frontier
+    assert "Trade-offs:\n- mixed is 80% cheaper" in text
+    assert "<summary>Mixed: 3 failed</summary>" in text
+    assert "Detailed prompt: 0 failed" not in text
+
+
+def test_comparison_markdown_regressions_first_and_blocking() -> None:
+    text = generate_markdown_report(comparison())
+    assert text.startswith("## 🔀 Comparison: code-review — mixed, 🚫 blocks merge")
+    assert "> **Blocked:** 1 critical regression: ok" in text
+    assert text.index("### Regressions (1)") < text.index("### Fixed (1)")
+    assert "| 🔴 critical | `ok` | pass_to_fail |" in text
+    assert "**New cases (1):** `new`" in text
+    assert "### ❌ `ok` — what failed" in text
+
+
+def test_write_markdown_report_appends(tmp_path: Path) -> None:
+    summary = tmp_path / "step-summary.md"
+    summary.write_text("# CI\n")
+    write_markdown_report(mixed(), summary)
+    write_markdown_report(comparison(), summary)
+    text = summary.read_text()
+    assert text.startswith("# CI\n\n## ❌ code-review")
+    assert "\n\n## 🔀 Comparison" in text
+
+
+def test_unknown_result_type_is_a_type_error() -> None:
+    with pytest.raises(TypeError):
+        generate_markdown_report(object())
+
+
+# -- JUnit ---------------------------------------------------------------------------------------
+
+
+def test_junit_counts_and_elements(tmp_path: Path) -> None:
+    path = tmp_path / "junit.xml"
+    write_junit_report(mixed(), path)
+    root = ET.parse(path).getroot()  # parses: control characters were replaced
+    assert root.tag == "testsuites"
+    (suite,) = root.findall("testsuite")
+    assert {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped")} == {
+        "tests": "5",
+        "failures": "2",
+        "errors": "1",
+        "skipped": "1",
+    }
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert list(cases) == ["ok", "wrong", "boom", "flaky", "later"]
+    assert list(cases["ok"]) == []
+    (failure,) = cases["wrong"].findall("failure")
+    assert failure.get("type") == "output.contains"
+    assert 'expected: "injection"' in (failure.text or "")
+    error = cases["boom"].find("error")
+    assert error is not None and "<tag> &" in (error.get("message") or "")
+    assert cases["later"].find("skipped") is not None
+    assert cases["flaky"].findtext("system-out") == "2/3 runs passed (flaky)"
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["passRate"] == "0.2500" and props["flakyCases"] == "1"
+
+
+def test_junit_has_one_failure_per_failed_assertion() -> None:
+    result = dataset(case("two", False))
+    result.cases[0].assertions.append(result.cases[0].assertions[-1])
+    root = ET.fromstring(junit_xml(result))
+    assert len(root.findall(".//testcase/failure")) == 2
+    assert root.get("failures") == "1"  # one failed testcase
+
+
+def test_junit_matrix_has_a_suite_per_variant() -> None:
+    root = ET.fromstring(junit_xml(matrix()))
+    names = [s.get("name") for s in root.findall("testsuite")]
+    assert names == ["review matrix / detailed", "review matrix / mixed"]
+    assert root.get("tests") == "15" and root.get("failures") == "2"
+
+
+def test_junit_refuses_a_comparison() -> None:
+    with pytest.raises(TypeError, match="JUnit"):
+        junit_xml(comparison())
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [mixed, matrix, comparison])
+def test_json_report_validates_and_loads(make, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    data = generate_json_report(make())
+    errors = list(schema_validator("result").iter_errors(data))
+    assert errors == [], [e.message for e in errors]
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(data))
+    assert type(load_result(path)) is type(make())
+
+
+def test_json_report_statistics_and_trimming() -> None:
+    data = generate_json_report(mixed())
+    stats = data["statistics"]
+    counts = [stats[k] for k in ("cases", "passedCases", "runs", "flakyCases")]
+    assert counts == [4, 1, 6, 1]
+    assert 0 < stats["passRateInterval"]["low"] < 0.25 < stats["passRateInterval"]["high"]
+    assert "runPassRateInterval" in stats
+    assert all("signals" not in c for c in data["cases"])
+    assert set(data["cases"][0]["assertions"][0]) == {"assertion", "passed", "message"}
+    full = generate_json_report(
+        mixed(), ReportOptions(include_signals=True, include_passing_details=True)
+    )
+    assert "evaluationMs" in full["cases"][0]["assertions"][0]
+    assert full["cases"][1]["signals"][1]["source"] == {"agent": "reviewer"}
+
+
+# -- console -------------------------------------------------------------------------------------
+
+
+def render(printer, result) -> str:  # type: ignore[no-untyped-def]
+    buffer = io.StringIO()
+    printer(result, Console(file=buffer, width=100, color_system=None))
+    return buffer.getvalue()
+
+
+def test_console_matrix_marks_pareto_and_recommendation() -> None:
+    text = render(print_matrix, matrix())
+    starred = [ln.split()[1] for ln in text.splitlines() if ln.split()[:1] == ["★"]]
+    assert starred == ["detailed", "mixed", "Pareto"]  # two rows, then the legend
+    assert "recommendation: detailed (confidence high)" in text
+
+
+def test_console_comparison_lists_regressions_first() -> None:
+    text = render(print_comparison, comparison())
+    assert text.index("CRITICAL") < text.index("improved") < text.index("new")
+    assert "BLOCK: 1 critical regression: ok" in text
+
+
+def test_per_case_metric_improvements_are_collapsed_and_counted() -> None:
+    result = compare(dataset(case("a", latency=2000)), dataset(case("a", latency=1000)))
+    text = generate_markdown_report(result)
+    assert "<summary>1 per-case metric improvement</summary>" in text
+    assert "latency 2,000 ms → 1,000 ms (-50%, threshold 10%)" in text
+    console = render(print_comparison, result)
+    assert "1 per-case metric improvement (see --markdown)" in console
+    assert "metric_improved" not in console
