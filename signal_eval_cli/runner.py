@@ -8,8 +8,11 @@ completion order.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +46,10 @@ class RunOptions:
     on_case_complete: Callable[[CaseResult], None] | None = None
     semaphore: asyncio.Semaphore | None = None
     """Share one limit across several datasets (a matrix); else one is made."""
+    executor: Executor | None = None
+    """Threads for sync harnesses; else :func:`run_dataset` makes one per run, sized to
+    ``concurrency`` (the loop's default pool has only ``cpu_count + 4`` threads, which
+    would silently cap the concurrency of sync harnesses that block on I/O)."""
 
 
 def select_cases(dataset: EvalDataset, options: RunOptions) -> list[EvalCase]:
@@ -59,6 +66,34 @@ def select_cases(dataset: EvalDataset, options: RunOptions) -> list[EvalCase]:
     return cases
 
 
+if sys.version_info >= (3, 11):
+
+    async def _within(run: Coroutine[Any, Any, Any], seconds: float) -> bool:
+        """Run ``run`` in this task, cancelled after ``seconds``; True if it timed out.
+
+        ``asyncio.timeout`` needs no extra task per case (``wait_for`` makes one), and
+        ``expired()`` tells our deadline from a ``TimeoutError`` the harness raised itself.
+        """
+        deadline = asyncio.timeout(seconds)
+        try:
+            async with deadline:
+                await run
+        except TimeoutError:
+            if deadline.expired():
+                return True
+            raise
+        return False
+
+else:  # pragma: no cover - Python 3.10
+
+    async def _within(run: Coroutine[Any, Any, Any], seconds: float) -> bool:
+        try:
+            await asyncio.wait_for(run, seconds)
+        except asyncio.TimeoutError:
+            return True
+        return False
+
+
 async def _run_once(
     harness: Any,
     case: EvalCase,
@@ -70,14 +105,19 @@ async def _run_once(
     started = time.perf_counter()
     error: str | None = None
     try:
-        await asyncio.wait_for(collect(harness, case.input, ctx), timeout_ms / 1000)
-    except asyncio.TimeoutError:
+        timed_out = await _within(
+            collect(harness, case.input, ctx, executor=options.executor), timeout_ms / 1000
+        )
+    except Exception as exc:  # the harness's failure is the case's failure, not ours
+        timed_out = False
+        error = f"{type(exc).__name__}: {exc}"
+    if timed_out:
         ctx.cancelled.set()
         error = f"timed out after {timeout_ms:g} ms"
-    except Exception as exc:  # the harness's failure is the case's failure, not ours
-        error = f"{type(exc).__name__}: {exc}"
     wall_ms = (time.perf_counter() - started) * 1000
-    trace = Trace(ctx.signals, case.input)
+    # A timed-out sync harness may still be emitting from its thread: freeze what we have.
+    signals = ctx.signals if not timed_out else list(ctx.signals)
+    trace = Trace(signals, case.input)
     results = []
     if error is None:
         eval_ctx = EvalContext(trace, judge=options.judge, judge_model=options.judge_model)
@@ -90,7 +130,7 @@ async def _run_once(
         name=case.name,
         passed=error is None and all(r.passed for r in results),
         assertions=results,
-        signals=ctx.signals,
+        signals=signals,
         final_state=trace.final_state,
         metrics=CaseMetrics.from_trace(trace, wall_ms),
         duration_ms=wall_ms,
@@ -136,6 +176,10 @@ async def run_dataset(
     cases = select_cases(dataset, options)
     started_at, started = now_iso(), time.perf_counter()
     limit = options.concurrency if options.parallel else 1
+    threads = None
+    if options.executor is None:
+        threads = ThreadPoolExecutor(max(1, limit), thread_name_prefix="signal-eval-harness")
+        options = dataclasses.replace(options, executor=threads)
     semaphore = options.semaphore or asyncio.Semaphore(max(1, limit))
     results: list[CaseResult | None] = [None] * len(cases)
     stop = asyncio.Event()
@@ -159,7 +203,20 @@ async def run_dataset(
         if options.on_case_complete is not None:
             options.on_case_complete(result)
 
-    await asyncio.gather(*(run_one(i) for i in range(len(cases))))
+    async def worker() -> None:
+        for index in pending:
+            if stop.is_set():
+                return
+            await run_one(index)
+
+    # A fixed pool of workers pulling the next index, rather than one task per case
+    # queued on the semaphore: no thousands of idle tasks, fewer loop hops per case.
+    pending = iter(range(len(cases)))
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(max(1, limit), len(cases)))))
+    finally:
+        if threads is not None:  # don't wait: a hung sync harness must not hang the run
+            threads.shutdown(wait=False, cancel_futures=True)
     return DatasetResult(
         name=dataset.name,
         cases=[r or _not_run(c) for r, c in zip(results, cases, strict=True)],

@@ -36,11 +36,12 @@ __all__ = [
 ]
 
 _ids = itertools.count(1)
+_PROCESS = uuid.uuid4().hex[:8]  # one random draw per process, not one per signal
 
 
 def new_signal_id() -> str:
-    """Short, unique within a process, sortable by creation order."""
-    return f"sig_{next(_ids):x}_{uuid.uuid4().hex[:8]}"
+    """Short, unique within a process (and across processes), sortable by creation order."""
+    return f"sig_{next(_ids):x}_{_PROCESS}"
 
 
 def now_iso() -> str:

@@ -2,5 +2,6 @@
 
 from signal_eval_cli.harness.entrypoints import load_factory, resolve_harness
 from signal_eval_cli.harness.protocol import Harness, HarnessContext
+from signal_eval_cli.harness.reactive import create_harness
 
-__all__ = ["Harness", "HarnessContext", "load_factory", "resolve_harness"]
+__all__ = ["Harness", "HarnessContext", "create_harness", "load_factory", "resolve_harness"]

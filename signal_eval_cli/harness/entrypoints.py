@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -96,11 +97,25 @@ def _registered(name: str) -> Callable[..., Any]:
 def resolve_harness(
     spec: str, params: Mapping[str, Any] | None = None, *, base_dir: Path | None = None
 ) -> Any:
-    """Load the factory and call it with ``params`` as keyword arguments."""
+    """Load the factory and call it with ``params`` as keyword arguments.
+
+    A factory that declares a ``dataset_dir`` parameter also gets ``base_dir`` there,
+    so paths in its params can be relative to the dataset (others never see it).
+    """
     factory = load_factory(spec, base_dir=base_dir)
+    kwargs = dict(params or {})
+    if base_dir is not None and _declares(factory, "dataset_dir"):
+        kwargs.setdefault("dataset_dir", base_dir)
     try:
-        return factory(**dict(params or {}))
+        return factory(**kwargs)
     except TypeError as exc:
         raise _fail(
             spec, f"calling the factory with params {dict(params or {})} failed: {exc}"
         ) from None
+
+
+def _declares(factory: Callable[..., Any], name: str) -> bool:
+    try:
+        return name in inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # builtins and some C callables have no signature
+        return False

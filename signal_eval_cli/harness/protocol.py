@@ -9,8 +9,11 @@ dicts), a coroutine or function returning a list of them, or may emit through
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -77,8 +80,16 @@ def run_function(harness: Any) -> RunFunction:
     )
 
 
-async def collect(harness: Any, input: Any, ctx: HarnessContext) -> list[Signal]:
-    """Run the harness to the end and return every signal it emitted or yielded."""
+async def collect(
+    harness: Any, input: Any, ctx: HarnessContext, *, executor: Executor | None = None
+) -> list[Signal]:
+    """Run the harness to the end and return every signal it emitted or yielded.
+
+    Async harnesses run in the calling task. Sync ones (functions, sync generators)
+    run on ``executor`` (default: the loop's), because a sync harness may block —
+    typically a sync SDK call — and on the event loop that would serialise every
+    case and make its timeout unenforceable. The hop costs tens of microseconds.
+    """
     run = run_function(harness)
     if inspect.isasyncgenfunction(run):
         async for item in run(input, ctx):
@@ -87,13 +98,13 @@ async def collect(harness: Any, input: Any, ctx: HarnessContext) -> list[Signal]
     if inspect.iscoroutinefunction(run):
         _record_all(ctx, await run(input, ctx))
         return ctx.signals
-    result = await asyncio.to_thread(_run_sync, run, input, ctx)
+    call = functools.partial(contextvars.copy_context().run, _run_sync, run, input, ctx)
+    result = await asyncio.get_running_loop().run_in_executor(executor, call)
     if inspect.isawaitable(result):
         result = await result
     if isinstance(result, AsyncIterator):
-        item: Any
-        async for item in result:
-            ctx.record(item)
+        async for signal in result:
+            ctx.record(signal)
     else:
         _record_all(ctx, result)
     return ctx.signals
@@ -103,8 +114,7 @@ def _run_sync(run: RunFunction, input: Any, ctx: HarnessContext) -> Any:
     """Call a sync harness off the event loop; drain a sync generator there too."""
     result = run(input, ctx)
     if inspect.isgenerator(result):
-        for item in result:
-            ctx.record(item)
+        _record_all(ctx, result)
         return None
     return result
 

@@ -10,7 +10,7 @@ from signal_eval_cli.results import CaseResult, DatasetResult
 
 __all__ = ["case_status", "dataset_table", "print_dataset"]
 
-MESSAGE_LIMIT = 300
+MESSAGE_LIMIT = 160
 
 
 def case_status(case: CaseResult) -> Text:

@@ -1,0 +1,303 @@
+"""Cassettes: load/validate (YAML, JSON, JSONL), look up, record, save, replay as a provider."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.providers.base import (
+    ProviderError,
+    ProviderRequest,
+    ProviderResponse,
+    ToolCallRecord,
+    call_provider,
+)
+from signal_eval_cli.providers.cassette import Cassette, CassetteProvider
+from signal_eval_cli.signals import Signal
+
+
+def request(
+    case: str = "c1", agent: str = "reviewer", call: int = 0, text: str = "hi"
+) -> ProviderRequest:
+    return ProviderRequest(
+        case_id=case, agent=agent, messages=[{"role": "user", "content": text}], call=call
+    )
+
+
+def response(text: str = "Looks good.", **kw: Any) -> ProviderResponse:
+    return ProviderResponse(
+        text=text,
+        input_tokens=kw.pop("input_tokens", 120),
+        output_tokens=kw.pop("output_tokens", 30),
+        cost=kw.pop("cost", 0.0008),
+        latency_ms=kw.pop("latency_ms", 850),
+        model="claude-sonnet",
+        **kw,
+    )
+
+
+def write(path: Path, data: Any) -> Path:
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+ENTRY = {
+    "case": "sql-injection",
+    "agent": "reviewer",
+    "call": 0,
+    "response": {
+        "text": "SQL injection.",
+        "deltas": ["SQL ", "injection."],
+        "toolCalls": [{"id": "t1", "name": "Read", "input": {"file_path": "a.ts"}, "result": "x"}],
+        "usage": {"inputTokens": 10, "outputTokens": 4},
+        "cost": 0.0012,
+        "latencyMs": 850,
+        "model": "claude-sonnet",
+    },
+}
+
+
+# -- round trips ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json", ".jsonl"])
+def test_record_save_load_round_trip(tmp_path: Path, suffix: str) -> None:
+    cassette = Cassette.empty(tmp_path / f"c{suffix}")
+    first = response("First.", deltas=["Fir", "st."])
+    second = response(
+        "Second.\nwith a newline",
+        tool_calls=[ToolCallRecord("toolu_1", "Edit", {"file_path": "x.ts"}, "ok")],
+    )
+    cassette.record(request(), first)
+    cassette.record(request(agent="fixer"), second)
+    cassette.save()
+
+    loaded = Cassette.load(tmp_path / f"c{suffix}")
+    assert len(loaded) == 2
+    assert loaded.lookup(request()).to_dict() == first.to_dict()
+    assert loaded.lookup(request(agent="fixer")).to_dict() == second.to_dict()
+    assert [e.request for e in loaded] == [request().key, request(agent="fixer").key]
+    if suffix == ".jsonl":
+        lines = (tmp_path / f"c{suffix}").read_text().splitlines()
+        assert [json.loads(line)["agent"] for line in lines] == ["reviewer", "fixer"]
+
+
+def test_yaml_keeps_multiline_text_readable(tmp_path: Path) -> None:
+    cassette = Cassette.empty(tmp_path / "c.yaml")
+    cassette.record(request(), response("line one\nline two\n"))
+    cassette.save()
+    text = (tmp_path / "c.yaml").read_text()
+    assert "text: |" in text and "  line two" in text
+
+
+def test_save_order_is_deterministic_whatever_the_recording_order(tmp_path: Path) -> None:
+    """Cases in the given (dataset) order; a case's calls in the order they were made."""
+
+    def record(order: list[tuple[str, str]]) -> str:
+        cassette = Cassette.empty(tmp_path / "c.yaml")
+        for case, agent in order:
+            cassette.record(request(case, agent), response(f"{case}/{agent}"))
+        return cassette.dumps(case_order=["b", "a"])
+
+    one = record([("a", "reviewer"), ("b", "reviewer"), ("a", "fixer"), ("b", "fixer")])
+    two = record([("b", "reviewer"), ("a", "reviewer"), ("b", "fixer"), ("a", "fixer")])
+    assert one == two
+    entries = yaml.safe_load(one)["entries"]
+    assert [(e["case"], e["agent"]) for e in entries] == [
+        ("b", "reviewer"),
+        ("b", "fixer"),
+        ("a", "reviewer"),
+        ("a", "fixer"),
+    ]
+
+
+def test_rerecording_replaces_in_place(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]})
+    cassette = Cassette.load(path)
+    live = ProviderRequest("sql-injection", "reviewer", [{"role": "user", "content": "x"}])
+    cassette.record(live, response("Re-recorded."))
+    cassette.save()
+    again = Cassette.load(path)
+    assert len(again) == 1
+    assert again.lookup(live).text == "Re-recorded."
+
+
+def test_lookup_returns_a_copy(tmp_path: Path) -> None:
+    cassette = Cassette.load(write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]}))
+    live = request("sql-injection")
+    got = cassette.lookup(live)
+    got.tool_calls.clear()
+    got.text = "mutated"
+    assert cassette.lookup(live).text == "SQL injection."
+    assert len(cassette.lookup(live).tool_calls) == 1
+
+
+# -- misses and stale recordings ----------------------------------------------------------------
+
+
+def test_miss_names_case_agent_call_request_and_path(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]})
+    cassette = Cassette.load(path)
+    live = request("sql-injection", "fixer", call=2)
+    assert not cassette.has(live)
+    with pytest.raises(ProviderError) as caught:
+        cassette.lookup(live)
+    message = str(caught.value)
+    assert caught.value.code == "cassette_miss"
+    for part in ("'sql-injection'", "'fixer'", "call #2", live.key, str(path), "reviewer"):
+        assert part in message, part
+
+
+def test_miss_for_an_unknown_case_says_so(tmp_path: Path) -> None:
+    cassette = Cassette.load(write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]}))
+    with pytest.raises(ProviderError, match="nothing is recorded for this case"):
+        cassette.lookup(request("xss"))
+
+
+def test_recorded_request_key_must_match_the_live_one(tmp_path: Path) -> None:
+    recorded = request("sql-injection", text="review v1")
+    path = write(
+        tmp_path / "c.yaml", {"version": 1, "entries": [{**ENTRY, "request": recorded.key}]}
+    )
+    cassette = Cassette.load(path)
+    assert cassette.lookup(recorded).text == "SQL injection."
+    changed = request("sql-injection", text="review v2")
+    with pytest.raises(ProviderError, match="request changed since recording") as caught:
+        cassette.lookup(changed)
+    assert caught.value.code == "cassette_stale"
+    assert recorded.key in str(caught.value) and changed.key in str(caught.value)
+
+
+# -- malformed files ----------------------------------------------------------------------------------
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(InputError) as caught:
+        Cassette.load(path)
+    return [str(p) for p in caught.value.problems]
+
+
+def test_schema_problems_point_at_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "version: 1\n"
+        "entries:\n"
+        "  - case: a\n"
+        "    agent: reviewer\n"
+        "    call: -1\n"
+        "    response: {text: ok}\n"
+        "  - case: b\n"
+        "    agent: reviewer\n"
+        "    call: 0\n"
+        "    respnse: {text: ok}\n"
+    )
+    found = problems(path)
+    assert any(p.startswith(f"{path}:5:11:") for p in found), found
+    assert any(f"{path}:10:5:" in p and "did you mean 'response'" in p for p in found), found
+
+
+def test_missing_text_and_tool_id_are_reported(tmp_path: Path) -> None:
+    bad = {**ENTRY, "response": {"toolCalls": [{"name": "Read"}]}}
+    found = problems(write(tmp_path / "c.yaml", {"version": 1, "entries": [bad]}))
+    assert any("'text'" in p for p in found) and any("'id'" in p for p in found), found
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda e: [e, e], "duplicate entry for case 'sql-injection', agent 'reviewer', call 0"),
+        (
+            lambda e: [{**e, "response": {**e["response"], "deltas": ["SQL"]}}],
+            "deltas do not add up to the text",
+        ),
+        (
+            lambda e: [e, {**e, "agent": "fixer"}],
+            "tool call id 't1' is used twice in case 'sql-injection'",
+        ),
+    ],
+)
+def test_semantic_problems(tmp_path: Path, mutate: Any, expected: str) -> None:
+    found = problems(write(tmp_path / "c.yaml", {"version": 1, "entries": mutate(ENTRY)}))
+    assert any(expected in p for p in found), found
+
+
+def test_jsonl_problems_name_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    good = json.dumps(ENTRY)
+    path.write_text(f"{good}\n\n{{not json\n" + json.dumps({**ENTRY, "call": "zero"}) + "\n")
+    found = problems(path)
+    assert len(found) == 1 and found[0].startswith(f"{path}:3:2: invalid JSON"), found
+    path.write_text(f"{good}\n" + json.dumps({**ENTRY, "call": "zero"}) + "\n")
+    found = problems(path)
+    assert found and all(p.startswith(f"{path}:2:1:") for p in found), found
+
+
+def test_unreadable_and_wrong_version(tmp_path: Path) -> None:
+    assert "cannot read" in problems(tmp_path / "missing.yaml")[0]
+    found = problems(write(tmp_path / "c.yaml", {"version": 2, "entries": []}))
+    assert any("version" in p for p in found), found
+
+
+# -- the provider ----------------------------------------------------------------------------------------
+
+
+def emitted(provider: CassetteProvider, live: ProviderRequest) -> list[Signal]:
+    signals: list[Signal] = []
+
+    def emit(
+        name: str, payload: Any = None, *, agent: str | None = None, parent: Any = None
+    ) -> Signal:
+        parent_id = parent.id if isinstance(parent, Signal) else parent
+        signal = Signal(name, payload, f"s{len(signals)}", None, agent, parent_id)
+        signals.append(signal)
+        return signal
+
+    asyncio.run(call_provider(provider, live, emit))
+    return signals
+
+
+def test_provider_replays_deltas_tools_usage_cost_and_latency(tmp_path: Path) -> None:
+    provider = CassetteProvider(write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]}))
+    assert provider.name == "cassette"
+    signals = emitted(provider, request("sql-injection"))
+    assert [s.name for s in signals] == [
+        "provider:start",
+        "text:delta",
+        "text:delta",
+        "text:complete",
+        "tool:call",
+        "tool:result",
+        "provider:end",
+    ]
+    assert [s.payload["content"] for s in signals[1:3]] == ["SQL ", "injection."]
+    assert signals[4].payload == {"id": "t1", "name": "Read", "input": {"file_path": "a.ts"}}
+    assert signals[5].payload["result"] == "x" and signals[5].parent == "s4"
+    end = signals[-1].payload
+    assert end["usage"] == {"inputTokens": 10, "outputTokens": 4}
+    assert end["cost"] == 0.0012 and end["durationMs"] == 850 and end["output"] == "SQL injection."
+
+
+def test_provider_miss_emits_provider_error_and_raises(tmp_path: Path) -> None:
+    provider = CassetteProvider(write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]}))
+    with pytest.raises(ProviderError):
+        emitted(provider, request("nope"))
+
+
+def test_latency_scale_really_sleeps_and_default_does_not(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]})  # latencyMs 850
+    live = request("sql-injection")
+    started = time.perf_counter()
+    asyncio.run(CassetteProvider(path).complete(live))
+    assert time.perf_counter() - started < 0.2
+    started = time.perf_counter()
+    asyncio.run(CassetteProvider(path, latency_scale=0.2).complete(live))
+    assert time.perf_counter() - started >= 0.16
+    with pytest.raises(ValueError):
+        CassetteProvider(path, latency_scale=-1)

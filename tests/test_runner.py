@@ -1,0 +1,393 @@
+"""The runner: concurrency, timeouts, fail-fast, isolation, ordering, harness shapes,
+entry-point errors and Ctrl-C through the real CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from signal_eval_cli import (
+    EvalCase,
+    EvalDataset,
+    HarnessContext,
+    RunOptions,
+    load_result,
+    run_case,
+    run_dataset,
+)
+from signal_eval_cli.results import DatasetResult
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = Path(sys.executable).parent / "signal-eval"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "runner"
+ENDS = [{"type": "signal.contains", "pattern": "harness:end"}]
+
+
+def dataset(n: int, assertions: list[dict[str, Any]] = ENDS, **kw: Any) -> EvalDataset:
+    cases = [EvalCase(id=f"c{i}", input={"i": i}, assertions=list(assertions)) for i in range(n)]
+    return EvalDataset(name="runner", cases=cases, **kw)
+
+
+def run(harness: Any, data: EvalDataset, **options: Any) -> DatasetResult:
+    return asyncio.run(run_dataset(harness, data, RunOptions(**options)))
+
+
+class Peak:
+    """Counts runs in flight and remembers the most at once (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.now = self.peak = 0
+        self.lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+
+    def __exit__(self, *exc: object) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+# -- concurrency ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("concurrency", "parallel", "expected"), [(3, True, 3), (5, False, 1)])
+def test_concurrency_is_honoured(concurrency: int, parallel: bool, expected: int) -> None:
+    peak = Peak()
+
+    async def harness(input: Any, ctx: HarnessContext) -> None:
+        with peak:
+            ctx.emit("harness:start")
+            await ctx.sleep(0.02)
+            ctx.emit("harness:end", {"durationMs": 20})
+
+    result = run(harness, dataset(12), concurrency=concurrency, parallel=parallel)
+    assert result.passed_cases == 12
+    assert peak.peak == expected
+
+
+def test_blocking_sync_harnesses_get_a_thread_each_up_to_the_concurrency() -> None:
+    """The loop's default pool (cpu_count + 4 threads) would cap this below 12."""
+    peak = Peak()
+
+    def harness(input: Any, ctx: HarnessContext) -> list[dict[str, Any]]:
+        with peak:
+            time.sleep(0.15)
+        return [{"name": "harness:end", "payload": {"durationMs": 150}}]
+
+    started = time.perf_counter()
+    result = run(harness, dataset(24), concurrency=12)
+    assert result.passed_cases == 24
+    assert peak.peak == 12
+    assert time.perf_counter() - started < 1.5  # 2 waves of 150 ms, not 24 × 150 ms
+
+
+# -- timeouts -------------------------------------------------------------------------------------
+
+
+def test_timeout_cancels_a_hanging_harness_quickly() -> None:
+    cancelled: list[str] = []
+
+    async def harness(input: Any, ctx: HarnessContext) -> None:
+        ctx.emit("harness:start")
+        try:
+            await ctx.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.append(ctx.case_id)
+            raise
+
+    data = dataset(3)
+    data.cases[1].timeout = 50
+    started = time.perf_counter()
+    result = run(harness, data, timeout=120, concurrency=3)
+    assert time.perf_counter() - started < 3
+    errors = [c.error for c in result.cases]
+    assert errors == ["timed out after 120 ms", "timed out after 50 ms", "timed out after 120 ms"]
+    assert sorted(cancelled) == ["c0", "c1", "c2"]
+    assert all(not c.passed for c in result.cases)
+    assert [s.name for s in result.cases[0].signals] == ["harness:start"]  # kept for debugging
+
+
+def test_dataset_default_timeout_applies_and_a_sync_harness_cannot_hold_the_run() -> None:
+    def harness(input: Any, ctx: HarnessContext) -> None:
+        ctx.emit("harness:start")
+        time.sleep(0.6)  # blocks its thread, not the loop
+        ctx.emit("harness:end")
+
+    started = time.perf_counter()
+    result = run(harness, dataset(2, default_timeout=80), concurrency=2)
+    assert time.perf_counter() - started < 0.5
+    assert [c.error for c in result.cases] == ["timed out after 80 ms"] * 2
+
+
+def test_a_timeout_error_raised_by_the_harness_is_not_our_timeout() -> None:
+    async def harness(input: Any, ctx: HarnessContext) -> None:
+        raise TimeoutError("upstream API did not answer")
+
+    case = asyncio.run(run_case(harness, dataset(1).cases[0]))
+    assert case.error == "TimeoutError: upstream API did not answer"
+
+
+# -- fail-fast, isolation, order --------------------------------------------------------------------
+
+
+def test_fail_fast_stops_scheduling_after_the_first_failure() -> None:
+    started: list[str] = []
+
+    async def harness(input: Any, ctx: HarnessContext) -> None:
+        started.append(ctx.case_id)
+        ctx.emit("harness:start")
+        if input["i"] != 1:
+            ctx.emit("harness:end")
+
+    result = run(harness, dataset(6), concurrency=1, fail_fast=True)
+    assert started == ["c0", "c1"]
+    assert [c.passed for c in result.cases[:2]] == [True, False]
+    assert all(c.skipped and c.error == "not run (fail-fast)" for c in result.cases[2:])
+    assert (result.passed_cases, result.failed_cases, result.skipped_cases) == (1, 1, 4)
+
+    started.clear()
+    everything = run(harness, dataset(6), concurrency=1)
+    assert len(started) == 6 and everything.failed_cases == 1
+
+
+def test_fail_fast_lets_running_cases_finish() -> None:
+    async def harness(input: Any, ctx: HarnessContext) -> None:
+        ctx.emit("harness:start")
+        if input["i"] == 0:
+            return  # fails at once
+        await ctx.sleep(0.05)
+        ctx.emit("harness:end")
+
+    result = run(harness, dataset(8), concurrency=3, fail_fast=True)
+    assert not result.cases[0].passed
+    assert result.cases[1].passed and result.cases[2].passed  # already running: finished
+    assert all(c.skipped for c in result.cases[3:])
+
+
+def test_an_exception_in_one_case_leaves_the_others_intact() -> None:
+    def harness(input: Any, ctx: HarnessContext) -> list[dict[str, Any]]:
+        if input["i"] == 2:
+            raise ValueError("model returned garbage")
+        return [{"name": "harness:start"}, {"name": "harness:end"}]
+
+    result = run(harness, dataset(5), concurrency=2)
+    assert [c.passed for c in result.cases] == [True, True, False, True, True]
+    assert result.cases[2].error == "ValueError: model returned garbage"
+    assert result.cases[2].assertions == []
+
+
+def test_results_come_back_in_dataset_order_whatever_the_completion_order() -> None:
+    completed: list[str] = []
+
+    async def harness(input: Any, ctx: HarnessContext) -> None:
+        await ctx.sleep(0.01 * (6 - input["i"]))
+        ctx.emit("harness:end")
+
+    result = run(
+        harness, dataset(6), concurrency=6, on_case_complete=lambda r: completed.append(r.case_id)
+    )
+    assert completed == ["c5", "c4", "c3", "c2", "c1", "c0"]
+    assert [c.case_id for c in result.cases] == ["c0", "c1", "c2", "c3", "c4", "c5"]
+
+
+# -- harness shapes -----------------------------------------------------------------------------------
+
+
+async def async_gen(input: Any, ctx: HarnessContext) -> AsyncIterator[dict[str, Any]]:
+    yield {"name": "harness:start", "payload": {"state": input}}
+    await asyncio.sleep(0)
+    yield {"name": "agent:activated", "payload": {"agent": "a", "trigger": "harness:start"}}
+    yield {"name": "harness:end", "payload": {"durationMs": 1}}
+
+
+def sync_gen(input: Any, ctx: HarnessContext) -> Iterator[dict[str, Any]]:
+    yield {"name": "harness:start", "payload": {"state": input}}
+    yield {"name": "agent:activated", "payload": {"agent": "a", "trigger": "harness:start"}}
+    yield {"name": "harness:end", "payload": {"durationMs": 1}}
+
+
+async def coroutine_list(input: Any, ctx: HarnessContext) -> list[dict[str, Any]]:
+    await asyncio.sleep(0)
+    return list(sync_gen(input, ctx))
+
+
+def function_list(input: Any, ctx: HarnessContext) -> list[Any]:
+    from signal_eval_cli import Signal
+
+    first, *rest = sync_gen(input, ctx)
+    return [Signal("harness:start", first["payload"]), *rest]  # Signal objects and dicts mix
+
+
+def emit_only(input: Any, ctx: HarnessContext) -> None:
+    start = ctx.emit("harness:start", {"state": input})
+    ctx.emit("agent:activated", {"agent": "a", "trigger": "harness:start"}, agent="a", parent=start)
+    ctx.emit("harness:end", {"durationMs": 1}, parent=start)
+
+
+class WithRun:
+    async def run(self, input: Any, ctx: HarnessContext) -> AsyncIterator[dict[str, Any]]:
+        async for item in async_gen(input, ctx):
+            yield item
+
+
+class CallableObject:
+    def __call__(self, input: Any, ctx: HarnessContext) -> list[dict[str, Any]]:
+        return list(sync_gen(input, ctx))
+
+
+@pytest.mark.parametrize(
+    "harness",
+    [async_gen, sync_gen, coroutine_list, function_list, emit_only, WithRun(), CallableObject()],
+    ids=[
+        "async-gen",
+        "sync-gen",
+        "coroutine-list",
+        "function-list",
+        "ctx-emit",
+        "run-method",
+        "callable",
+    ],
+)
+def test_every_harness_shape_is_accepted(harness: Any) -> None:
+    assertions = [
+        {
+            "type": "signal.trajectory",
+            "patterns": ["harness:start", "agent:activated", "harness:end"],
+            "strict": True,
+        },
+        {"type": "agent.causedBy", "agentId": "a", "triggerPattern": "harness:start"},
+        {"type": "metric.latency.max", "value": 5},
+    ]
+    result = run(harness, dataset(2, assertions))
+    for case in result.cases:
+        assert case.passed, [a.message for a in case.failed_assertions] or case.error
+        assert [s.name for s in case.signals] == ["harness:start", "agent:activated", "harness:end"]
+        assert all(s.id and s.timestamp for s in case.signals)
+        assert len({s.id for s in case.signals}) == 3
+
+
+def test_a_harness_returning_a_single_value_is_an_error_not_a_crash() -> None:
+    result = run(lambda input, ctx: {"name": "harness:end"}, dataset(1))
+    assert "a list of signals" in (result.cases[0].error or "")
+    result = run(object(), dataset(1))
+    assert "run(input, ctx)" in (result.cases[0].error or "")
+
+
+# -- the real CLI ----------------------------------------------------------------------------------------
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(CLI), *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def write_dataset(directory: Path, harness: str) -> Path:
+    path = directory / "eval.yaml"
+    path.write_text(
+        f"name: entry points\nharness: {json.dumps(harness)}\n"
+        "cases:\n  - id: one\n    input: {}\n    assertions:\n"
+        "      - {type: signal.contains, pattern: harness:end}\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (
+            "no_such_pkg_xyz.harness:create",
+            ["'no_such_pkg_xyz.harness:create'", "cannot import module 'no_such_pkg_xyz.harness'"],
+        ),
+        (
+            "signal_eval_cli.patterns:no_such_factory",
+            ["has no attribute 'no_such_factory'", "module 'signal_eval_cli.patterns'"],
+        ),
+        ("harnesses/missing.py:create", ["file not found", "harnesses/missing.py"]),
+        ("local.py:nope", ["has no attribute 'nope'", "(it has: create"]),
+        (
+            "not-registered",
+            ["no harness is registered under that name", "signal_eval.harnesses", "reactive"],
+        ),
+    ],
+)
+def test_entry_point_errors_exit_2_and_say_what_is_missing(
+    tmp_path: Path, spec: str, expected: list[str]
+) -> None:
+    (tmp_path / "local.py").write_text(
+        "def create():\n    return lambda input, ctx: [{'name': 'harness:end'}]\n"
+    )
+    done = cli("run", str(write_dataset(tmp_path, spec)))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    for part in expected:
+        assert part in done.stderr, (part, done.stderr)
+
+
+def test_file_entry_points_resolve_against_the_dataset_not_the_cwd(tmp_path: Path) -> None:
+    (tmp_path / "harnesses").mkdir()
+    (tmp_path / "harnesses" / "mine.py").write_text(
+        "def create(greeting='hi'):\n"
+        "    def run(input, ctx):\n"
+        "        ctx.emit('harness:start', {'greeting': greeting})\n"
+        "        ctx.emit('harness:end', {'durationMs': 1})\n"
+        "    return run\n"
+    )
+    done = cli(
+        "run", str(write_dataset(tmp_path, "harnesses/mine.py:create")), "--param", "greeting=yo"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "one" in done.stdout
+
+
+def test_ctrl_c_keeps_what_finished_and_exits_130(tmp_path: Path) -> None:
+    output = tmp_path / "partial.json"
+    process = subprocess.Popen(
+        [
+            str(CLI),
+            "run",
+            str(FIXTURES / "slow.yaml"),
+            "--concurrency",
+            "1",
+            "--output",
+            str(output),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "120"},
+    )
+    assert process.stderr is not None
+    seen: list[str] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        if line.startswith("[2/20]"):
+            break
+    assert any(line.startswith("[2/20]") for line in seen), seen
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stdout + stderr
+    data = json.loads(output.read_text())
+    assert data["interrupted"] is True
+    finished = [c["caseId"] for c in data["cases"]]
+    assert 2 <= len(finished) < 20
+    assert finished == [f"slow-{i:02d}" for i in range(1, len(finished) + 1)]
+    assert all(c["passed"] for c in data["cases"])
+    reloaded = load_result(output)
+    assert reloaded.interrupted and reloaded.total_cases == len(finished)
