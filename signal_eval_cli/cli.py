@@ -7,6 +7,7 @@ Exit codes: 0 all passed · 1 evaluation failures or a blocking regression ·
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -15,6 +16,16 @@ import typer
 import yaml
 from rich.console import Console
 
+from signal_eval_cli.cli_providers import (
+    JudgeModelOpt,
+    MaxConnectionsOpt,
+    PriceOpt,
+    ProviderFlags,
+    ProviderOpt,
+    RecordMissingOpt,
+    RecordOpt,
+    ReplayOpt,
+)
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.entrypoints import resolve_harness
@@ -33,8 +44,18 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
+
+
+def _console(*, stderr: bool = False) -> Console:
+    """Rich console; logs (no terminal, no COLUMNS) get 120 columns instead of 80."""
+    console = Console(stderr=stderr)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(stderr=stderr, width=120)
+    return console
+
+
+out = _console()
+err = _console(stderr=True)
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -195,6 +216,13 @@ def run(
     junit: JunitOpt = None,
     signals: SignalsOpt = "failed",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    provider: ProviderOpt = None,
+    record: RecordOpt = False,
+    record_missing: RecordMissingOpt = False,
+    replay: ReplayOpt = False,
+    max_connections: MaxConnectionsOpt = None,
+    judge_model: JudgeModelOpt = None,
+    price: PriceOpt = None,
 ) -> None:
     """Run a dataset (or evaluate recorded traces) and print a table of results."""
     if signals not in ("all", "failed", "none"):
@@ -209,7 +237,14 @@ def run(
             timeout=timeout,
             repeat=repeat,
         )
-        subject = build_harness(dataset, harness, parse_params(param or []), traces, options)
+        flags = ProviderFlags(
+            provider, record, record_missing, replay, max_connections, judge_model, price or []
+        )
+        params = parse_params(param or [])
+        if traces is None:
+            params = flags.harness_params(dataset, harness, params)
+        subject = build_harness(dataset, harness, params, traces, options)
+        flags.configure_judge(dataset, options, params)
     except InputError as exc:
         fail_input(exc)
     selected = select_cases(dataset, options)
@@ -220,6 +255,7 @@ def run(
             result = asyncio.run(run_dataset(subject, dataset, options))
         except KeyboardInterrupt:
             result = partial_result(dataset, selected, progress.results, started)
+    flags.finish(options)
     print_dataset(result, out)
     write_reports(result, output=output, markdown=markdown, junit=junit, signals=signals)  # type: ignore[arg-type]
     if result.interrupted:
@@ -262,6 +298,16 @@ def validate(
         else:
             out.print(f"[green]ok[/green] {path} ({kind})", highlight=False)
     raise typer.Exit(EXIT_INPUT if invalid else EXIT_OK)
+
+
+from signal_eval_cli.cli_scenario import register as _register_scenario  # noqa: E402
+
+_register_scenario(app)
+from signal_eval_cli.cli_compare import register as _register_compare  # noqa: E402
+from signal_eval_cli.cli_matrix import register as _register_matrix  # noqa: E402
+
+_register_compare(app)
+_register_matrix(app)
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
 from signal_eval_cli.assertions import AssertionResult
@@ -62,14 +63,25 @@ class CaseMetrics:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseMetrics:
+        get = data.get  # positional arguments, in field order
         return cls(
-            latency_ms=float(data.get("latencyMs", 0.0)),
-            input_tokens=int(data.get("inputTokens", 0)),
-            output_tokens=int(data.get("outputTokens", 0)),
-            total_tokens=int(data.get("totalTokens", 0)),
-            cost=float(data.get("cost", 0.0)),
-            activations=int(data.get("activations", 0)),
+            float(get("latencyMs", 0.0)),
+            int(get("inputTokens", 0)),
+            int(get("outputTokens", 0)),
+            int(get("totalTokens", 0)),
+            float(get("cost", 0.0)),
+            int(get("activations", 0)),
         )
+
+
+_CASE_KEYS = frozenset(
+    {
+        "caseId", "name", "kind", "passed", "skipped", "durationMs", "metrics", "assertions",
+        "tags", "error", "outcomes", "passAtK", "passHatK", "flaky", "finalState", "signals",
+    }
+)  # fmt: skip
+"""The keys :meth:`CaseResult.to_dict` writes itself; any other key goes to ``extra``."""
+_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(slots=True)
@@ -140,26 +152,31 @@ class CaseResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseResult:
-        known = {
-            "caseId", "name", "kind", "passed", "skipped", "durationMs", "metrics", "assertions",
-            "tags", "error", "outcomes", "passAtK", "passHatK", "flaky", "finalState", "signals",
-        }  # fmt: skip
+        # Runs once per case of a loaded file: one lookup per key, and positional
+        # arguments (in field order: keyword arguments cost more than twice as much).
+        get = data.get
+        outcomes = get("outcomes")
         return cls(
-            case_id=str(data["caseId"]),
-            passed=bool(data["passed"]),
-            assertions=[AssertionResult.from_dict(a) for a in data.get("assertions", [])],
-            signals=[Signal.from_dict(s) for s in data.get("signals", [])],
-            final_state=data.get("finalState"),
-            metrics=CaseMetrics.from_dict(data.get("metrics", {})),
-            duration_ms=float(data.get("durationMs", 0.0)),
-            name=data.get("name"),
-            error=data.get("error"),
-            skipped=bool(data.get("skipped", False)),
-            tags=list(data.get("tags", [])),
-            outcomes=list(data["outcomes"]) if data.get("outcomes") is not None else None,
-            kind=str(data.get("kind", "case")),
-            extra={k: v for k, v in data.items() if k not in known},
+            str(data["caseId"]),
+            bool(data["passed"]),
+            [_assertion_from_dict(a) for a in get("assertions", ())],
+            [Signal.from_dict(s) for s in get("signals", ())],
+            get("finalState"),
+            CaseMetrics.from_dict(get("metrics", _NO_FIELDS)),
+            float(get("durationMs", 0.0)),
+            get("name"),
+            get("error"),
+            bool(get("skipped", False)),
+            list(get("tags", ())),
+            None if outcomes is None else list(outcomes),
+            str(get("kind", "case")),
+            {}
+            if data.keys() <= _CASE_KEYS
+            else {k: v for k, v in data.items() if k not in _CASE_KEYS},
         )
+
+
+_assertion_from_dict = AssertionResult.from_dict  # looked up once, not per assertion
 
 
 def percentile(sorted_values: list[float], p: float) -> float:
@@ -294,9 +311,10 @@ class DatasetResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DatasetResult:
+        case_from_dict = CaseResult.from_dict
         return cls(
             name=str(data["name"]),
-            cases=[CaseResult.from_dict(c) for c in data["cases"]],
+            cases=[case_from_dict(c) for c in data["cases"]],
             duration_ms=float(data.get("durationMs", 0.0)),
             started_at=str(data.get("startedAt", "")),
             completed_at=str(data.get("completedAt", "")),

@@ -50,7 +50,11 @@ GOOD = [
     signal("agent:activated", {"agent": "fixer", "trigger": "review:complete"}, "fixer"),
     signal("harness:end", {"durationMs": 12}),
 ]
-BAD = [*GOOD[:2], signal("error:provider", {"code": 500}), signal("text:complete", {"content": "fine"})]
+BAD = [
+    *GOOD[:2],
+    signal("error:provider", {"code": 500}),
+    signal("text:complete", {"content": "fine"}),
+]
 
 
 def run(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

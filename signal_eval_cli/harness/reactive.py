@@ -42,7 +42,6 @@ assertions mean the same offline as live.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import time
@@ -74,6 +73,7 @@ from signal_eval_cli.providers.base import (
     call_provider,
 )
 from signal_eval_cli.providers.cassette import CassetteProvider
+from signal_eval_cli.providers.registry import make_provider
 from signal_eval_cli.signals import Signal
 from signal_eval_cli.validate import DocumentKind, register_document_kind
 
@@ -718,7 +718,9 @@ def create_harness(
         options = dict(provider_options or {})
         if base_dir is not None:
             options.setdefault("base_dir", base_dir)  # relative cassette: paths
-        chosen = _provider_from_registry(provider, options)
+        if "cassette" not in options and (cassette or dataset_path or spec.path):
+            options["cassette"] = str(_cassette_path(cassette, spec, base_dir, dataset_path))
+        chosen = make_provider(provider, **options)
     elif provider is not None and not isinstance(provider, str):
         chosen = provider
     else:
@@ -762,15 +764,3 @@ def _cassette_path(
     if stem is None:
         raise InputError("reactive harness: agents given inline and no dataset: pass cassette=PATH")
     return _resolve(Path("cassettes") / f"{stem}.yaml", base_dir)
-
-
-def _provider_from_registry(spec: str, options: dict[str, Any]) -> Provider:
-    try:
-        registry = importlib.import_module("signal_eval_cli.providers.registry")
-    except ModuleNotFoundError:
-        raise InputError(
-            f"reactive harness: provider '{spec}' is not available in this installation "
-            "(no signal_eval_cli.providers.registry); use the cassette provider"
-        ) from None
-    made: Provider = registry.make_provider(spec, **options)
-    return made

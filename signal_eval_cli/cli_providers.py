@@ -1,0 +1,227 @@
+"""The model-provider options of ``signal-eval run``, folded into harness params and a judge.
+
+``--provider openai:<model>`` (or ``provider:`` in the dataset's harness params)
+makes the harness call a real model; ``--record`` records every call into the
+dataset's cassette, ``--record-missing`` only the calls it lacks, ``--replay``
+(the default when the cassette exists) never touches the network.
+``--max-connections`` bounds the calls in flight per provider, ``--price`` overrides
+the price table, ``--judge-model`` sets the default ``llm.judge`` model. The judge's
+calls go to ``<cassette>.judge.yaml`` beside the harness cassette, in the same mode.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from signal_eval_cli.dataset import EvalDataset
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.harness.entrypoints import load_factory
+from signal_eval_cli.providers.pricing import parse_price
+from signal_eval_cli.providers.recording import save_all
+from signal_eval_cli.runner import RunOptions
+
+__all__ = [
+    "JudgeModelOpt",
+    "MaxConnectionsOpt",
+    "PriceOpt",
+    "ProviderFlags",
+    "ProviderOpt",
+    "RecordMissingOpt",
+    "RecordOpt",
+    "ReplayOpt",
+    "default_cassette",
+]
+
+ProviderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--provider",
+        help="Model provider for the harness: openai:<model>, anthropic:<model> or cassette:<path>.",
+    ),
+]
+RecordOpt = Annotated[
+    bool,
+    typer.Option(
+        "--record", help="Call the real provider and record every call into the cassette."
+    ),
+]
+RecordMissingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--record-missing", help="Replay what the cassette has; record only the calls it lacks."
+    ),
+]
+ReplayOpt = Annotated[
+    bool,
+    typer.Option(
+        "--replay",
+        help="Replay the cassette only, never the network (the default when it exists).",
+    ),
+]
+MaxConnectionsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-connections",
+        min=1,
+        help="Model calls in flight per provider (default 32); halves when rate-limited, then recovers.",
+    ),
+]
+JudgeModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-model",
+        help="Default llm.judge model (else the dataset's judge.model, else $SIGNAL_EVAL_JUDGE_MODEL).",
+    ),
+]
+PriceOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--price",
+        help="Override a model's price: MODEL=INPUT:OUTPUT in USD per 1M tokens (repeatable).",
+    ),
+]
+
+
+def default_cassette(dataset: EvalDataset, params: Mapping[str, Any]) -> Path:
+    """The harness cassette: ``params['cassette']``, else ``cassettes/<dataset-stem>.yaml``.
+
+    Relative paths are relative to the dataset's directory, as for the reactive harness.
+    """
+    base_dir = dataset.path.parent if dataset.path is not None else Path.cwd()
+    explicit = params.get("cassette")
+    if explicit:
+        path = Path(str(explicit))
+        return path if path.is_absolute() else base_dir / path
+    stem = dataset.path.stem if dataset.path is not None else "dataset"
+    return base_dir / "cassettes" / f"{stem}.yaml"
+
+
+def _judge_cassette(cassette: Path) -> Path:
+    return cassette.with_name(f"{cassette.stem}.judge{cassette.suffix or '.yaml'}")
+
+
+def _uses_judge(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return value.get("type") == "llm.judge" or any(_uses_judge(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_uses_judge(v) for v in value)
+    return False
+
+
+def _accepts(factory: Any, name: str) -> bool:
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return True
+    return name in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
+@dataclass
+class ProviderFlags:
+    """What the provider options of ``run`` asked for."""
+
+    provider: str | None = None
+    record: bool = False
+    record_missing: bool = False
+    replay: bool = False
+    max_connections: int | None = None
+    judge_model: str | None = None
+    prices: list[str] = field(default_factory=list)
+
+    @property
+    def mode(self) -> str:
+        chosen = [
+            name
+            for name, on in (
+                ("record", self.record),
+                ("record-missing", self.record_missing),
+                ("replay", self.replay),
+            )
+            if on
+        ]
+        if len(chosen) > 1:
+            raise InputError(f"choose one of --{', --'.join(chosen)}")
+        return chosen[0] if chosen else "auto"
+
+    def _options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if self.max_connections is not None:
+            options["max_connections"] = self.max_connections
+        if self.prices:
+            options["prices"] = dict(parse_price(p) for p in self.prices)
+        return options
+
+    def harness_params(
+        self, dataset: EvalDataset, harness: str | None, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``params`` for the harness factory with ``provider`` and ``provider_options`` set."""
+        mode = self.mode
+        spec = dataset.harness if harness is None else None
+        base = dict(spec.params) if spec is not None else {}
+        merged = {**base, **params}
+        provider = self.provider or merged.get("provider")
+        if (
+            not isinstance(provider, str)
+            or provider == "cassette"
+            or provider.startswith("cassette:")
+        ):
+            if mode in ("record", "record-missing"):
+                raise InputError(
+                    "--record needs a real provider: pass --provider openai:<model> or "
+                    "anthropic:<model>, or set provider in the harness params"
+                )
+            if self.provider:
+                return {**params, "provider": self.provider}
+            return params
+        factory_name = harness or (spec.factory if spec is not None else None)
+        if factory_name is not None:
+            base_dir = dataset.path.parent if dataset.path is not None else None
+            factory = load_factory(factory_name, base_dir=base_dir)
+            if not _accepts(factory, "provider_options"):
+                if self.provider and not _accepts(factory, "provider"):
+                    raise InputError(f"harness '{factory_name}' takes no 'provider' parameter")
+                return {**params, "provider": provider}
+        options = dict(merged.get("provider_options") or {})
+        prices = {**dict(options.get("prices") or {}), **self._options().pop("prices", {})}
+        options.update(self._options())
+        if prices:
+            options["prices"] = prices
+        options["cassette"] = str(default_cassette(dataset, merged))
+        options["mode"] = mode
+        return {**params, "provider": provider, "provider_options": options}
+
+    def configure_judge(
+        self, dataset: EvalDataset, options: RunOptions, params: dict[str, Any]
+    ) -> None:
+        """Give ``options`` a real judge when the dataset has ``llm.judge`` assertions."""
+        from signal_eval_cli.judges import LLMJudge, resolve_judge_model
+
+        model = resolve_judge_model(self.judge_model, dataset.judge_model)
+        options.judge_model = model
+        assertions = [dataset.default_assertions, *(c.assertions for c in dataset.cases)]
+        if not _uses_judge(assertions):
+            return
+        spec = dataset.harness
+        merged = {**(dict(spec.params) if spec is not None else {}), **params}
+        cassette = _judge_cassette(default_cassette(dataset, merged))
+        mode = self.mode
+        if mode == "replay" and not cassette.is_file():
+            raise InputError(f"{cassette}: judge cassette not found (record it with --record)")
+        options.judge = LLMJudge(
+            model, provider_options=self._options(), cassette=cassette, mode=mode
+        )
+
+    @staticmethod
+    def finish(options: RunOptions) -> None:
+        """Save every recording (saying where it went) and stop the judge."""
+        for saved in save_all():
+            typer.echo(f"recorded {saved.recorded} call(s) to {saved.cassette.path}", err=True)
+        close = getattr(options.judge, "close", None)
+        if callable(close):
+            close()

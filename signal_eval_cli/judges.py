@@ -1,0 +1,338 @@
+"""A real LLM judge for ``llm.judge``: asks a model for a structured verdict, parses it strictly.
+
+The judge sends the case's output (and, with ``includeTrajectory``, a compact
+rendering of the trace) with the criteria and the rubric, and asks for JSON::
+
+    {"scores": [{"criterion": 1, "score": 0.8, "reason": "..."}, ...]}
+
+one entry per criterion, scores between 0 and 1. Anything else — prose, a
+missing criterion, a score of 1.3, a string score — raises
+:class:`JudgeParseError`, which fails the assertion with that message; a judge
+never passes by accident.
+
+Calls go through :func:`~signal_eval_cli.providers.registry.make_provider`, so
+they are retried, limited, recorded and replayed like the harness's own calls
+(a judge cassette entry is ``{case: judge-<hash>, agent: judge, call: 0}``), and
+cached in memory by (model, prompt, temperature).
+
+:class:`LLMJudge` implements the synchronous :class:`~signal_eval_cli.assertions.Judge`
+protocol from any thread: its calls run on an event loop of its own, in a
+background thread, so one HTTP client is reused across cases.
+
+The judge model is configured once: ``--judge-model``, the dataset's
+``judge: {model}``, or ``SIGNAL_EVAL_JUDGE_MODEL`` (in that order); an
+assertion's own ``model`` wins over all three. A bare model name picks the
+provider by its prefix (``claude…`` → Anthropic, anything else → OpenAI).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hashlib
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Coroutine, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from signal_eval_cli.assertions import JudgeRequest, JudgeVerdict
+from signal_eval_cli.providers.base import Provider, ProviderRequest
+from signal_eval_cli.providers.cassette import Cassette
+from signal_eval_cli.providers.recording import MODES, RecordingProvider
+from signal_eval_cli.providers.registry import make_provider
+
+__all__ = [
+    "JUDGE_MODEL_ENV",
+    "JudgeError",
+    "JudgeParseError",
+    "LLMJudge",
+    "judge_messages",
+    "judge_spec",
+    "parse_verdict",
+    "resolve_judge_model",
+]
+
+JUDGE_MODEL_ENV = "SIGNAL_EVAL_JUDGE_MODEL"
+OUTPUT_LIMIT = 20_000
+"""Characters of the output sent to the judge; the rest is cut with a note."""
+
+_T = TypeVar("_T")
+
+SYSTEM_PROMPT = """\
+You are an impartial evaluator of an AI system's output. Grade the output against \
+each criterion separately, using the rubric when one is given. A score is a number \
+from 0 (criterion not met at all) to 1 (fully met).
+
+Respond with only a JSON object, no other text:
+{"scores": [{"criterion": <criterion number>, "score": <number from 0 to 1>, \
+"reason": "<one or two sentences>"}, ...]}
+with exactly one entry for each criterion, in the order given."""
+
+
+class JudgeError(Exception):
+    """The judge could not give a verdict (no model, a failed call)."""
+
+
+class JudgeParseError(JudgeError):
+    """The judge answered, but not with a valid verdict."""
+
+
+def resolve_judge_model(
+    cli: str | None = None,
+    dataset: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> str | None:
+    """The default judge model: the CLI flag, else the dataset field, else the env var."""
+    env = os.environ if environ is None else environ
+    return cli or dataset or env.get(JUDGE_MODEL_ENV) or None
+
+
+def judge_spec(model: str) -> str:
+    """A provider spec for a judge model: ``openai:…``/``anthropic:…`` as given, else by prefix."""
+    if model.startswith(("openai:", "anthropic:")):
+        return model
+    return f"anthropic:{model}" if model.startswith("claude") else f"openai:{model}"
+
+
+def judge_messages(request: JudgeRequest) -> list[dict[str, str]]:
+    """The chat messages a judge model gets for ``request``."""
+    criteria = "\n".join(f"{i}. {c}" for i, c in enumerate(request.criteria, 1))
+    output = request.output
+    if len(output) > OUTPUT_LIMIT:
+        output = (
+            output[:OUTPUT_LIMIT]
+            + f"\n[… {len(request.output) - OUTPUT_LIMIT} more characters cut]"
+        )
+    parts = [f"Criteria:\n{criteria}"]
+    if request.rubric:
+        parts.append(f"Rubric:\n{request.rubric.strip()}")
+    parts.append(f"Output to grade (between the markers):\n<<<OUTPUT\n{output}\nOUTPUT>>>")
+    if request.trajectory is not None:
+        parts.append(
+            "Trajectory (the signals the run emitted, in order; #index name [agent]):\n"
+            f"{request.trajectory}"
+        )
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(?P<body>.*)\n```\Z", re.DOTALL)
+
+
+def parse_verdict(text: str, criteria: list[str]) -> JudgeVerdict:
+    """The verdict in a judge's answer, or :class:`JudgeParseError` saying what is wrong.
+
+    Accepted: the JSON object alone, or the JSON object alone in one fenced block.
+    """
+
+    def fail(why: str) -> JudgeParseError:
+        shown = text if len(text) <= 300 else text[:300] + "…"
+        return JudgeParseError(
+            f"judge answer is not a valid verdict: {why}; the answer was {shown!r}"
+        )
+
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group("body").strip()
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise fail(f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("scores"), list):
+        raise fail('expected an object with a "scores" list')
+    entries = data["scores"]
+    scores: dict[str, float] = {}
+    reasons: dict[str, str] = {}
+    seen: set[int] = set()
+    for position, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict):
+            raise fail(f"scores entry {position} is not an object")
+        number = entry.get("criterion")
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise fail(f'scores entry {position} has no integer "criterion"')
+        if not 1 <= number <= len(criteria):
+            raise fail(
+                f"scores entry {position} names criterion {number}, but there are {len(criteria)}"
+            )
+        if number in seen:
+            raise fail(f"criterion {number} is scored twice")
+        seen.add(number)
+        score = entry.get("score")
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise fail(f'criterion {number} has no numeric "score"')
+        if not 0 <= score <= 1:
+            raise fail(f"criterion {number} has score {score}, outside 0..1")
+        reason = entry.get("reason")
+        if not isinstance(reason, str):
+            raise fail(f'criterion {number} has no "reason" string')
+        scores[criteria[number - 1]] = float(score)
+        reasons[criteria[number - 1]] = reason.strip()
+    missing = [str(i) for i in range(1, len(criteria) + 1) if i not in seen]
+    if missing:
+        raise fail(f"no score for criterion {', '.join(missing)}")
+    return JudgeVerdict(scores, reasons)
+
+
+class _LoopThread:
+    """An event loop in a daemon thread; ``run(coro)`` waits for it from any other thread."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _start(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="llm-judge", daemon=True)
+                thread.start()
+                self._loop, self._thread = loop, thread
+            return self._loop
+
+    def run(self, coro: Coroutine[Any, Any, _T], timeout: float | None) -> _T:
+        loop = self._start()
+        future = asyncio.run_coroutine_threadsafe(coro, loop)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise JudgeError(f"the judge call did not finish within {timeout:g} s") from None
+
+    def close(self) -> None:
+        with self._lock:
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        if loop is None or thread is None:
+            return
+
+        async def shutdown() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+
+
+class _ByModel:
+    """Routes a judge request to the provider of its model (``request.model`` is the spec)."""
+
+    name = "judge"
+
+    def __init__(self, make: Callable[[str], Provider]) -> None:
+        self._make = make
+        self._providers: dict[str, Provider] = {}
+
+    async def complete(self, request: ProviderRequest, on_delta: Any = None) -> Any:
+        spec = str(request.model)
+        provider = self._providers.get(spec)
+        if provider is None:
+            provider = self._providers[spec] = self._make(spec)
+        return await provider.complete(request, on_delta)
+
+
+class LLMJudge:
+    """The :class:`~signal_eval_cli.assertions.Judge` that asks a real model.
+
+    Args:
+        default_model: used when an assertion names no ``model``.
+        provider_options: passed to ``make_provider`` (``max_connections``,
+            ``timeout``, ``prices``, ``api_key``, ``base_url``…).
+        cassette: where judge calls are recorded / replayed from.
+        mode: ``auto`` (replay when the cassette exists, else live), ``replay``,
+            ``record``, ``record-missing`` or ``live``.
+        timeout: seconds one ``judge`` call may take in all, retries included.
+    """
+
+    def __init__(
+        self,
+        default_model: str | None = None,
+        *,
+        provider_options: Mapping[str, Any] | None = None,
+        cassette: str | Path | None = None,
+        mode: str = "auto",
+        timeout: float = 600.0,
+    ) -> None:
+        self.default_model = default_model
+        self.timeout = timeout
+        self.calls = 0
+        self.cache_hits = 0
+        self._options = dict(provider_options or {})
+        self._cache: dict[tuple[str, str, float], JudgeVerdict] = {}
+        self._lock = threading.Lock()
+        self._loop = _LoopThread()
+        live = _ByModel(lambda spec: make_provider(spec, **self._options))
+        path = Path(cassette) if cassette is not None else None
+        if path is not None and mode == "auto":
+            mode = "replay" if path.is_file() else "live"
+        self.provider: Provider
+        if path is None or mode == "live":
+            if mode not in ("auto", "live"):
+                raise ValueError(f"judge mode {mode!r} needs a cassette")
+            self.provider = live
+            self.recording: RecordingProvider | None = None
+        else:
+            if mode not in MODES:
+                raise ValueError(f"judge mode must be auto, live or one of {MODES}, got {mode!r}")
+            if mode == "replay" and not path.is_file():
+                raise ValueError(f"{path}: judge cassette not found (record it with --record)")
+            loaded = Cassette.load(path) if path.is_file() else Cassette.empty(path)
+            self.recording = RecordingProvider(
+                loaded,
+                None if mode == "replay" else live,
+                mode=mode,
+                name="judge",
+            )
+            self.provider = self.recording
+
+    def judge(self, request: JudgeRequest) -> JudgeVerdict:
+        model = request.model or self.default_model
+        if not model:
+            raise JudgeError(
+                "no judge model configured (pass --judge-model, set the dataset's judge.model "
+                "or SIGNAL_EVAL_JUDGE_MODEL, or give the assertion a model)"
+            )
+        spec = judge_spec(model)
+        messages = judge_messages(request)
+        prompt = json.dumps(messages, ensure_ascii=False)
+        key = (spec, prompt, request.temperature)
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is not None:
+            self.cache_hits += 1
+            return cached
+        digest = hashlib.sha256(
+            json.dumps([spec, prompt, request.temperature]).encode()
+        ).hexdigest()
+        call = ProviderRequest(
+            case_id=f"judge-{digest[:16]}",
+            agent="judge",
+            messages=messages,
+            model=spec,
+            temperature=request.temperature,
+        )
+        self.calls += 1
+        response = self._loop.run(self.provider.complete(call), self.timeout)
+        verdict = parse_verdict(response.text, request.criteria)
+        with self._lock:
+            self._cache[key] = verdict
+        return verdict
+
+    def save(self) -> bool:
+        """Write recorded judge calls to the cassette (also done by :meth:`close`)."""
+        return self.recording.save() if self.recording is not None else False
+
+    def close(self) -> None:
+        """Save recordings and stop the judge's event loop (closing its HTTP clients)."""
+        self.save()
+        self._loop.close()

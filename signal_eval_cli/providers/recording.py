@@ -1,0 +1,122 @@
+"""Record real model calls into a cassette, or replay them without a network.
+
+Modes:
+
+- ``replay``: answers only from the cassette; a request it has no recording for
+  (or whose prompt changed since) is a :class:`ProviderError` naming the case,
+  agent, call and request. The real provider is never built, so no key is needed.
+- ``record``: every call goes to the real provider and is written to the
+  cassette; the first call of a case drops what that case had recorded before, so
+  a re-recorded case holds exactly its new calls (other cases are kept).
+- ``record-missing``: answers from the cassette where it can and records only the
+  calls it has no (or a stale) recording for.
+
+Recordings are saved atomically, at most every ``autosave_interval`` seconds while
+recording and by :meth:`RecordingProvider.save` (also run at interpreter exit), in
+the format :class:`~signal_eval_cli.providers.cassette.Cassette` replays.
+"""
+
+from __future__ import annotations
+
+import atexit
+import time
+import weakref
+from collections.abc import Callable
+from typing import Literal
+
+from signal_eval_cli.providers.base import (
+    Provider,
+    ProviderError,
+    ProviderRequest,
+    ProviderResponse,
+)
+from signal_eval_cli.providers.cassette import Cassette
+
+__all__ = ["MODES", "RecordMode", "RecordingProvider", "save_all"]
+
+RecordMode = Literal["replay", "record", "record-missing"]
+MODES: tuple[RecordMode, ...] = ("replay", "record", "record-missing")
+
+_OPEN: weakref.WeakSet[RecordingProvider] = weakref.WeakSet()
+
+
+class RecordingProvider:
+    """A cassette in front of a real provider (see the module doc for the modes)."""
+
+    def __init__(
+        self,
+        cassette: Cassette,
+        inner: Provider | None = None,
+        *,
+        mode: RecordMode = "replay",
+        name: str | None = None,
+        autosave_interval: float = 2.0,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if mode != "replay" and inner is None:
+            raise ValueError(f"mode {mode!r} needs the real provider to record from")
+        self.cassette = cassette
+        self.inner = inner
+        self.mode: RecordMode = mode
+        self.name = name or (inner.name if inner is not None else "cassette")
+        self.autosave_interval = autosave_interval
+        self.recorded = 0
+        self.replayed = 0
+        self._dirty = False
+        self._last_save = time.monotonic()
+        self._fresh_cases: set[str] = set()
+        _OPEN.add(self)
+
+    async def complete(
+        self, request: ProviderRequest, on_delta: Callable[[str], None] | None = None
+    ) -> ProviderResponse:
+        if self.mode == "replay":
+            return self._replay(request, on_delta)
+        if self.mode == "record-missing" and self.cassette.has(request):
+            try:
+                return self._replay(request, on_delta)
+            except ProviderError as exc:
+                if exc.code != "cassette_stale":
+                    raise
+        if self.mode == "record" and request.case_id not in self._fresh_cases:
+            self._fresh_cases.add(request.case_id)
+            kept = [e for e in self.cassette if e.case != request.case_id]
+            if len(kept) != len(self.cassette):
+                self.cassette = Cassette(self.cassette.path, kept)
+                self._dirty = True
+        assert self.inner is not None
+        response = await self.inner.complete(request, on_delta)
+        self.cassette.record(request, response)
+        self.recorded += 1
+        self._dirty = True
+        if time.monotonic() - self._last_save >= self.autosave_interval:
+            self.save()
+        return response
+
+    def _replay(
+        self, request: ProviderRequest, on_delta: Callable[[str], None] | None
+    ) -> ProviderResponse:
+        response = self.cassette.lookup(request)
+        self.replayed += 1
+        if on_delta is not None and response.deltas:
+            for chunk in response.deltas:
+                on_delta(chunk)
+        return response
+
+    def save(self) -> bool:
+        """Write the cassette if anything was recorded since the last save."""
+        if not self._dirty:
+            return False
+        self.cassette.save()
+        self._dirty = False
+        self._last_save = time.monotonic()
+        return True
+
+
+def save_all() -> list[RecordingProvider]:
+    """Save every recording with unsaved calls; return those that were saved."""
+    return [p for p in list(_OPEN) if p.save()]
+
+
+atexit.register(save_all)
