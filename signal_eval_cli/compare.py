@@ -534,6 +534,11 @@ def compare_files(
         InputError: a file is unreadable, old, malformed or of an unknown kind.
         IncompatibleResults: see :func:`compare`.
     """
+    # load_result pauses the collector while it builds a result; this pause is for what
+    # follows: with the collector back on, the millions of objects just loaded are all
+    # in the young generation and compare()'s first allocations would make it traverse
+    # them (and then again in the older generations): about 1 s more for 2 × 100,000
+    # cases. It also covers freeing both results on the way out.
     with _gc_paused():
         return compare(load_result(baseline), load_result(candidate), options)
 

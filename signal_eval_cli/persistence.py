@@ -65,7 +65,7 @@ def _write_expanded(value: Any, indent: str, level: int, out: list[str]) -> None
     if level > 1:
         out.append(_compact(value))
     elif type(value) is dict and value and all(type(k) is str for k in value):
-        inner, below = indent + _INDENT, 1 if "schemaVersion" in value else level + 1
+        inner, below = indent + _INDENT, 1 if _is_result(value) else level + 1
         sep = "{\n"
         for key, item in value.items():
             out += (sep, inner, _compact(key), ": ")
@@ -88,10 +88,13 @@ def _write_expanded(value: Any, indent: str, level: int, out: list[str]) -> None
 
 
 def _holds_result(item: dict[Any, Any]) -> bool:
-    """A saved result, or an object with one as a field (a matrix variant)."""
-    return "schemaVersion" in item or any(
-        type(v) is dict and "schemaVersion" in v for v in item.values()
-    )
+    """A result (``schemaVersion`` and ``kind``), or an object with one as a field (a
+    matrix variant): laid out rather than written on one line."""
+    return _is_result(item) or any(type(v) is dict and _is_result(v) for v in item.values())
+
+
+def _is_result(item: dict[Any, Any]) -> bool:
+    return "schemaVersion" in item and "kind" in item
 
 
 def save_result(result: Any, path: str | Path, *, signals: SignalsPolicy = "failed") -> None:

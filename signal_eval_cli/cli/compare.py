@@ -12,11 +12,13 @@ from typing import Annotated
 
 import typer
 
+from signal_eval_cli.cli.common import EXIT_FAILED, EXIT_OK, err, fail_input, out
 from signal_eval_cli.compare import CompareOptions, IncompatibleResults, compare_files
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.persistence import save_result
+from signal_eval_cli.reports.console_matrix import print_comparison
 
-__all__ = ["register"]
+__all__ = ["compare_command"]
 
 
 def compare_command(
@@ -49,8 +51,6 @@ def compare_command(
     ] = None,
 ) -> None:
     """Compare two results; with --fail-on-regression, exit 1 when a regression blocks."""
-    from signal_eval_cli.cli import EXIT_FAILED, EXIT_OK, err, fail_input, out
-    from signal_eval_cli.reports.console_matrix import print_comparison
 
     try:
         options = CompareOptions(
@@ -74,7 +74,3 @@ def compare_command(
         write_markdown_report(result, markdown)
     blocked = fail_on_regression and result.summary.should_block
     raise typer.Exit(EXIT_FAILED if blocked else EXIT_OK)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("compare")(compare_command)

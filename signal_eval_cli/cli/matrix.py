@@ -13,6 +13,17 @@ from typing import Annotated
 
 import typer
 
+from signal_eval_cli.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    Progress,
+    QuietOpt,
+    err,
+    fail_input,
+    out,
+    write_reports,
+)
+from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.matrix import (
     MatrixOptions,
@@ -21,10 +32,12 @@ from signal_eval_cli.matrix import (
     load_matrix,
     run_matrix,
 )
+from signal_eval_cli.reports._format import fmt_pass_rate
+from signal_eval_cli.reports.console_matrix import print_matrix
 from signal_eval_cli.runner import select_cases
 from signal_eval_cli.signals import now_iso
 
-__all__ = ["register"]
+__all__ = ["matrix_command"]
 
 
 def matrix_command(
@@ -45,21 +58,9 @@ def matrix_command(
     signals: Annotated[
         str, typer.Option(help="Signals kept in results: all, failed or none.")
     ] = "failed",
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Run a matrix of harness variants over one dataset; rank them and recommend one."""
-    from signal_eval_cli.cli import (
-        EXIT_INTERRUPTED,
-        EXIT_OK,
-        Progress,
-        err,
-        fail_input,
-        out,
-        write_reports,
-    )
-    from signal_eval_cli.compare import pass_rate_stats
-    from signal_eval_cli.reports._format import fmt_pass_rate
-    from signal_eval_cli.reports.console_matrix import print_matrix
 
     if signals not in ("all", "failed", "none"):
         fail_input(InputError(f"--signals must be all, failed or none, got {signals!r}"))
@@ -95,7 +96,3 @@ def matrix_command(
     print_matrix(result, out)
     write_reports(result, output=output, markdown=markdown, junit=junit, signals=signals)  # type: ignore[arg-type]
     raise typer.Exit(EXIT_INTERRUPTED if result.interrupted else EXIT_OK)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("matrix")(matrix_command)

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console, Group
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from signal_eval_cli.cli.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, err, fail_input, out
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.persistence import save_result
 from signal_eval_cli.scenarios import (
@@ -27,13 +28,10 @@ from signal_eval_cli.scenarios import (
 )
 from signal_eval_cli.scenarios.goals import GoalResult
 
-__all__ = ["register", "scenario_command", "scenario_tables"]
+__all__ = ["scenario_command", "scenario_tables"]
 
-EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
 DETAIL_LIMIT = 1_500
-
-out = Console()
-err = Console(stderr=True)
 
 
 def _status(passed: bool) -> Text:
@@ -94,12 +92,6 @@ def _summary(run: ScenarioRunResult) -> Text:
     return text
 
 
-def _fail_input(error: InputError) -> None:
-    for problem in error.problems:
-        typer.echo(str(problem), err=True)
-    raise typer.Exit(EXIT_INPUT)
-
-
 def _update(scenarios: list[Scenario], run: ScenarioRunResult) -> None:
     for scenario, result in zip(scenarios, run.scenarios, strict=True):
         updated = update_expected_diffs(scenario, result)
@@ -149,7 +141,7 @@ def scenario_command(
 ) -> None:
     """Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals."""
     if not targets and not all_:
-        _fail_input(InputError("give scenario ids or files, or --all"))
+        fail_input(InputError("give scenario ids or files, or --all"))
     try:
         scenarios = find_scenarios(targets or [], directory=directory, include_all=all_)
         if not scenarios:
@@ -158,7 +150,7 @@ def scenario_command(
             run_scenarios(scenarios, root=root, concurrency=concurrency, keep_workdir=keep_workdir)
         )
     except InputError as exc:
-        _fail_input(exc)
+        fail_input(exc)
     except KeyboardInterrupt:
         err.print("interrupted", style="yellow")
         raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -179,8 +171,3 @@ def scenario_command(
 
         write_junit_report(run, junit)
     raise typer.Exit(EXIT_OK if all(s.passed for s in run.scenarios) else EXIT_FAILED)
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``scenario`` command to the ``signal-eval`` app."""
-    app.command("scenario")(scenario_command)

@@ -1,0 +1,44 @@
+"""The ``signal-eval`` command line: a thin layer over the library.
+
+One module per command; this one builds the Typer app and registers them.
+Exit codes: 0 all passed · 1 evaluation failures or a blocking regression ·
+2 invalid input (``file:line:col`` messages, no traceback) · 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from signal_eval_cli.cli.common import EXIT_INPUT, print_problems
+from signal_eval_cli.cli.compare import compare_command
+from signal_eval_cli.cli.matrix import matrix_command
+from signal_eval_cli.cli.run import run_command
+from signal_eval_cli.cli.scenario import scenario_command
+from signal_eval_cli.cli.validate import validate_command
+from signal_eval_cli.errors import InputError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="signal-eval",
+    help="Evaluate AI agent workflows by asserting over the signals they emit.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("run")(run_command)
+app.command("matrix")(matrix_command)
+app.command("compare")(compare_command)
+app.command("validate")(validate_command)
+app.command("scenario")(scenario_command)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except InputError as exc:  # raised from deep inside a command: still no traceback
+        print_problems(exc)
+        sys.exit(EXIT_INPUT)

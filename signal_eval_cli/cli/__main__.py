@@ -1,0 +1,5 @@
+"""``python -m signal_eval_cli.cli``."""
+
+from signal_eval_cli.cli import main
+
+main()

@@ -1,0 +1,129 @@
+"""What every command shares: consoles, exit codes, input errors, report options."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+import yaml
+from rich.console import Console
+
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.persistence import save_result
+from signal_eval_cli.results import CaseResult, SignalsPolicy
+
+
+def _console(*, stderr: bool = False) -> Console:
+    """Rich console; logs (no terminal, no COLUMNS) get 120 columns instead of 80."""
+    console = Console(stderr=stderr)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(stderr=stderr, width=120)
+    return console
+
+
+out = _console()
+err = _console(stderr=True)
+
+EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def print_problems(error: InputError) -> None:
+    """One ``file:line:col: message`` per line, unwrapped, on stderr."""
+    for problem in error.problems:
+        typer.echo(str(problem), err=True)
+
+
+def fail_input(error: InputError) -> NoReturn:
+    print_problems(error)
+    raise typer.Exit(EXIT_INPUT)
+
+
+def parse_params(items: list[str]) -> dict[str, Any]:
+    """``key=value`` pairs; values are read as YAML scalars (``3`` → 3, ``true`` → True)."""
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            fail_input(InputError(f"--param expects key=value, got {item!r}"))
+        try:
+            params[key] = yaml.safe_load(value) if value else ""
+        except yaml.YAMLError:
+            params[key] = value
+    return params
+
+
+class Progress:
+    """A progress bar on a terminal; one plain line per case otherwise."""
+
+    def __init__(self, total: int, *, quiet: bool) -> None:
+        self.total, self.done, self.quiet = total, 0, quiet
+        self.results: list[CaseResult] = []
+        self.bar: Any = None
+        if not quiet and err.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+            self.bar = Progress(
+                "[progress.description]{task.description}",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
+            )
+            self.task = self.bar.add_task("running", total=total)
+
+    def __enter__(self) -> Progress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def __call__(self, result: CaseResult) -> None:
+        self.results.append(result)
+        self.done += 1
+        if self.bar is not None:
+            self.bar.advance(self.task)
+        elif not self.quiet:
+            status = "skip" if result.skipped else "pass" if result.passed else "FAIL"
+            err.print(
+                f"[{self.done}/{self.total}] {result.case_id}: {status}",
+                markup=False,
+                highlight=False,
+            )
+
+
+def write_reports(
+    result: Any,
+    *,
+    output: Path | None,
+    markdown: Path | None,
+    junit: Path | None,
+    signals: SignalsPolicy,
+) -> None:
+    if output is not None:
+        save_result(result, output, signals=signals)
+        err.print(f"results written to {output}", highlight=False)
+    if markdown is not None:
+        from signal_eval_cli.reports.markdown import write_markdown_report
+
+        write_markdown_report(result, markdown)
+    if junit is not None:
+        from signal_eval_cli.reports.junit import write_junit_report
+
+        write_junit_report(result, junit)
+
+
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
+OutputOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Write results JSON here (atomically).")
+]
+MarkdownOpt = Annotated[
+    Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
+]
+JunitOpt = Annotated[Path | None, typer.Option(help="Write a JUnit XML report.")]
+SignalsOpt = Annotated[str, typer.Option(help="Signals kept in results: all, failed or none.")]
