@@ -22,9 +22,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from signal_eval_cli.patterns import compile_glob, set_path
+
+if TYPE_CHECKING:
+    from signal_eval_cli.errors import Problem
 
 __all__ = [
     "Signal",
@@ -460,6 +463,30 @@ def _number(value: Any) -> float:
 # -- JSONL -------------------------------------------------------------------------
 
 
+def json_lines(
+    text: str, path: str, problems: list[Problem], invalid: str = "not JSON"
+) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of each non-blank line of ``text`` that is JSON.
+
+    A line that is not is appended to ``problems`` as ``path:line:col: <invalid>: why``
+    and skipped; the caller raises them (in line order, with its own).
+    """
+    from signal_eval_cli.errors import Problem
+
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(path, lineno, exc.colno, f"{invalid}: {exc.msg}"))
+            continue
+        except (ValueError, RecursionError) as exc:  # a huge integer, too deep nesting
+            problems.append(Problem(path, lineno, 1, f"{invalid}: {exc}"))
+            continue
+        yield lineno, data
+
+
 def read_jsonl(source: str | Path | IO[str]) -> list[Signal]:
     """Read one signal per line; blank lines are ignored.
 
@@ -481,17 +508,7 @@ def read_jsonl(source: str | Path | IO[str]) -> list[Signal]:
         text = source.read()
     signals: list[Signal] = []
     problems: list[Problem] = []
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(path, lineno, exc.colno, f"not JSON: {exc.msg}"))
-            continue
-        except (ValueError, RecursionError) as exc:  # a huge integer, too deep nesting
-            problems.append(Problem(path, lineno, 1, f"not JSON: {exc}"))
-            continue
+    for lineno, data in json_lines(text, path, problems):
         try:
             signals.append(Signal.from_dict(data))
         except (TypeError, ValueError) as exc:

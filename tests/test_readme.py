@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from signal_eval_cli import load_dataset
+from signal_eval_cli.loading import parse_yaml, validate_document
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
@@ -36,8 +37,19 @@ def test_yaml_examples_validate(block: str, tmp_path: Path) -> None:
     data = yaml.safe_load(block)
     if isinstance(data, list):  # a list of assertions: wrap it in a one-case dataset
         data = {"name": "readme", "cases": [{"id": "c", "input": {}, "assertions": data}]}
-    elif "cases" not in data:
-        pytest.skip("not a dataset or assertion list")
+    elif (
+        "variants" in data
+    ):  # a matrix excerpt: its dataset lives in datasets/, so check the schema
+        doc = parse_yaml(block, "README.md")
+        assert validate_document(doc, "matrix") == []
+        return
     path = tmp_path / "example.yaml"
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     load_dataset(path)
+
+
+@pytest.mark.parametrize("block", re.findall(r"```json\n(.*?)```", README, re.S))
+def test_json_scenario_examples_validate(block: str) -> None:
+    doc = parse_yaml(block, "README.md")
+    assert "patternAssertions" in doc.data
+    assert validate_document(doc, "scenario") == []

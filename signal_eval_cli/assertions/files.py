@@ -9,12 +9,13 @@ pass or a fail with a reason, never a skip.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.assertions._helpers import short
-from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
+from signal_eval_cli.assertions._registry import Check, EvalContext, Outcome, assertion
 from signal_eval_cli.diffing import match_diff, normalize_diff, unified_diff
 from signal_eval_cli.scenarios.workspace import PathEscapeError, read_text, resolve_inside
 
@@ -33,12 +34,28 @@ def _locate(a: Mapping[str, Any], ctx: EvalContext) -> tuple[Path, str] | Outcom
         return Outcome(False, str(exc))
 
 
-@assertion("file-exists")
-def file_exists(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
-    located = _locate(a, ctx)
-    if isinstance(located, Outcome):
-        return located
-    path, label = located
+_FileCheck = Callable[[Mapping[str, Any], EvalContext, Path, str], Outcome]
+
+
+def _file_assertion(type_name: str) -> Callable[[_FileCheck], Check]:
+    """Register ``check(a, ctx, path, label)`` for the file :func:`_locate` finds.
+
+    Where it finds none, the assertion fails with the reason and ``check`` is not run.
+    """
+
+    def register(check: _FileCheck) -> Check:
+        @functools.wraps(check)
+        def located_check(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+            located = _locate(a, ctx)
+            return located if isinstance(located, Outcome) else check(a, ctx, *located)
+
+        return assertion(type_name)(located_check)
+
+    return register
+
+
+@_file_assertion("file-exists")
+def file_exists(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
     if path.is_file():
         return Outcome(True, f"{label} exists")
     if path.exists():
@@ -46,12 +63,8 @@ def file_exists(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     return Outcome(False, f"file missing: {label}")
 
 
-@assertion("file-contains")
-def file_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
-    located = _locate(a, ctx)
-    if isinstance(located, Outcome):
-        return located
-    path, label = located
+@_file_assertion("file-contains")
+def file_contains(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
     wanted = [a["includes"]] if isinstance(a["includes"], str) else list(a["includes"])
     text = read_text(path)
     if text is None:
@@ -70,12 +83,8 @@ def file_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("diff-match")
-def diff_match(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
-    located = _locate(a, ctx)
-    if isinstance(located, Outcome):
-        return located
-    path, label = located
+@_file_assertion("diff-match")
+def diff_match(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
     key = (a.get("scope", "fixture"), a["path"])
     if key not in ctx.baselines:
         return Outcome(

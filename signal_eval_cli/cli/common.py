@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, cast
 
 import typer
 import yaml
@@ -38,6 +38,13 @@ def print_problems(error: InputError) -> None:
 def fail_input(error: InputError) -> NoReturn:
     print_problems(error)
     raise typer.Exit(EXIT_INPUT)
+
+
+def signals_policy(value: str) -> SignalsPolicy:
+    """The ``--signals`` value, checked: ``all``, ``failed`` or ``none``; else exit 2."""
+    if value not in ("all", "failed", "none"):
+        fail_input(InputError(f"--signals must be all, failed or none, got {value!r}"))
+    return cast(SignalsPolicy, value)
 
 
 def parse_params(items: list[str]) -> dict[str, Any]:

@@ -16,11 +16,16 @@ import typer
 from signal_eval_cli.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
+    JunitOpt,
+    MarkdownOpt,
+    OutputOpt,
     Progress,
     QuietOpt,
+    SignalsOpt,
     err,
     fail_input,
     out,
+    signals_policy,
     write_reports,
 )
 from signal_eval_cli.compare import pass_rate_stats
@@ -48,22 +53,14 @@ def matrix_command(
     repeat: Annotated[
         int | None, typer.Option(min=1, help="Run each case N times; report flakiness.")
     ] = None,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write results JSON here (atomically).")
-    ] = None,
-    markdown: Annotated[
-        Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
-    ] = None,
-    junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report.")] = None,
-    signals: Annotated[
-        str, typer.Option(help="Signals kept in results: all, failed or none.")
-    ] = "failed",
+    output: OutputOpt = None,
+    markdown: MarkdownOpt = None,
+    junit: JunitOpt = None,
+    signals: SignalsOpt = "failed",
     quiet: QuietOpt = False,
 ) -> None:
     """Run a matrix of harness variants over one dataset; rank them and recommend one."""
-
-    if signals not in ("all", "failed", "none"):
-        fail_input(InputError(f"--signals must be all, failed or none, got {signals!r}"))
+    policy = signals_policy(signals)
     try:
         matrix = load_matrix(file)
     except InputError as exc:
@@ -94,5 +91,5 @@ def matrix_command(
                 matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
             )
     print_matrix(result, out)
-    write_reports(result, output=output, markdown=markdown, junit=junit, signals=signals)  # type: ignore[arg-type]
+    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy)
     raise typer.Exit(EXIT_INTERRUPTED if result.interrupted else EXIT_OK)

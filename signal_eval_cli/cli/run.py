@@ -21,6 +21,7 @@ from signal_eval_cli.cli.common import (
     fail_input,
     out,
     parse_params,
+    signals_policy,
     write_reports,
 )
 from signal_eval_cli.cli.provider_options import (
@@ -110,8 +111,7 @@ def run_command(
     price: PriceOpt = None,
 ) -> None:
     """Run a dataset (or evaluate recorded traces) and print a table of results."""
-    if signals not in ("all", "failed", "none"):
-        fail_input(InputError(f"--signals must be all, failed or none, got {signals!r}"))
+    policy = signals_policy(signals)
     try:
         dataset = load_dataset(dataset_path)
         options = RunOptions(
@@ -142,7 +142,7 @@ def run_command(
             result = partial_result(dataset, selected, progress.results, started)
     flags.finish(options)
     print_dataset(result, out)
-    write_reports(result, output=output, markdown=markdown, junit=junit, signals=signals)  # type: ignore[arg-type]
+    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy)
     if result.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
     raise typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)

@@ -35,6 +35,7 @@ from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.files import atomic_write_text
 from signal_eval_cli.loading import Document, Location, load_document, validate_document
 from signal_eval_cli.providers.base import ProviderError, ProviderRequest, ProviderResponse
+from signal_eval_cli.signals import json_lines
 from signal_eval_cli.validate import DocumentKind, register_document_kind
 
 __all__ = ["CASSETTE_VERSION", "Cassette", "CassetteEntry", "CassetteProvider"]
@@ -233,14 +234,7 @@ def _load_jsonl(path: Path) -> Document:
     entries: list[Any] = []
     values: dict[tuple[str | int, ...], Location] = {(): Location(1, 1)}
     problems: list[Problem] = []
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(name, lineno, exc.colno, f"invalid JSON: {exc.msg}"))
-            continue
+    for lineno, entry in json_lines(text, name, problems, "invalid JSON"):
         values[("entries", len(entries))] = Location(lineno, 1)
         entries.append(entry)
     if problems:
