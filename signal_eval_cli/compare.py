@@ -41,6 +41,7 @@ from signal_eval_cli.results import (
     AggregateMetrics,
     CaseResult,
     DatasetResult,
+    camel_case,
 )
 
 __all__ = [
@@ -213,17 +214,12 @@ class CompareOptions:
     """With repeats: the one-sided Fisher p-value at or below which a change is real."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {_camel(k): v for k, v in asdict(self).items()}
+        return {camel_case(k): v for k, v in asdict(self).items()}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CompareOptions:
         defaults = cls()
-        return cls(**{k: type(v)(data.get(_camel(k), v)) for k, v in asdict(defaults).items()})
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.capitalize() for part in rest)
+        return cls(**{k: type(v)(data.get(camel_case(k), v)) for k, v in asdict(defaults).items()})
 
 
 @dataclass(frozen=True, slots=True)

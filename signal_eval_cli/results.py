@@ -225,18 +225,19 @@ class AggregateMetrics:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {_camel(k): round(v, 6) if isinstance(v, float) else v for k, v in _fields(self)}
+        return {camel_case(k): round(v, 6) if isinstance(v, float) else v for k, v in _fields(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AggregateMetrics:
-        return cls(**{k: type(v)(data.get(_camel(k), v)) for k, v in _fields(cls())})
+        return cls(**{k: type(v)(data.get(camel_case(k), v)) for k, v in _fields(cls())})
 
 
 def _fields(obj: Any) -> list[tuple[str, Any]]:
     return [(name, getattr(obj, name)) for name in obj.__slots__]
 
 
-def _camel(name: str) -> str:
+def camel_case(name: str) -> str:
+    """``avg_latency_ms`` → ``avgLatencyMs``: Python field names to the JSON keys of seed 002."""
     head, *rest = name.split("_")
     return head + "".join(part.capitalize() for part in rest)
 
