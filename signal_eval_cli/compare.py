@@ -25,17 +25,15 @@ Percentages (``*_pct``) are percent, e.g. ``12.5`` for +12.5 %.
 
 from __future__ import annotations
 
-import gc
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
 from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.errors import EvalError
-from signal_eval_cli.persistence import load_result, register_result_kind
+from signal_eval_cli.persistence import gc_paused, load_result, register_result_kind
 from signal_eval_cli.results import (
     RESULT_SCHEMA_VERSION,
     AggregateMetrics,
@@ -508,19 +506,6 @@ register_result_kind("comparison", Comparison.from_dict)
 # -- compare -----------------------------------------------------------------------------------
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Loading 100,000 cases makes millions of small acyclic objects; CPython's cyclic
-    collector would rescan them over and over (more than half the load time)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def compare_files(
     baseline: str | Path, candidate: str | Path, options: CompareOptions | None = None
 ) -> Comparison:
@@ -535,7 +520,7 @@ def compare_files(
     # in the young generation and compare()'s first allocations would make it traverse
     # them (and then again in the older generations): about 1 s more for 2 × 100,000
     # cases. It also covers freeing both results on the way out.
-    with _gc_paused():
+    with gc_paused():
         return compare(load_result(baseline), load_result(candidate), options)
 
 

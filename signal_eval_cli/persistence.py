@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -122,10 +123,17 @@ def load_result(path: str | Path) -> Any:
     cases makes millions of small acyclic objects, and CPython's collector would rescan
     them over and over (more than half the load time).
     """
+    with gc_paused():
+        return _load_result(path)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector (restoring its previous state on the way out)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_result(path)
+        yield
     finally:
         if was_enabled:
             gc.enable()
