@@ -11,7 +11,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[dev]'  # no setuptools build chatter
 	touch $(STAMP)
 
 # Exit 1 means "ran, and some cases failed": the example fails one case on purpose
