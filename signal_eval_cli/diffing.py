@@ -663,7 +663,9 @@ def match_diff(
     (so it may carry less context and its ``@@`` numbers are ignored).  ``exact``: the
     normalised diffs are equal.  Blank lines around the expected block never matter.
     """
-    expected = _strip_blank_edges(_normal_lines(expected_diff))
+    # An empty line inside an expected hunk is an empty context line whose lone space an
+    # editor or a copy-paste stripped (a real diff line is never empty).
+    expected = [line or " " for line in _strip_blank_edges(_normal_lines(expected_diff))]
     actual = _normal_lines(actual_diff)
     if expected and not actual:
         return DiffMatch(

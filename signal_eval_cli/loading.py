@@ -19,7 +19,7 @@ import yaml
 from referencing import Registry, Resource
 
 from signal_eval_cli.errors import InputError, Problem, closest
-from signal_eval_cli.patterns import compile_glob, compile_regex, matcher_problems
+from signal_eval_cli.patterns import compile_glob, compile_regex, matcher_problems, parse_path
 
 __all__ = ["SCHEMA_DIR", "Document", "load_document", "schema_validator", "validate_document"]
 
@@ -131,10 +131,15 @@ def _index(
         seen: set[str] = set()
         for key_node, value_node in node.value:
             key = str(key_node.value)
-            if key in seen:
-                where = _location(key_node)
-                problems.append(Problem(name, where.line, where.column, f"duplicate key '{key}'"))
-            seen.add(key)
+            # The constructor flattened `<<: *anchor` merges into node.value, merged keys
+            # first; they come from the anchor (earlier in the file) and may be overridden.
+            if key_node.start_mark.index >= node.start_mark.index:  # written here, not merged
+                if key in seen:
+                    where = _location(key_node)
+                    problems.append(
+                        Problem(name, where.line, where.column, f"duplicate key '{key}'")
+                    )
+                seen.add(key)
             keys[(*path, key)] = _location(key_node)
             _index(value_node, (*path, key), values, keys, problems, name)
     elif isinstance(node, yaml.SequenceNode):
@@ -190,8 +195,7 @@ def validate_document(doc: Document, schema: str) -> list[Problem]:
     """Schema problems plus the checks a schema cannot express (globs, regexes)."""
     validator = schema_validator(schema)
     problems = [p for error in validator.iter_errors(doc.data) for p in _explain(doc, error)]
-    if not problems:
-        problems = list(_semantic_problems(doc))
+    problems.extend(_semantic_problems(doc))  # on the well-typed parts: all problems at once
     return _unique(problems)
 
 
@@ -308,37 +312,55 @@ def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, 
 
 
 def _semantic_problems(doc: Document) -> Iterator[Problem]:
+    """Checks a schema cannot express; each looks only at values of the right type, so
+    a value the schema already rejected is not reported twice."""
     known = set(_assertion_types())
     for path, node in assertion_nodes(doc.data):
-        if node["type"] not in known:
-            continue
-        for field in _GLOB_FIELDS:
-            if isinstance(node.get(field), str):
-                yield from _glob_problem(doc, (*path, field), node[field])
-        if node["type"] == "signal.trajectory":
-            for i, step in enumerate(node.get("patterns", [])):
-                step_path: JsonPath = (*path, "patterns", i)
-                if isinstance(step, Mapping):
-                    step_path, step = (*step_path, "pattern"), step.get("pattern")
-                if isinstance(step, str):
-                    yield from _glob_problem(doc, step_path, step)
-        if node["type"] == "output.matches":
-            try:
-                compile_regex(node["regex"], node.get("flags", ""))
-            except ValueError as exc:
-                yield doc.problem((*path, "regex"), str(exc))
-        if node["type"] == "output.json" and isinstance(node.get("schema"), Mapping):
-            try:
-                jsonschema.Draft202012Validator.check_schema(node["schema"])
-            except jsonschema.SchemaError as exc:
-                yield doc.problem((*path, "schema"), f"invalid JSON Schema: {exc.message}")
-        for field in ("payload", "args", "value"):
-            for suffix, message in matcher_problems(node.get(field), ""):
-                tokens = tuple(_token(t) for t in suffix.split("/")[1:])
-                yield doc.problem((*path, field, *tokens), message)
-        low, high = node.get("min"), node.get("max")
-        if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
-            yield doc.problem((*path, "min"), f"min ({low}) is greater than max ({high})")
+        if node["type"] in known:
+            yield from _assertion_problems(doc, path, node)
+
+
+def _assertion_problems(
+    doc: Document, path: JsonPath, node: Mapping[str, Any]
+) -> Iterator[Problem]:
+    for field in _GLOB_FIELDS:
+        if isinstance(node.get(field), str):
+            yield from _glob_problem(doc, (*path, field), node[field])
+    steps = node.get("patterns") if node["type"] == "signal.trajectory" else None
+    for i, step in enumerate(steps if isinstance(steps, list) else []):
+        step_path: JsonPath = (*path, "patterns", i)
+        if isinstance(step, str):
+            yield from _glob_problem(doc, step_path, step)
+        elif isinstance(step, Mapping):
+            if isinstance(step.get("pattern"), str):
+                yield from _glob_problem(doc, (*step_path, "pattern"), step["pattern"])
+            yield from _matcher_problems(doc, (*step_path, "payload"), step.get("payload"))
+    if node["type"] == "output.matches" and isinstance(node.get("regex"), str):
+        flags = node.get("flags", "")
+        try:
+            compile_regex(node["regex"], flags if isinstance(flags, str) else "")
+        except ValueError as exc:
+            yield doc.problem((*path, "regex"), str(exc))
+    if node["type"] == "output.json" and isinstance(node.get("schema"), Mapping):
+        try:
+            jsonschema.Draft202012Validator.check_schema(node["schema"])
+        except jsonschema.SchemaError as exc:
+            yield doc.problem((*path, "schema"), f"invalid JSON Schema: {exc.message}")
+    if isinstance(node.get("path"), str) and node["type"].startswith("snapshot."):
+        try:
+            parse_path(node["path"])
+        except ValueError as exc:
+            yield doc.problem((*path, "path"), str(exc))
+    for field in ("payload", "args", "value"):
+        yield from _matcher_problems(doc, (*path, field), node.get(field))
+    low, high = node.get("min"), node.get("max")
+    if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
+        yield doc.problem((*path, "min"), f"min ({low}) is greater than max ({high})")
+
+
+def _matcher_problems(doc: Document, path: JsonPath, expected: Any) -> Iterator[Problem]:
+    for suffix, message in matcher_problems(expected, ""):
+        yield doc.problem((*path, *(_token(t) for t in suffix.split("/")[1:])), message)
 
 
 def _token(text: str) -> str | int:
@@ -346,6 +368,8 @@ def _token(text: str) -> str | int:
 
 
 def _glob_problem(doc: Document, path: JsonPath, pattern: str) -> Iterator[Problem]:
+    if not pattern:
+        return  # the schema reports an empty pattern
     if not pattern.strip() or pattern != pattern.strip():
         yield doc.problem(path, f"bad pattern {pattern!r}: leading or trailing whitespace")
         return

@@ -267,33 +267,26 @@ class Trace:
         return {s.id: s for s in self.signals if s.id}
 
     @cached_property
-    def _state_names(self) -> list[str]:
-        return [
-            n
-            for n in self.names_matching("state:**")
-            if n.endswith(":changed") and len(n) > len("state::changed")
-        ]
+    def _state_class(self) -> re.Pattern[str] | None:
+        """A character class of every ``state:<key>:changed`` (and plain ``state:changed``)."""
+        codes = [self._table[n] for n in self.names_matching("state:**") if n.endswith(":changed")]
+        return re.compile("[" + "".join(map(re.escape, codes)) + "]") if codes else None
 
     def state_after(self, index: int) -> Any:
-        """State right after signal ``index``: initial state plus changes up to it.
+        """State right after signal ``index``: the initial state plus every change up to it.
 
-        Only the last change of each key matters (found by scanning backwards from
-        ``index``; a ``state:batch:changed`` counts every time). They are applied in
+        A write is skipped only when a later one writes the same path; the rest apply in
         trace order, so a later write to ``a`` overrides an earlier write to ``a.b``.
         """
-        stop = index + 1
-        latest: list[int] = []
-        for name in self._state_names:
-            if name == "state:batch:changed":
-                latest.extend(self.positions(name, 0, stop))
-            else:
-                last = self._codes.rfind(self._table[name], 0, stop)
-                if last >= 0:
-                    latest.append(last)
+        latest: dict[str, Any] = {}
+        if self._state_class is not None:
+            for match in self._state_class.finditer(self._codes, 0, index + 1):
+                for path, value in _state_writes(self.signals[match.start()]):
+                    latest.pop(path, None)  # re-insert: dict order is the order of last writes
+                    latest[path] = value
         state = self.initial_state
-        for position in sorted(latest):
-            for path, value in _state_writes(self.signals[position]):
-                state = set_path(state, path, value)
+        for path, value in latest.items():
+            state = set_path(state, path, value)
         return state
 
     @cached_property
@@ -384,6 +377,14 @@ class Trace:
                 return float(payload["durationMs"])
         return None
 
+    @property
+    def timestamp_span_ms(self) -> float | None:
+        """Milliseconds from the first to the last signal, when both carry a timestamp."""
+        if len(self.signals) < 2:
+            return None
+        first, last = (_epoch_ms(s.timestamp) for s in (self.signals[0], self.signals[-1]))
+        return None if first is None or last is None or last < first else last - first
+
     @cached_property
     def _usage(self) -> tuple[float, float, float]:
         """Input tokens, output tokens and cost summed over ``provider:end``."""
@@ -430,7 +431,7 @@ _get_agent = operator.methodcaller("get", "agent")
 
 
 def _state_writes(signal: Signal) -> list[tuple[str, Any]]:
-    """``(path, newValue)`` pairs a ``state:*:changed`` signal writes.
+    """``(path, newValue)`` pairs a ``state:*:changed`` (or ``state:changed``) signal writes.
 
     The path is ``payload.path``, else ``payload.key``, else the name's middle part;
     ``state:batch:changed`` carries a list of ``{path, newValue}``.
@@ -438,7 +439,7 @@ def _state_writes(signal: Signal) -> list[tuple[str, Any]]:
     payload = signal.payload
     key = signal.name[len("state:") : -len(":changed")]
     if not isinstance(payload, Mapping):
-        return [(key, payload)]
+        return [(key, payload)] if key else []
     value = payload.get("newValue")
     if key == "batch" and isinstance(value, list):
         return [
@@ -449,7 +450,22 @@ def _state_writes(signal: Signal) -> list[tuple[str, Any]]:
     for field_name in ("path", "key"):
         if isinstance(payload.get(field_name), str) and payload[field_name]:
             return [(payload[field_name], value)]
-    return [(key, value)]
+    return [(key, value)] if key else []  # a bare state:changed must say what it changed
+
+
+def _epoch_ms(timestamp: str | float | None) -> float | None:
+    """An ISO 8601 string, or epoch seconds or milliseconds, as epoch milliseconds."""
+    if isinstance(timestamp, bool) or timestamp is None:
+        return None
+    if isinstance(timestamp, (int, float)):
+        return float(timestamp) if timestamp > 1e11 else float(timestamp) * 1000
+    try:
+        parsed = _dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=_dt.timezone.utc)
+    return parsed.timestamp() * 1000
 
 
 def _is_number(value: Any) -> bool:

@@ -121,13 +121,20 @@ def test_caused_by_never_activated() -> None:
     assert "never activated" in result.message
 
 
-def test_caused_by_falls_back_to_parent_signal_name() -> None:
+def test_caused_by_reads_payload_trigger_not_the_parent_link() -> None:
+    """Issue 2: causedBy reads ``payload.trigger``; a parent link alone is not a trigger."""
     t = trace(
         ("task:ready", {}),
         sig("agent:activated", {"agent": "worker"}, "worker", parent="s0"),
     )
-    passes({"type": "agent.causedBy", "agentId": "worker", "triggerPattern": "task:*"}, t)
-    fails({"type": "agent.causedBy", "agentId": "worker", "triggerPattern": "other"}, t)
+    fails({"type": "agent.causedBy", "agentId": "worker", "triggerPattern": "task:*"}, t)
+    with_trigger = trace(
+        ("task:ready", {}),
+        sig("agent:activated", {"agent": "worker", "trigger": "task:ready"}, "worker", parent="s0"),
+    )
+    passes(
+        {"type": "agent.causedBy", "agentId": "worker", "triggerPattern": "task:*"}, with_trigger
+    )
 
 
 def test_caused_by_without_any_trigger_info_fails() -> None:

@@ -303,3 +303,26 @@ def test_jsonl_with_a_byte_order_mark_loads(tmp_path: Path) -> None:
     path = tmp_path / "bom.jsonl"
     path.write_bytes(b'\xef\xbb\xbf{"name": "harness:start"}\n')
     assert [s.name for s in read_jsonl(path)] == ["harness:start"]
+
+
+@pytest.mark.parametrize(
+    "inner",
+    [
+        {"type": "llm.judge", "criteria": ["is rude"], "minScore": 0.5},  # no judge configured
+        {"type": "snapshot.final", "path": "a["},  # invalid path
+        {"type": "file-exists", "path": "x.txt"},  # no workspace outside a scenario
+        {"type": "all", "assertions": [{"type": "llm.judge", "criteria": ["x"], "minScore": 1}]},
+    ],
+)
+def test_not_never_turns_an_evaluation_error_into_a_pass(inner: dict[str, object]) -> None:
+    result = evaluate_assertion({"type": "not", "assertion": inner}, trace("x"))
+    assert not result.passed and result.errored
+    assert result.message.startswith("cannot negate")
+    assert result.to_dict()["errored"] is True
+
+
+def test_not_still_negates_an_ordinary_failure() -> None:
+    result = evaluate_assertion(
+        {"type": "not", "assertion": {"type": "signal.contains", "pattern": "y"}}, trace("x")
+    )
+    assert result.passed and not result.errored and "errored" not in result.to_dict()

@@ -559,3 +559,14 @@ def test_normalize_drops_rename_headers() -> None:
     diff = "diff --git a/x b/y\nsimilarity index 90%\nrename from x\nrename to y\n"
     diff += "index 1..2 100644\n--- a/x\n+++ b/y\n@@ -1 +1 @@\n--- q\n+b\n"
     assert normalize_diff(diff) == "@@ ... @@\n--- q\n+b\n"
+
+
+def test_match_accepts_blank_context_lines_whose_space_was_stripped() -> None:
+    old = "def f():\n    a = 1\n\n    return a\n"
+    new = "def f():\n    a = 2\n\n    return a\n"
+    actual = unified_diff(old, new, "f.py")
+    assert " \n" in actual  # git writes the empty context line as a lone space
+    stripped = "@@ ... @@\n def f():\n-    a = 1\n+    a = 2\n\n     return a\n"
+    assert match_diff(actual, stripped).passed
+    assert match_diff(actual, stripped.replace("a = 2", "a = 3")).passed is False
+    assert match_diff(actual, actual.replace(" \n", "\n"), mode="exact").passed

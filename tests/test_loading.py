@@ -120,16 +120,13 @@ cases:
         ("output.matches", "regex", '"(unclosed"', "invalid regex"),
         ("signal.contains", "pattern", '"***"', "bad pattern"),
         ("signal.contains", "pattern", '""', "should be non-empty"),
-        ("snapshot.final", "path", '"a..["', None),
+        ("snapshot.final", "path", '"a..["', "invalid path 'a..['"),
     ],
 )
 def test_bad_regex_or_glob_is_a_located_load_error(
-    tmp_path: Path, type_: str, field: str, value: str, message: str | None
+    tmp_path: Path, type_: str, field: str, value: str, message: str
 ) -> None:
     path = write(tmp_path, MINIMAL.format(type=type_, field=field, value=value))
-    if message is None:  # a path is only checked when evaluated; it must still load cleanly
-        load_dataset(path)
-        return
     found = problems(path)
     assert len(found) == 1 and found[0].startswith(f"{path}:7:"), found
     assert message in found[0]
@@ -251,3 +248,61 @@ cases:
         {"ticket": 12},
     )
     assert dataset.default_timeout == 500 and dataset.metadata == {"owner": "team"}
+
+
+def test_schema_and_semantic_problems_are_reported_together(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+name: demo
+cases:
+  - id: a
+    input: {}
+    assertions:
+      - type: output.contains
+        txt: x
+      - type: snapshot.final
+        path: "a["
+      - type: signal.trajectory
+        patterns:
+          - {pattern: b, payload: {q: {matches: "(("}}}
+""",
+    )
+    found = problems(path)
+    assert [f.split(": ", 1)[0] for f in found] == [
+        f"{path}:6:9",
+        f"{path}:7:9",
+        f"{path}:9:15",
+        f"{path}:12:49",
+    ], found
+    assert "unknown field 'txt'" in found[1] and "invalid path" in found[2]
+    assert "invalid regex" in found[3]
+
+
+def test_yaml_merge_keys_override_without_duplicate_errors(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+name: demo
+cases:
+  - &base
+    id: a
+    input: {code: x}
+    assertions:
+      - &check {type: signal.contains, pattern: harness:start}
+  - <<: *base
+    id: b
+    assertions:
+      - {<<: *check, pattern: harness:end}
+""",
+    )
+    dataset = load_dataset(path)
+    assert [c.id for c in dataset.cases] == ["a", "b"]
+    assert dataset.cases[1].input == {"code": "x"}
+    assert dataset.cases[1].assertions == [{"type": "signal.contains", "pattern": "harness:end"}]
+
+
+def test_a_real_duplicate_key_is_still_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "name: x\nname: y\ncases: []\n")
+    (found,) = problems(path)
+    assert found == f"{path}:2:1: duplicate key 'name'"

@@ -261,7 +261,7 @@ def test_positional_construction_in_from_dict_matches_the_field_order() -> None:
     ]  # fmt: skip
     assert [f.name for f in dataclasses.fields(AssertionResult)] == [
         "assertion", "passed", "message", "expected", "actual", "trajectory", "evaluation_ms",
-        "children",
+        "children", "errored",
     ]  # fmt: skip
 
 

@@ -383,3 +383,82 @@ def test_state_after_equals_replaying_every_change(initial: dict, events: list) 
             state = set_path(state, payload["key"], payload["newValue"])  # type: ignore[index]
         assert t.state_after(index) == state
     assert t.final_state == state
+
+
+def test_several_paths_written_under_one_signal_name_all_survive() -> None:
+    t = Trace.from_signals(
+        [
+            {"name": "harness:start", "payload": {"state": {"files": [], "analysis": {}}}},
+            {"name": "state:files:changed", "payload": {"path": "files[0]", "newValue": "a.ts"}},
+            {"name": "state:files:changed", "payload": {"path": "files[1]", "newValue": "b.ts"}},
+            {
+                "name": "state:analysis:changed",
+                "payload": {"path": "analysis.confidence", "newValue": 0.9},
+            },
+            {
+                "name": "state:analysis:changed",
+                "payload": {"path": "analysis.summary", "newValue": "ok"},
+            },
+            {"name": "marker"},
+        ]
+    )
+    assert t.state_after(5) == {
+        "files": ["a.ts", "b.ts"],
+        "analysis": {"confidence": 0.9, "summary": "ok"},
+    }
+    assert t.state_after(1) == {"files": ["a.ts"], "analysis": {}}
+
+
+def test_a_later_write_to_a_parent_overrides_and_a_later_child_write_applies() -> None:
+    t = Trace.from_signals(
+        [
+            {"name": "state:a:changed", "payload": {"path": "a.b", "newValue": 1}},
+            {"name": "state:a:changed", "payload": {"path": "a", "newValue": {"c": 2}}},
+            {"name": "state:x:changed", "payload": {"path": "a.d", "newValue": 3}},
+            {"name": "state:a:changed", "payload": {"path": "a.b", "newValue": 4}},
+        ]
+    )
+    assert t.state_after(1) == {"a": {"c": 2}}
+    assert t.state_after(3) == {"a": {"c": 2, "d": 3, "b": 4}}
+
+
+def test_plain_state_changed_applies_its_key_and_needs_one() -> None:
+    t = Trace.from_signals(
+        [
+            {"name": "harness:start", "payload": {"state": {"x": 0}}},
+            {"name": "state:changed", "payload": {"key": "x", "newValue": 5}},
+            {"name": "state:changed", "payload": {"newValue": 9}},  # says nothing about where
+        ]
+    )
+    assert t.final_state == {"x": 5}
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "span"),
+    [
+        ("2026-01-10T00:00:00.000Z", "2026-01-10T00:00:01.250Z", 1250.0),
+        ("2026-01-10T00:00:00+00:00", "2026-01-10T00:00:02+00:00", 2000.0),
+        (1_700_000_000_000, 1_700_000_000_500, 500.0),  # epoch milliseconds
+        (1_700_000_000, 1_700_000_003, 3000.0),  # epoch seconds
+        ("not a time", "2026-01-10T00:00:01Z", None),
+        (None, 5, None),
+        ("2026-01-10T00:00:02Z", "2026-01-10T00:00:01Z", None),  # out of order: no span
+    ],
+)
+def test_timestamp_span(first: object, last: object, span: float | None) -> None:
+    t = Trace.from_signals([{"name": "a", "timestamp": first}, {"name": "b", "timestamp": last}])
+    assert t.timestamp_span_ms == span
+
+
+def test_recorded_trace_latency_comes_from_its_timestamps_not_evaluation_time() -> None:
+    from signal_eval_cli.results import CaseMetrics
+
+    t = Trace.from_signals(
+        [
+            {"name": "harness:start", "timestamp": "2026-01-10T00:00:00Z"},
+            {"name": "text:complete", "timestamp": "2026-01-10T00:00:03Z"},
+        ]
+    )
+    assert CaseMetrics.from_trace(t, wall_ms=7.0).latency_ms == 3000.0
+    bare = Trace.from_signals([{"name": "harness:start"}, {"name": "text:complete"}])
+    assert CaseMetrics.from_trace(bare, wall_ms=7.0).latency_ms == 7.0

@@ -44,6 +44,9 @@ class Outcome:
     actual: Any = None
     trajectory: list[str] | None = None
     children: list[AssertionResult] | None = None
+    errored: bool = False
+    """The check could not be evaluated (no judge, no workspace, invalid assertion):
+    a failure that composition must never turn into a pass."""
 
 
 @dataclass(slots=True)
@@ -56,6 +59,7 @@ class AssertionResult:
     trajectory: list[str] | None = None
     evaluation_ms: float = 0.0
     children: list[AssertionResult] | None = None
+    errored: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -72,6 +76,8 @@ class AssertionResult:
         out["evaluationMs"] = round(self.evaluation_ms, 4)
         if self.children is not None:
             out["children"] = [child.to_dict() for child in self.children]
+        if self.errored:
+            out["errored"] = True
         return out
 
     @classmethod
@@ -89,6 +95,7 @@ class AssertionResult:
             get("trajectory"),
             float(get("evaluationMs", 0.0)),
             None if children is None else [cls.from_dict(c) for c in children],
+            bool(get("errored", False)),
         )
 
 
@@ -197,7 +204,9 @@ def evaluate_assertion(
     except UnknownAssertionType:
         raise
     except (KeyError, TypeError, ValueError) as exc:  # a malformed assertion fails, loudly
-        outcome = Outcome(False, f"invalid {data.get('type')} assertion: {_describe(exc)}")
+        outcome = Outcome(
+            False, f"invalid {data.get('type')} assertion: {_describe(exc)}", errored=True
+        )
     elapsed = (time.perf_counter() - started) * 1000
     return AssertionResult(
         assertion=data,
@@ -208,6 +217,7 @@ def evaluate_assertion(
         trajectory=outcome.trajectory,
         evaluation_ms=elapsed,
         children=outcome.children,
+        errored=outcome.errored,
     )
 
 

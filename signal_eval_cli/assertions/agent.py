@@ -22,18 +22,13 @@ def _of_agent(trace: Trace, name: str, agent: str) -> Iterator[Signal]:
     return (s for s in trace.matching(name) if _payload_agent(s) == agent)
 
 
-def _trigger(trace: Trace, activation: Signal) -> str | None:
-    """``payload.trigger``, else the name of the signal ``source.parent`` points at."""
+def _trigger(activation: Signal) -> str | None:
+    """``payload.trigger``: the name of the signal that activated the agent."""
     payload = activation.payload
     trigger = payload.get("trigger") if isinstance(payload, Mapping) else None
-    if isinstance(trigger, Mapping):
+    if isinstance(trigger, Mapping):  # some runtimes record the whole triggering signal
         trigger = trigger.get("name")
-    if isinstance(trigger, str):
-        return trigger
-    if activation.parent is not None:
-        parent = trace.by_id(activation.parent)
-        return parent.name if parent is not None else None
-    return None
+    return trigger if isinstance(trigger, str) and trigger else None
 
 
 @assertion("agent.activated")
@@ -61,7 +56,7 @@ def agent_completed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
 def agent_caused_by(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     agent, pattern = a["agentId"], a["triggerPattern"]
     glob = compile_glob(pattern)
-    triggers = [_trigger(ctx.trace, s) for s in ctx.trace.activations_of(agent)]
+    triggers = [_trigger(s) for s in ctx.trace.activations_of(agent)]
     if not triggers:
         return Outcome(False, f"agent '{agent}' never activated", expected=pattern)
     if any(t is not None and glob.fullmatch(t) for t in triggers):

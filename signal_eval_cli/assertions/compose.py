@@ -15,7 +15,12 @@ def all_of(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     if not failed:
         return Outcome(True, f"all {len(children)} passed", children=children)
     details = "; ".join(f"{c.assertion.get('type')}: {c.message}" for c in failed)
-    return Outcome(False, f"{len(failed)} of {len(children)} failed — {details}", children=children)
+    return Outcome(
+        False,
+        f"{len(failed)} of {len(children)} failed — {details}",
+        children=children,
+        errored=any(c.errored for c in failed),
+    )
 
 
 @assertion("any")
@@ -29,12 +34,25 @@ def any_of(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
             children=children,
         )
     details = "; ".join(f"{c.assertion.get('type')}: {c.message}" for c in children)
-    return Outcome(False, f"none of {len(children)} passed — {details}", children=children)
+    return Outcome(
+        False,
+        f"none of {len(children)} passed — {details}",
+        children=children,
+        errored=any(c.errored for c in children),
+    )
 
 
 @assertion("not")
 def not_(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     child = evaluate_assertion(a["assertion"], ctx)
+    if child.errored:  # "could not evaluate" is not "false": negating it must not pass
+        return Outcome(
+            False,
+            f"cannot negate {child.assertion.get('type')}: it could not be evaluated: "
+            f"{child.message}",
+            children=[child],
+            errored=True,
+        )
     verdict = "failed, as required" if not child.passed else "passed, but must not"
     return Outcome(
         not child.passed,

@@ -27,7 +27,9 @@ def _locate(a: Mapping[str, Any], ctx: EvalContext) -> tuple[Path, str] | Outcom
     label = f"{a['path']}" if scope == "fixture" else f"{a['path']} (repo)"
     if base is None:
         where = "a scenario workspace" if scope == "fixture" else "a --root directory"
-        return Outcome(False, f"{a['type']} needs {where}: it only runs inside a scenario")
+        return Outcome(
+            False, f"{a['type']} needs {where}: it only runs inside a scenario", errored=True
+        )
     try:
         return resolve_inside(base, a["path"]), label
     except PathEscapeError as exc:

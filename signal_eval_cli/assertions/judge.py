@@ -33,6 +33,7 @@ def llm_judge(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
             False,
             "no judge model configured (pass --judge-model or set SIGNAL_EVAL_JUDGE_MODEL)",
             min_score,
+            errored=True,
         )
     request = JudgeRequest(
         criteria=list(a["criteria"]),
@@ -45,11 +46,15 @@ def llm_judge(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     try:
         verdict = ctx.judge.judge(request)
     except Exception as exc:  # any judge failure fails the assertion, with its reason
-        return Outcome(False, f"judge failed: {type(exc).__name__}: {exc}", min_score)
+        return Outcome(False, f"judge failed: {type(exc).__name__}: {exc}", min_score, errored=True)
     missing = [c for c in request.criteria if c not in verdict.scores]
     if missing:
         return Outcome(
-            False, f"judge gave no score for: {', '.join(missing)}", min_score, verdict.scores
+            False,
+            f"judge gave no score for: {', '.join(missing)}",
+            min_score,
+            verdict.scores,
+            errored=True,
         )
     score = verdict.score
     reasons = "; ".join(
