@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["EvalError", "InputError", "Problem", "UnknownAssertionType", "closest"]
+__all__ = ["EvalError", "InputError", "Problem", "UnknownAssertionType", "closest", "edit_distance"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,7 @@ class UnknownAssertionType(EvalError, KeyError):
         return str(self.args[0])
 
 
-def _distance(a: str, b: str) -> int:
+def edit_distance(a: str, b: str) -> int:
     """Levenshtein distance, case-insensitive (a typo in case is one edit)."""
     a, b = a.lower(), b.lower()
     previous = list(range(len(b) + 1))
@@ -68,7 +68,7 @@ def _distance(a: str, b: str) -> int:
 
 def closest(word: str, candidates: list[str]) -> str | None:
     """The candidate nearest to ``word`` when it is plausibly a typo of it."""
-    scored = sorted((_distance(word, c), c) for c in candidates)
+    scored = sorted((edit_distance(word, c), c) for c in candidates)
     if not scored:
         return None
     distance, best = scored[0]

@@ -306,3 +306,80 @@ def test_diff_paths_are_unique_and_ordered() -> None:
         )
     )
     assert scenario.diff_paths() == [("fixture", "b"), ("repo", "a")]
+
+
+# -- unknown top-level fields ------------------------------------------------------------------------
+
+REFERENCE_EXTRAS = {
+    "description": "held out",
+    "mode": "agent",
+    "category": "api",
+    "tags": ["perf"],
+    "timeoutMs": 600000,
+    "metadata": {"owner": "x"},
+    "difficulty": 3,
+    "kind": "coding",
+    "notes": ["free", "form"],
+}
+
+
+def test_reference_extra_top_level_fields_are_allowed(tmp_path: Path) -> None:
+    path = write(tmp_path, minimal(**REFERENCE_EXTRAS))
+    assert validate_path(path) == ("scenario", [])
+    assert load_scenario(path).id == "demo"
+    parse_scenario(minimal(**REFERENCE_EXTRAS))
+
+
+@pytest.mark.parametrize(
+    ("typo", "known"),
+    [
+        ("titel", "title"),
+        ("Tags", "tags"),
+        ("metdata", "metadata"),
+        ("patternAssertion", "patternAssertions"),
+        ("asertions", "assertions"),
+        ("agentTsk", "agentTask"),
+        ("overide", "overrides"),
+        ("ID", "id"),
+    ],
+)
+def test_a_top_level_typo_of_a_known_field_is_still_an_error(
+    tmp_path: Path, typo: str, known: str
+) -> None:
+    path = write(tmp_path, minimal(**REFERENCE_EXTRAS, **{typo: "x"}))
+    row = next(i for i, line in enumerate(path.read_text().splitlines(), 1) if f'"{typo}"' in line)
+    assert problems(path) == [f"{path}:{row}:3: unknown field '{typo}' — did you mean '{known}'?"]
+    assert validate_path(path)[0] == "invalid"
+    with pytest.raises(InputError, match=f"did you mean '{known}'"):
+        parse_scenario(minimal(**{typo: "x"}))
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"goals": [{"goal": "test", "mode": "x"}]}, "mode"),
+        ({"overrides": {"test": {"category": "x"}}}, "category"),
+        ({"fixture": {"path": "fx", "tags": []}}, "tags"),
+        ({"agentTask": {"instruction": "WRITE|a|b", "description": "x"}}, "description"),
+        ({"patternAssertions": [{"type": "file-exists", "path": "a", "mode": "x"}]}, "mode"),
+        (
+            {
+                "patternAssertions": [
+                    {"type": "file-contains", "path": "a", "includes": "b", "x": 1}
+                ]
+            },
+            "x",
+        ),
+        (
+            {
+                "patternAssertions": [
+                    {"type": "diff-match", "path": "a", "expectedDiff": "", "y": 1}
+                ]
+            },
+            "y",
+        ),
+    ],
+)
+def test_nested_objects_stay_strict(tmp_path: Path, change: dict[str, Any], field: str) -> None:
+    messages = problems(write(tmp_path, minimal(**change)))
+    assert any(f"unknown field '{field}'" in m for m in messages), messages

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -297,3 +302,150 @@ def test_reports_and_compare_treat_scenarios_as_cases(project: Path) -> None:
     comparison = compare(load_result(good_json), load_result(bad_json))
     flips = [r for r in comparison.regressions if r.type == "pass_to_fail"]
     assert [r.case_id for r in flips] == ["greet"]  # latency may regress too: timing noise
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------------------
+
+CLI = Path(sys.executable).parent / "signal-eval"
+
+
+def _live(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie is dead, just not yet reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _group(pgid: int) -> list[int]:
+    """Live members of process group ``pgid``."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            members.append(int(entry.name))
+    return members
+
+
+def _gone(pid: int, timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while _live(pid) or _group(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.mark.skipif(
+    not Path("/proc").is_dir() or shutil.which("sh") is None or shutil.which("sleep") is None,
+    reason="needs /proc, sh and sleep",
+)
+def test_ctrl_c_writes_the_finished_scenarios_and_kills_running_goals(tmp_path: Path) -> None:
+    (tmp_path / "fx").mkdir()
+    (tmp_path / "fx" / "README").write_text("tiny fixture\n")
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    marker = tmp_path / "sleep.pid"
+    write_json(
+        scenarios / "quick.json",
+        {
+            "id": "quick",
+            "adapterId": "python-pytest",
+            "goals": [{"goal": "ok", "command": PY, "args": ["-c", "pass"]}],
+            "fixture": {"path": "fx"},
+        },
+    )
+    # The goal's shell writes its pid (its process group) and becomes `sleep 20`.
+    write_json(
+        scenarios / "stuck.json",
+        {
+            "id": "stuck",
+            "adapterId": "python-pytest",
+            "goals": [
+                {
+                    "goal": "hang",
+                    "command": "sh",
+                    "args": ["-c", f"echo $$ > '{marker}.tmp' && mv '{marker}.tmp' '{marker}' "
+                             "&& exec sleep 20"],
+                }
+            ],
+            "fixture": {"path": "fx"},
+        },
+    )  # fmt: skip
+    output = tmp_path / "out" / "partial.json"
+    process = subprocess.Popen(
+        [str(CLI), "scenario", "quick", "stuck", "--dir", str(scenarios), "--root", str(tmp_path),
+         "--output", str(output)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "COLUMNS": "120"},
+    )  # fmt: skip
+    sleeper = None
+    try:
+        # Scenarios run one at a time, in order: the stuck goal started, so quick finished.
+        deadline = time.monotonic() + 60
+        while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert marker.exists(), process.communicate(timeout=30)
+        sleeper = int(marker.read_text())
+        deadline = time.monotonic() + 10
+        while not Path(f"/proc/{sleeper}/cmdline").read_bytes().startswith(b"sleep"):
+            assert time.monotonic() < deadline, "the goal never became `sleep 20`"
+            time.sleep(0.02)
+        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        leftover = sleeper is not None and not _gone(sleeper)
+        if leftover:
+            os.killpg(sleeper, signal.SIGKILL)  # type: ignore[arg-type]
+    assert process.returncode == 130, stdout + stderr
+    assert not leftover, "the running goal's `sleep 20` outlived the CLI"
+    assert "Traceback" not in stderr, stderr
+    data = json.loads(output.read_text())
+    assert data["interrupted"] is True
+    assert [s["id"] for s in data["scenarios"]] == ["quick"]
+    assert data["scenarios"][0]["passed"] is True
+    assert [c["caseId"] for c in data["cases"]] == ["quick"]
+    reloaded = load_result(output)
+    assert isinstance(reloaded, ScenarioRunResult) and reloaded.interrupted
+    assert "interrupted" in stdout
+
+
+# -- console output of a failed goal -----------------------------------------------------------------
+
+
+def test_a_failed_goal_shows_only_the_tail_of_its_output(project: Path) -> None:
+    one_line = "import sys; sys.stdout.write('x' * 25000); sys.exit(1)"
+    many_lines = "import sys\nfor i in range(400): print(f'line {i:03d}')\nsys.exit(1)"
+    for name, code in (("long", one_line), ("many", many_lines)):
+        data = greet_scenario(id=name)
+        data["goals"] = [{"goal": "noisy", "command": PY, "args": ["-c", code]}]
+        write_json(project / "scenarios" / f"{name}.json", data)
+    out = project / "results.json"
+    result = invoke(
+        "scenario", "long", "many", "--dir", project / "scenarios", "--root", project, "-o", out
+    )
+    assert result.exit_code == 1, result.output
+    tables = result.output.split("\nmany — ")
+    assert len(tables) == 2, result.output
+    for table in tables:
+        assert len(table.splitlines()) < 30, table
+        assert re.search(r"… [\d,]+ earlier lines", table), table
+    assert "line 399" in tables[1] and "line 387" not in tables[1]
+    assert "outputtruncatedat10000bytes" in re.sub(r"[│\s]", "", tables[0])  # at any width
+    # The JSON keeps every captured byte.
+    long, many = json.loads(out.read_text())["scenarios"]
+    assert long["goals"][0]["stdout"].startswith("x" * 10_000)
+    assert many["goals"][0]["stdout"].count("\n") == 400

@@ -7,17 +7,26 @@ Exit codes as everywhere: 0 all passed, 1 any failed, 2 invalid input, 130 inter
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from signal_eval_cli.cli.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, err, fail_input, out
+from signal_eval_cli.cli.common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    err,
+    fail_input,
+    out,
+    write_reports,
+)
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.persistence import save_result
 from signal_eval_cli.scenarios import (
     Scenario,
     ScenarioResult,
@@ -26,12 +35,14 @@ from signal_eval_cli.scenarios import (
     run_scenarios,
     update_expected_diffs,
 )
-from signal_eval_cli.scenarios.goals import GoalResult
+from signal_eval_cli.scenarios.goals import TAIL_WIDTH, GoalResult
+from signal_eval_cli.signals import now_iso
 
-__all__ = ["scenario_command", "scenario_tables"]
+__all__ = ["partial_run", "scenario_command", "scenario_tables"]
 
 
 DETAIL_LIMIT = 1_500
+MIN_TAIL_WIDTH = 20
 
 
 def _status(passed: bool) -> Text:
@@ -42,7 +53,7 @@ def _clip(text: str, limit: int = DETAIL_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more chars)"
 
 
-def _goal_details(goal: GoalResult) -> str:
+def _goal_details(goal: GoalResult, width: int = TAIL_WIDTH) -> str:
     if goal.skipped:
         return goal.stdout
     parts = [f"exit {goal.exit_code}" if goal.exit_code is not None else "no exit code"]
@@ -51,25 +62,37 @@ def _goal_details(goal: GoalResult) -> str:
     if goal.passed:
         return text
     text += f"\n{goal.error}" if goal.error else ""
-    excerpt = goal.excerpt()
-    if excerpt:
-        text += "\n" + "\n".join(excerpt)
+    tail = goal.tail(width=width)  # the whole output is in the JSON
+    if tail:
+        text += "\n" + "\n".join(tail)
     return text
 
 
-def scenario_tables(result: ScenarioResult) -> Group:
-    """One table per scenario: its goals, then its pattern and trace assertions."""
+def scenario_tables(result: ScenarioResult, width: int | None = None) -> Group:
+    """One table per scenario: its goals, then its pattern and trace assertions.
+
+    ``width`` (the console's) sizes the lines of a failed goal's output tail so that
+    each fills one row of the details column rather than folding into several.
+    """
     title = f"{result.id}" + (f" — {result.title}" if result.title else "")
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("check", style="cyan", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("details", overflow="fold")
-    for goal in result.goals:
-        table.add_row(f"goal {goal.goal}", _status(goal.passed), _goal_details(goal))
+    goals = [(f"goal {goal.goal}", goal) for goal in result.goals]
+    checks = []
     for checked in [*result.pattern_assertions, *result.assertions]:
         kind = str(checked.assertion.get("type"))
         what = checked.assertion.get("path") or checked.assertion.get("pattern") or ""
-        table.add_row(f"{kind} {what}".strip(), _status(checked.passed), _clip(checked.message))
+        checks.append((f"{kind} {what}".strip(), checked))
+    tail_width = TAIL_WIDTH
+    if width is not None:  # borders and padding take 10 columns, "status" 6
+        widest = max((cell_len(label) for label, _ in [*goals, *checks]), default=5)
+        tail_width = max(MIN_TAIL_WIDTH, width - 16 - widest)
+    for label, goal in goals:
+        table.add_row(label, _status(goal.passed), _goal_details(goal, tail_width))
+    for label, checked in checks:
+        table.add_row(label, _status(checked.passed), _clip(checked.message))
     parts: list[Table | Text] = [table]
     footer = Text()
     footer.append(f"{result.id}: ", style="bold")
@@ -89,6 +112,8 @@ def _summary(run: ScenarioRunResult) -> Text:
     style = "green" if failed == 0 else "red"
     text = Text(f"{passed} passed, {failed} failed", style=f"bold {style}")
     text.append(f" · {run.duration_ms / 1000:.2f}s", style="dim")
+    if run.interrupted:
+        text.append("  (interrupted: partial results)", style="bold yellow")
     return text
 
 
@@ -146,28 +171,49 @@ def scenario_command(
         scenarios = find_scenarios(targets or [], directory=directory, include_all=all_)
         if not scenarios:
             raise InputError([Problem(str(directory), 0, 0, "no scenario files found")])
+    except InputError as exc:
+        fail_input(exc)
+    except KeyboardInterrupt:  # nothing ran yet
+        err.print("interrupted", style="yellow")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    finished: list[ScenarioResult] = []
+    started_at, started = now_iso(), time.perf_counter()
+    try:
         run = asyncio.run(
-            run_scenarios(scenarios, root=root, concurrency=concurrency, keep_workdir=keep_workdir)
+            run_scenarios(
+                scenarios,
+                root=root,
+                concurrency=concurrency,
+                keep_workdir=keep_workdir,
+                on_complete=finished.append,
+            )
         )
     except InputError as exc:
         fail_input(exc)
     except KeyboardInterrupt:
-        err.print("interrupted", style="yellow")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    if update_expected:
+        # asyncio.run cancelled the running scenarios: their goals' groups are killed.
+        run = partial_run(scenarios, finished, started_at, started)
+    if update_expected and not run.interrupted:
         _update(scenarios, run)
     for result in run.scenarios:
-        out.print(scenario_tables(result))
+        out.print(scenario_tables(result, width=out.width))
     out.print(_summary(run))
-    if output is not None:
-        save_result(run, output)
-        err.print(f"results written to {output}", highlight=False)
-    if markdown is not None:
-        from signal_eval_cli.reports.markdown import write_markdown_report
-
-        write_markdown_report(run, markdown)
-    if junit is not None:
-        from signal_eval_cli.reports.junit import write_junit_report
-
-        write_junit_report(run, junit)
+    write_reports(run, output=output, markdown=markdown, junit=junit, signals="failed")
+    if run.interrupted:
+        raise typer.Exit(EXIT_INTERRUPTED)
     raise typer.Exit(EXIT_OK if all(s.passed for s in run.scenarios) else EXIT_FAILED)
+
+
+def partial_run(
+    scenarios: list[Scenario], finished: list[ScenarioResult], started_at: str, started: float
+) -> ScenarioRunResult:
+    """What finished before Ctrl-C, in the order given, marked ``interrupted``."""
+    order = {s.id: i for i, s in enumerate(scenarios)}
+    done = sorted(finished, key=lambda r: order.get(r.id, len(order)))
+    return ScenarioRunResult.of(
+        done,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        started_at=started_at,
+        completed_at=now_iso(),
+        interrupted=True,
+    )

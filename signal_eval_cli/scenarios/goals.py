@@ -30,6 +30,8 @@ from signal_eval_cli.scenarios.model import ResolvedGoal
 __all__ = [
     "KILL_GRACE_S",
     "OUTPUT_LIMIT",
+    "TAIL_LINES",
+    "TAIL_WIDTH",
     "GoalResult",
     "ProcessResult",
     "cap_output",
@@ -38,6 +40,9 @@ __all__ = [
 ]
 
 OUTPUT_LIMIT = 10_000
+TAIL_LINES = 12
+"""Lines of a failed goal's output a console table shows (:meth:`GoalResult.tail`)."""
+TAIL_WIDTH = 80
 KILL_GRACE_S = 0.5
 _CHUNK = 65_536
 _DRAIN_S = 2.0
@@ -76,20 +81,40 @@ class GoalResult:
     def passed(self) -> bool:
         return self.status == "passed"
 
-    def excerpt(self, limit: int = 8) -> list[str]:
-        """The output lines most likely to say why the goal failed, for tables and reports.
-
-        Lines mentioning an error or failure (a test runner's ``not ok``, ``FAILED``,
-        ``AssertionError``) from stdout then stderr, else the last lines of output;
-        npm's own warnings are noise and left out.
-        """
-        lines = [
+    def _lines(self) -> list[str]:
+        """Non-blank output lines, stdout then stderr, without npm's own warnings (noise)."""
+        return [
             line.rstrip()
             for line in (self.stdout + "\n" + self.stderr).splitlines()
             if line.strip() and not line.startswith(("npm warn", "npm WARN"))
         ]
+
+    def excerpt(self, limit: int = 8) -> list[str]:
+        """The output lines most likely to say why the goal failed, for reports.
+
+        Lines mentioning an error or failure (a test runner's ``not ok``, ``FAILED``,
+        ``AssertionError``) from stdout then stderr, else the last lines of output.
+        """
+        lines = self._lines()
         telling = [line for line in lines if _TELLING.search(line)]
         return telling[:limit] if telling else lines[-limit:]
+
+    def tail(self, limit: int = TAIL_LINES, width: int = TAIL_WIDTH) -> list[str]:
+        """The last ``limit`` lines of output, for a console table.
+
+        A line longer than ``width`` characters counts as several (10,000 bytes on one
+        line would fill a screen); when lines are left out, a first line says how many.
+        The full captured text stays in ``stdout``/``stderr`` (and the result JSON).
+        """
+        rows = [
+            line[i : i + width]
+            for line in (raw.expandtabs(4) for raw in self._lines())
+            for i in range(0, len(line), width)
+        ]
+        if len(rows) <= limit:
+            return rows
+        earlier = len(rows) - limit
+        return [f"… {earlier:,} earlier line{'s' if earlier != 1 else ''}", *rows[-limit:]]
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

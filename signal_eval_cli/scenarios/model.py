@@ -4,6 +4,8 @@ Everything a scenario can get wrong is found at load time and reported as
 ``file:line:col`` problems (exit 2): schema errors, unknown assertion types (with the
 scenario id and "did you mean"), unknown adapters and goals, overrides of goals the
 scenario does not run, malformed agentTask commands and paths leaving the workspace.
+Unknown top-level fields are allowed (the reference harness's files carry more), except
+near misses of known ones (``titel``, ``Tags``), which are typos.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from signal_eval_cli.errors import InputError, Problem, closest
+from signal_eval_cli.errors import InputError, Problem, closest, edit_distance
 from signal_eval_cli.loading import Document, load_document, schema_validator, validate_document
 from signal_eval_cli.scenarios.adapters import ADAPTERS, DEFAULT_TIMEOUT_MS, Adapter
 from signal_eval_cli.scenarios.workspace import (
@@ -194,6 +196,41 @@ def _type_problems(doc: Document, scenario_id: str) -> list[Problem]:
     return problems
 
 
+TYPO_DISTANCE = 2
+"""An unknown top-level field this close to a known one (case-insensitive) is a typo."""
+
+
+def _top_level_fields() -> list[str]:
+    schema: Any = schema_validator("scenario").schema
+    return list(schema["properties"])
+
+
+def _typo_problems(doc: Document) -> list[Problem]:
+    """Unknown top-level fields that look like typos of known ones.
+
+    The schema lets other top-level fields through (the reference harness's files
+    carry ``mode``, ``category``, ``timeoutMs``, …), so ``titel``, ``Tags`` or
+    ``patternAssertion`` would silently do nothing: they are errors with a "did you
+    mean". A near miss must leave part of the word intact (``kind`` is no ``id``).
+    """
+    known = _top_level_fields()
+    problems = []
+    for key in doc.data:
+        if key in known:
+            continue
+        near = [
+            field
+            for field in known
+            if edit_distance(key, field) <= TYPO_DISTANCE and edit_distance(key, field) < len(field)
+        ]
+        guess = closest(key, near)
+        if guess is not None:
+            problems.append(
+                doc.problem((key,), f"unknown field '{key}' — did you mean '{guess}'?", key=True)
+            )
+    return problems
+
+
 def _goal_problems(doc: Document, adapter: Adapter) -> list[Problem]:
     data = doc.data
     problems = []
@@ -274,7 +311,7 @@ def scenario_from_document(doc: Document) -> Scenario:
     if not isinstance(data, Mapping):
         raise InputError([doc.problem((), "a scenario must be a mapping with id, goals, fixture")])
     scenario_id = data["id"] if isinstance(data.get("id"), str) else "?"
-    own = _type_problems(doc, scenario_id)
+    own = _type_problems(doc, scenario_id) + _typo_problems(doc)
     spots = {(p.line, p.column) for p in own}
     problems = own + [
         p
