@@ -54,7 +54,8 @@ def signal_not(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     pattern, payload = a["pattern"], a.get("payload")
     found = _find(ctx.trace, pattern, payload)
     if found is None:
-        return Outcome(True, f"no signal matches '{pattern}'")
+        carrying = f" with payload {short(payload)}" if payload is not None else ""
+        return Outcome(True, f"no signal matches '{pattern}'{carrying}")
     signal = ctx.trace[found]
     return Outcome(
         False,
