@@ -189,3 +189,32 @@ def test_signals_all_and_none(recorded: Path) -> None:
         data = json.loads(out.read_text(encoding="utf-8"))
         kept = {c["caseId"]: True for c in data["cases"] if "signals" in c}
         assert kept == expected
+
+
+FACTORIES = """\
+def raises(**params):
+    raise ValueError("cannot configure")
+
+def returns_number():
+    return 42
+
+def takes_tone(tone="terse"):
+    return lambda input, ctx: []
+"""
+
+
+@pytest.mark.parametrize(
+    ("spec", "extra", "message"),
+    [
+        ("./h.py:raises", [], "the factory raised ValueError: cannot configure"),
+        ("./h.py:returns_number", [], "the factory returned int, which is neither a harness"),
+        ("./h.py:takes_tone", ["--param", "colour=red"], "the factory does not take params"),
+    ],
+)
+def test_factory_errors_exit_2_with_the_reason(
+    recorded: Path, spec: str, extra: list[str], message: str
+) -> None:
+    (recorded / "h.py").write_text(FACTORIES, encoding="utf-8")
+    result = run("run", "d.yaml", "--harness", spec, *extra, cwd=recorded)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr

@@ -229,3 +229,20 @@ def test_per_case_metric_improvements_are_collapsed_and_counted() -> None:
     console = render(print_comparison, result)
     assert "1 per-case metric improvement (see --markdown)" in console
     assert "metric_improved" not in console
+
+
+def test_huge_compared_values_are_capped_in_results_and_junit(tmp_path: Path) -> None:
+    from signal_eval_cli.assertions import AssertionResult
+    from signal_eval_cli.assertions._registry import VALUE_LIMIT
+    from signal_eval_cli.reports.junit import write_junit_report
+    from signal_eval_cli.results import CaseResult, DatasetResult
+
+    huge = "x" * (VALUE_LIMIT * 5)
+    check = AssertionResult({"type": "output.contains", "text": "y"}, False, "not found", "y", huge)
+    data = check.to_dict()
+    assert len(data["actual"]) < VALUE_LIMIT + 100
+    assert data["actual"].endswith(f"… ({VALUE_LIMIT * 4:,} more characters)")
+    assert data["expected"] == "y"  # short values are untouched
+    junit = tmp_path / "j.xml"
+    write_junit_report(DatasetResult("d", [CaseResult("c", False, [check])]), junit)
+    assert junit.stat().st_size < VALUE_LIMIT * 2

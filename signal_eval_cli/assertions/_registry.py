@@ -26,6 +26,7 @@ __all__ = [
     "JudgeVerdict",
     "Outcome",
     "assertion",
+    "capped",
     "evaluate_assertion",
     "evaluate_assertions",
     "known_types",
@@ -49,6 +50,17 @@ class Outcome:
     a failure that composition must never turn into a pass."""
 
 
+VALUE_LIMIT = 10_000
+"""Characters of an ``expected``/``actual`` string kept in results (a model's 50 MB output
+is in the trace already; the result says what was compared, not all of it)."""
+
+
+def capped(value: Any, limit: int = VALUE_LIMIT) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}… ({len(value) - limit:,} more characters)"
+    return value
+
+
 @dataclass(slots=True)
 class AssertionResult:
     assertion: dict[str, Any]
@@ -68,9 +80,9 @@ class AssertionResult:
             "message": self.message,
         }
         if self.expected is not None:
-            out["expected"] = self.expected
+            out["expected"] = capped(self.expected)
         if self.actual is not None:
-            out["actual"] = self.actual
+            out["actual"] = capped(self.actual)
         if self.trajectory is not None:
             out["trajectory"] = self.trajectory
         out["evaluationMs"] = round(self.evaluation_ms, 4)

@@ -107,11 +107,24 @@ def resolve_harness(
     if base_dir is not None and _declares(factory, "dataset_dir"):
         kwargs.setdefault("dataset_dir", base_dir)
     try:
-        return factory(**kwargs)
+        inspect.signature(factory).bind(**kwargs)
     except TypeError as exc:
+        raise _fail(spec, f"the factory does not take params {dict(params or {})}: {exc}") from None
+    except ValueError:  # no signature to check (a builtin): let the call decide
+        pass
+    try:
+        harness = factory(**kwargs)
+    except InputError:
+        raise
+    except Exception as exc:  # the user's factory failed: say so, no traceback
+        raise _fail(spec, f"the factory raised {type(exc).__name__}: {exc}") from None
+    if not callable(getattr(harness, "run", None)) and not callable(harness):
         raise _fail(
-            spec, f"calling the factory with params {dict(params or {})} failed: {exc}"
-        ) from None
+            spec,
+            f"the factory returned {type(harness).__name__}, which is neither a harness "
+            "(an object with run(input, ctx)) nor a callable (input, ctx)",
+        )
+    return harness
 
 
 def _declares(factory: Callable[..., Any], name: str) -> bool:

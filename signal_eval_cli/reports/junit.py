@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from signal_eval_cli.assertions._registry import capped
 from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.files import atomic_write_text
 from signal_eval_cli.matrix import MatrixResult
@@ -91,7 +92,7 @@ def _failure_text(message: str, expected: Any, actual: Any, assertion: dict[str,
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return json.dumps(capped(value), ensure_ascii=False, default=str)
 
 
 def _suite(
