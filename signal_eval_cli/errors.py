@@ -19,6 +19,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        if not self.file:
+            return self.message
         if self.line <= 0:
             return f"{self.file}: {self.message}"
         return f"{self.file}:{self.line}:{self.column}: {self.message}"
@@ -33,7 +35,7 @@ class InputError(EvalError):
 
     def __init__(self, problems: list[Problem] | str) -> None:
         if isinstance(problems, str):
-            problems = [Problem("<input>", 0, 0, problems)]
+            problems = [Problem("", 0, 0, problems)]  # about arguments, not a file
         self.problems = problems
         super().__init__("\n".join(map(str, problems)))
 

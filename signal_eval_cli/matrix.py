@@ -26,7 +26,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -99,7 +99,14 @@ class Variant:
         if isinstance(spec, str):
             spec = HarnessSpec(spec)
         if isinstance(spec, HarnessSpec):
-            return resolve_harness(spec.factory, {**spec.params, **self.params}, base_dir=base_dir)
+            try:
+                return resolve_harness(
+                    spec.factory, {**spec.params, **self.params}, base_dir=base_dir
+                )
+            except InputError as exc:
+                raise InputError(
+                    [replace(p, message=f"variant '{self.id}': {p.message}") for p in exc.problems]
+                ) from None
         return spec
 
 
