@@ -3,6 +3,11 @@
 :func:`compare` works on anything with ``.name`` and ``.cases: list[CaseResult]`` —
 dataset results and scenario results alike — matching cases by id.
 
+Results that cannot be gated are refused with :class:`IncompatibleResults`: an
+interrupted baseline or candidate (a Ctrl-C'd run holds only the cases that finished),
+a candidate in which no case ran, duplicate case ids on either side, results of
+different kinds, or results with no case id in common.
+
 Rules, per case present (and not skipped) on both sides:
 
 * **Single runs**: passed → failed is a ``pass_to_fail`` regression (``critical``
@@ -10,17 +15,26 @@ Rules, per case present (and not skipped) on both sides:
   improvement.
 * **Repeats** (``outcomes`` on both sides): the pass counts are compared with a
   one-sided Fisher exact test; only a drop with ``p ≤ significance`` is a regression,
-  so one flip in a flaky case does not block while a consistent pass → fail does
-  (3/3 → 0/3 gives p = 0.05, the smallest p three runs a side can give). A
-  significant drop between two *flaky* sides is a ``metric_degraded`` warning on the
-  case's pass rate, never a blocking regression.
+  so one flip in a flaky case does not block. A *consistent* pass → fail (every
+  baseline run passed, every candidate run failed) is a ``pass_to_fail`` regression
+  whatever p is: with two runs a side the smallest p is 1/6, so the test alone could
+  never block it (the description still gives p). A significant drop between two
+  *flaky* sides is a ``metric_degraded`` warning on the case's pass rate, never a
+  blocking regression.
 * **Metrics** (both sides ran without error): latency or cost above baseline by more
   than ``latency_threshold`` / ``cost_threshold`` (relative) is a ``metric_degraded``
   warning; below by more than it is a ``metric_improved`` improvement.
 
-The summary deltas are differences of the aggregates each side reports (its pass
-rate, average latency, total cost), so they match what the two reports show.
+The pass-rate delta is the difference of the pass rates each side reports (over the
+cases that ran on that side). The average-latency and cost deltas, their
+percentages, and the latency/cost directions of the verdict are computed over the
+cases that ran on *both* sides (present in both, skipped in neither), so a case
+that is skipped, new or removed cannot make the candidate look cheaper or faster.
 Percentages (``*_pct``) are percent, e.g. ``12.5`` for +12.5 %.
+
+Baseline cases missing from the candidate are listed in ``removed_cases``; those
+that passed in the baseline are counted in :attr:`Comparison.notes` (printed by the
+CLI) but do not block.
 """
 
 from __future__ import annotations
@@ -196,7 +210,7 @@ class CaseResults(Protocol):
 
 
 class IncompatibleResults(EvalError, ValueError):
-    """The two results cannot be compared (different kinds, no case in common, …)."""
+    """The two results cannot be gated (interrupted, empty, duplicate ids, different kinds, …)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,8 +467,24 @@ class Comparison:
     """Present on both sides but skipped on at least one: not compared."""
     summary: ComparisonSummary
     options: CompareOptions = field(default_factory=CompareOptions)
+    removed_passing: list[str] = field(default_factory=list)
+    """Removed cases that passed in the baseline (not saved: the file keeps ``removedCases``)."""
 
     kind: ClassVar[str] = "comparison"
+
+    @property
+    def notes(self) -> list[str]:
+        """Things a reviewer should see that do not block the merge."""
+        n = len(self.removed_passing)
+        if not n:
+            return []
+        shown = ", ".join(self.removed_passing[:5]) + (f" and {n - 5} more" if n > 5 else "")
+        plural = "s" if n != 1 else ""
+        verb = "were" if n != 1 else "was"
+        return [
+            f"{n} baseline case{plural} missing from the candidate "
+            f"({verb} passing in the baseline): {shown}"
+        ]
 
     @property
     def name(self) -> str:
@@ -545,20 +575,48 @@ def _check_compatible(baseline: object, candidate: object) -> None:
         raise IncompatibleResults(f"cannot compare a {base_kind} result with a {cand_kind} result")
 
 
+def _by_id(label: str, result: CaseResults) -> dict[str, CaseResult]:
+    """Cases by id; a repeated id makes the result ambiguous, so it is refused."""
+    by_id = {c.case_id: c for c in result.cases}
+    if len(by_id) != len(result.cases):
+        seen: set[str] = set()
+        for c in result.cases:
+            if c.case_id in seen:
+                raise IncompatibleResults(
+                    f"the {label} '{result.name}' has more than one case with id "
+                    f"'{c.case_id}': case ids must be unique to be compared"
+                )
+            seen.add(c.case_id)
+    return by_id
+
+
 def compare(
     baseline: CaseResults, candidate: CaseResults, options: CompareOptions | None = None
 ) -> Comparison:
     """Compare two results case by case; see the module docstring for the rules.
 
     Raises:
-        IncompatibleResults: the results are of different kinds, are not case
-            results, or share no case id although both have cases.
+        IncompatibleResults: the results are of different kinds or not case results,
+            either was interrupted, no case ran in the candidate, a case id repeats
+            on either side, or they share no case id although both have cases.
     """
     opts = options or CompareOptions()
     _check_compatible(baseline, candidate)
-    base_by_id = {c.case_id: c for c in baseline.cases}
-    cand_ids = {c.case_id for c in candidate.cases}
-    if base_by_id and candidate.cases and not cand_ids & base_by_id.keys():
+    for label, result in (("baseline", baseline), ("candidate", candidate)):
+        if getattr(result, "interrupted", False):
+            ran = sum(not c.skipped for c in result.cases)
+            raise IncompatibleResults(
+                f"the {label} '{result.name}' was interrupted — re-run it: it holds only "
+                f"the {ran} case(s) that finished, so it cannot gate a merge"
+            )
+    base_by_id = _by_id("baseline", baseline)
+    cand_ids = _by_id("candidate", candidate).keys()
+    if all(c.skipped for c in candidate.cases):
+        what = "has no cases" if not candidate.cases else "skipped every case"
+        raise IncompatibleResults(
+            f"no case ran in the candidate '{candidate.name}' (it {what}): there is nothing to gate"
+        )
+    if base_by_id and not cand_ids & base_by_id.keys():
         raise IncompatibleResults(
             f"no case ids in common: '{baseline.name}' and '{candidate.name}' look like "
             "results of different datasets"
@@ -568,6 +626,8 @@ def compare(
     unchanged: list[str] = []
     new_cases: list[str] = []
     skipped: list[str] = []
+    both_ran = 0  # cases that ran on both sides: the latency and cost deltas are over them
+    base_latency = cand_latency = base_cost = cand_cost = 0.0
     metric_thresholds: tuple[tuple[Literal["latency", "cost"], float], ...] = (
         ("latency", opts.latency_threshold),
         ("cost", opts.cost_threshold),
@@ -580,6 +640,12 @@ def compare(
         if base.skipped or cand.skipped:
             skipped.append(cand.case_id)
             continue
+        both_ran += 1
+        base_metrics, cand_metrics = base.metrics, cand.metrics
+        base_latency += base_metrics.latency_ms
+        cand_latency += cand_metrics.latency_ms
+        base_cost += base_metrics.cost
+        cand_cost += cand_metrics.cost
         if base.passed == cand.passed and (base.outcomes is None or cand.outcomes is None):
             unchanged.append(cand.case_id)  # the common case, without a call
         else:
@@ -604,7 +670,13 @@ def compare(
                 regressions.append(found)
             else:
                 improvements.append(found)
-    removed = [c.case_id for c in baseline.cases if c.case_id not in cand_ids]
+    removed = [c for c in baseline.cases if c.case_id not in cand_ids]
+    common = _CommonMetrics(
+        base_avg_latency=base_latency / both_ran if both_ran else 0.0,
+        cand_avg_latency=cand_latency / both_ran if both_ran else 0.0,
+        base_cost=base_cost,
+        cand_cost=cand_cost,
+    )
     regressions.sort(key=lambda r: r.severity != "critical")  # stable: candidate order within
     base_summary, cand_summary = ResultSummary.of(baseline), ResultSummary.of(candidate)
     return Comparison(
@@ -614,10 +686,11 @@ def compare(
         improvements=improvements,
         unchanged=unchanged,
         new_cases=new_cases,
-        removed_cases=removed,
+        removed_cases=[c.case_id for c in removed],
         skipped_cases=skipped,
-        summary=_summarize(base_summary, cand_summary, regressions, improvements, opts),
+        summary=_summarize(base_summary, cand_summary, common, regressions, improvements, opts),
         options=opts,
+        removed_passing=[c.case_id for c in removed if c.passed and not c.skipped],
     )
 
 
@@ -667,11 +740,16 @@ def _repeated_change(
     worse = fisher_exact_greater(kb, nb, kc, nc)
     better = fisher_exact_greater(kc, nc, kb, nb)
     alpha = opts.significance + _EPS
-    if worse > alpha and better > alpha:
+    # Every baseline run passed and every candidate run failed: a consistent pass → fail
+    # whatever p is (with two runs a side Fisher's smallest p is 1/6 > 0.05).
+    consistent_drop = kb == nb and kc == 0 and nb > 0 and nc > 0
+    if worse > alpha and better > alpha and not consistent_drop:
         return None
     both_flaky = base.flaky and cand.flaky
-    p_value = worse if worse <= alpha else better
+    p_value = worse if worse <= alpha or consistent_drop else better
     words = f"passed {kb}/{nb} runs → {kc}/{nc} (one-sided Fisher p = {p_value:.3g})"
+    if consistent_drop and worse > alpha:
+        words += ": every run passed before and every run fails now"
     common: dict[str, Any] = {
         "case_id": cand.case_id,
         "case_name": cand.name,
@@ -681,7 +759,7 @@ def _repeated_change(
         "metric": "passRate",
         "p_value": p_value,
     }
-    if worse <= alpha:
+    if worse <= alpha or consistent_drop:
         if both_flaky:
             return Regression(
                 **common,
@@ -755,22 +833,31 @@ def _pct(delta: float, base: float) -> float:
     return delta / base * 100 if base else 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class _CommonMetrics:
+    """Average latency and total cost of each side over the cases that ran on both."""
+
+    base_avg_latency: float
+    cand_avg_latency: float
+    base_cost: float
+    cand_cost: float
+
+
 def _summarize(
     base: ResultSummary,
     cand: ResultSummary,
+    common: _CommonMetrics,
     regressions: Sequence[Regression],
     improvements: Sequence[Improvement],
     opts: CompareOptions,
 ) -> ComparisonSummary:
     pass_delta = cand.pass_rate - base.pass_rate
-    latency_delta = cand.aggregate.avg_latency_ms - base.aggregate.avg_latency_ms
-    cost_delta = cand.aggregate.total_cost - base.aggregate.total_cost
+    latency_delta = common.cand_avg_latency - common.base_avg_latency
+    cost_delta = common.cand_cost - common.base_cost
     latency_dir = _relative_direction(
-        base.aggregate.avg_latency_ms, cand.aggregate.avg_latency_ms, opts.latency_threshold
+        common.base_avg_latency, common.cand_avg_latency, opts.latency_threshold
     )
-    cost_dir = _relative_direction(
-        base.aggregate.total_cost, cand.aggregate.total_cost, opts.cost_threshold
-    )
+    cost_dir = _relative_direction(common.base_cost, common.cand_cost, opts.cost_threshold)
     quality_lost = any(r.metric in (None, "passRate") for r in regressions)
     quality_won = any(i.metric in (None, "passRate") for i in improvements)
     worse = quality_lost or pass_delta <= -opts.pass_rate_threshold - _EPS or latency_dir > 0
@@ -790,9 +877,9 @@ def _summarize(
     return ComparisonSummary(
         pass_rate_delta=pass_delta,
         avg_latency_delta_ms=latency_delta,
-        avg_latency_delta_pct=_pct(latency_delta, base.aggregate.avg_latency_ms),
+        avg_latency_delta_pct=_pct(latency_delta, common.base_avg_latency),
         cost_delta=cost_delta,
-        cost_delta_pct=_pct(cost_delta, base.aggregate.total_cost),
+        cost_delta_pct=_pct(cost_delta, common.base_cost),
         verdict=verdict,
         should_block=bool(critical),
         block_reason=reason,

@@ -9,20 +9,34 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
+import queue
 import sys
+import sysconfig
+import threading
 import time
+import traceback
 from collections.abc import Callable, Coroutine, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from signal_eval_cli.assertions import EvalContext, Judge, evaluate_assertions
 from signal_eval_cli.dataset import EvalCase, EvalDataset
-from signal_eval_cli.harness.protocol import HarnessContext, collect
+from signal_eval_cli.errors import InputError, closest
+from signal_eval_cli.harness.protocol import HarnessContext, collect, runs_on_loop
 from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult
 from signal_eval_cli.signals import Trace, now_iso
 
-__all__ = ["DEFAULT_TIMEOUT_MS", "RunOptions", "run_case", "run_dataset", "select_cases"]
+__all__ = [
+    "DEFAULT_TIMEOUT_MS",
+    "HarnessThreads",
+    "RunOptions",
+    "check_filters",
+    "run_case",
+    "run_dataset",
+    "select_cases",
+]
 
 DEFAULT_TIMEOUT_MS = 60_000.0
 
@@ -66,6 +80,107 @@ def select_cases(dataset: EvalDataset, options: RunOptions) -> list[EvalCase]:
     return cases
 
 
+def check_filters(dataset: EvalDataset, options: RunOptions) -> None:
+    """Raise :class:`InputError` for an unknown ``case_ids`` entry, or when the filters
+    select no case at all: a typo'd filter must not run nothing and go green."""
+    known = [c.id for c in dataset.cases]
+    unknown = [i for i in dict.fromkeys(options.case_ids) if i not in set(known)]
+    if unknown:
+        parts = []
+        for case_id in unknown:
+            guess = closest(case_id, known)
+            parts.append(f"{case_id!r}" + (f" (did you mean {guess!r}?)" if guess else ""))
+        raise InputError(
+            f"{dataset.path or dataset.name}: no case with id {', '.join(parts)}"
+            f" (the dataset has {len(known)} case(s))"
+        )
+    if (options.tags or options.case_ids) and not select_cases(dataset, options):
+        wanted = [f"--tag {t}" for t in options.tags] + [f"--case {c}" for c in options.case_ids]
+        tags = sorted({t for c in dataset.cases for t in c.tags})
+        raise InputError(
+            f"{dataset.path or dataset.name}: no case matches {' '.join(wanted)}"
+            + (f" (tags in the dataset: {', '.join(tags)})" if tags else " (no case has tags)")
+        )
+
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+_WorkItem = tuple["Future[Any]", Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+
+
+class HarnessThreads(Executor):
+    """Daemon threads for sync harnesses, one per harness in flight.
+
+    Unlike :class:`~concurrent.futures.ThreadPoolExecutor`: a harness stuck for good
+    (``time.sleep(100)`` past its timeout) neither keeps the process alive at exit
+    (daemon threads are not joined) nor keeps a pool slot — ``submit`` starts a new
+    worker whenever none is idle, so later cases never queue behind a stuck one. The
+    number of harnesses in flight is bounded by the runner's semaphore, not here.
+    """
+
+    def __init__(self, name: str = "signal-eval-harness") -> None:
+        self._name = name
+        self._work: queue.SimpleQueue[_WorkItem | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._started = 0
+        self._closed = False
+
+    def submit(self, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs) -> Future[_T]:
+        future: Future[_T] = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            self._work.put((future, fn, args, kwargs))
+            if self._idle:
+                self._idle -= 1  # that idle worker will take this item
+                return future
+            self._started += 1
+            number = self._started
+        threading.Thread(target=self._worker, name=f"{self._name}-{number}", daemon=True).start()
+        return future
+
+    def _worker(self) -> None:
+        work, lock = self._work, self._lock
+        while True:
+            item = work.get()
+            if item is None:
+                return
+            future, fn, args, kwargs = item
+            del item
+            if future.set_running_or_notify_cancel():
+                try:
+                    result = fn(*args, **kwargs)
+                except BaseException as exc:  # the caller gets it, whatever it is
+                    future.set_exception(exc)
+                    del exc
+                else:
+                    future.set_result(result)
+                    del result
+            del future, fn, args, kwargs
+            with lock:
+                if self._closed:
+                    return
+                self._idle += 1
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop idle workers (busy ones stop when done); never waits for a stuck one."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, 0
+            if cancel_futures:
+                while True:
+                    try:
+                        item = self._work.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is not None:
+                        item[0].cancel()
+                        idle += 1  # the worker reserved for it is left idle
+        for _ in range(idle):
+            self._work.put(None)
+
+
 if sys.version_info >= (3, 11):
 
     async def _within(run: Coroutine[Any, Any, Any], seconds: float) -> bool:
@@ -94,6 +209,43 @@ else:  # pragma: no cover - Python 3.10
         return False
 
 
+def _ours(exc: BaseException) -> bool:
+    """Whether a ``CancelledError``/``KeyboardInterrupt``/``SystemExit`` that reached the
+    runner is our own (a timeout, Ctrl-C, the run being cancelled) rather than the
+    harness's. On 3.10 a task cannot tell, so a cancellation or interrupt counts as ours."""
+    if sys.version_info >= (3, 11):
+        task = asyncio.current_task()
+        return task is not None and task.cancelling() > 0
+    return isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))  # pragma: no cover
+
+
+_OUR_DIRS = tuple(
+    os.path.normcase(os.path.realpath(p)) + os.sep
+    for p in {
+        os.path.dirname(os.path.abspath(__file__)),
+        sysconfig.get_paths()["stdlib"],
+        sysconfig.get_paths()["platstdlib"],
+    }
+)
+
+
+def _describe(exc: BaseException) -> str:
+    """``Type: message (at file.py:LINE in function)``, the innermost frame of the
+    harness's own code (else the innermost frame) where it was raised."""
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return text
+    mine = [
+        f
+        for f in frames
+        if not os.path.normcase(os.path.realpath(f.filename)).startswith(_OUR_DIRS)
+        and not f.filename.startswith("<frozen")
+    ]
+    frame = (mine or frames)[-1]
+    return f"{text} (at {os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
+
+
 async def _run_once(
     harness: Any,
     case: EvalCase,
@@ -110,11 +262,23 @@ async def _run_once(
         )
     except Exception as exc:  # the harness's failure is the case's failure, not ours
         timed_out = False
-        error = f"{type(exc).__name__}: {exc}"
+        error = _describe(exc)
+    except (asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
+        if _ours(exc):
+            raise
+        timed_out = False
+        error = _describe(exc)
     if timed_out:
         ctx.cancelled.set()
         error = f"timed out after {timeout_ms:g} ms"
     wall_ms = (time.perf_counter() - started) * 1000
+    if error is None and wall_ms > timeout_ms and runs_on_loop(harness):
+        # The deadline could not fire: the harness held the event loop past it.
+        timed_out = True
+        error = (
+            f"timed out after {timeout_ms:g} ms "
+            f"(the harness blocked the event loop for {wall_ms:.0f} ms)"
+        )
     # A timed-out sync harness may still be emitting from its thread: freeze what we have.
     signals = ctx.signals if not timed_out else list(ctx.signals)
     trace = Trace(signals, case.input)
@@ -155,7 +319,7 @@ async def run_case(
     """
     options = options or RunOptions()
     if case.skip:
-        return CaseResult(case.id, passed=True, name=case.name, skipped=True, tags=list(case.tags))
+        return _skipped(case)
     checks = case.assertions if assertions is None else assertions
     timeout = case.timeout or default_timeout or options.timeout or DEFAULT_TIMEOUT_MS
     runs = repeat or case.repeat or options.repeat or 1
@@ -178,7 +342,7 @@ async def run_dataset(
     limit = options.concurrency if options.parallel else 1
     threads = None
     if options.executor is None:
-        threads = ThreadPoolExecutor(max(1, limit), thread_name_prefix="signal-eval-harness")
+        threads = HarnessThreads()
         options = dataclasses.replace(options, executor=threads)
     semaphore = options.semaphore or asyncio.Semaphore(max(1, limit))
     results: list[CaseResult | None] = [None] * len(cases)
@@ -217,6 +381,11 @@ async def run_dataset(
     finally:
         if threads is not None:  # don't wait: a hung sync harness must not hang the run
             threads.shutdown(wait=False, cancel_futures=True)
+    for index, case in enumerate(cases):
+        if results[index] is None:  # never started (fail-fast): still reported, N/N
+            results[index] = not_run = _not_run(case)
+            if options.on_case_complete is not None:
+                options.on_case_complete(not_run)
     return DatasetResult(
         name=dataset.name,
         cases=[r or _not_run(c) for r, c in zip(results, cases, strict=True)],
@@ -227,7 +396,13 @@ async def run_dataset(
     )
 
 
+def _skipped(case: EvalCase) -> CaseResult:
+    return CaseResult(case.id, passed=True, name=case.name, skipped=True, tags=list(case.tags))
+
+
 def _not_run(case: EvalCase) -> CaseResult:
+    if case.skip:  # skipped anyway: its own reason, not fail-fast's
+        return _skipped(case)
     return CaseResult(
         case.id,
         passed=True,

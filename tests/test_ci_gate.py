@@ -18,6 +18,7 @@ from results_helpers import case, dataset, repeated
 
 from signal_eval_cli.loading import schema_validator
 from signal_eval_cli.persistence import save_result
+from signal_eval_cli.results import CaseResult, DatasetResult
 
 ROOT = Path(__file__).resolve().parent.parent
 SIGNAL_EVAL = Path(sys.executable).with_name("signal-eval")
@@ -95,11 +96,91 @@ def test_repeats_flaky_flip_passes_consistent_failure_blocks(tmp_path: Path) -> 
     assert flip.returncode == 0, flip.stdout
     broken = cli("compare", "base.json", "broken.json", "--fail-on-regression", cwd=tmp_path)
     assert broken.returncode == 1 and "critical regression: b" in broken.stdout
-    lenient = cli(
+    # a consistent pass → fail blocks whatever the significance level ...
+    strict = cli(
         "compare", "base.json", "broken.json", "--fail-on-regression", "--significance", "0.01",
         cwd=tmp_path,
     )  # fmt: skip
-    assert lenient.returncode == 0
+    assert strict.returncode == 1, strict.stdout
+    # ... which still decides a mixed drop: 5/5 → 1/5 has p ≈ 0.024
+    save_result(dataset(repeated("a", 5, 5)), tmp_path / "base5.json")
+    save_result(dataset(repeated("a", 1, 5)), tmp_path / "mixed5.json")
+    mixed = cli("compare", "base5.json", "mixed5.json", "--fail-on-regression", cwd=tmp_path)
+    assert mixed.returncode == 1, mixed.stdout
+    lenient = cli(
+        "compare", "base5.json", "mixed5.json", "--fail-on-regression", "--significance", "0.01",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert lenient.returncode == 0, lenient.stdout
+
+
+def test_repeat_2_consistent_pass_to_fail_blocks(tmp_path: Path) -> None:
+    # with two runs a side Fisher's smallest p is 1/6: the test alone could never block
+    save_result(dataset(repeated("a", 2, 2), repeated("b", 2, 2)), tmp_path / "base.json")
+    save_result(dataset(repeated("a", 2, 2), repeated("b", 0, 2)), tmp_path / "cand.json")
+    proc = cli("compare", "base.json", "cand.json", "--fail-on-regression", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "BLOCK: 1 critical regression: b" in proc.stdout
+
+
+def _interrupted(*cases: CaseResult) -> DatasetResult:
+    result = dataset(*cases)
+    result.interrupted = True
+    return result
+
+
+@pytest.mark.parametrize(
+    ("base", "cand", "message"),
+    [
+        (
+            dataset(*[case(f"c{i}") for i in range(11)]),
+            _interrupted(case("c0"), case("c1")),
+            "candidate 'code-review' was interrupted — re-run it",
+        ),
+        (
+            _interrupted(case("c0"), case("c1")),
+            dataset(*[case(f"c{i}") for i in range(11)]),
+            "baseline 'code-review' was interrupted — re-run it",
+        ),
+        (dataset(case("a")), dataset(), "no case ran in the candidate"),
+        (dataset(case("a")), dataset(case("a", skipped=True)), "no case ran in the candidate"),
+        (
+            dataset(case("a"), case("a", False)),
+            dataset(case("a")),
+            "more than one case with id 'a'",
+        ),
+        (
+            dataset(case("a")),
+            dataset(case("a"), case("x"), case("x")),
+            "more than one case with id 'x'",
+        ),
+    ],
+    ids=[
+        "interrupted-cand",
+        "interrupted-base",
+        "empty-cand",
+        "all-skipped",
+        "dup-base",
+        "dup-cand",
+    ],
+)
+def test_results_that_cannot_be_gated_exit_2(
+    tmp_path: Path, base: DatasetResult, cand: DatasetResult, message: str
+) -> None:
+    save_result(base, tmp_path / "base.json")
+    save_result(cand, tmp_path / "cand.json")
+    proc = cli("compare", "base.json", "cand.json", "--fail-on-regression", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_removed_passing_cases_are_mentioned_but_do_not_block(tmp_path: Path) -> None:
+    base = dataset(case("a"), case("b"), case("c"), case("d"), case("e", False))
+    save_result(base, tmp_path / "base.json")
+    save_result(dataset(case("a")), tmp_path / "cand.json")
+    proc = cli("compare", "base.json", "cand.json", "--fail-on-regression", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 baseline cases missing from the candidate" in proc.stdout
 
 
 @pytest.mark.parametrize(

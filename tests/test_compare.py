@@ -22,6 +22,7 @@ from signal_eval_cli.compare import (
 from signal_eval_cli.loading import schema_validator
 from signal_eval_cli.matrix import MatrixResult
 from signal_eval_cli.persistence import load_result, save_result
+from signal_eval_cli.results import CaseResult, DatasetResult
 
 # -- statistics -------------------------------------------------------------------------------
 
@@ -259,11 +260,10 @@ def test_consistent_pass_to_fail_with_repeats_blocks() -> None:
 
 
 def test_significance_level_is_the_users() -> None:
-    strict = compare(
-        dataset(repeated("a", 3, 3)),
-        dataset(repeated("a", 0, 3)),
-        CompareOptions(significance=0.01),
-    )
+    # 5/5 → 1/5 is not a consistent pass → fail, so Fisher decides: p ≈ 0.024
+    base, cand = dataset(repeated("a", 5, 5)), dataset(repeated("a", 1, 5))
+    assert compare(base, cand).summary.should_block
+    strict = compare(base, cand, CompareOptions(significance=0.01))
     assert strict.regressions == [] and not strict.summary.should_block
 
 
@@ -316,3 +316,102 @@ def test_comparison_round_trips_and_validates(tmp_path) -> None:  # type: ignore
     assert isinstance(loaded, Comparison)
     assert loaded.to_dict() == result.to_dict()
     assert math.isclose(loaded.summary.cost_delta, result.summary.cost_delta, abs_tol=1e-9)
+
+
+# -- results that cannot gate a merge -----------------------------------------------------------
+
+
+def interrupted(*cases: CaseResult) -> DatasetResult:
+    result = dataset(*cases)
+    result.interrupted = True
+    return result
+
+
+def test_an_interrupted_candidate_or_baseline_is_refused() -> None:
+    full = dataset(*[case(f"c{i}") for i in range(11)])
+    partial = interrupted(case("c0"), case("c1"))
+    with pytest.raises(IncompatibleResults, match=r"candidate .* interrupted — re-run it"):
+        compare(full, partial)
+    with pytest.raises(IncompatibleResults, match=r"baseline .* interrupted — re-run it"):
+        compare(partial, full)
+
+
+@pytest.mark.parametrize(
+    "cand_cases", [[], [case("a", skipped=True), case("b", skipped=True)]], ids=["empty", "skipped"]
+)
+def test_a_candidate_where_no_case_ran_is_refused(cand_cases: list[CaseResult]) -> None:
+    with pytest.raises(IncompatibleResults, match="no case ran"):
+        compare(dataset(case("a"), case("b")), dataset(*cand_cases))
+
+
+def test_removed_passing_cases_are_listed_and_noted_but_do_not_block() -> None:
+    base = dataset(case("a"), case("b"), case("c"), case("d"), case("e", False))
+    result = compare(base, dataset(case("a")))
+    assert result.removed_cases == ["b", "c", "d", "e"]
+    assert result.removed_passing == ["b", "c", "d"]
+    (note,) = result.notes
+    assert note.startswith("3 baseline cases missing from the candidate") and "b, c, d" in note
+    assert not result.summary.should_block
+    assert compare(base, base).notes == []
+
+
+@pytest.mark.parametrize("side", ["baseline", "candidate"])
+def test_duplicate_case_ids_are_refused_naming_the_id(side: str) -> None:
+    clean = dataset(case("a"), case("b"))
+    dup = dataset(case("a"), case("b"), case("b", False))
+    base, cand = (dup, clean) if side == "baseline" else (clean, dup)
+    with pytest.raises(IncompatibleResults, match=f"{side} .*more than one case with id 'b'"):
+        compare(base, cand)
+
+
+# -- consistent pass → fail with few repeats --------------------------------------------------------
+
+
+def test_consistent_pass_to_fail_with_two_repeats_blocks_whatever_p() -> None:
+    assert fisher_exact_greater(2, 2, 0, 2) == pytest.approx(1 / 6)  # never ≤ 0.05
+    result = compare(dataset(repeated("a", 2, 2)), dataset(repeated("a", 0, 2)))
+    (regression,) = result.regressions
+    assert (regression.type, regression.severity) == ("pass_to_fail", "critical")
+    assert regression.p_value == pytest.approx(1 / 6)
+    assert "2/2 runs → 0/2" in regression.description and "p = 0.167" in regression.description
+    assert result.summary.should_block and result.summary.block_reason is not None
+
+
+def test_mixed_repeats_still_need_fisher() -> None:
+    # 2/2 → 1/2 and 3/3 → 1/3 are not consistent pass → fail: p decides (not significant)
+    for base, cand in (((2, 2), (1, 2)), ((3, 3), (1, 3))):
+        result = compare(dataset(repeated("a", *base)), dataset(repeated("a", *cand)))
+        assert result.regressions == [] and not result.summary.should_block
+    flaky = compare(dataset(repeated("a", 1, 2)), dataset(repeated("a", 0, 2)))
+    assert not flaky.summary.should_block
+
+
+# -- deltas over the cases that ran on both sides ---------------------------------------------------
+
+
+def test_a_skipped_or_removed_case_does_not_make_the_candidate_look_cheaper() -> None:
+    base = dataset(*[case(f"c{i}") for i in range(19)], case("big", latency=9000, cost=1.0))
+    # "big" skipped in the candidate, and a new failing case: pass rate 100% → 95%
+    cand = dataset(
+        *[case(f"c{i}") for i in range(19)],
+        case("big", skipped=True),
+        case("new", False),
+    )
+    s = compare(base, cand).summary
+    assert s.pass_rate_delta == pytest.approx(-0.05)
+    assert (s.cost_delta, s.cost_delta_pct) == (pytest.approx(0), pytest.approx(0))
+    assert (s.avg_latency_delta_ms, s.avg_latency_delta_pct) == (0, 0)
+    assert s.verdict == "equivalent"  # was "better": total cost fell by 84 %
+    removed = compare(base, dataset(*[case(f"c{i}") for i in range(19)], case("new", False)))
+    assert removed.summary.cost_delta == pytest.approx(0)
+    assert removed.summary.verdict == "equivalent"
+
+
+def test_deltas_are_over_common_cases_only() -> None:
+    base = dataset(case("a", latency=1000, cost=0.01), case("gone", latency=5000, cost=0.5))
+    cand = dataset(case("a", latency=1200, cost=0.02), case("new", latency=9000, cost=0.9))
+    s = compare(base, cand).summary
+    assert s.avg_latency_delta_ms == pytest.approx(200)
+    assert s.avg_latency_delta_pct == pytest.approx(20)
+    assert s.cost_delta == pytest.approx(0.01) and s.cost_delta_pct == pytest.approx(100)
+    assert s.verdict == "worse"

@@ -27,6 +27,7 @@ from signal_eval_cli.providers.reliability import (
     ProviderCallError,
     ReliableProvider,
     RetryPolicy,
+    classify_exception,
     parse_retry_after,
     redact,
 )
@@ -381,6 +382,68 @@ def test_redact() -> None:
     assert redact("key sk-abc123456789 and secret-xyz", ["secret-xyz"]) == (
         "key [redacted] and [redacted]"
     )
+
+
+def refused_url() -> str:
+    """A local URL nothing listens on: connections to it are refused at once."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("api", APIS)
+def test_connection_refused_is_a_connection_error_not_a_timeout(api: str, transport: str) -> None:
+    url = refused_url()
+    p = make_provider(
+        f"{api}:m", api_key=KEY, base_url=url, transport=transport, **{**FAST, "max_retries": 1}
+    )
+    with pytest.raises(ProviderError) as raised:
+        asyncio.run(p.complete(request()))
+    message = str(raised.value)
+    assert raised.value.code == "connection_error", message
+    assert "connection failed: " in message and "timed out" not in message
+    assert "gave up after 2 attempts" in message
+    if transport == "aiohttp":
+        assert "Cannot connect to host 127.0.0.1:" in message
+    assert KEY not in message
+
+
+def test_classify_exception_walks_the_cause_chain() -> None:
+    import httpx
+
+    def chained(*links: BaseException) -> BaseException:
+        for outer, inner in zip(links, links[1:]):
+            outer.__cause__ = inner
+        return links[0]
+
+    class APITimeoutError(Exception):
+        pass
+
+    class ClientConnectorError(OSError):
+        pass
+
+    refused = chained(
+        APITimeoutError("Request timed out."),
+        httpx.ConnectTimeout("Cannot connect to host 127.0.0.1:9 sk-abcdef123456"),
+        ClientConnectorError("Cannot connect to host 127.0.0.1:9 sk-abcdef123456"),
+        ConnectionRefusedError(111, "Connect call failed"),
+    )
+    error = classify_exception(refused, label="openai:x")
+    assert error.code == "connection_error"
+    assert str(error).startswith("openai:x: connection failed: Cannot connect to host 127.0.0.1:9")
+    assert "sk-abcdef123456" not in str(error)
+    # a connect that really timed out stays a timeout
+    slow = chained(
+        APITimeoutError("Request timed out."),
+        httpx.ConnectTimeout("timed out"),
+        asyncio.TimeoutError(),
+    )
+    assert classify_exception(slow, label="openai:x").code == "timeout"
+    assert classify_exception(APITimeoutError("x"), label="l").code == "timeout"
 
 
 def test_cancellation_propagates_and_frees_the_slot(server: MockLLMServer) -> None:

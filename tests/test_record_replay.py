@@ -323,3 +323,80 @@ def test_cli_faults_recover_or_fail_their_case_and_the_others_continue(
     assert "gave up after 3 attempts" in json.dumps(by_id["always-500"])
     assert server.pending_faults == 0
     no_key_anywhere(tmp_path, result.output)
+
+
+# -- a failing --record keeps the recording; an explicit --provider that replays says so ----
+
+
+def refused_url() -> str:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_record_keeps_a_case_whose_calls_fail(server: MockLLMServer, tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    first = recorder(server, path, "record")
+    for case, text, call in (("one", "a", 0), ("one", "b", 1), ("two", "c", 0)):
+        asyncio.run(first.complete(request(case, text, call)))
+    first.save()
+    before = path.read_bytes()
+    server.fail_next(*(Fault.server_error(500) for _ in range(3)))
+    again = recorder(server, path, "record")
+    with pytest.raises(ProviderError):
+        asyncio.run(again.complete(request("one", "a2")))
+    assert not again.save()  # nothing new: the file is not rewritten
+    assert path.read_bytes() == before
+    # the first call that succeeds replaces the case
+    asyncio.run(again.complete(request("one", "a3")))
+    again.save()
+    entries = {(e.case, e.call): e.response.text for e in Cassette.load(path)}
+    assert set(entries) == {("one", 0), ("two", 0)}
+
+
+def copy_dataset_with_cassette(tmp_path: Path) -> tuple[Path, Path]:
+    dataset = copy_dataset(tmp_path)
+    cassette = dataset.parent / "cassettes" / "code-review.yaml"
+    cassette.parent.mkdir()
+    shutil.copy(ROOT / "datasets" / "cassettes" / "code-review.yaml", cassette)
+    return dataset, cassette
+
+
+FAST_PARAM = "provider_options={max_retries: 1, retry_base_delay: 0.01, retry_max_delay: 0.02}"
+
+
+def test_cli_record_against_a_failing_provider_keeps_the_recording(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dataset, cassette = copy_dataset_with_cassette(tmp_path)
+    before = cassette.read_bytes()
+    count = len(Cassette.load(cassette))
+    monkeypatch.setenv("OPENAI_BASE_URL", refused_url())
+    result = CliRunner().invoke(
+        app,
+        ["run", str(dataset), "--provider", "openai:x", "--record", "--case", "sql-injection",
+         "--param", FAST_PARAM, "-o", str(tmp_path / "out.json"), "--signals", "all", "--quiet"],
+    )  # fmt: skip
+    assert result.exit_code != 0, result.output
+    assert cassette.read_bytes() == before
+    assert len(Cassette.load(cassette)) == count
+    assert "recorded" not in result.output
+    text = (tmp_path / "out.json").read_text()
+    assert "connection failed" in text and "timed out" not in text
+    no_key_anywhere(tmp_path, result.output)
+
+
+def test_cli_explicit_provider_that_replays_says_so(env: dict[str, str], tmp_path: Path) -> None:
+    dataset, cassette = copy_dataset_with_cassette(tmp_path)
+    runner = CliRunner()
+    args = ["run", str(dataset), "--case", "sql-injection", "--quiet", "-o", str(tmp_path / "o.json")]
+    note = f"replaying {cassette} (recorded calls; use --record to call openai:x)"
+    explicit = runner.invoke(app, [*args, "--provider", "openai:x"])
+    assert explicit.exit_code == 0, explicit.output
+    assert explicit.stderr.count(note) == 1 and note not in explicit.stdout
+    implicit = runner.invoke(app, args)  # the dataset's own cassette: nothing to say
+    assert implicit.exit_code == 0, implicit.output
+    assert "replaying" not in implicit.output

@@ -2,7 +2,9 @@
 
 Exit codes: 0 compared (and, with ``--fail-on-regression``, nothing blocks) · 1
 ``--fail-on-regression`` and a critical regression · 2 unreadable, old, malformed
-or incompatible result files, with the reason.
+or incompatible result files, with the reason — including results that cannot gate
+a merge: an interrupted baseline or candidate, a candidate in which no case ran,
+or a case id that repeats on either side.
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ def compare_command(
     except IncompatibleResults as exc:
         fail_input(InputError([Problem(f"{baseline} vs {candidate}", 0, 0, str(exc))]))
     print_comparison(result, out)
+    for note in result.notes:  # e.g. passing baseline cases the candidate no longer has
+        out.print(f"note: {note}", style="yellow", highlight=False)
     if output is not None:
         save_result(result, output)
         err.print(f"comparison written to {output}", highlight=False)

@@ -40,7 +40,7 @@ from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.harness.recorded import RecordedTraces
 from signal_eval_cli.reports.console import print_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult
-from signal_eval_cli.runner import RunOptions, run_dataset, select_cases
+from signal_eval_cli.runner import RunOptions, check_filters, run_dataset, select_cases
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["build_harness", "partial_result", "run_command"]
@@ -122,6 +122,7 @@ def run_command(
             timeout=timeout,
             repeat=repeat,
         )
+        check_filters(dataset, options)  # a typo'd --case/--tag must not run nothing, green
         flags = ProviderFlags(
             provider, record, record_missing, replay, max_connections, judge_model, price or []
         )

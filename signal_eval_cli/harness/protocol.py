@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from signal_eval_cli.signals import Signal, as_signal, new_signal_id, now_iso
 
-__all__ = ["Harness", "HarnessContext", "RunFunction", "collect"]
+__all__ = ["Harness", "HarnessContext", "RunFunction", "collect", "runs_on_loop"]
 
 RunFunction = Callable[[Any, "HarnessContext"], Any]
 
@@ -78,6 +78,13 @@ def run_function(harness: Any) -> RunFunction:
     raise TypeError(
         f"a harness must have a run(input, ctx) method or be callable, got {type(harness).__name__}"
     )
+
+
+def runs_on_loop(harness: Any) -> bool:
+    """Whether :func:`collect` runs this harness in the event loop (async) rather than
+    on a thread: only such a harness can block the loop past its own timeout."""
+    run = run_function(harness)
+    return inspect.isasyncgenfunction(run) or inspect.iscoroutinefunction(run)
 
 
 async def collect(
