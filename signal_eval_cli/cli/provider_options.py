@@ -192,8 +192,15 @@ class ProviderFlags:
         options.update(self._options())
         if prices:
             options["prices"] = prices
-        options["cassette"] = str(default_cassette(dataset, merged))
+        cassette = default_cassette(dataset, merged)
+        options["cassette"] = str(cassette)
         options["mode"] = mode
+        if self.provider and mode in ("auto", "replay") and cassette.is_file():
+            # an explicit --provider that the cassette answers for must not go unnoticed
+            typer.echo(
+                f"replaying {cassette} (recorded calls; use --record to call {provider})",
+                err=True,
+            )
         return {**params, "provider": provider, "provider_options": options}
 
     def configure_judge(

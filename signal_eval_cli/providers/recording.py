@@ -6,8 +6,9 @@ Modes:
   (or whose prompt changed since) is a :class:`ProviderError` naming the case,
   agent, call and request. The real provider is never built, so no key is needed.
 - ``record``: every call goes to the real provider and is written to the
-  cassette; the first call of a case drops what that case had recorded before, so
-  a re-recorded case holds exactly its new calls (other cases are kept).
+  cassette; the first call of a case that succeeds drops what that case had
+  recorded before, so a re-recorded case holds exactly its new calls (other cases
+  are kept) and a case none of whose calls succeed keeps its old recording.
 - ``record-missing``: answers from the cassette where it can and records only the
   calls it has no (or a stale) recording for.
 
@@ -79,14 +80,15 @@ class RecordingProvider:
             except ProviderError as exc:
                 if exc.code != "cassette_stale":
                     raise
+        assert self.inner is not None
+        response = await self.inner.complete(request, on_delta)
         if self.mode == "record" and request.case_id not in self._fresh_cases:
+            # only now that a call of the case succeeded: a case whose calls all fail
+            # (no network, a bad key) keeps what it had recorded
             self._fresh_cases.add(request.case_id)
             kept = [e for e in self.cassette if e.case != request.case_id]
             if len(kept) != len(self.cassette):
                 self.cassette = Cassette(self.cassette.path, kept)
-                self._dirty = True
-        assert self.inner is not None
-        response = await self.inner.complete(request, on_delta)
         self.cassette.record(request, response)
         self.recorded += 1
         self._dirty = True

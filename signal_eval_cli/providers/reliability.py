@@ -23,6 +23,7 @@ import email.utils
 import http.cookiejar
 import random
 import re
+import socket
 import sys
 import time
 from collections import deque
@@ -176,6 +177,49 @@ def _disconnected(exc: BaseException) -> bool:
     return False
 
 
+_CONNECT_FAILURES = frozenset({"ClientConnectorError", "ConnectError", "ConnectionRefusedError"})
+"""Classes (by name, anywhere in the MRO) of a failure to open the connection at all."""
+
+
+_TIMEOUTS = (TimeoutError, asyncio.TimeoutError)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its ``__cause__`` / ``__context__`` chain, outermost first."""
+    links: list[BaseException] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        links.append(current)
+        current = current.__cause__ or current.__context__
+    return links
+
+
+def _connect_failure(exc: BaseException) -> str | None:
+    """The text of the connect failure behind ``exc`` (refused, DNS, ...), if it is one.
+
+    The aiohttp bridge reports ``Cannot connect to host ...`` as ``httpx.ConnectTimeout``
+    and the SDK turns that into ``APITimeoutError``: the cause tells what happened. A
+    link that is itself a timeout (a connect that really timed out) is not a failure.
+    """
+    links = _chain(exc)
+    for index, link in enumerate(links):
+        if isinstance(link, _TIMEOUTS):
+            return None
+        names = {cls.__name__ for cls in type(link).__mro__}
+        if names & _CONNECT_FAILURES or isinstance(link, socket.gaierror):
+            if any(isinstance(deeper, _TIMEOUTS) for deeper in links[index + 1 :]):
+                return None
+            text = str(link) or type(link).__name__
+            root = str(links[-1])
+            core = re.sub(r"^\[Errno -?\d+\]\s*", "", root)
+            if root and core not in text:
+                text += f" ({root})"
+            return text
+    return None
+
+
 def classify_exception(exc: BaseException, *, label: str) -> ProviderCallError:
     """Map an SDK or transport exception to a coded error (by class name: no SDK import)."""
     if isinstance(exc, ProviderCallError):
@@ -187,6 +231,11 @@ def classify_exception(exc: BaseException, *, label: str) -> ProviderCallError:
         retry_after = parse_retry_after(getattr(response, "headers", None))
         return status_code_error(
             status, _error_detail(exc)[:500], retry_after=retry_after, label=label
+        )
+    failure = _connect_failure(exc)
+    if failure is not None:
+        return ProviderCallError(
+            redact(f"{label}: connection failed: {failure}"), code="connection_error"
         )
     timeouts = {"APITimeoutError", "TimeoutException", "ServerTimeoutError", "TimeoutError"}
     # the aiohttp bridge reports a dropped connection as a timeout: look at the cause
