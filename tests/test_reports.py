@@ -246,3 +246,13 @@ def test_huge_compared_values_are_capped_in_results_and_junit(tmp_path: Path) ->
     junit = tmp_path / "j.xml"
     write_junit_report(DatasetResult("d", [CaseResult("c", False, [check])]), junit)
     assert junit.stat().st_size < VALUE_LIMIT * 2
+
+
+def test_comparison_markdown_mentions_removed_passing_cases() -> None:
+    from signal_eval_cli import compare, generate_markdown_report
+    from signal_eval_cli.results import CaseResult, DatasetResult
+
+    base = DatasetResult("d", [CaseResult("a", True), CaseResult("b", True)])
+    cand = DatasetResult("d", [CaseResult("a", True)])
+    text = generate_markdown_report(compare(base, cand))
+    assert "> **Note:** 1 baseline case" in text and "b" in text

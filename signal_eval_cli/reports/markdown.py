@@ -311,6 +311,10 @@ def _comparison(result: Comparison, opts: ReportOptions) -> list[str]:
     ]
     if s.block_reason:
         lines += [f"> **Blocked:** {_prose(s.block_reason)}", ""]
+    lines += [
+        *(f"> **Note:** {_prose(note)}" for note in result.notes),
+        *([""] if result.notes else []),
+    ]
     rows = [
         (
             "pass rate",
