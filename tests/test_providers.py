@@ -416,8 +416,8 @@ def test_classify_exception_walks_the_cause_chain() -> None:
     import httpx
 
     def chained(*links: BaseException) -> BaseException:
-        for outer, inner in zip(links, links[1:]):
-            outer.__cause__ = inner
+        for index in range(len(links) - 1):
+            links[index].__cause__ = links[index + 1]
         return links[0]
 
     class APITimeoutError(Exception):

@@ -392,7 +392,8 @@ def test_cli_record_against_a_failing_provider_keeps_the_recording(
 def test_cli_explicit_provider_that_replays_says_so(env: dict[str, str], tmp_path: Path) -> None:
     dataset, cassette = copy_dataset_with_cassette(tmp_path)
     runner = CliRunner()
-    args = ["run", str(dataset), "--case", "sql-injection", "--quiet", "-o", str(tmp_path / "o.json")]
+    out = str(tmp_path / "o.json")
+    args = ["run", str(dataset), "--case", "sql-injection", "--quiet", "-o", out]
     note = f"replaying {cassette} (recorded calls; use --record to call openai:x)"
     explicit = runner.invoke(app, [*args, "--provider", "openai:x"])
     assert explicit.exit_code == 0, explicit.output
