@@ -10,36 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import alive, group_members
 
 from signal_eval_cli.scenarios import parse_scenario
 from signal_eval_cli.scenarios.goals import OUTPUT_LIMIT, cap_output, run_goal, run_process
 from signal_eval_cli.scenarios.model import ResolvedGoal
 
 PY = sys.executable
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie (zombies are dead, just unreaped)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live processes whose process group is ``pgid``."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
 
 
 def run(coro: object) -> object:

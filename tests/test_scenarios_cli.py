@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from processes import alive, group_members
 from typer.testing import CliRunner
 
 from signal_eval_cli.cli import app
@@ -309,33 +310,9 @@ def test_reports_and_compare_treat_scenarios_as_cases(project: Path) -> None:
 CLI = Path(sys.executable).parent / "signal-eval"
 
 
-def _live(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie is dead, just not yet reaped)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def _group(pgid: int) -> list[int]:
-    """Live members of process group ``pgid``."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            members.append(int(entry.name))
-    return members
-
-
 def _gone(pid: int, timeout_s: float = 5.0) -> bool:
     deadline = time.monotonic() + timeout_s
-    while _live(pid) or _group(pid):
+    while alive(pid) or group_members(pid):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.02)
