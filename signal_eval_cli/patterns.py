@@ -43,10 +43,6 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     return re.compile(body, re.DOTALL)
 
 
-def glob_matches(pattern: str, name: str) -> bool:
-    return compile_glob(pattern).fullmatch(name) is not None
-
-
 # -- regexes ---------------------------------------------------------------------------
 
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}

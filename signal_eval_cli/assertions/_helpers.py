@@ -29,13 +29,13 @@ def bounds(
 
 def describe_bounds(low: float | None, high: float | None) -> str:
     if low is not None and low == high:
-        return f"exactly {_num(low)}"
+        return f"exactly {num(low)}"
     if low is not None and high is not None:
-        return f"between {_num(low)} and {_num(high)}"
+        return f"between {num(low)} and {num(high)}"
     if low is not None:
-        return f"at least {_num(low)}"
+        return f"at least {num(low)}"
     if high is not None:
-        return f"at most {_num(high)}"
+        return f"at most {num(high)}"
     return "any number"
 
 
@@ -70,9 +70,6 @@ def short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
 def num(value: float) -> str:
-    return _num(value)
+    """``3`` rather than ``3.0`` in messages."""
+    return str(int(value)) if float(value).is_integer() else str(value)
