@@ -201,11 +201,37 @@ if sys.version_info >= (3, 11):
 
 else:  # pragma: no cover - Python 3.10
 
+    class _HarnessRaised(Exception):
+        """A CancelledError or SystemExit the harness raised itself,
+        carried out of its task as an ordinary failure (its ``__cause__``)."""
+
     async def _within(run: Coroutine[Any, Any, Any], seconds: float) -> bool:
+        """3.10 has no ``asyncio.timeout``, and ``wait_for`` cannot tell its own
+        cancellation from the harness's: run the harness in a task we cancel ourselves."""
+        ours = False
+
+        async def guarded() -> None:
+            try:
+                await run
+            except (asyncio.CancelledError, SystemExit) as exc:
+                # KeyboardInterrupt is left alone: here it cannot be told from Ctrl-C.
+                if ours and isinstance(exc, asyncio.CancelledError):
+                    raise
+                raise _HarnessRaised(exc) from exc
+
+        task = asyncio.ensure_future(guarded())
         try:
-            await asyncio.wait_for(run, seconds)
-        except asyncio.TimeoutError:
+            done, _ = await asyncio.wait({task}, timeout=seconds)
+        except asyncio.CancelledError:  # the run itself is cancelled: take the harness along
+            ours = True
+            task.cancel()
+            raise
+        if not done:
+            ours = True
+            task.cancel()
+            await asyncio.wait({task})
             return True
+        task.result()
         return False
 
 
@@ -232,6 +258,8 @@ _OUR_DIRS = tuple(
 def _describe(exc: BaseException) -> str:
     """``Type: message (at file.py:LINE in function)``, the innermost frame of the
     harness's own code (else the innermost frame) where it was raised."""
+    if type(exc).__name__ == "_HarnessRaised" and exc.__cause__ is not None:
+        exc = exc.__cause__  # Python 3.10: what the harness raised
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
