@@ -61,9 +61,9 @@ class RunOptions:
     semaphore: asyncio.Semaphore | None = None
     """Share one limit across several datasets (a matrix); else one is made."""
     executor: Executor | None = None
-    """Threads for sync harnesses; else :func:`run_dataset` makes one per run, sized to
-    ``concurrency`` (the loop's default pool has only ``cpu_count + 4`` threads, which
-    would silently cap the concurrency of sync harnesses that block on I/O)."""
+    """Threads for sync harnesses; else :func:`run_dataset` makes a :class:`HarnessThreads`
+    per run (the loop's default pool has only ``cpu_count + 4`` threads, which would
+    silently cap the concurrency of sync harnesses that block on I/O)."""
 
 
 def select_cases(dataset: EvalDataset, options: RunOptions) -> list[EvalCase]:
@@ -409,14 +409,16 @@ async def run_dataset(
     finally:
         if threads is not None:  # don't wait: a hung sync harness must not hang the run
             threads.shutdown(wait=False, cancel_futures=True)
-    for index, case in enumerate(cases):
-        if results[index] is None:  # never started (fail-fast): still reported, N/N
-            results[index] = not_run = _not_run(case)
+    finished: list[CaseResult] = []
+    for result, case in zip(results, cases, strict=True):
+        if result is None:  # never started (fail-fast): still reported, N/N
+            result = _not_run(case)
             if options.on_case_complete is not None:
-                options.on_case_complete(not_run)
+                options.on_case_complete(result)
+        finished.append(result)
     return DatasetResult(
         name=dataset.name,
-        cases=[r or _not_run(c) for r, c in zip(results, cases, strict=True)],
+        cases=finished,
         duration_ms=(time.perf_counter() - started) * 1000,
         started_at=started_at,
         completed_at=now_iso(),
@@ -429,13 +431,7 @@ def _skipped(case: EvalCase) -> CaseResult:
 
 
 def _not_run(case: EvalCase) -> CaseResult:
-    if case.skip:  # skipped anyway: its own reason, not fail-fast's
-        return _skipped(case)
-    return CaseResult(
-        case.id,
-        passed=True,
-        name=case.name,
-        skipped=True,
-        error="not run (fail-fast)",
-        tags=list(case.tags),
-    )
+    skipped = _skipped(case)
+    if not case.skip:  # a skip: case keeps its own reason, not fail-fast's
+        skipped.error = "not run (fail-fast)"
+    return skipped
