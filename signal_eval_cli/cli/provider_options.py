@@ -187,9 +187,10 @@ class ProviderFlags:
                 if self.provider and not _accepts(factory, "provider"):
                     raise InputError(f"harness '{factory_name}' takes no 'provider' parameter")
                 return {**params, "provider": provider}
-        options = dict(merged.get("provider_options") or {})
-        prices = {**dict(options.get("prices") or {}), **self._options().pop("prices", {})}
-        options.update(self._options())
+        given = dict(merged.get("provider_options") or {})
+        flags = self._options()
+        prices = {**dict(given.get("prices") or {}), **flags.pop("prices", {})}
+        options = {**given, **flags}
         if prices:
             options["prices"] = prices
         cassette = default_cassette(dataset, merged)
