@@ -153,25 +153,24 @@ class PassRateStats:
         return self.repeated or self.cases >= 10
 
     def to_dict(self) -> dict[str, Any]:
-        low, high = self.interval
         out: dict[str, Any] = {
             "cases": self.cases,
             "passedCases": self.passed_cases,
             "passRate": self.pass_rate,
-            "passRateInterval": {"low": round(low, 6), "high": round(high, 6), "level": 0.95},
+            "passRateInterval": _interval_dict(self.interval),
             "runs": self.runs,
             "passedRuns": self.passed_runs,
             "flakyCases": self.flaky_cases,
         }
         if self.repeated:
-            run_low, run_high = self.run_interval
             out["runPassRate"] = self.run_pass_rate
-            out["runPassRateInterval"] = {
-                "low": round(run_low, 6),
-                "high": round(run_high, 6),
-                "level": 0.95,
-            }
+            out["runPassRateInterval"] = _interval_dict(self.run_interval)
         return out
+
+
+def _interval_dict(interval: tuple[float, float]) -> dict[str, float]:
+    low, high = interval
+    return {"low": round(low, 6), "high": round(high, 6), "level": 0.95}
 
 
 def pass_rate_stats(cases: Iterable[CaseResult]) -> PassRateStats:
