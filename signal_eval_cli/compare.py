@@ -540,6 +540,8 @@ def compare_files(
 ) -> Comparison:
     """Load two saved results and compare them (what ``signal-eval compare`` does).
 
+    The files are read through their case indexes where they hold (``lean=True``).
+
     Raises:
         InputError: a file is unreadable, old, malformed or of an unknown kind.
         IncompatibleResults: see :func:`compare`.
@@ -550,7 +552,7 @@ def compare_files(
     # them (and then again in the older generations): about 1 s more for 2 × 100,000
     # cases. It also covers freeing both results on the way out.
     with gc_paused():
-        return compare(load_result(baseline), load_result(candidate), options)
+        return compare(load_result(baseline, lean=True), load_result(candidate, lean=True), options)
 
 
 def result_kind(result: object) -> str:

@@ -7,18 +7,23 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write_text"]
+__all__ = ["atomic_write_bytes", "atomic_write_text"]
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` as UTF-8, as it is (no newline translation); see :func:`atomic_write_bytes`."""
+    atomic_write_bytes(path, text.encode())
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write to a temp file beside ``path``, fsync, then rename over it."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.chmod(tmp, _mode_for(target))  # mkstemp makes 0600; give what open() would
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)

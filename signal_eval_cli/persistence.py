@@ -15,10 +15,14 @@ regression…) is one compact JSON line, and so is every element of a list of id
     }
 
 so a file diffs and greps one case per line, and costs about what compact JSON costs:
-for 100,000 cases of bench/compare.py, 69 MB instead of 114 MB fully indented, written
+for 100,000 cases of bench/compare.py, 69 MB (before the index) instead of 114 MB fully indented, written
 in 2.3 s instead of 5.5 s (each line by the C encoder; ``indent`` makes ``json`` use its
 pure-Python one), and read and decoded in 0.12 s instead of 0.19 s. An element that
 embeds a whole result (a matrix variant's ``result``) is laid out like the top level.
+
+A result with cases also gets, right after them, the sealed case index of
+:mod:`signal_eval_cli.case_index`, which ``load_result(path, lean=True)`` reads
+instead of decoding every case.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from signal_eval_cli.case_index import INDEX_KEY, build_index, open_sealed, seal
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.files import atomic_write_text
+from signal_eval_cli.files import atomic_write_bytes
 from signal_eval_cli.results import RESULT_SCHEMA_VERSION, DatasetResult, SignalsPolicy
 
 __all__ = ["load_result", "register_result_kind", "result_to_json", "save_result"]
@@ -52,13 +57,30 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "), default=
 def result_to_json(result: Any, signals: SignalsPolicy = "failed") -> str:
     """``result.to_dict(signals)`` as JSON in the layout described in the module docstring.
 
-    Parses to the same value as ``json.dumps(..., default=str)``; key order is the
-    order of ``to_dict``.
+    Parses to the same value as ``json.dumps(..., default=str)`` plus, for a result
+    with cases, the sealed case index; key order is the order of ``to_dict``.
     """
+    return _result_bytes(result, signals).decode()
+
+
+def _result_bytes(result: Any, signals: SignalsPolicy) -> bytes:
+    data = result.to_dict(signals)
+    cases = data.get("cases")
+    indexed = type(cases) is list and bool(cases) and all(type(c) is dict for c in cases)
+    if indexed:  # the index goes right after the cases
+        data = dict(_with_index_after_cases(data))
     out: list[str] = []
-    _write_expanded(result.to_dict(signals), "", 0, out)
+    _write_expanded(data, "", 0, out)
     out.append("\n")
-    return "".join(out)
+    text = "".join(out)
+    return seal(text) if indexed else text.encode()
+
+
+def _with_index_after_cases(data: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    for key, value in data.items():
+        yield key, value
+        if key == "cases":
+            yield INDEX_KEY, build_index(value)
 
 
 def _compact(value: Any) -> str:
@@ -113,18 +135,23 @@ def _is_result(item: dict[Any, Any]) -> bool:
 
 def save_result(result: Any, path: str | Path, *, signals: SignalsPolicy = "failed") -> None:
     """Write ``result.to_dict()`` as JSON; a reader never sees half a file."""
-    atomic_write_text(path, result_to_json(result, signals))
+    atomic_write_bytes(path, _result_bytes(result, signals))
 
 
-def load_result(path: str | Path) -> Any:
+def load_result(path: str | Path, *, lean: bool = False) -> Any:
     """Load any saved result; old, foreign or malformed files raise :class:`InputError`.
+
+    ``lean=True`` reads the cases through the file's case index when its seal holds
+    (see :mod:`signal_eval_cli.case_index`): a case that failed no assertion then comes
+    without its assertions, signals, final state, tags and extra fields — everything
+    :func:`~signal_eval_cli.compare.compare` reads is there, in a fraction of the time.
 
     The cyclic garbage collector is paused meanwhile: parsing and building 100,000
     cases makes millions of small acyclic objects, and CPython's collector would rescan
     them over and over (more than half the load time).
     """
     with gc_paused():
-        return _load_result(path)
+        return _load_result(path, lean)
 
 
 @contextmanager
@@ -139,20 +166,41 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _load_result(path: str | Path) -> Any:
+def _load_result(path: str | Path, lean: bool) -> Any:
     name = str(path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(
             [Problem(name, 0, 0, f"cannot read result file: {exc.strerror}")]
         ) from None
+    sealed = open_sealed(raw) if lean else None
+    data = sealed.head if sealed is not None else _parse(name, raw)
+    kind, loader = _loader_for(name, data)
+    try:
+        result = loader(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(
+            [Problem(name, 1, 1, f"malformed {kind} result: {type(exc).__name__}: {exc}")]
+        ) from None
+    if sealed is not None:
+        result.cases = sealed.cases
+    return result
+
+
+def _parse(name: str, raw: bytes) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise InputError([Problem(name, 1, 1, "not a result file: not UTF-8 text")]) from None
     except json.JSONDecodeError as exc:
         raise InputError(
             [Problem(name, exc.lineno, exc.colno, f"not a result file: invalid JSON: {exc.msg}")]
         ) from None
+
+
+def _loader_for(name: str, data: Any) -> tuple[str, Callable[[Mapping[str, Any]], Any]]:
+    """The loader of ``data``'s kind, once its ``schemaVersion`` is one we read."""
     if not isinstance(data, Mapping) or "schemaVersion" not in data:
         raise InputError([Problem(name, 1, 1, "not a signal-eval result file (no schemaVersion)")])
     version = data["schemaVersion"]
@@ -181,9 +229,4 @@ def _load_result(path: str | Path) -> Any:
                 )
             ]
         )
-    try:
-        return loader(data)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(
-            [Problem(name, 1, 1, f"malformed {kind} result: {type(exc).__name__}: {exc}")]
-        ) from None
+    return str(kind), loader
