@@ -44,12 +44,15 @@ def unified_diff(old: str, new: str, path: str = "file.txt", context: int = 3) -
     """What ``git diff --no-index -U<context>`` prints for old -> new, from ``---`` on.
 
     The labels are always ``a/<path>`` and ``b/<path>`` (git uses /dev/null only for a
-    missing file).  Text only: git would report content with NUL bytes as binary.
+    missing file).  Like git, a side with a NUL in its first 8,000 bytes makes the
+    files binary: one ``Binary files … differ`` line instead of hunks.
     """
     if context < 0:
         raise ValueError("context must be >= 0")
     if old == new:
         return ""
+    if _is_binary(old) or _is_binary(new):
+        return f"Binary files {_quoted('a/', path)} and {_quoted('b/', path)} differ\n"
     a, b = _lines(old), _lines(new)
     if context == 0:
         # git trims the common tail before xdiff runs when no context is wanted.
@@ -93,11 +96,24 @@ _C_ESCAPES = dict(zip('\a\b\t\n\v\f\r"\\', 'abtnvfr"\\', strict=True))
 
 
 def _label(prefix: str, path: str) -> str:
-    """Quote like git (core.quotepath=off); git appends a tab when the name has a space."""
+    """A ``---``/``+++`` label: git appends a tab when the name has a space."""
+    return _quoted(prefix, path) + ("\t" if " " in path else "")
+
+
+def _quoted(prefix: str, path: str) -> str:
+    """Quote like git (core.quotepath=off)."""
     name = prefix + path
     if any(c in _C_ESCAPES or c < " " or c == "\x7f" for c in name):
         name = '"' + "".join(_quote_char(c) for c in name) + '"'
-    return name + ("\t" if " " in path else "")
+    return name
+
+
+BINARY_SNIFF_BYTES = 8000
+"""git's FIRST_FEW_BYTES: content with a NUL byte this early is binary."""
+
+
+def _is_binary(text: str) -> bool:
+    return b"\0" in text[:BINARY_SNIFF_BYTES].encode()[:BINARY_SNIFF_BYTES]
 
 
 def _quote_char(c: str) -> str:

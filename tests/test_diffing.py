@@ -115,6 +115,11 @@ EDGE_CASES = {
         "def f():\n" + NUMBERED,
         "def f():\n" + NUMBERED.replace("5 f", "5 F", 1).replace("30 f", "30 F"),
     ),
+    "binary: NUL in the new side": ("text\n", "a\0b\n"),
+    "binary: NUL in the old side": ("a\0b\nline\n", "a\0c\nline\n"),
+    "binary: NUL at byte 7,999": ("x" * 7999 + "\0\n", "y\n"),
+    "text: NUL at byte 8,000": ("x" * 8000 + "\0\n", "y\n"),
+    "text: NUL at char 7,000, byte 8,000": ("é" * 4000 + "\0\n", "é\n"),
     "unicode lines": ("αβγ\n日本語\n🙂\n", "αβγ\n日本\n🙂\n"),
     "blank line slides": ("a\n\nb\n\nc\n", "a\n\nb\n\nb\n\nc\n"),
     "indent heuristic": (
@@ -191,6 +196,7 @@ def test_trimmed_tail_changes_where_an_insertion_lands() -> None:
 @pytest.mark.parametrize("path", ["plain.txt", "with space.py", 'quote"d.txt', "back\\slash"])
 def test_header_paths_match_git(git: Git, path: str) -> None:
     assert_same_as_git(git, "a\n", "b\n", path=path)
+    assert_same_as_git(git, "a\n", "b\0\n", path=path)  # "Binary files …": no tab
 
 
 def test_rejects_negative_context() -> None:
