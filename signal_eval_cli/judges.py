@@ -13,7 +13,8 @@ never passes by accident.
 Calls go through :func:`~signal_eval_cli.providers.registry.make_provider`, so
 they are retried, limited, recorded and replayed like the harness's own calls
 (a judge cassette entry is ``{case: judge-<hash>, agent: judge, call: 0}``), and
-cached in memory by (model, prompt, temperature).
+cached in memory by (model, prompt, temperature, run): each run of a repeated case
+gets a verdict of its own, so repeats measure the judge's noise too.
 
 :class:`LLMJudge` implements the synchronous :class:`~signal_eval_cli.assertions.Judge`
 protocol from any thread: its calls run on an event loop of its own, in a
@@ -268,7 +269,7 @@ class LLMJudge:
         self.calls = 0
         self.cache_hits = 0
         self._options = dict(provider_options or {})
-        self._cache: dict[tuple[str, str, float], JudgeVerdict] = {}
+        self._cache: dict[tuple[str, str, float, int], JudgeVerdict] = {}
         self._lock = threading.Lock()
         self._loop = _LoopThread()
         live = _ByModel(lambda spec: make_provider(spec, **self._options))
@@ -305,15 +306,16 @@ class LLMJudge:
         spec = judge_spec(model)
         messages = judge_messages(request)
         prompt = json.dumps(messages, ensure_ascii=False)
-        key = (spec, prompt, request.temperature)
+        key = (spec, prompt, request.temperature, request.run)
         with self._lock:
             cached = self._cache.get(key)
         if cached is not None:
             self.cache_hits += 1
             return cached
-        digest = hashlib.sha256(
-            json.dumps([spec, prompt, request.temperature]).encode()
-        ).hexdigest()
+        identity: list[Any] = [spec, prompt, request.temperature]
+        if request.run:  # run 0 keeps the key it had before repeats were judged apart
+            identity.append(request.run)
+        digest = hashlib.sha256(json.dumps(identity).encode()).hexdigest()
         call = ProviderRequest(
             case_id=f"judge-{digest[:16]}",
             agent="judge",

@@ -7,6 +7,7 @@ JSON keys are camelCase as in seed 002; every file carries ``schemaVersion`` and
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -51,6 +52,19 @@ class CaseMetrics:
             total_tokens=m.total_tokens,
             cost=m.cost,
             activations=m.activations,
+        )
+
+    @classmethod
+    def of_runs(cls, runs: list[CaseMetrics]) -> CaseMetrics:
+        """A repeated case's metrics: what its runs spent together, and a typical latency
+        (the median: one slow run does not make the case slow)."""
+        return cls(
+            latency_ms=statistics.median(m.latency_ms for m in runs),
+            input_tokens=sum(m.input_tokens for m in runs),
+            output_tokens=sum(m.output_tokens for m in runs),
+            total_tokens=sum(m.total_tokens for m in runs),
+            cost=sum(m.cost for m in runs),
+            activations=sum(m.activations for m in runs),
         )
 
     def to_dict(self) -> dict[str, Any]:

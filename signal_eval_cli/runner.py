@@ -280,6 +280,7 @@ async def _run_once(
     assertions: list[dict[str, Any]],
     timeout_ms: float,
     options: RunOptions,
+    run: int = 0,
 ) -> CaseResult:
     ctx = HarnessContext(case.id, dict(options.params), metadata=dict(case.metadata))
     started = time.perf_counter()
@@ -312,7 +313,7 @@ async def _run_once(
     trace = Trace(signals, case.input)
     results = []
     if error is None:
-        eval_ctx = EvalContext(trace, judge=options.judge, judge_model=options.judge_model)
+        eval_ctx = EvalContext(trace, judge=options.judge, judge_model=options.judge_model, run=run)
         if options.judge is not None and any("llm.judge" in str(a) for a in assertions):
             results = await asyncio.to_thread(evaluate_assertions, assertions, eval_ctx)
         else:
@@ -343,7 +344,9 @@ async def run_case(
     """Run one case (``repeat`` times, independently) and evaluate its assertions.
 
     With repeats the result carries every outcome; it passes only when all runs
-    pass (pass^k), and the details shown are those of the first failing run.
+    pass (pass^k), and the details shown are those of the first failing run. Its
+    metrics cover every run: cost, tokens and activations are summed (what the case
+    spent), latency is the median run's, and the duration is the runs' total.
     """
     options = options or RunOptions()
     if case.skip:
@@ -351,12 +354,14 @@ async def run_case(
     checks = case.assertions if assertions is None else assertions
     timeout = case.timeout or default_timeout or options.timeout or DEFAULT_TIMEOUT_MS
     runs = repeat or case.repeat or options.repeat or 1
-    results = [await _run_once(harness, case, checks, timeout, options) for _ in range(runs)]
+    results = [await _run_once(harness, case, checks, timeout, options, run) for run in range(runs)]
     if runs == 1:
         return results[0]
     chosen = next((r for r in results if not r.passed), results[0])
     chosen.outcomes = [r.passed for r in results]
     chosen.passed = all(chosen.outcomes)
+    chosen.metrics = CaseMetrics.of_runs([r.metrics for r in results])
+    chosen.duration_ms = sum(r.duration_ms for r in results)
     return chosen
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -222,6 +223,35 @@ def test_judge_calls_are_cached_by_model_prompt_and_temperature(server: MockLLMS
     finally:
         judge.close()
     assert len(server.calls) == 3 and judge.cache_hits == 2
+
+
+def test_each_run_of_a_repeated_case_is_judged_on_its_own(
+    server: MockLLMServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "judge.yaml"
+    judge = make_judge(server, cassette=path, mode="record")
+    try:
+        for run in (0, 1, 2, 1):
+            judge.judge(JudgeRequest(CRITERIA, "same output", run=run))
+    finally:
+        judge.close()
+    assert len(server.calls) == 3 and judge.cache_hits == 1
+    assert len({entry.case for entry in Cassette.load(path)}) == 3  # replayed per run too
+
+
+def test_run_0_keeps_the_cassette_key_recorded_before_runs_were_judged_apart(
+    server: MockLLMServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "judge.yaml"
+    judge = make_judge(server, cassette=path, mode="record")
+    request = JudgeRequest(CRITERIA, "an output")
+    judge.judge(request)
+    judge.close()
+    prompt = json.dumps(judge_messages(request), ensure_ascii=False)
+    identity = json.dumps([judge_spec("openai:judge-model"), prompt, 0.0]).encode()
+    assert [e.case for e in Cassette.load(path)] == [
+        f"judge-{hashlib.sha256(identity).hexdigest()[:16]}"
+    ]
 
 
 def test_judge_calls_are_recorded_and_replayed(server: MockLLMServer, tmp_path: Path) -> None:

@@ -192,6 +192,73 @@ def test_an_exception_in_one_case_leaves_the_others_intact() -> None:
     assert result.cases[2].assertions == []
 
 
+# -- repeats --------------------------------------------------------------------------------------
+
+
+def test_repeat_comes_from_the_case_then_the_dataset_then_the_options() -> None:
+    calls: dict[str, int] = {}
+
+    def harness(input: Any, ctx: HarnessContext) -> list[dict[str, Any]]:
+        calls[ctx.case_id] = calls.get(ctx.case_id, 0) + 1
+        return [{"name": "harness:end"}]
+
+    data = dataset(3, repeat=2)
+    data.cases[0].repeat = 4
+    result = run(harness, data, repeat=3)
+    assert calls == {"c0": 4, "c1": 2, "c2": 2}
+    assert [len(c.outcomes or []) for c in result.cases] == [4, 2, 2]
+    calls.clear()
+    run(harness, dataset(2), repeat=3)
+    assert calls == {"c0": 3, "c1": 3}
+
+
+def test_repeated_runs_are_independent_and_the_case_shows_its_first_failing_run() -> None:
+    contexts: list[HarnessContext] = []
+
+    def harness(input: Any, ctx: HarnessContext) -> list[dict[str, Any]]:
+        contexts.append(ctx)
+        run = len(contexts)  # 1, 2, 3: the second run fails (no harness:end)
+        time.sleep(0.02)
+        ctx.emit("harness:start", {"run": run})
+        if run == 2:
+            return []
+        usage = {"inputTokens": 10 * run, "outputTokens": run}
+        return [
+            {"name": "provider:end", "payload": {"usage": usage, "cost": 0.01 * run}},
+            {"name": "agent:activated", "payload": {"agent": "a"}},
+            {"name": "harness:end", "payload": {"durationMs": [100, 0, 900][run - 1]}},
+        ]
+
+    (case,) = run(harness, dataset(1), repeat=3).cases
+    assert len({id(c) for c in contexts}) == 3 and all(len(c.signals) >= 1 for c in contexts)
+    assert case.outcomes == [True, False, True] and not case.passed and case.flaky
+    assert case.signals[0].payload == {"run": 2}  # the failing run's trace and details
+    assert case.failed_assertions[0].assertion["pattern"] == "harness:end"
+    # What the three runs spent together; the median run's latency (run 2 fell back to
+    # the span of its one signal's timestamp: 0 ms).
+    assert case.metrics.cost == pytest.approx(0.04)
+    assert (case.metrics.input_tokens, case.metrics.output_tokens) == (40, 4)
+    assert case.metrics.activations == 2 and case.metrics.latency_ms == 100
+    assert case.duration_ms >= 60  # the three runs' wall time, not one run's
+
+
+def test_each_run_of_a_repeated_case_is_judged_apart() -> None:
+    from signal_eval_cli.assertions import JudgeRequest, JudgeVerdict
+
+    runs: list[int] = []
+
+    class Judge:
+        def judge(self, request: JudgeRequest) -> JudgeVerdict:
+            runs.append(request.run)
+            return JudgeVerdict({c: 1.0 for c in request.criteria})
+
+    check = [{"type": "llm.judge", "criteria": ["helpful"], "minScore": 0.5, "model": "m"}]
+    result = run(
+        lambda i, ctx: [{"name": "text:complete"}], dataset(1, check), repeat=3, judge=Judge()
+    )
+    assert sorted(runs) == [0, 1, 2] and result.cases[0].outcomes == [True] * 3
+
+
 def test_results_come_back_in_dataset_order_whatever_the_completion_order() -> None:
     completed: list[str] = []
 

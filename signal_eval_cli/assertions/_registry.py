@@ -121,6 +121,8 @@ class JudgeRequest:
     model: str | None = None
     temperature: float = 0.0
     trajectory: str | None = None
+    run: int = 0
+    """Which of a repeated case's runs is judged: repeats are judged independently."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +151,8 @@ class EvalContext:
     workspace: Path | None = None
     root: Path | None = None
     baselines: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    run: int = 0
+    """With repeats: which run of the case (0-based) this trace is."""
 
 
 Check = Callable[[Assertion, EvalContext], Outcome]

@@ -42,6 +42,7 @@ def llm_judge(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
         model=a.get("model") or ctx.judge_model,
         temperature=float(a.get("temperature", 0.0)),
         trajectory=render_trajectory(ctx.trace) if a.get("includeTrajectory") else None,
+        run=ctx.run,
     )
     try:
         verdict = ctx.judge.judge(request)
