@@ -23,10 +23,12 @@ Rules, per case present (and not skipped) on both sides:
   blocking regression.
 * **Metrics** (both sides ran without error): latency or cost above baseline by more
   than ``latency_threshold`` / ``cost_threshold`` (relative) is a ``metric_degraded``
-  warning; below by more than it is a ``metric_improved`` improvement.
+  warning; below by more than it is a ``metric_improved`` improvement. A repeated
+  case's latency is its median run's, and its cost (the total of its runs) is taken
+  per run, so sides run with different ``--repeat`` compare fairly.
 
 The pass-rate delta is the difference of the pass rates each side reports (over the
-cases that ran on that side). The average-latency and cost deltas, their
+cases that ran on that side). The average-latency and cost (per run) deltas, their
 percentages, and the latency/cost directions of the verdict are computed over the
 cases that ran on *both* sides (present in both, skipped in neither), so a case
 that is skipped, new or removed cannot make the candidate look cheaper or faster.
@@ -642,11 +644,10 @@ def compare(
             skipped.append(cand.case_id)
             continue
         both_ran += 1
-        base_metrics, cand_metrics = base.metrics, cand.metrics
-        base_latency += base_metrics.latency_ms
-        cand_latency += cand_metrics.latency_ms
-        base_cost += base_metrics.cost
-        cand_cost += cand_metrics.cost
+        base_latency += base.metrics.latency_ms
+        cand_latency += cand.metrics.latency_ms
+        base_cost += _cost_per_run(base)
+        cand_cost += _cost_per_run(cand)
         if base.passed == cand.passed and (base.outcomes is None or cand.outcomes is None):
             unchanged.append(cand.case_id)  # the common case, without a call
         else:
@@ -786,8 +787,8 @@ def _repeated_change(
 def _metric_change(
     base: CaseResult, cand: CaseResult, metric: Literal["latency", "cost"], threshold: float
 ) -> Regression | Improvement | None:
-    b = base.metrics.latency_ms if metric == "latency" else base.metrics.cost
-    c = cand.metrics.latency_ms if metric == "latency" else cand.metrics.cost
+    b = base.metrics.latency_ms if metric == "latency" else _cost_per_run(base)
+    c = cand.metrics.latency_ms if metric == "latency" else _cost_per_run(cand)
     if b == c:
         return None
     direction = _relative_direction(b, c, threshold)
@@ -809,6 +810,13 @@ def _metric_change(
     if direction > 0:
         return Regression(**common, type="metric_degraded", description=words, severity="warning")
     return Improvement(**common, type="metric_improved", description=words)
+
+
+def _cost_per_run(case: CaseResult) -> float:
+    """A repeated case's cost is its runs' total; compared per run, sides run with
+    different ``--repeat`` compare fairly."""
+    outcomes = case.outcomes
+    return case.metrics.cost / len(outcomes) if outcomes else case.metrics.cost
 
 
 def _relative_direction(base: float, cand: float, threshold: float) -> int:

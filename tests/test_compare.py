@@ -178,6 +178,15 @@ def test_cost_from_zero_counts_as_degraded() -> None:
     assert "from zero" in result.regressions[0].description
 
 
+def test_a_repeated_cases_cost_is_compared_per_run() -> None:
+    three_runs = case("a", cost=0.03, outcomes=[True] * 3)  # the total of three runs
+    same = compare(dataset(case("a", cost=0.01)), dataset(three_runs))
+    assert [r.metric for r in same.regressions] == [] and same.summary.cost_delta == 0
+    dearer = compare(dataset(three_runs), dataset(case("a", cost=0.06, outcomes=[True] * 3)))
+    assert [(r.metric, r.type) for r in dearer.regressions] == [("cost", "metric_degraded")]
+    assert dearer.summary.cost_delta == pytest.approx(0.01)  # per run: 0.02 against 0.01
+
+
 def test_metrics_of_errored_cases_are_not_compared() -> None:
     result = compare(
         dataset(case("a", False, error="boom", latency=5)),
