@@ -6,10 +6,12 @@ two 100,000-case files (140 MB of JSON) took 2–4 s on our machines; their inde
 a tenth of that and decode in a few hundredths of a second.
 
 :func:`seal` adds, after the cases, ``caseIndex`` (one column per field) and then, as
-the last key, ``caseIndexSha256``: the SHA-256 of the bytes from the ``"cases"`` key to
-the end of the index. :func:`open_sealed` trusts an index only when that hash matches,
-so a file edited by hand, re-indented or converted to CRLF is read in full: the case
-lines are always the truth, the index a checked shortcut to them.
+the last key, ``caseIndexSha256``: the SHA-256 of the bytes from the ``"cases"`` key up
+to the seal. :func:`open_sealed` trusts an index only when that hash matches, so a file
+edited by hand, re-indented or converted to CRLF is read in full and never gives a stale
+answer. (The seal guards against accidents, not forgery: a tool that rewrites the index
+and re-seals it is believed.) Lines that the index makes unnecessary are not decoded,
+so they are not validated either.
 """
 
 from __future__ import annotations
@@ -30,31 +32,33 @@ INDEX_KEY = "caseIndex"
 SEAL_KEY = "caseIndexSha256"
 
 
-def _optional_str(value: Any) -> str | None:
-    return None if value is None else str(value)
+def _as_is(value: Any) -> Any:
+    return value
 
 
-def _optional_bools(value: Any) -> list[bool] | None:
-    return None if value is None else [bool(v) for v in value]
+def _optional_list(value: Any) -> list[Any] | None:
+    return None if value is None else list(value)
 
 
 _REQUIRED = object()
 """The default of a column that is always written."""
 
-# (key, type, default), in the order of CaseResult's positional fields (see _cases). A
-# column holds exactly the value types of a loaded CaseResult, so reading converts
-# nothing; a column that holds only its default is left out.
-_CASE_COLUMNS: tuple[tuple[str, Callable[[Any], Any], Any], ...] = (
+# (key, conversion, default), in the order of CaseResult's positional fields (see
+# _cases). Each conversion is the one CaseResult.from_dict applies, so a column holds
+# exactly what a full load makes of the case's line and reading converts nothing; a
+# column that holds only its default is left out.
+_Column = tuple[str, Callable[[Any], Any], Any]
+_CASE_COLUMNS: tuple[_Column, ...] = (
     ("caseId", str, _REQUIRED),
     ("passed", bool, _REQUIRED),
     ("durationMs", float, 0.0),
-    ("name", _optional_str, None),
-    ("error", _optional_str, None),
+    ("name", _as_is, None),
+    ("error", _as_is, None),
     ("skipped", bool, False),
-    ("outcomes", _optional_bools, None),
+    ("outcomes", _optional_list, None),
     ("kind", str, "case"),
 )
-_METRIC_COLUMNS: tuple[tuple[str, Callable[[Any], Any], Any], ...] = (
+_METRIC_COLUMNS: tuple[_Column, ...] = (
     ("latencyMs", float, 0.0),
     ("inputTokens", int, 0),
     ("outputTokens", int, 0),
@@ -70,30 +74,43 @@ _FAILED = "failedAssertions"
 # (A newline inside a JSON string is always escaped.)
 _CASES = b'\n  "cases": ['
 _CASES_END = b"\n  ]"
-_INDEX = f'\n  ],\n  "{INDEX_KEY}": '.encode()
+_INDEX = _CASES_END + f',\n  "{INDEX_KEY}": '.encode()
 _SEAL = f'\n  "{SEAL_KEY}": "'.encode()
 _SEAL_LINE = re.compile(rb'\n  "' + SEAL_KEY.encode() + rb'": "([0-9a-f]{64})"\n}\n?')
 
 
 def build_index(cases: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     """The columns of the index, from the cases' saved dicts (``CaseResult.to_dict``)."""
-    index: dict[str, list[Any]] = {}
     metrics = [case.get("metrics") or {} for case in cases]
+    raw: dict[str, list[Any]] = {}
     for items, columns in ((cases, _CASE_COLUMNS), (metrics, _METRIC_COLUMNS)):
-        for key, convert, default in columns:
-            column = [convert(item.get(key, default)) for item in items]
-            if default is _REQUIRED or any(value != default for value in column):
-                index[key] = column
-    index[_FAILED] = [
-        sum(not a.get("passed", False) for a in case.get("assertions", ())) for case in cases
-    ]
+        for key, _, default in columns:
+            fallback = None if default is _REQUIRED else default
+            raw[key] = [item.get(key, fallback) for item in items]
+    raw[_FAILED] = [[a.get("passed") for a in case.get("assertions", ())] for case in cases]
+    # What a reader decodes from the lines (a value JSON cannot hold is written as str).
+    decoded = json.loads(json.dumps(raw, default=str))
+    index: dict[str, list[Any]] = {}
+    for key, convert, default in (*_CASE_COLUMNS, *_METRIC_COLUMNS):
+        column = list(map(convert, decoded[key]))
+        if default is _REQUIRED or not all(_is(value, default) for value in column):
+            index[key] = column
+    index[_FAILED] = [sum(not passed for passed in flags) for flags in decoded[_FAILED]]
     return index
 
 
+def _is(value: Any, default: Any) -> bool:
+    """``value`` is ``default`` as written: not ``-0.0`` for ``0.0``, nor ``False`` for ``0``."""
+    return type(value) is type(default) and repr(value) == repr(default)
+
+
 def seal(text: str) -> bytes:
-    """``text`` (a saved result with ``caseIndex`` as its last key) with the seal added."""
+    """``text`` (a saved result with ``caseIndex`` right after its cases) with the seal
+    added as its last key."""
     head = (text.removesuffix("\n}\n") + ",").encode()
     start = head.find(_CASES)
+    if start < 0:
+        raise ValueError("no case lines to seal")
     digest = hashlib.sha256(memoryview(head)[start:]).hexdigest()
     return head + f'\n  "{SEAL_KEY}": "{digest}"\n}}\n'.encode()
 
@@ -121,7 +138,9 @@ def open_sealed(data: bytes) -> SealedResult | None:
         return None
     cases_end = data.rfind(_INDEX, start, end)
     try:
-        head = json.loads(data[:start] + _CASES + b"]" + data[cases_end + len(_CASES_END) :])
+        # Decoded as strictly as a full load: UTF-8, no BOM, no encoded surrogates.
+        rest = data[cases_end + len(_CASES_END) :]
+        head = json.loads((data[:start] + _CASES + b"]" + rest).decode("utf-8"))
         cases = _cases(head[INDEX_KEY], data, start + len(_CASES), cases_end)
     except (ValueError, TypeError, KeyError, AttributeError):
         return None  # sealed by something that does not write what we do: read it in full
@@ -134,14 +153,10 @@ def _cases(index: Mapping[str, list[Any]], data: bytes, pos: int, end: int) -> l
     n = len(index[_FAILED])
 
     def column(key: str, default: Any) -> Iterable[Any]:
-        values = index.get(key)
-        if values is None:
-            if default is _REQUIRED:
-                raise KeyError(key)
-            return repeat(default, n)
-        if len(values) != n:
-            raise ValueError(f"the index has {len(values)} {key} for {n} cases")
-        return values
+        """A column, or its default for every case (zip(strict=True) checks the lengths)."""
+        if key in index or default is _REQUIRED:
+            return index[key]
+        return repeat(default, n)
 
     metrics = map(CaseMetrics, *(column(key, default) for key, _, default in _METRIC_COLUMNS))
     rows = zip(
@@ -153,9 +168,12 @@ def _cases(index: Mapping[str, list[Any]], data: bytes, pos: int, end: int) -> l
     cases: list[CaseResult] = []
     append, find = cases.append, data.find
     for failed, case_metrics, case_id, passed, duration, name, error, skipped, *rest in rows:
-        line_end = find(b"\n", pos + 1)
+        line_end = find(b"\n", pos + 1, end + 1)
+        if line_end < 0:
+            raise ValueError("the index has more cases than there are lines")
         if failed:
-            case = CaseResult.from_dict(json.loads(data[pos + 1 : line_end].rstrip(b",")))
+            line = data[pos + 1 : line_end].rstrip(b",").decode("utf-8")
+            case = CaseResult.from_dict(json.loads(line))
             if case.case_id != case_id:
                 raise ValueError(f"case {case_id!r} is not on its line")
             append(case)

@@ -66,7 +66,11 @@ def result_to_json(result: Any, signals: SignalsPolicy = "failed") -> str:
 def _result_bytes(result: Any, signals: SignalsPolicy) -> bytes:
     data = result.to_dict(signals)
     cases = data.get("cases")
-    indexed = type(cases) is list and bool(cases) and all(type(c) is dict for c in cases)
+    indexed = (
+        type(cases) is list
+        and bool(cases)
+        and all(type(c) is dict and not _holds_result(c) for c in cases)  # one line each
+    )
     if indexed:  # the index goes right after the cases
         data = dict(_with_index_after_cases(data))
     out: list[str] = []
@@ -183,8 +187,11 @@ def _load_result(path: str | Path, lean: bool) -> Any:
         raise InputError(
             [Problem(name, 1, 1, f"malformed {kind} result: {type(exc).__name__}: {exc}")]
         ) from None
-    if sealed is not None:
-        result.cases = sealed.cases
+    if sealed is None:
+        return result
+    if not isinstance(result, DatasetResult):  # the kind was edited: only the lines tell
+        return _load_result(path, lean=False)
+    result.cases = sealed.cases
     return result
 
 

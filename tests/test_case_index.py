@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,14 @@ from hypothesis import strategies as st
 from results_helpers import case, dataset
 from test_persistence import rich_dataset, scenario_run
 
+from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.case_index import INDEX_KEY, SEAL_KEY, open_sealed
 from signal_eval_cli.compare import IncompatibleResults, compare, compare_files
+from signal_eval_cli.errors import InputError
 from signal_eval_cli.persistence import load_result, save_result
-from signal_eval_cli.results import CaseResult, DatasetResult
+from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult
+from signal_eval_cli.scenarios import ScenarioRunResult
+from signal_eval_cli.signals import Signal
 
 # What a case read through the index keeps (everything compare reads).
 KEPT = ("case_id", "passed", "skipped", "metrics", "duration_ms", "name", "error", "outcomes")
@@ -163,53 +168,195 @@ def test_header_fields_are_read_fresh_so_an_interrupted_flag_still_refuses(tmp_p
         compare_files(base, cand)
 
 
-def test_an_index_that_disagrees_in_length_with_the_lines_is_not_used(tmp_path: Path) -> None:
-    """Even under a valid seal (a writer that is not ours), a mismatch is caught."""
-    path = saved(dataset(case("a", False), case("b")), tmp_path / "r.json")
-    data = path.read_bytes()
-    data = data.replace(b'"failedAssertions": [1, 0]', b'"failedAssertions": [1, 0, 0]')
-    seal = b'\n  "caseIndexSha256": "'
+def reseal(data: bytes) -> bytes:
+    """``data`` with a seal that matches it again: what a tool that is not ours might do."""
+    seal = f'\n  "{SEAL_KEY}": "'.encode()
     start, end = data.find(b'\n  "cases": ['), data.rfind(seal)
     digest = hashlib.sha256(data[start:end]).hexdigest().encode()
-    data = data[: end + len(seal)] + digest + data[end + len(seal) + 64 :]
-    assert json.loads(data)[SEAL_KEY] == digest.decode()
-    assert open_sealed(data) is None
-    path.write_bytes(data)
+    resealed = data[: end + len(seal)] + digest + data[end + len(seal) + 64 :]
+    assert json.loads(resealed)[SEAL_KEY] == digest.decode()
+    return resealed
+
+
+def swap_case_lines(data: bytes) -> bytes:
+    lines = data.split(b"\n")
+    first = next(i for i, line in enumerate(lines) if line.startswith(b'    {"caseId"'))
+    a, b = lines[first].rstrip(b","), lines[first + 1].rstrip(b",")
+    lines[first], lines[first + 1] = b + b",", a + lines[first + 1][len(b) :]
+    return b"\n".join(lines)
+
+
+def edit_index(edit: Any) -> Any:
+    """A forgery: ``edit`` applied to the decoded index, written back compact."""
+
+    def forge(data: bytes) -> bytes:
+        key, seal = f'\n  "{INDEX_KEY}": '.encode(), f',\n  "{SEAL_KEY}": '.encode()
+        start, end = data.rfind(key) + len(key), data.rfind(seal)
+        index = json.loads(data[start:end])
+        edit(index)
+        return data[:start] + json.dumps(index).encode() + data[end:]
+
+    return forge
+
+
+def past_the_last_line(data: bytes) -> bytes:
+    """Extra rows, as many as it takes for a reader that wraps round to the top of the
+    file after the last line to come back exactly to the end of the cases."""
+    # One row finds no newline (-1), then one per newline from the top to the end.
+    wrap = 1 + data[: data.rfind(f'\n  ],\n  "{INDEX_KEY}"'.encode()) + 1].count(b"\n")
+
+    def pad(index: dict[str, list[Any]]) -> None:
+        for key, column in index.items():
+            column += [0 if key == "failedAssertions" else column[-1]] * wrap
+
+    return edit_index(pad)(data)
+
+
+def drop_last_case(index: dict[str, list[Any]]) -> None:
+    for column in index.values():
+        column.pop()
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        pytest.param(edit_index(drop_last_case), id="every column one case short"),
+        pytest.param(lambda d: d.replace(b'"failedAssertions": [1, 1]', b'"failedAssertions": [1, 1, 0]'), id="more ids than lines"),
+        pytest.param(lambda d: d.replace(b'"failedAssertions": [1, 1]', b'"failedAssertions": [1]'), id="fewer ids than lines"),
+        pytest.param(lambda d: d.replace(b'"caseId": ["a", "b"]', b'"caseId": ["a", "b", "c"]'), id="a longer column"),
+        pytest.param(lambda d: d.replace(b'"caseId": ["a", "b"]', b'"caseId": ["a"]'), id="a shorter column"),
+        pytest.param(lambda d: d.replace(b'"caseId": ["a", "b"]', b'"caseId": ["b", "a"]'), id="ids on the wrong lines"),
+        pytest.param(swap_case_lines, id="lines swapped"),
+        pytest.param(lambda d: past_the_last_line(d), id="past the last line"),
+    ],
+)  # fmt: skip
+def test_an_index_that_disagrees_with_the_lines_is_not_used_even_resealed(
+    forge: Any, tmp_path: Path
+) -> None:
+    path = saved(dataset(case("a", False), case("b", False)), tmp_path / "r.json")
+    data = path.read_bytes()
+    forged = reseal(forge(data))
+    assert forged != data
+    assert open_sealed(forged) is None
+    path.write_bytes(forged)
+    assert sorted(c.case_id for c in load_result(path, lean=True).cases) == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        pytest.param(lambda d: b"\xef\xbb\xbf" + d, "invalid JSON", id="BOM"),
+        pytest.param(
+            lambda d: d.replace(b'"name": "code-review"', b'"name": "\xed\xa0\x80"', 1),
+            "not UTF-8 text",
+            id="encoded surrogate",
+        ),
+    ],
+)
+def test_a_head_a_full_load_refuses_is_refused_through_the_index_too(
+    edit: Any, message: str, tmp_path: Path
+) -> None:
+    path = saved(dataset(case("a", False), case("b")), tmp_path / "r.json")
+    path.write_bytes(edit(path.read_bytes()))
+    for lean in (False, True):
+        with pytest.raises(InputError, match=message):
+            load_result(path, lean=lean)
+
+
+def test_a_head_edited_to_another_kind_is_read_in_full(tmp_path: Path) -> None:
+    base = saved(dataset(case("a")), tmp_path / "base.json")
+    cand = saved(dataset(case("a", False)), tmp_path / "cand.json")
+    matrix = (
+        b'"kind": "matrix", "variants": [], "comparison": '
+        b'{"byPassRate": [], "byCost": [], "byLatency": [], "paretoFrontier": []},'
+    )
+    cand.write_bytes(cand.read_bytes().replace(b'"kind": "dataset",', matrix, 1))
+    assert open_sealed(cand.read_bytes()) is not None
+    assert not hasattr(load_result(cand, lean=True), "cases")
+    with pytest.raises(IncompatibleResults, match="the candidate is a matrix result"):
+        compare_files(base, cand)
+
+
+def test_negative_zero_stays_negative_zero(tmp_path: Path) -> None:
+    metrics = CaseMetrics(latency_ms=-0.0001, cost=-0.0)  # saved as -0.0 (rounded to 3 places)
+    base = saved(dataset(CaseResult("a", True, metrics=metrics)), tmp_path / "base.json")
+    cand = saved(dataset(CaseResult("a", False, metrics=metrics)), tmp_path / "cand.json")
+    lean = comparison_json(base, cand, lean=True)
+    assert lean == comparison_json(base, cand, lean=False) and '"minLatencyMs": -0.0' in lean
+
+
+def test_values_json_cannot_hold_read_back_as_a_full_load_reads_them(tmp_path: Path) -> None:
+    """The index holds what from_dict makes of a line, not the Python value saved."""
+    odd: Any = CaseResult("a", Decimal(0), name=Path("n"))  # type: ignore[arg-type]
+    base = saved(dataset(case("a", False)), tmp_path / "base.json")
+    cand = saved(dataset(odd, case("b", False)), tmp_path / "cand.json")
+    assert load_result(cand, lean=True).cases[0].passed is True  # bool("0"), as in full
+    assert load_result(cand, lean=True).cases[0].name == "n"
+    assert comparison_json(base, cand, lean=True) == comparison_json(base, cand, lean=False)
+
+
+def test_a_case_laid_out_over_several_lines_gets_no_index(tmp_path: Path) -> None:
+    odd = case("a", extra={"schemaVersion": 1, "kind": "x"})  # fields that look like a result
+    path = saved(dataset(odd, case("b")), tmp_path / "r.json")
+    assert INDEX_KEY not in json.loads(path.read_text(encoding="utf-8"))
     assert [c.case_id for c in load_result(path, lean=True).cases] == ["a", "b"]
 
 
 # -- compare through the index is compare in full ------------------------------------------------
 
 texts = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=8)
+numbers = st.sampled_from([0.0, -0.0, 0, 1, 100.0, 1000.0, 1250.5, 0.01, 0.02, float("nan")])
+checks = st.lists(st.booleans(), max_size=3).map(
+    lambda flags: [AssertionResult({"type": "output.contains"}, f, "m") for f in flags]
+)
 cases = st.builds(
-    case,
+    CaseResult,
     case_id=st.sampled_from([f"c{i}" for i in range(12)]) | texts,
-    passed=st.booleans(),
-    latency=st.sampled_from([0.0, 100.0, 1000.0, 1250.5]),
-    cost=st.sampled_from([0.0, 0.01, 0.02]),
-    outcomes=st.none() | st.lists(st.booleans(), min_size=1, max_size=4),
+    passed=st.booleans(),  # independent of the assertions: failed with none failed, too
+    assertions=checks,
+    signals=st.lists(st.builds(Signal, st.sampled_from(["harness:end", "text:complete"])), max_size=2),
+    final_state=st.none() | st.dictionaries(texts, st.integers(), max_size=2),
+    metrics=st.builds(CaseMetrics, numbers, st.integers(0, 9), st.integers(0, 9), st.integers(0, 99), numbers, st.integers(0, 3)),
+    duration_ms=numbers,
+    name=st.none() | texts,
     error=st.none() | texts,
     skipped=st.booleans(),
-    name=st.none() | texts,
-)
+    tags=st.lists(texts, max_size=2),
+    outcomes=st.none() | st.lists(st.booleans(), min_size=1, max_size=4),
+    kind=st.sampled_from(["case", "scenario"]),
+    extra=st.dictionaries(st.sampled_from(["goals", "score"]), st.integers(), max_size=2),
+)  # fmt: skip
 
 
 def unique(items: list[CaseResult]) -> list[CaseResult]:
     return list({c.case_id: c for c in items}.values())
 
 
-@given(base=st.lists(cases, min_size=1, max_size=12), cand=st.lists(cases, min_size=1, max_size=12))
+def comparison_json(base: Path, cand: Path, lean: bool) -> str:
+    """The comparison as JSON text (so -0.0 differs from 0.0 and NaN equals NaN), or why not."""
+    try:
+        if lean:
+            comparison = compare_files(base, cand)
+        else:
+            comparison = compare(load_result(base), load_result(cand))
+    except IncompatibleResults as exc:
+        return f"refused: {exc}"
+    return json.dumps(comparison.to_dict(), sort_keys=True)
+
+
+@given(
+    base=st.lists(cases, min_size=1, max_size=10),
+    cand=st.lists(cases, min_size=1, max_size=10),
+    signals=st.sampled_from(["all", "failed", "none"]),
+    scenarios=st.booleans(),
+)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
 def test_compare_through_the_index_equals_compare_of_full_loads(
-    base: list[CaseResult], cand: list[CaseResult], tmp_path: Path
+    base: list[CaseResult], cand: list[CaseResult], signals: Any, scenarios: bool, tmp_path: Path
 ) -> None:
-    base_path = saved(DatasetResult("b", unique(base)), tmp_path / "base.json")
-    cand_path = saved(DatasetResult("b", unique(cand)), tmp_path / "cand.json")
+    kind = ScenarioRunResult if scenarios else DatasetResult
+    base_path = saved(kind("b", unique(base)), tmp_path / "base.json", signals)
+    cand_path = saved(kind("b", unique(cand)), tmp_path / "cand.json", signals)
     assert open_sealed(cand_path.read_bytes()) is not None
-    try:
-        expected = compare(load_result(base_path), load_result(cand_path)).to_dict()
-    except IncompatibleResults as exc:
-        with pytest.raises(IncompatibleResults, match=re.escape(str(exc))):
-            compare_files(base_path, cand_path)
-        return
-    assert compare_files(base_path, cand_path).to_dict() == expected
+    full = comparison_json(base_path, cand_path, lean=False)
+    assert comparison_json(base_path, cand_path, lean=True) == full
