@@ -15,6 +15,7 @@ from signal_eval_cli.compare import Comparison, compare
 from signal_eval_cli.loading import schema_validator
 from signal_eval_cli.matrix import MatrixResult, VariantResult
 from signal_eval_cli.persistence import load_result
+from signal_eval_cli.reports._format import fmt_interval
 from signal_eval_cli.reports.console_matrix import print_comparison, print_matrix
 from signal_eval_cli.reports.json_report import generate_json_report
 from signal_eval_cli.reports.junit import junit_xml, write_junit_report
@@ -256,3 +257,19 @@ def test_comparison_markdown_mentions_removed_passing_cases() -> None:
     cand = DatasetResult("d", [CaseResult("a", True)])
     text = generate_markdown_report(compare(base, cand))
     assert "> **Note:** 1 baseline case" in text and "b" in text
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "shown"),
+    [
+        (0.49, 0.94, "49%–94%"),
+        (0.9382, 0.9411, "93.8%–94.1%"),
+        (0.93815, 0.93849, "93.81%–93.85%"),
+        (0.5, 0.5, "50%–50%"),
+        (0.0, 1.0, "0%–100%"),
+    ],
+)
+def test_intervals_show_the_decimals_it_takes_to_tell_the_ends_apart(
+    low: float, high: float, shown: str
+) -> None:
+    assert fmt_interval(low, high) == shown

@@ -42,7 +42,10 @@ def fmt_delta_pct(pct: float) -> str:
 
 
 def fmt_interval(low: float, high: float) -> str:
-    return f"{low:.0%}–{high:.0%}"
+    """``49%–94%``; with as many decimals (up to 2) as it takes to tell the ends apart, so
+    a narrow interval over many cases reads ``93.8%–94.1%``, not ``94%–94%``."""
+    places = next((p for p in range(3) if f"{low:.{p}%}" != f"{high:.{p}%}"), 0)
+    return f"{low:.{places}%}–{high:.{places}%}"
 
 
 def fmt_pass_rate(stats: PassRateStats, *, interval: bool | None = None) -> str:
