@@ -675,9 +675,11 @@ def match_diff(
 ) -> DiffMatch:
     """Check an actual diff against an expected one.
 
-    ``contains``: every expected hunk body must be a contiguous run inside one actual hunk
-    (so it may carry less context and its ``@@`` numbers are ignored).  ``exact``: the
-    normalised diffs are equal.  Blank lines around the expected block never matter.
+    ``contains``: the expected text is a substring of the normalised actual diff (seed
+    000's rule, so a fragment of a line matches too), or else every expected hunk body is
+    a contiguous run inside one actual hunk (so a hunk pasted from ``git diff`` may carry
+    less context, and its ``@@`` numbers are ignored).  ``exact``: the normalised diffs are
+    equal.  Blank lines around the expected block never matter.
     """
     # An empty line inside an expected hunk is an empty context line whose lone space an
     # editor or a copy-paste stripped (a real diff line is never empty).
@@ -694,6 +696,8 @@ def match_diff(
         return DiffMatch(False, f"diff differs from expectedDiff {where}\n{_preview(actual_diff)}")
     if not expected:
         return DiffMatch(False, "expectedDiff is empty")
+    if _is_substring(expected_diff, normalize_diff(actual_diff)):
+        return DiffMatch(True, "expectedDiff found in the actual diff")
     hunks = _split_hunks(expected)
     bodies = _split_hunks(actual)
     for index, hunk in enumerate(hunks, 1):
@@ -704,6 +708,13 @@ def match_diff(
                 f"{_head(hunk)}\n{_preview(actual_diff)}",
             )
     return DiffMatch(True, f"all {len(hunks)} expected hunk(s) found")
+
+
+def _is_substring(expected_diff: str, normalized_actual: str) -> bool:
+    """The expected text, as written or normalised, inside the normalised actual diff."""
+    as_written = expected_diff.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    normalized = normalize_diff(expected_diff).strip("\n")
+    return any(text and text in normalized_actual for text in (as_written, normalized))
 
 
 def _normal_lines(diff: str) -> list[str]:

@@ -576,3 +576,19 @@ def test_match_accepts_blank_context_lines_whose_space_was_stripped() -> None:
     assert match_diff(actual, stripped).passed
     assert match_diff(actual, stripped.replace("a = 2", "a = 3")).passed is False
     assert match_diff(actual, actual.replace(" \n", "\n"), mode="exact").passed
+
+
+def test_match_accepts_any_substring_of_the_normalised_diff_as_seed_000_says() -> None:
+    old = "def div(a, b):\n    return a / b\n"
+    new = "def div(a, b):\n    if b == 0:\n        raise ValueError('zero')\n    return a / b\n"
+    actual = unified_diff(old, new, "calc.py")
+    for fragment in (
+        "+    if b == 0",  # part of a line
+        "raise ValueError('zero')",
+        "def div(a, b):\n+    if b == 0:\n",  # a context line without its leading space
+        "@@ ... @@\r\n def div(a, b):\r\n+    if b == 0:",  # CRLF
+    ):
+        assert match_diff(actual, fragment).passed, fragment
+    for absent in ("+    if b == 1", "raise TypeError", "-    return a / b"):
+        result = match_diff(actual, absent)
+        assert not result.passed and "not found in the actual diff" in result.message
