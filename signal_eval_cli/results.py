@@ -41,12 +41,11 @@ class CaseMetrics:
 
     @classmethod
     def from_trace(cls, trace: Trace, wall_ms: float) -> CaseMetrics:
-        """Latency is ``harness:end.durationMs`` when the run reports it, else the span of
-        the signals' timestamps (a recorded trace's own time), else wall time."""
+        """Latency is the trace's (``harness:end.durationMs``, else the span of the
+        signals' timestamps), else wall time."""
         m = trace.metrics
-        latency = m.latency_ms if m.latency_ms is not None else trace.timestamp_span_ms
         return cls(
-            latency_ms=latency if latency is not None else wall_ms,
+            latency_ms=m.latency_ms if m.latency_ms is not None else wall_ms,
             input_tokens=m.input_tokens,
             output_tokens=m.output_tokens,
             total_tokens=m.total_tokens,

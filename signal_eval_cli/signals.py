@@ -249,15 +249,15 @@ class Trace:
 
     @cached_property
     def initial_state(self) -> Any:
-        """The case input, else the ``state`` (or ``input``) of the first ``harness:start``."""
+        """The ``state`` of the first ``harness:start`` (what the harness started from,
+        defaults included), else the case input, else that signal's ``input``."""
+        first = self.find("harness:start")
+        payload = self.signals[first].payload if first is not None else None
+        if isinstance(payload, Mapping) and payload.get("state") is not None:
+            return payload["state"]
         if self.input is not None:
             return self.input
-        first = self.find("harness:start")
-        if first is not None:
-            payload = self.signals[first].payload
-            if isinstance(payload, Mapping):
-                return payload.get("state", payload.get("input"))
-        return None
+        return payload.get("input") if isinstance(payload, Mapping) else None
 
     def by_id(self, signal_id: str) -> Signal | None:
         return self._ids.get(signal_id)
@@ -301,15 +301,19 @@ class Trace:
 
     @cached_property
     def output(self) -> str:
-        """Content of the last ``text:complete``; ``""`` when there is none."""
+        """Content of the last ``text:complete``; without one, the ``output`` of the last
+        ``provider:end``, else the ``text:delta`` chunks joined; ``""`` when none exist."""
         last = self.rfind("text:complete")
-        if last is None:
-            return ""
-        payload = self.signals[last].payload
-        content = payload.get("content") if isinstance(payload, Mapping) else payload
-        if content is None:
-            return ""
-        return content if isinstance(content, str) else json.dumps(content)
+        if last is not None:
+            return _text(_field(self.signals[last].payload, "content"))
+        last = self.rfind("provider:end")
+        if last is not None:
+            output = _field(self.signals[last].payload, "output")
+            if isinstance(output, Mapping) and isinstance(output.get("text"), str):
+                return str(output["text"])  # an SDK-style {text, ...} message
+            if output is not None:
+                return _text(output)
+        return "".join(_text(_field(p, "content")) for p in self.payloads("text:delta"))
 
     @cached_property
     def activations(self) -> list[tuple[Any, Signal]]:
@@ -414,8 +418,9 @@ class Trace:
     @property
     def metrics(self) -> TraceMetrics:
         inputs, outputs, cost = self._usage
+        latency = self.latency_ms
         return TraceMetrics(
-            latency_ms=self.latency_ms,
+            latency_ms=latency if latency is not None else self.timestamp_span_ms,
             input_tokens=int(inputs),
             output_tokens=int(outputs),
             cost=cost,
@@ -466,6 +471,17 @@ def _epoch_ms(timestamp: str | float | None) -> float | None:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=_dt.timezone.utc)
     return parsed.timestamp() * 1000
+
+
+def _field(payload: Any, key: str) -> Any:
+    """``payload[key]``, or a bare (non-object) payload itself."""
+    return payload.get(key) if isinstance(payload, Mapping) else payload
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _is_number(value: Any) -> bool:

@@ -255,6 +255,15 @@ def test_evaluate_assertions_returns_one_result_per_assertion(review: Trace) -> 
     assert all(r.evaluation_ms >= 0 for r in results)
 
 
+def test_a_plain_list_of_signals_is_evaluated_like_a_trace(review: Trace) -> None:
+    """Seed 002's ``evaluateAssertion(assertion, signals)`` form: dicts or Signal objects."""
+    as_dicts = [s.to_dict() for s in review]
+    for signals in (as_dicts, list(review), iter(list(review))):
+        assert evaluate_assertion(YES, signals).passed
+    assert not evaluate_assertion(NO, as_dicts).passed
+    assert [r.passed for r in evaluate_assertions([YES, NO], as_dicts)] == [True, False]
+
+
 def test_assertion_may_be_a_typed_object(review: Trace) -> None:
     @dataclass
     class OutputContains:

@@ -98,10 +98,14 @@ def test_trace_by_id() -> None:
 # -- derived views: state ----------------------------------------------------------------
 
 
-def test_initial_state_prefers_input_then_harness_start_state() -> None:
+def test_initial_state_is_harness_start_state_then_input() -> None:
     assert trace(("harness:start", {"state": {"a": 1}})).initial_state == {"a": 1}
     assert trace(("harness:start", {"input": {"b": 2}})).initial_state == {"b": 2}
-    assert trace(("harness:start", {"state": {"a": 1}}), input={"c": 3}).initial_state == {"c": 3}
+    # What the harness reports it started from (defaults included) wins over the case input.
+    assert trace(("harness:start", {"state": {"a": 1}}), input={"c": 3}).initial_state == {"a": 1}
+    assert trace(("harness:start", {"input": {"b": 2}}), input={"c": 3}).initial_state == {"c": 3}
+    assert trace(("harness:start", {"state": None}), input={"c": 3}).initial_state == {"c": 3}
+    assert trace("x", input={"c": 3}).initial_state == {"c": 3}
     assert trace("x").initial_state is None
 
 
@@ -180,9 +184,22 @@ def test_output_is_last_text_complete() -> None:
         "harness:end",
     )
     assert t.output == "second"
-    assert trace(("text:delta", {"content": "x"})).output == ""
     assert trace(("text:complete", {"content": None})).output == ""
     assert trace(("text:complete", {"content": {"a": 1}})).output == '{"a": 1}'
+    assert trace("harness:end").output == ""
+
+
+def test_without_text_complete_output_is_the_last_provider_output_then_the_deltas() -> None:
+    """Seed 002's provider:end carries ``{output, usage, durationMs}``: a trace that
+    never emits text:complete still has an output to check."""
+    deltas = (("text:delta", {"content": "SQL "}), ("text:delta", {"content": "injection"}))
+    assert trace(*deltas).output == "SQL injection"
+    ends = (("provider:end", {"output": "first"}), ("provider:end", {"output": "last"}))
+    assert trace(*deltas, *ends).output == "last"
+    assert trace(("provider:end", {"output": {"text": "hi", "role": "x"}})).output == "hi"
+    assert trace(("provider:end", {"output": ["a"]})).output == '["a"]'
+    assert trace(*deltas, ("provider:end", {"usage": {}})).output == "SQL injection"
+    assert trace(*ends, ("text:complete", {"content": "final"})).output == "final"
 
 
 def test_tool_calls_are_joined_with_results_by_id() -> None:
@@ -448,6 +465,21 @@ def test_plain_state_changed_applies_its_key_and_needs_one() -> None:
 def test_timestamp_span(first: object, last: object, span: float | None) -> None:
     t = Trace.from_signals([{"name": "a", "timestamp": first}, {"name": "b", "timestamp": last}])
     assert t.timestamp_span_ms == span
+
+
+def test_latency_assertions_read_the_same_latency_the_results_report() -> None:
+    from signal_eval_cli import evaluate_assertion
+
+    spanned = [
+        {"name": "harness:start", "timestamp": "2026-01-10T00:00:00Z"},
+        {"name": "harness:end", "timestamp": "2026-01-10T00:00:05Z"},
+    ]
+    assert Trace.from_signals(spanned).metrics.latency_ms == 5000.0
+    assert evaluate_assertion({"type": "metric.latency.max", "value": 30000}, spanned).passed
+    assert not evaluate_assertion({"type": "metric.latency.max", "value": 4000}, spanned).passed
+    bare = [{"name": "harness:start"}, {"name": "harness:end"}]
+    result = evaluate_assertion({"type": "metric.latency.max", "value": 30000}, bare)
+    assert not result.passed and "no latency recorded" in result.message
 
 
 def test_recorded_trace_latency_comes_from_its_timestamps_not_evaluation_time() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from signal_eval_cli.errors import UnknownAssertionType
-from signal_eval_cli.signals import Trace
+from signal_eval_cli.signals import Signal, Trace
 
 __all__ = [
     "AssertionResult",
@@ -202,18 +202,20 @@ def as_mapping(item: Any) -> dict[str, Any]:
     raise TypeError(f"an assertion must be a mapping, got {type(item).__name__}")
 
 
+Signals = Iterable[Signal | Mapping[str, Any]]
+"""A plain list of signals (or their dicts), as seed 002's ``evaluateAssertion`` takes."""
+
+
 def evaluate_assertion(
-    assertion: Any, trace_or_ctx: Trace | EvalContext, **context: Any
+    assertion: Any, trace_or_ctx: Trace | EvalContext | Signals, **context: Any
 ) -> AssertionResult:
-    """Evaluate one assertion against a trace (or a full :class:`EvalContext`).
+    """Evaluate one assertion against a trace, a list of signals, or an :class:`EvalContext`.
 
     Raises :class:`UnknownAssertionType` for a ``type`` nobody registered.
     """
     data = as_mapping(assertion)
     check = lookup(data.get("type"))
-    ctx = trace_or_ctx if isinstance(trace_or_ctx, EvalContext) else EvalContext(trace_or_ctx)
-    for key, value in context.items():
-        setattr(ctx, key, value)
+    ctx = _context(trace_or_ctx, context)
     started = time.perf_counter()
     try:
         outcome = check(data, ctx)
@@ -244,9 +246,19 @@ def _describe(exc: Exception) -> str:
 
 
 def evaluate_assertions(
-    assertions: Iterable[Any], trace_or_ctx: Trace | EvalContext, **context: Any
+    assertions: Iterable[Any], trace_or_ctx: Trace | EvalContext | Signals, **context: Any
 ) -> list[AssertionResult]:
-    ctx = trace_or_ctx if isinstance(trace_or_ctx, EvalContext) else EvalContext(trace_or_ctx)
-    for key, value in context.items():
-        setattr(ctx, key, value)
+    ctx = _context(trace_or_ctx, context)
     return [evaluate_assertion(a, ctx) for a in assertions]
+
+
+def _context(trace_or_ctx: Trace | EvalContext | Signals, fields: Mapping[str, Any]) -> EvalContext:
+    if isinstance(trace_or_ctx, EvalContext):
+        ctx = trace_or_ctx
+    elif isinstance(trace_or_ctx, Trace):
+        ctx = EvalContext(trace_or_ctx)
+    else:
+        ctx = EvalContext(Trace.from_signals(trace_or_ctx))
+    for key, value in fields.items():
+        setattr(ctx, key, value)
+    return ctx

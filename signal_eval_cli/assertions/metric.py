@@ -18,7 +18,9 @@ _TOKEN_FIELDS: dict[str, Callable[[TraceMetrics], float]] = {
 
 def _bounded(what: str, unit: str, actual: float | None, limit: float, *, upper: bool) -> Outcome:
     if actual is None:
-        return Outcome(False, f"no {what} recorded (no harness:end with durationMs)", limit)
+        return Outcome(
+            False, f"no {what} recorded (no harness:end durationMs, no signal timestamps)", limit
+        )
     ok = actual <= limit if upper else actual >= limit
     relation = "≤" if upper else "≥"
     verdict = "" if ok else "not "

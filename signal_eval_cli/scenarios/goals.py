@@ -237,6 +237,13 @@ async def _exited(process: asyncio.subprocess.Process, timeout_s: float) -> bool
     return True
 
 
+def _close_transport(process: asyncio.subprocess.Process) -> None:
+    """Close the process's transport now (asyncio has no public call for it)."""
+    transport = getattr(process, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
 async def run_process(
     argv: Sequence[str],
     *,
@@ -285,6 +292,10 @@ async def run_process(
         _signal_group(process.pid, signal.SIGKILL)
         for task in readers:
             task.cancel()
+        # Reap it and close its pipes while the loop still runs: left to the garbage
+        # collector, the transport would close on a closed loop and print a traceback.
+        await _exited(process, grace_s)
+        _close_transport(process)
         raise
     # The leader's pid is the group id (start_new_session); kill whatever is left in it.
     await _kill_group(process.pid, grace_s)
@@ -294,6 +305,7 @@ async def run_process(
     for task in pending:  # a process that left the group still holds the pipe
         task.cancel()
     outputs = [task.result() if task in done else (b"", 0) for task in readers]
+    _close_transport(process)
     stdout, stderr = (cap_output(data, omitted, limit) for data, omitted in outputs)
     return ProcessResult(
         process.returncode,
