@@ -404,15 +404,34 @@ class Trace:
                     return float(sums[0]), float(sums[1]), float(sums[2])
         except (KeyError, TypeError):
             pass
+        return self._usage_of_any_shape()
+
+    def _usage_of_any_shape(self) -> tuple[float, float, float]:
+        """Token counts under OpenAI or Anthropic names too, and a ``provider:end`` without
+        a ``cost`` priced from its tokens (its model, else the last ``provider:start``'s)."""
+        from signal_eval_cli.providers.pricing import default_prices  # data, loaded on need
+
         inputs = outputs = cost = 0.0
-        for payload in payloads:
+        model: Any = None
+        for signal in self.matching("provider:*"):
+            payload = signal.payload
             if not isinstance(payload, Mapping):
                 continue
+            if signal.name == "provider:start":
+                model = payload.get("model")
+            if signal.name != "provider:end":
+                continue
             usage = payload.get("usage")
-            if isinstance(usage, Mapping):
-                inputs += _number(usage.get("inputTokens"))
-                outputs += _number(usage.get("outputTokens"))
-            cost += _number(payload.get("cost"))
+            usage = usage if isinstance(usage, Mapping) else {}
+            tokens_in = _first_number(usage, _INPUT_TOKEN_KEYS)
+            tokens_out = _first_number(usage, _OUTPUT_TOKEN_KEYS)
+            inputs, outputs = inputs + tokens_in, outputs + tokens_out
+            if _is_number(payload.get("cost")):
+                cost += payload["cost"]
+            else:
+                priced = payload.get("model", model)
+                if isinstance(priced, str):
+                    cost += default_prices().cost(priced, int(tokens_in), int(tokens_out))
         return inputs, outputs, cost
 
     @property
@@ -473,6 +492,15 @@ def _epoch_ms(timestamp: str | float | None) -> float | None:
     return parsed.timestamp() * 1000
 
 
+_INPUT_TOKEN_KEYS = ("inputTokens", "input_tokens", "promptTokens", "prompt_tokens")
+_OUTPUT_TOKEN_KEYS = ("outputTokens", "output_tokens", "completionTokens", "completion_tokens")
+
+
+def _first_number(mapping: Mapping[str, Any], keys: tuple[str, ...]) -> float:
+    """The first of ``keys`` that holds a number (``True`` is not one), else 0."""
+    return next((float(mapping[k]) for k in keys if _is_number(mapping.get(k))), 0.0)
+
+
 def _field(payload: Any, key: str) -> Any:
     """``payload[key]``, or a bare (non-object) payload itself."""
     return payload.get(key) if isinstance(payload, Mapping) else payload
@@ -486,10 +514,6 @@ def _text(value: Any) -> str:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _number(value: Any) -> float:
-    return value if _is_number(value) else 0
 
 
 # -- JSONL -------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from conftest import review_trace, sig, signals, trace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from signal_eval_cli import InputError, Signal, Trace, read_jsonl, write_jsonl
+from signal_eval_cli import InputError, Signal, Trace, evaluate_assertion, read_jsonl, write_jsonl
 from signal_eval_cli.patterns import compile_glob, set_path
 
 # -- Signal --------------------------------------------------------------------------
@@ -288,6 +288,32 @@ def test_jsonl_too_deep_or_huge_numbers_are_located_problems(tmp_path: Path) -> 
     assert all(p.message.startswith("not JSON") for p in caught.value.problems)
 
 
+def test_usage_under_openai_or_anthropic_names_counts_too() -> None:
+    m = trace(
+        ("provider:end", {"usage": {"input_tokens": 100, "output_tokens": 20}, "cost": 0}),
+        ("provider:end", {"usage": {"prompt_tokens": 10, "completion_tokens": 2}, "cost": 0}),
+        ("provider:end", {"usage": {"promptTokens": 1, "completionTokens": 1}, "cost": 0}),
+    ).metrics
+    assert (m.input_tokens, m.output_tokens) == (111, 23)
+
+
+def test_a_provider_end_without_cost_is_priced_from_its_model_and_tokens() -> None:
+    """Seed 002's provider:end is ``{output, usage, durationMs}``: no cost field. A
+    cost check on such a trace must not pass at $0 (prices: data/prices.yaml)."""
+    usage = {"inputTokens": 100_000, "outputTokens": 20_000}
+    started = ("provider:start", {"provider": "anthropic", "model": "claude-sonnet-4-20250514"})
+    m = trace(started, ("provider:end", {"usage": usage})).metrics
+    assert m.cost == pytest.approx(0.3 + 0.3)  # $3 and $15 per million tokens
+    own = ("provider:end", {"usage": usage, "model": "gpt-4o-mini"})
+    assert trace(started, own).metrics.cost == pytest.approx(0.015 + 0.012)
+    stated = ("provider:end", {"usage": usage, "cost": 0.01})  # a stated cost is kept
+    assert trace(started, stated).metrics.cost == pytest.approx(0.01)
+    unknown = ("provider:start", {"model": "my-local-model"})
+    assert trace(unknown, ("provider:end", {"usage": usage})).metrics.cost == 0.0
+    check = {"type": "metric.cost.max", "value": 0.05}
+    assert not evaluate_assertion(check, trace(started, ("provider:end", {"usage": usage}))).passed
+
+
 def test_usage_booleans_are_not_token_counts() -> None:
     payload = {"usage": {"inputTokens": True, "outputTokens": 5}, "cost": 0.1}
     with_cost = trace(("provider:end", payload)).metrics
@@ -468,8 +494,6 @@ def test_timestamp_span(first: object, last: object, span: float | None) -> None
 
 
 def test_latency_assertions_read_the_same_latency_the_results_report() -> None:
-    from signal_eval_cli import evaluate_assertion
-
     spanned = [
         {"name": "harness:start", "timestamp": "2026-01-10T00:00:00Z"},
         {"name": "harness:end", "timestamp": "2026-01-10T00:00:05Z"},
