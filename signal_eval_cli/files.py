@@ -16,8 +16,17 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write to a temp file beside ``path``, fsync, then rename over it."""
-    target = Path(path)
+    """Write to a temp file beside ``path``, fsync, then rename over it.
+
+    A symlink is followed (the file it points to is replaced, the link stays), and
+    anything that is not a regular file — ``/dev/null``, ``/dev/stdout``, a named pipe —
+    is written to as it is: renaming over it would replace the device.
+    """
+    target = Path(os.path.realpath(path))
+    if target.exists() and not target.is_file():
+        with open(target, "wb") as handle:
+            handle.write(data)
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
 
 from signal_eval_cli.files import atomic_write_text
@@ -28,3 +29,33 @@ def test_overwrite_keeps_the_existing_mode_and_leaves_no_temp_file(tmp_path: Pat
     assert target.read_text() == "new"
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["cassette.yaml"]
+
+
+def test_a_device_is_written_to_not_replaced() -> None:
+    """``--output /dev/null`` once turned /dev/null into a regular file (as root)."""
+    atomic_write_text("/dev/null", "discarded\n")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert Path("/dev/null").read_text() == ""
+
+
+def test_a_named_pipe_gets_the_bytes_and_stays_a_pipe(tmp_path: Path) -> None:
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    atomic_write_text(fifo, "through the pipe\n")
+    reader.join(timeout=10)
+    assert received == ["through the pipe\n"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_a_symlink_is_followed_and_kept(tmp_path: Path) -> None:
+    real = tmp_path / "store" / "results.json"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "results.json"
+    link.symlink_to(real)
+    atomic_write_text(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["results.json"]
