@@ -40,26 +40,37 @@ class _Change(NamedTuple):
     n2: int
 
 
-def unified_diff(old: str, new: str, path: str = "file.txt", context: int = 3) -> str:
+def unified_diff(old: str | None, new: str | None, path: str = "file.txt", context: int = 3) -> str:
     """What ``git diff --no-index -U<context>`` prints for old -> new, from ``---`` on.
 
-    The labels are always ``a/<path>`` and ``b/<path>`` (git uses /dev/null only for a
-    missing file).  Like git, a side with a NUL in its first 8,000 bytes makes the
-    files binary: one ``Binary files … differ`` line instead of hunks.
+    The labels are ``a/<path>`` and ``b/<path>``; a side that does not exist (``None``: a
+    new or a deleted file) is ``/dev/null``, as git labels it.  Like git, a side with a NUL
+    in its first 8,000 bytes makes the files binary: one ``Binary files … differ`` line
+    instead of hunks.
     """
     if context < 0:
         raise ValueError("context must be >= 0")
-    if old == new:
+    old_text, new_text = old or "", new or ""
+    if old_text == new_text:
         return ""
-    if _is_binary(old) or _is_binary(new):
-        return f"Binary files {_quoted('a/', path)} and {_quoted('b/', path)} differ\n"
-    a, b = _lines(old), _lines(new)
+    names = [
+        _NO_FILE if old is None else _quoted("a/", path),
+        _NO_FILE if new is None else _quoted("b/", path),
+    ]
+    if _is_binary(old_text) or _is_binary(new_text):
+        return f"Binary files {names[0]} and {names[1]} differ\n"
+    a, b = _lines(old_text), _lines(new_text)
     if context == 0:
         # git trims the common tail before xdiff runs when no context is wanted.
-        tail = _common_tail_lines(old.encode(), new.encode())
+        tail = _common_tail_lines(old_text.encode(), new_text.encode())
         a, b = a[: len(a) - tail], b[: len(b) - tail]
-    header = f"--- {_label('a/', path)}\n+++ {_label('b/', path)}\n"
+    tab = "\t" if " " in path else ""  # git appends a tab to a name with a space
+    labels = [name if name == _NO_FILE else name + tab for name in names]
+    header = f"--- {labels[0]}\n+++ {labels[1]}\n"
     return header + "".join(_hunks(a, b, _diff(a, b), context))
+
+
+_NO_FILE = "/dev/null"
 
 
 _OTHER_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines also splits at these
@@ -93,11 +104,6 @@ def _common_tail_lines(old: bytes, new: bytes) -> int:
 
 
 _C_ESCAPES = dict(zip('\a\b\t\n\v\f\r"\\', 'abtnvfr"\\', strict=True))
-
-
-def _label(prefix: str, path: str) -> str:
-    """A ``---``/``+++`` label: git appends a tab when the name has a space."""
-    return _quoted(prefix, path) + ("\t" if " " in path else "")
 
 
 def _quoted(prefix: str, path: str) -> str:
@@ -671,16 +677,26 @@ class DiffMatch:
 
 
 def match_diff(
-    actual_diff: str, expected_diff: str, mode: Literal["contains", "exact"] = "contains"
+    actual_diff: str,
+    expected_diff: str,
+    mode: Literal["contains", "exact"] = "contains",
+    *,
+    path: str | None = None,
 ) -> DiffMatch:
     """Check an actual diff against an expected one.
 
     ``contains``: the expected text is a substring of the normalised actual diff (seed
     000's rule, so a fragment of a line matches too), or else every expected hunk body is
     a contiguous run inside one actual hunk (so a hunk pasted from ``git diff`` may carry
-    less context, and its ``@@`` numbers are ignored).  ``exact``: the normalised diffs are
-    equal.  Blank lines around the expected block never matter.
+    less context, its ``@@`` numbers are ignored, and trailing whitespace an editor
+    stripped does not matter).  ``exact``: the normalised diffs are equal.  Blank lines
+    around the expected block never matter.
+
+    An expected diff pasted from ``git diff``, ``git show`` or ``git format-patch`` over
+    several files is cut down to the sections about ``path`` (a commit message before the
+    first ``diff --git`` and a format-patch signature are not part of any section).
     """
+    expected_diff = _sections_about(expected_diff, path)
     # An empty line inside an expected hunk is an empty context line whose lone space an
     # editor or a copy-paste stripped (a real diff line is never empty).
     expected = [line or " " for line in _strip_blank_edges(_normal_lines(expected_diff))]
@@ -711,10 +727,60 @@ def match_diff(
 
 
 def _is_substring(expected_diff: str, normalized_actual: str) -> bool:
-    """The expected text, as written or normalised, inside the normalised actual diff."""
-    as_written = expected_diff.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
-    normalized = normalize_diff(expected_diff).strip("\n")
-    return any(text and text in normalized_actual for text in (as_written, normalized))
+    """The expected text, as written or normalised, inside the normalised actual diff.
+
+    Blank lines around it do not count, but a final line break does: ``+x = 1\n`` must
+    not match the line ``+x = 10``."""
+    as_written = expected_diff.replace("\r\n", "\n").replace("\r", "\n")
+    candidates = (as_written, normalize_diff(expected_diff))
+    return any(
+        text.strip("\n") and _kept_line_end(text) in normalized_actual for text in candidates
+    )
+
+
+def _kept_line_end(text: str) -> str:
+    body = text.strip("\n")
+    return body + "\n" if text.rstrip(" \t").endswith("\n") else body
+
+
+_SIGNATURE = re.compile(r"\n-- \n[^\n+\- \\][^\n]*\n*$")
+"""The ``-- `` line and git version that ``git format-patch`` ends a patch with."""
+
+
+def _sections_about(diff: str, path: str | None) -> str:
+    """The ``diff --git`` sections of ``diff`` about ``path`` (all of them when none is,
+    or no path is given); ``diff`` itself when it has no such sections."""
+    text = diff.replace("\r\n", "\n")
+    lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith("diff --git ")]
+    if not starts:
+        return diff
+    sections = ["\n".join(lines[a:b]) for a, b in pairwise([*starts, len(lines)])]
+    sections[-1] = _SIGNATURE.sub("\n", sections[-1])
+    about = [section for section in sections if path and _names(section, path)]
+    return "\n".join(about or sections) + "\n"
+
+
+def _names(section: str, path: str) -> bool:
+    """Whether a section's header names ``path`` (with or without ``a/``/``b/``, or as
+    the end of a longer path: the diff may be taken from a parent directory)."""
+    for line in section.split("\n"):
+        if line.startswith("@@"):
+            return False
+        for prefix in ("diff --git ", "--- ", "+++ ", "rename from ", "rename to "):
+            if line.startswith(prefix):
+                names = line[len(prefix) :].rstrip("\t").split(" ")
+                if any(_same_path(name.strip('"'), path) for name in names):
+                    return True
+    return False
+
+
+def _same_path(name: str, path: str) -> bool:
+    name, path = name.removeprefix("./"), path.removeprefix("./")
+    for candidate in (name, name[2:] if name[:2] in ("a/", "b/") else name):
+        if candidate == path or candidate.endswith("/" + path):
+            return True
+    return False
 
 
 def _normal_lines(diff: str) -> list[str]:
@@ -738,7 +804,12 @@ def _split_hunks(lines: list[str]) -> list[list[str]]:
 
 
 def _has_run(body: list[str], run: list[str]) -> bool:
-    return any(body[i : i + len(run)] == run for i in range(len(body) - len(run) + 1))
+    """``run`` is a contiguous part of ``body``, exactly or but for trailing whitespace
+    (which an editor may have stripped from a pasted expectation)."""
+    if any(body[i : i + len(run)] == run for i in range(len(body) - len(run) + 1)):
+        return True
+    stripped, trimmed = [line.rstrip() for line in body], [line.rstrip() for line in run]
+    return any(stripped[i : i + len(trimmed)] == trimmed for i in range(len(body) - len(run) + 1))
 
 
 def _first_difference(actual: list[str], expected: list[str]) -> str:

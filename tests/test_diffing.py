@@ -592,3 +592,98 @@ def test_match_accepts_any_substring_of_the_normalised_diff_as_seed_000_says() -
     for absent in ("+    if b == 1", "raise TypeError", "-    return a / b"):
         result = match_diff(actual, absent)
         assert not result.passed and "not found in the actual diff" in result.message
+
+
+def test_a_substring_keeps_its_final_line_break() -> None:
+    """``+x = 30\\n`` must not match the line ``+x = 300,``: a changed hunk fails."""
+    actual = unified_diff("a\ntimeout: 30,\nb\n", "a\ntimeout: 300,\nb\n", "c.yaml")
+    assert match_diff(actual, "-timeout: 30,\n+timeout: 300,\n").passed
+    assert not match_diff(actual, "-timeout: 30,\n+timeout: 30\n").passed
+    assert not match_diff(actual, "@@ -1,3 +1,3 @@\n a\n-timeout: 30,\n+timeout: 30\n").passed
+    assert match_diff(actual, "+timeout: 30").passed  # a fragment, as written: seed 000
+
+
+@needs_git
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [(None, "x\ny\n"), ("x\ny\n", None), (None, "a\0b"), ("a\0b", None), (None, "")],
+    ids=["new file", "deleted file", "new binary", "deleted binary", "new empty"],
+)
+def test_a_missing_side_is_dev_null_like_git(
+    git: Git, old: str | None, new: str | None, tmp_path: Path
+) -> None:
+    sides = []
+    for side, text in (("a", old), ("b", new)):
+        if text is None:
+            sides.append("/dev/null")
+        else:
+            (tmp_path / side).mkdir()
+            (tmp_path / side / "f.txt").write_bytes(text.encode())
+            sides.append(f"{side}/f.txt")
+    cmd = [GIT or "git", "diff", "--no-index", "--no-color", "--src-prefix=", "--dst-prefix="]
+    proc = subprocess.run([*cmd, *sides], cwd=tmp_path, env=git.env, capture_output=True)
+    expected = "".join(
+        line
+        for line in proc.stdout.decode().splitlines(keepends=True)
+        if not line.startswith(GIT_META)
+    )
+    assert unified_diff(old, new, "f.txt") == expected
+
+
+GIT_SHOW = """commit 0123456789abcdef0123456789abcdef01234567
+Author: Dev <dev@example.com>
+Date:   Sun Nov 22 01:00:00 2026 +0000
+
+    Fix the N+1 query
+
+ src/db.js          | 2 +-
+ src/routes/users.js | 4 ++--
+ 2 files changed, 3 insertions(+), 3 deletions(-)
+
+diff --git a/src/db.js b/src/db.js
+index 1111111..2222222 100644
+--- a/src/db.js
++++ b/src/db.js
+@@ -1,3 +1,3 @@
+ export const db = {
+-  slow: true,
++  slow: false,
+ };
+diff --git a/src/routes/users.js b/src/routes/users.js
+index 3333333..4444444 100644
+--- a/src/routes/users.js
++++ b/src/routes/users.js
+@@ -1,4 +1,4 @@
+ export function users(db) {
+-  return ids.map((id) => db.getPostsForUser(id));
++  return db.getPostsForUsers(ids);
+ }
+ // end
+"""
+GIT_SHOW += "-- \n2.39.5\n\n"  # format-patch's signature
+USERS_OLD = (
+    "export function users(db) {\n  return ids.map((id) => db.getPostsForUser(id));\n}\n// end\n"
+)
+USERS_NEW = USERS_OLD.replace("ids.map((id) => db.getPostsForUser(id))", "db.getPostsForUsers(ids)")
+
+
+@pytest.mark.parametrize("path", ["src/routes/users.js", "routes/users.js", "users.js"])
+def test_a_multi_file_git_show_is_cut_to_the_section_about_the_path(path: str) -> None:
+    actual = unified_diff(USERS_OLD, USERS_NEW, path)
+    assert match_diff(actual, GIT_SHOW, path=path).passed
+    assert not match_diff(actual, GIT_SHOW).passed  # without the path: every file's hunks
+    changed = GIT_SHOW.replace("+  return db.getPostsForUsers(ids);", "+  return db.all();")
+    assert not match_diff(actual, changed, path=path).passed
+    patch = GIT_SHOW[GIT_SHOW.index("diff --git") :]  # format-patch: no commit header
+    assert match_diff(actual, patch, path=path).passed
+    assert match_diff(actual, patch, "exact", path=path).passed
+
+
+def test_trailing_whitespace_an_editor_stripped_does_not_matter() -> None:
+    old = "def f():\n    a = 1\n    \n    return a\n"
+    new = "def f():\n    a = 2\n    \n    return a\n"
+    actual = unified_diff(old, new, "f.py")
+    assert "\n     \n" in actual  # the indented blank line, as context
+    stripped = "@@ ... @@\n def f():\n-    a = 1\n+    a = 2\n\n     return a\n"
+    assert match_diff(actual, stripped).passed
+    assert not match_diff(actual, stripped.replace("a = 2", "a = 3")).passed

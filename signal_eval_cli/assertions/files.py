@@ -98,6 +98,6 @@ def diff_match(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -
     expected = a["expectedDiff"]
     if before is None and after is None:
         return Outcome(False, f"file missing: {label} exists neither before nor after the run")
-    actual = unified_diff(before or "", after or "", a["path"])
-    result = match_diff(actual, expected, a.get("match", "contains"))
+    actual = unified_diff(before, after, a["path"])
+    result = match_diff(actual, expected, a.get("match", "contains"), path=a["path"])
     return Outcome(result.passed, f"{label}: {result.message}", expected, normalize_diff(actual))
