@@ -202,6 +202,17 @@ def test_old_or_malformed_result_files_exit_2(tmp_path: Path, content: str, mess
     assert "Traceback" not in proc.stderr
 
 
+def test_a_versioned_result_without_kind_is_a_dataset_result(tmp_path: Path) -> None:
+    """Seed 002's DatasetResult fields, as an independent writer would produce them."""
+    for name, passed in (("base.json", True), ("cand.json", False)):
+        data = dataset(case("a", passed)).to_dict()
+        del data["kind"]
+        (tmp_path / name).write_text(json.dumps(data))
+    proc = cli("compare", "base.json", "cand.json", "--fail-on-regression", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "a" in proc.stdout and "pass_to_fail" in proc.stdout
+
+
 def test_incompatible_results_exit_2_with_the_reason(tmp_path: Path) -> None:
     save_result(dataset(case("a"), name="one"), tmp_path / "one.json")
     save_result(dataset(case("b"), name="two"), tmp_path / "two.json")
