@@ -729,18 +729,24 @@ def match_diff(
 def _is_substring(expected_diff: str, normalized_actual: str) -> bool:
     """The expected text, as written or normalised, inside the normalised actual diff.
 
-    Blank lines around it do not count, but a final line break does: ``+x = 1\n`` must
-    not match the line ``+x = 10``."""
+    One line is a fragment and may match anywhere (``raise ValueError``). Several lines
+    must match whole lines: starting at a line's start (or after its ``+``/``-``/`` ``
+    marker) and ending at a line break, so ``-x = 1\n+x = 1`` does not match the line
+    ``+x = 10``, nor `` return total`` the changed line ``+    return total``."""
     as_written = expected_diff.replace("\r\n", "\n").replace("\r", "\n")
-    candidates = (as_written, normalize_diff(expected_diff))
-    return any(
-        text.strip("\n") and _kept_line_end(text) in normalized_actual for text in candidates
-    )
-
-
-def _kept_line_end(text: str) -> str:
-    body = text.strip("\n")
-    return body + "\n" if text.rstrip(" \t").endswith("\n") else body
+    for text in (as_written, normalize_diff(expected_diff)):
+        body = text.strip("\n")
+        if not body:
+            continue
+        if "\n" not in body:
+            if (body + "\n" if text.rstrip(" \t").endswith("\n") else body) in normalized_actual:
+                return True
+            continue
+        actual = "\n" + normalized_actual
+        start = actual.find("\n" + body + "\n")
+        if start >= 0 or any(f"\n{marker}{body}\n" in actual for marker in "+- "):
+            return True
+    return False
 
 
 _SIGNATURE = re.compile(r"\n-- \n[^\n+\- \\][^\n]*\n*$")
@@ -748,8 +754,8 @@ _SIGNATURE = re.compile(r"\n-- \n[^\n+\- \\][^\n]*\n*$")
 
 
 def _sections_about(diff: str, path: str | None) -> str:
-    """The ``diff --git`` sections of ``diff`` about ``path`` (all of them when none is,
-    or no path is given); ``diff`` itself when it has no such sections."""
+    """The ``diff --git`` sections of ``diff`` about ``path`` (those naming it exactly,
+    else those ending in it, else all); ``diff`` itself when it has no such sections."""
     text = diff.replace("\r\n", "\n")
     lines = text.split("\n")
     starts = [i for i, line in enumerate(lines) if line.startswith("diff --git ")]
@@ -757,30 +763,56 @@ def _sections_about(diff: str, path: str | None) -> str:
         return diff
     sections = ["\n".join(lines[a:b]) for a, b in pairwise([*starts, len(lines)])]
     sections[-1] = _SIGNATURE.sub("\n", sections[-1])
-    about = [section for section in sections if path and _names(section, path)]
-    return "\n".join(about or sections) + "\n"
+    if path:
+        wanted = path.removeprefix("./")
+        names = [_header_names(section) for section in sections]
+        for same in (lambda n: n == wanted, lambda n: n.endswith("/" + wanted)):
+            about = [s for s, found in zip(sections, names, strict=True) if any(map(same, found))]
+            if about:
+                return "\n".join(about) + "\n"
+    return "\n".join(sections) + "\n"
 
 
-def _names(section: str, path: str) -> bool:
-    """Whether a section's header names ``path`` (with or without ``a/``/``b/``, or as
-    the end of a longer path: the diff may be taken from a parent directory)."""
-    for line in section.split("\n"):
+_HEADER_NAME = re.compile(r"(?:--- |\+\+\+ |rename from |rename to |copy from |copy to )(.*)")
+
+
+def _header_names(section: str) -> set[str]:
+    """The file names a section's header gives, unquoted, with and without ``a/``/``b/``."""
+    names: set[str] = set()
+    for line in section.split("\n")[1:]:
         if line.startswith("@@"):
-            return False
-        for prefix in ("diff --git ", "--- ", "+++ ", "rename from ", "rename to "):
-            if line.startswith(prefix):
-                names = line[len(prefix) :].rstrip("\t").split(" ")
-                if any(_same_path(name.strip('"'), path) for name in names):
-                    return True
-    return False
+            break
+        found = _HEADER_NAME.fullmatch(line)
+        if found is None:
+            continue
+        name = _unquote(found[1].removesuffix("\t"))
+        names.add(name)
+        if name[:2] in ("a/", "b/"):
+            names.add(name[2:])
+    first = section.split("\n", 1)[0].removeprefix("diff --git ")
+    if not names and first.count(" ") == 1:  # no ---/+++ (binary, mode only): "a/x b/x"
+        names |= {name for part in first.split(" ") for name in (part, part[2:])}
+    return names
 
 
-def _same_path(name: str, path: str) -> bool:
-    name, path = name.removeprefix("./"), path.removeprefix("./")
-    for candidate in (name, name[2:] if name[:2] in ("a/", "b/") else name):
-        if candidate == path or candidate.endswith("/" + path):
-            return True
-    return False
+def _unquote(name: str) -> str:
+    """A name as git quotes it (``"a/caf\\303\\251.py"``), back to text."""
+    if len(name) < 2 or name[0] != '"' or name[-1] != '"':
+        return name
+    out, chars, i = bytearray(), name[1:-1], 0
+    escapes = {v: k for k, v in _C_ESCAPES.items()}
+    while i < len(chars):
+        char = chars[i]
+        if char == "\\" and chars[i + 1 : i + 4].isdigit():
+            out.append(int(chars[i + 1 : i + 4], 8))
+            i += 4
+        elif char == "\\" and i + 1 < len(chars):
+            out += escapes.get(chars[i + 1], chars[i + 1]).encode()
+            i += 2
+        else:
+            out += char.encode()
+            i += 1
+    return out.decode("utf-8", "replace")
 
 
 def _normal_lines(diff: str) -> list[str]:
@@ -804,10 +836,12 @@ def _split_hunks(lines: list[str]) -> list[list[str]]:
 
 
 def _has_run(body: list[str], run: list[str]) -> bool:
-    """``run`` is a contiguous part of ``body``, exactly or but for trailing whitespace
-    (which an editor may have stripped from a pasted expectation)."""
+    """``run`` is a contiguous part of ``body``, exactly or — when no line of ``run`` ends
+    in whitespace, as after an editor stripped it — but for trailing whitespace."""
     if any(body[i : i + len(run)] == run for i in range(len(body) - len(run) + 1)):
         return True
+    if any(line != line.rstrip() for line in run if line != " "):
+        return False  # whitespace kept on purpose (a whitespace cleanup): exact only
     stripped, trimmed = [line.rstrip() for line in body], [line.rstrip() for line in run]
     return any(stripped[i : i + len(trimmed)] == trimmed for i in range(len(body) - len(run) + 1))
 

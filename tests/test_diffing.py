@@ -687,3 +687,59 @@ def test_trailing_whitespace_an_editor_stripped_does_not_matter() -> None:
     stripped = "@@ ... @@\n def f():\n-    a = 1\n+    a = 2\n\n     return a\n"
     assert match_diff(actual, stripped).passed
     assert not match_diff(actual, stripped.replace("a = 2", "a = 3")).passed
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # the last line of a multi-line expectation is a whole line, with or without "\n"
+        ("timeout = 1\n", "timeout = 10\n", "-timeout = 1\n+timeout = 1"),
+        # and so is the first: not the tail of a changed line
+        (
+            "def f():\n    return total\n",
+            "def f():\n        return total\n# done\n",
+            " return total\n+# done\n",
+        ),
+        # a whitespace cleanup expected with its whitespace is matched exactly
+        ("x = 1   \ny = 2\n", "x = 1 \ny = 2\n", "-x = 1   \n+x = 1\n"),
+    ],
+    ids=["longer last line", "suffix of the first line", "whitespace cleanup"],
+)
+def test_no_false_pass_for_a_hunk_that_differs_from_the_change(
+    old: str, new: str, expected: str
+) -> None:
+    assert not match_diff(unified_diff(old, new, "f.py"), expected).passed
+
+
+@needs_git
+def test_sections_of_a_real_multi_file_git_diff_are_found_by_path(git: Git, tmp_path: Path) -> None:
+    """Default git settings: core.quotepath quotes café.py, a space stays unquoted."""
+    files = {
+        "y z.py": ("a = 1\n", "a = 2\n"),
+        "café.py": ("b = 1\n", "b = 2\n"),
+        "src/index.ts": ("export const c = 1;\n", "export const c = 2;\n"),
+        "test/index.ts": ("it('c', () => 1);\n", "it('c', () => 2);\n"),
+    }
+    repo = tmp_path / "repo"
+    run = lambda *args: subprocess.run(  # noqa: E731
+        [GIT or "git", *args], cwd=repo, env=git.env, capture_output=True, check=True
+    ).stdout.decode()
+    repo.mkdir()
+    run("init", "-q")
+    for name, (old, _) in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(old)
+    run("add", "-A")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    for name, (_, new) in files.items():
+        (repo / name).write_text(new)
+    whole = run("diff")
+    assert '"a/caf\\303\\251.py"' in whole  # quoted by git
+    for name, (old, new) in files.items():
+        actual = unified_diff(old, new, name)
+        assert match_diff(actual, whole, path=name).passed, name
+        assert match_diff(actual, whole, "exact", path=name).passed, name
+    assert (
+        match_diff(unified_diff(*files["src/index.ts"], "index.ts"), whole, path="index.ts").passed
+        is False
+    )
