@@ -65,6 +65,7 @@ _METRIC_COLUMNS: tuple[_Column, ...] = (
     ("totalTokens", int, 0),
     ("cost", float, 0.0),
     ("activations", int, 0),
+    ("runs", int, 1),
 )
 _FAILED = "failedAssertions"
 """Per case, how many of its assertions failed: a case with none needs no decoding."""

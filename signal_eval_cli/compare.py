@@ -813,10 +813,10 @@ def _metric_change(
 
 
 def _cost_per_run(case: CaseResult) -> float:
-    """A repeated case's cost is its runs' total; compared per run, sides run with
-    different ``--repeat`` compare fairly."""
-    outcomes = case.outcomes
-    return case.metrics.cost / len(outcomes) if outcomes else case.metrics.cost
+    """A repeated case's cost is its runs' total (``metrics.runs`` of them; results saved
+    before runs were summed say nothing and hold one run's); compared per run, sides run
+    with different ``--repeat`` compare fairly."""
+    return case.metrics.cost / max(1, case.metrics.runs)
 
 
 def _relative_direction(base: float, cand: float, threshold: float) -> int:

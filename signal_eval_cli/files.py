@@ -19,14 +19,15 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write to a temp file beside ``path``, fsync, then rename over it.
 
     A symlink is followed (the file it points to is replaced, the link stays), and
-    anything that is not a regular file — ``/dev/null``, ``/dev/stdout``, a named pipe —
-    is written to as it is: renaming over it would replace the device.
+    anything that is not a regular file — ``/dev/null``, a named pipe — or that is a
+    process's stream (``/dev/stdout``, ``/proc/self/fd/1``: maybe redirected to a file) is
+    appended to as it is: renaming over it would replace the device or the user's file.
     """
-    target = Path(os.path.realpath(path))
-    if target.exists() and not target.is_file():
-        with open(target, "wb") as handle:
+    if _is_stream(path):
+        with open(path, "ab") as handle:
             handle.write(data)
         return
+    target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
@@ -39,6 +40,14 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _is_stream(path: str | Path) -> bool:
+    try:
+        mode = os.stat(path).st_mode  # follows symlinks: /dev/stdout -> the fd's file
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) or os.path.abspath(path).startswith(("/dev/", "/proc/"))
 
 
 def _mode_for(target: Path) -> int:

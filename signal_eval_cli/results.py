@@ -38,6 +38,8 @@ class CaseMetrics:
     total_tokens: int = 0
     cost: float = 0.0
     activations: int = 0
+    runs: int = 1
+    """How many runs the figures cover: a repeated case sums its runs' cost and tokens."""
 
     @classmethod
     def from_trace(cls, trace: Trace, wall_ms: float) -> CaseMetrics:
@@ -64,6 +66,7 @@ class CaseMetrics:
             total_tokens=sum(m.total_tokens for m in runs),
             cost=sum(m.cost for m in runs),
             activations=sum(m.activations for m in runs),
+            runs=sum(m.runs for m in runs),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -74,7 +77,7 @@ class CaseMetrics:
             "totalTokens": self.total_tokens,
             "cost": self.cost,
             "activations": self.activations,
-        }
+        } | ({"runs": self.runs} if self.runs != 1 else {})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseMetrics:
@@ -86,6 +89,7 @@ class CaseMetrics:
             int(get("totalTokens", 0)),
             float(get("cost", 0.0)),
             int(get("activations", 0)),
+            int(get("runs", 1)),
         )
 
 

@@ -302,7 +302,8 @@ class Trace:
     @cached_property
     def output(self) -> str:
         """Content of the last ``text:complete``; without one, the ``output`` of the last
-        ``provider:end``, else the ``text:delta`` chunks joined; ``""`` when none exist."""
+        ``provider:end``, else the ``text:delta`` chunks after the last ``provider:start``
+        joined; ``""`` when none exist."""
         last = self.rfind("text:complete")
         if last is not None:
             return _text(_field(self.signals[last].payload, "content"))
@@ -313,7 +314,9 @@ class Trace:
                 return str(output["text"])  # an SDK-style {text, ...} message
             if output is not None:
                 return _text(output)
-        return "".join(_text(_field(p, "content")) for p in self.payloads("text:delta"))
+        call = self.rfind("provider:start")  # the last call's stream, not every agent's
+        deltas = self.matching("text:delta", 0 if call is None else call)
+        return "".join(_text(_field(signal.payload, "content")) for signal in deltas)
 
     @cached_property
     def activations(self) -> list[tuple[Any, Signal]]:

@@ -316,7 +316,7 @@ cases = st.builds(
     assertions=checks,
     signals=st.lists(st.builds(Signal, st.sampled_from(["harness:end", "text:complete"])), max_size=2),
     final_state=st.none() | st.dictionaries(texts, st.integers(), max_size=2),
-    metrics=st.builds(CaseMetrics, numbers, st.integers(0, 9), st.integers(0, 9), st.integers(0, 99), numbers, st.integers(0, 3)),
+    metrics=st.builds(CaseMetrics, numbers, st.integers(0, 9), st.integers(0, 9), st.integers(0, 99), numbers, st.integers(0, 3), st.integers(1, 3)),
     duration_ms=numbers,
     name=st.none() | texts,
     error=st.none() | texts,

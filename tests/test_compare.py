@@ -178,13 +178,25 @@ def test_cost_from_zero_counts_as_degraded() -> None:
     assert "from zero" in result.regressions[0].description
 
 
+def repeated_cost(cost: float, runs: int) -> CaseResult:
+    result = case("a", cost=cost, outcomes=[True] * runs)
+    result.metrics.runs = runs  # as the runner records a repeated case: the runs' total
+    return result
+
+
 def test_a_repeated_cases_cost_is_compared_per_run() -> None:
-    three_runs = case("a", cost=0.03, outcomes=[True] * 3)  # the total of three runs
-    same = compare(dataset(case("a", cost=0.01)), dataset(three_runs))
+    same = compare(dataset(case("a", cost=0.01)), dataset(repeated_cost(0.03, 3)))
     assert [r.metric for r in same.regressions] == [] and same.summary.cost_delta == 0
-    dearer = compare(dataset(three_runs), dataset(case("a", cost=0.06, outcomes=[True] * 3)))
+    dearer = compare(dataset(repeated_cost(0.03, 3)), dataset(repeated_cost(0.06, 3)))
     assert [(r.metric, r.type) for r in dearer.regressions] == [("cost", "metric_degraded")]
     assert dearer.summary.cost_delta == pytest.approx(0.01)  # per run: 0.02 against 0.01
+
+
+def test_a_repeated_case_saved_before_runs_were_summed_holds_one_runs_cost() -> None:
+    old = case("a", cost=0.01, outcomes=[True] * 3)  # no metrics.runs: one run's figures
+    assert old.metrics.runs == 1
+    result = compare(dataset(old), dataset(repeated_cost(0.03, 3)))
+    assert result.summary.cost_delta == pytest.approx(0) and not result.regressions
 
 
 def test_metrics_of_errored_cases_are_not_compared() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -59,3 +61,19 @@ def test_a_symlink_is_followed_and_kept(tmp_path: Path) -> None:
     atomic_write_text(link, "new")
     assert link.is_symlink() and real.read_text() == "new"
     assert sorted(p.name for p in real.parent.iterdir()) == ["results.json"]
+
+
+def test_dev_stdout_redirected_to_a_file_is_appended_to_not_replaced(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    log.write_text("before\n")
+    code = (
+        "import sys; from signal_eval_cli.files import atomic_write_text; "
+        "print('printed', flush=True); atomic_write_text('/dev/stdout', 'written\\n'); "
+        "print('after', flush=True)"
+    )
+    with open(log, "a") as out:
+        subprocess.run([sys.executable, "-c", code], stdout=out, check=True)
+    assert log.read_text() == "before\nprinted\nwritten\nafter\n"
+    piped = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == "printed\nwritten\nafter\n"

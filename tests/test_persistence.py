@@ -268,6 +268,7 @@ def test_positional_construction_in_from_dict_matches_the_field_order() -> None:
     ]  # fmt: skip
     assert [f.name for f in dataclasses.fields(CaseMetrics)] == [
         "latency_ms", "input_tokens", "output_tokens", "total_tokens", "cost", "activations",
+        "runs",
     ]  # fmt: skip
     assert [f.name for f in dataclasses.fields(AssertionResult)] == [
         "assertion", "passed", "message", "expected", "actual", "trajectory", "evaluation_ms",

@@ -192,6 +192,23 @@ def test_an_exception_in_one_case_leaves_the_others_intact() -> None:
     assert result.cases[2].assertions == []
 
 
+def test_the_starting_state_is_kept_as_it_was_when_the_harness_changes_it_in_place() -> None:
+    def harness(input: Any, ctx: HarnessContext) -> None:
+        state = dict(input)
+        ctx.emit("harness:start", {"state": state})
+        ctx.emit("agent:activated", {"agent": "planner"})
+        state["plan"] = "ship"  # in place, after the start
+        ctx.emit("state:plan:changed", {"key": "plan", "newValue": "ship"})
+        ctx.emit("harness:end", {"state": state})
+
+    checks = [
+        {"type": "snapshot.at", "afterSignal": "agent:activated", "path": "plan", "exists": False},
+        {"type": "snapshot.final", "path": "plan", "value": "ship"},
+    ]
+    (case,) = run(harness, dataset(1, checks)).cases
+    assert case.passed, [a.message for a in case.assertions]
+
+
 # -- repeats --------------------------------------------------------------------------------------
 
 
@@ -239,6 +256,7 @@ def test_repeated_runs_are_independent_and_the_case_shows_its_first_failing_run(
     assert case.metrics.cost == pytest.approx(0.04)
     assert (case.metrics.input_tokens, case.metrics.output_tokens) == (40, 4)
     assert case.metrics.activations == 2 and case.metrics.latency_ms == 100
+    assert case.metrics.runs == 3 and case.metrics.to_dict()["runs"] == 3
     assert case.duration_ms >= 60  # the three runs' wall time, not one run's
 
 

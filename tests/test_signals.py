@@ -200,6 +200,11 @@ def test_without_text_complete_output_is_the_last_provider_output_then_the_delta
     assert trace(("provider:end", {"output": ["a"]})).output == '["a"]'
     assert trace(*deltas, ("provider:end", {"usage": {}})).output == "SQL injection"
     assert trace(*ends, ("text:complete", {"content": "final"})).output == "final"
+    two_calls = trace(
+        "provider:start", ("text:delta", {"content": "draft "}),
+        "provider:start", ("text:delta", {"content": "FINAL"}),
+    )  # fmt: skip
+    assert two_calls.output == "FINAL"  # the last call's stream, not every agent's
 
 
 def test_tool_calls_are_joined_with_results_by_id() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import functools
 import inspect
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -50,7 +51,7 @@ class HarnessContext:
         """Record a signal now (id and timestamp filled in) and return it."""
         parent_id = parent.id if isinstance(parent, Signal) else parent
         signal = Signal(name, payload, new_signal_id(), now_iso(), agent, parent_id)
-        self.signals.append(signal)
+        self.signals.append(_starting_state_copied(signal))
         return signal
 
     def record(self, item: Signal | Mapping[str, Any]) -> Signal:
@@ -60,7 +61,7 @@ class HarnessContext:
             signal.id = new_signal_id()
         if signal.timestamp is None:
             signal.timestamp = now_iso()
-        self.signals.append(signal)
+        self.signals.append(_starting_state_copied(signal))
         return signal
 
     async def sleep(self, seconds: float) -> None:
@@ -68,6 +69,15 @@ class HarnessContext:
         if self.cancelled.is_set():
             raise asyncio.CancelledError
         await asyncio.sleep(seconds)
+
+
+def _starting_state_copied(signal: Signal) -> Signal:
+    """``harness:start`` carries the state the run starts from (the trace's initial
+    state); a harness that goes on changing that object in place would rewrite it, so it
+    is copied as it is recorded."""
+    if signal.name == "harness:start" and signal.payload is not None:
+        signal.payload = copy.deepcopy(signal.payload)
+    return signal
 
 
 def run_function(harness: Any) -> RunFunction:
