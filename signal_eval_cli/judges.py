@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import hashlib
 import json
 import os
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from signal_eval_cli.assertions import JudgeRequest, JudgeVerdict
-from signal_eval_cli.providers.base import Provider, ProviderRequest
+from signal_eval_cli.providers.base import Provider, ProviderError, ProviderRequest
 from signal_eval_cli.providers.cassette import Cassette
 from signal_eval_cli.providers.recording import MODES, RecordingProvider
 from signal_eval_cli.providers.registry import make_provider
@@ -89,6 +90,13 @@ def resolve_judge_model(
     """The default judge model: the CLI flag, else the dataset field, else the env var."""
     env = os.environ if environ is None else environ
     return cli or dataset or env.get(JUDGE_MODEL_ENV) or None
+
+
+def _judge_case_id(spec: str, prompt: str, temperature: float, run: int) -> str:
+    identity: list[Any] = [spec, prompt, temperature]
+    if run:  # run 0 keeps the key it had before repeats were judged apart
+        identity.append(run)
+    return "judge-" + hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
 
 
 def judge_spec(model: str) -> str:
@@ -312,19 +320,23 @@ class LLMJudge:
         if cached is not None:
             self.cache_hits += 1
             return cached
-        identity: list[Any] = [spec, prompt, request.temperature]
-        if request.run:  # run 0 keeps the key it had before repeats were judged apart
-            identity.append(request.run)
-        digest = hashlib.sha256(json.dumps(identity).encode()).hexdigest()
         call = ProviderRequest(
-            case_id=f"judge-{digest[:16]}",
+            case_id=_judge_case_id(spec, prompt, request.temperature, request.run),
             agent="judge",
             messages=messages,
             model=spec,
             temperature=request.temperature,
         )
         self.calls += 1
-        response = self._loop.run(self.provider.complete(call), self.timeout)
+        try:
+            response = self._loop.run(self.provider.complete(call), self.timeout)
+        except ProviderError as exc:
+            if exc.code != "cassette_miss" or not request.run:
+                raise
+            # A cassette recorded before repeats were judged apart holds run 0 only.
+            first = _judge_case_id(spec, prompt, request.temperature, 0)
+            earlier = dataclasses.replace(call, case_id=first)
+            response = self._loop.run(self.provider.complete(earlier), self.timeout)
         verdict = parse_verdict(response.text, request.criteria)
         with self._lock:
             self._cache[key] = verdict

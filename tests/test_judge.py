@@ -27,6 +27,7 @@ from signal_eval_cli.judges import (
     parse_verdict,
     resolve_judge_model,
 )
+from signal_eval_cli.providers.base import ProviderError
 from signal_eval_cli.providers.cassette import Cassette
 
 KEY = "sk-test-judge-77aa88bb99cc"
@@ -237,6 +238,24 @@ def test_each_run_of_a_repeated_case_is_judged_on_its_own(
         judge.close()
     assert len(server.calls) == 3 and judge.cache_hits == 1
     assert len({entry.case for entry in Cassette.load(path)}) == 3  # replayed per run too
+
+
+def test_a_cassette_recorded_before_runs_were_judged_apart_still_replays(
+    server: MockLLMServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "judge.yaml"
+    recording = make_judge(server, cassette=path, mode="record")
+    first = recording.judge(JudgeRequest(CRITERIA, "same output"))  # run 0 only
+    recording.close()
+    calls = len(server.calls)
+    replay = make_judge(server, cassette=path, mode="replay")
+    try:
+        again = replay.judge(JudgeRequest(CRITERIA, "same output", run=2))
+        with pytest.raises(ProviderError, match="cassette"):
+            replay.judge(JudgeRequest(CRITERIA, "another output", run=2))
+    finally:
+        replay.close()
+    assert again == first and len(server.calls) == calls
 
 
 def test_run_0_keeps_the_cassette_key_recorded_before_runs_were_judged_apart(
