@@ -411,17 +411,19 @@ class Trace:
 
     def _usage_of_any_shape(self) -> tuple[float, float, float]:
         """Token counts under OpenAI or Anthropic names too, and a ``provider:end`` without
-        a ``cost`` priced from its tokens (its model, else the last ``provider:start``'s)."""
+        a ``cost`` priced from its tokens: its own model, else that of the
+        ``provider:start`` it points at (``source.parent``), else of the last one."""
         from signal_eval_cli.providers.pricing import default_prices  # data, loaded on need
 
         inputs = outputs = cost = 0.0
         model: Any = None
+        models: dict[str, Any] = {}  # provider:start id -> its model
         for signal in self.matching("provider:*"):
             payload = signal.payload
             if not isinstance(payload, Mapping):
                 continue
             if signal.name == "provider:start":
-                model = payload.get("model")
+                model = models[signal.id] = payload.get("model")
             if signal.name != "provider:end":
                 continue
             usage = payload.get("usage")
@@ -432,7 +434,8 @@ class Trace:
             if _is_number(payload.get("cost")):
                 cost += payload["cost"]
             else:
-                priced = payload.get("model", model)
+                started = models.get(signal.parent, model) if signal.parent else model
+                priced = payload.get("model", started)
                 if isinstance(priced, str):
                     cost += default_prices().cost(priced, int(tokens_in), int(tokens_out))
         return inputs, outputs, cost

@@ -313,6 +313,15 @@ def test_a_provider_end_without_cost_is_priced_from_its_model_and_tokens() -> No
     assert trace(started, own).metrics.cost == pytest.approx(0.015 + 0.012)
     stated = ("provider:end", {"usage": usage, "cost": 0.01})  # a stated cost is kept
     assert trace(started, stated).metrics.cost == pytest.approx(0.01)
+    interleaved = Trace.from_signals(
+        [
+            {"name": "provider:start", "id": "p1", "payload": {"model": "gpt-4o-mini"}},
+            {"name": "provider:start", "id": "p2", "payload": {"model": "claude-sonnet-4"}},
+            {"name": "provider:end", "source": {"parent": "p1"}, "payload": {"usage": usage}},
+            {"name": "provider:end", "source": {"parent": "p2"}, "payload": {"usage": usage}},
+        ]
+    )
+    assert interleaved.metrics.cost == pytest.approx(0.027 + 0.6)  # each call its own model
     unknown = ("provider:start", {"model": "my-local-model"})
     assert trace(unknown, ("provider:end", {"usage": usage})).metrics.cost == 0.0
     check = {"type": "metric.cost.max", "value": 0.05}
