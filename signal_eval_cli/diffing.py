@@ -765,9 +765,17 @@ def _sections_about(diff: str, path: str | None) -> str:
     sections[-1] = _SIGNATURE.sub("\n", sections[-1])
     if path:
         wanted = path.removeprefix("./")
-        names = [_header_names(section) for section in sections]
-        for same in (lambda n: n == wanted, lambda n: n.endswith("/" + wanted)):
-            about = [s for s, found in zip(sections, names, strict=True) if any(map(same, found))]
+        named = [_header_names(section) for section in sections]
+        tiers = (
+            (lambda n: n == wanted, 0),  # a/x, b/x, i/x … with the prefix taken off
+            (lambda n: n == wanted, 1),  # as printed (--no-prefix)
+            (lambda n: n.endswith("/" + wanted), 0),  # diffed from a parent directory
+            (lambda n: n.endswith("/" + wanted), 1),
+        )
+        for same, kind in tiers:
+            about = [
+                s for s, names in zip(sections, named, strict=True) if any(map(same, names[kind]))
+            ]
             if about:
                 return "\n".join(about) + "\n"
     return "\n".join(sections) + "\n"
@@ -776,23 +784,24 @@ def _sections_about(diff: str, path: str | None) -> str:
 _HEADER_NAME = re.compile(r"(?:--- |\+\+\+ |rename from |rename to |copy from |copy to )(.*)")
 
 
-def _header_names(section: str) -> set[str]:
-    """The file names a section's header gives, unquoted, with and without ``a/``/``b/``."""
-    names: set[str] = set()
+_PREFIXES = ("a/", "b/", "i/", "w/", "c/", "o/")  # default and diff.mnemonicPrefix labels
+
+
+def _header_names(section: str) -> tuple[set[str], set[str]]:
+    """The file names a section's header gives, unquoted: without their ``a/``-style
+    prefix, and as printed."""
+    printed: list[str] = []
     for line in section.split("\n")[1:]:
         if line.startswith("@@"):
             break
         found = _HEADER_NAME.fullmatch(line)
-        if found is None:
-            continue
-        name = _unquote(found[1].removesuffix("\t"))
-        names.add(name)
-        if name[:2] in ("a/", "b/"):
-            names.add(name[2:])
+        if found is not None:
+            printed.append(_unquote(found[1].removesuffix("\t")))
     first = section.split("\n", 1)[0].removeprefix("diff --git ")
-    if not names and first.count(" ") == 1:  # no ---/+++ (binary, mode only): "a/x b/x"
-        names |= {name for part in first.split(" ") for name in (part, part[2:])}
-    return names
+    if not printed and first.count(" ") == 1:  # no ---/+++ (binary, mode only): "a/x b/x"
+        printed = first.split(" ")
+    bare = {name[2:] for name in printed if name[:2] in _PREFIXES}
+    return bare, set(printed)
 
 
 def _unquote(name: str) -> str:
@@ -803,8 +812,9 @@ def _unquote(name: str) -> str:
     escapes = {v: k for k, v in _C_ESCAPES.items()}
     while i < len(chars):
         char = chars[i]
-        if char == "\\" and chars[i + 1 : i + 4].isdigit():
-            out.append(int(chars[i + 1 : i + 4], 8))
+        octal = chars[i + 1 : i + 4]
+        if char == "\\" and len(octal) == 3 and set(octal) <= set("01234567") and octal < "400":
+            out.append(int(octal, 8))
             i += 4
         elif char == "\\" and i + 1 < len(chars):
             out += escapes.get(chars[i + 1], chars[i + 1]).encode()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -18,14 +20,22 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write to a temp file beside ``path``, fsync, then rename over it.
 
-    A symlink is followed (the file it points to is replaced, the link stays), and
-    anything that is not a regular file — ``/dev/null``, a named pipe — or that is a
-    process's stream (``/dev/stdout``, ``/proc/self/fd/1``: maybe redirected to a file) is
-    appended to as it is: renaming over it would replace the device or the user's file.
+    A symlink is followed (the file it points to is replaced, the link stays). The
+    process's own streams (``/dev/stdout``, ``/proc/self/fd/1``: maybe redirected to a
+    file) are written through their descriptor, and anything else that is not a regular
+    file (``/dev/null``, a named pipe) is written to as it is: renaming over either
+    would replace the device or the user's file.
     """
-    if _is_stream(path):
-        with open(path, "ab") as handle:
-            handle.write(data)
+    stream = _stream_fd(path)
+    if stream is not None:  # the process's own stream: share its offset, never reopen
+        for handle in (sys.stdout, sys.stderr):
+            handle.flush()
+        with open(stream, "wb", closefd=False) as out:
+            out.write(data)
+        return
+    if _is_special(path):
+        with open(path, "ab") as out:
+            out.write(data)
         return
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -42,12 +52,24 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         raise
 
 
-def _is_stream(path: str | Path) -> bool:
+_STREAM = re.compile(r"/dev/(?:(stdout)|(stderr)|fd/(\d+))|/proc/(?:self|thread-self)/fd/(\d+)")
+
+
+def _stream_fd(path: str | Path) -> int | None:
+    """The descriptor ``path`` names (``/dev/stdout``, ``/proc/self/fd/3``…), if any."""
+    found = _STREAM.fullmatch(os.path.abspath(path))
+    if found is None:
+        return None
+    stdout, stderr, dev_fd, proc_fd = found.groups()
+    return 1 if stdout else 2 if stderr else int(dev_fd or proc_fd)
+
+
+def _is_special(path: str | Path) -> bool:
+    """An existing device, pipe or socket (symlinks followed): written to, not replaced."""
     try:
-        mode = os.stat(path).st_mode  # follows symlinks: /dev/stdout -> the fd's file
+        return not stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return False
-    return not stat.S_ISREG(mode) or os.path.abspath(path).startswith(("/dev/", "/proc/"))
 
 
 def _mode_for(target: Path) -> int:

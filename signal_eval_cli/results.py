@@ -89,7 +89,7 @@ class CaseMetrics:
             int(get("totalTokens", 0)),
             float(get("cost", 0.0)),
             int(get("activations", 0)),
-            int(get("runs", 1)),
+            max(1, int(get("runs", 1))),
         )
 
 

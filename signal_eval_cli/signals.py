@@ -302,8 +302,8 @@ class Trace:
     @cached_property
     def output(self) -> str:
         """Content of the last ``text:complete``; without one, the ``output`` of the last
-        ``provider:end``, else the ``text:delta`` chunks after the last ``provider:start``
-        joined; ``""`` when none exist."""
+        ``provider:end``, else the chunks of the last streamed call joined; ``""`` when
+        none exist."""
         last = self.rfind("text:complete")
         if last is not None:
             return _text(_field(self.signals[last].payload, "content"))
@@ -314,9 +314,20 @@ class Trace:
                 return str(output["text"])  # an SDK-style {text, ...} message
             if output is not None:
                 return _text(output)
-        call = self.rfind("provider:start")  # the last call's stream, not every agent's
-        deltas = self.matching("text:delta", 0 if call is None else call)
-        return "".join(_text(_field(signal.payload, "content")) for signal in deltas)
+        return "".join(_text(_field(s.payload, "content")) for s in self._last_stream())
+
+    def _last_stream(self) -> list[Signal]:
+        """The ``text:delta`` chunks of the call that streamed last: those sharing the last
+        chunk's ``source.parent``, else those after the ``provider:start`` before it."""
+        deltas = list(self.matching("text:delta"))
+        if not deltas:
+            return []
+        parent = deltas[-1].parent
+        if parent is not None:
+            return [d for d in deltas if d.parent == parent]
+        last = self.rfind("text:delta")
+        call = self.rfind("provider:start", last)
+        return list(self.matching("text:delta", 0 if call is None else call))
 
     @cached_property
     def activations(self) -> list[tuple[Any, Signal]]:

@@ -220,3 +220,18 @@ def test_incompatible_results_exit_2_with_the_reason(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "no case ids in common" in proc.stderr
     missing = cli("compare", "one.json", "nope.json", cwd=tmp_path)
     assert missing.returncode == 2 and "nope.json: cannot read result file" in missing.stderr
+
+
+def test_an_output_path_that_cannot_be_a_file_exits_2_before_running(tmp_path: Path) -> None:
+    save_result(dataset(case("a")), tmp_path / "base.json")
+    (tmp_path / "a-dir").mkdir()
+    (tmp_path / "a-file").write_text("x")
+    proc = cli("compare", "base.json", "base.json", "-o", "a-dir", cwd=tmp_path)
+    assert proc.returncode == 2 and "a-dir: is a directory" in proc.stderr
+    proc = cli(
+        "run", str(ROOT / "datasets" / "code-review.yaml"), "-q",
+        "--junit", "a-file/junit.xml", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "cannot write here: a-file is a file" in proc.stderr
+    assert "Traceback" not in proc.stderr and "passed" not in proc.stdout  # nothing ran

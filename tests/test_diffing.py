@@ -743,3 +743,25 @@ def test_sections_of_a_real_multi_file_git_diff_are_found_by_path(git: Git, tmp_
         match_diff(unified_diff(*files["src/index.ts"], "index.ts"), whole, path="index.ts").passed
         is False
     )
+
+
+def test_a_path_is_told_apart_from_the_a_b_labels_and_mnemonic_prefixes() -> None:
+    def section(label_old: str, label_new: str, old: str, new: str) -> str:
+        return (
+            f"diff --git {label_old} {label_new}\nindex 1..2 100644\n--- {label_old}\n"
+            f"+++ {label_new}\n@@ -1 +1 @@\n-{old}\n+{new}\n"
+        )
+
+    whole = section("a/foo.py", "b/foo.py", "v = 1", "v = 2") + section(
+        "a/a/foo.py", "b/a/foo.py", "w = 1", "w = 2"
+    )
+    nested = unified_diff("w = 1\n", "w = 2\n", "a/foo.py")
+    assert match_diff(nested, whole, "exact", path="a/foo.py").passed
+    top = unified_diff("v = 1\n", "v = 2\n", "foo.py")
+    assert match_diff(top, whole, "exact", path="foo.py").passed
+    mnemonic = section("i/foo.py", "w/foo.py", "v = 1", "v = 2") + section(
+        "i/bar.py", "w/bar.py", "x = 1", "x = 2"
+    )
+    assert match_diff(top, mnemonic, "exact", path="foo.py").passed
+    bad_escape = '--- "a/x\\777.py"\n'  # not a byte: kept as written, no error
+    assert not match_diff(top, "diff --git a/x b/x\n" + bad_escape, path="foo.py").passed

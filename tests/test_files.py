@@ -74,6 +74,22 @@ def test_dev_stdout_redirected_to_a_file_is_appended_to_not_replaced(tmp_path: P
     with open(log, "a") as out:
         subprocess.run([sys.executable, "-c", code], stdout=out, check=True)
     assert log.read_text() == "before\nprinted\nwritten\nafter\n"
+    with open(log, "w") as out:  # ">": the stream's own offset, not a reopened file's
+        subprocess.run([sys.executable, "-c", code], stdout=out, check=True)
+    assert log.read_text() == "printed\nwritten\nafter\n"
     piped = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout == "printed\nwritten\nafter\n"
+
+
+def test_a_regular_file_under_dev_shm_is_replaced_not_appended_to() -> None:
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        return  # not Linux-like: nothing under /dev to confuse
+    target = shm / f"signal-eval-test-{os.getpid()}.json"
+    try:
+        atomic_write_text(target, '{"v": 1}\n')
+        atomic_write_text(target, '{"v": 2}\n')
+        assert target.read_text() == '{"v": 2}\n'
+    finally:
+        target.unlink(missing_ok=True)

@@ -209,6 +209,15 @@ def test_the_starting_state_is_kept_as_it_was_when_the_harness_changes_it_in_pla
     assert case.passed, [a.message for a in case.assertions]
 
 
+def test_a_start_payload_that_cannot_be_copied_is_kept_as_it_is() -> None:
+    def harness(input: Any, ctx: HarnessContext) -> None:
+        ctx.emit("harness:start", {"state": {"n": 1, "lock": threading.Lock()}})
+        ctx.emit("harness:end", {"durationMs": 1})
+
+    (case,) = run(harness, dataset(1)).cases
+    assert case.passed and case.error is None
+
+
 # -- repeats --------------------------------------------------------------------------------------
 
 

@@ -205,6 +205,21 @@ def test_without_text_complete_output_is_the_last_provider_output_then_the_delta
         "provider:start", ("text:delta", {"content": "FINAL"}),
     )  # fmt: skip
     assert two_calls.output == "FINAL"  # the last call's stream, not every agent's
+    silent_last = trace(
+        "provider:start", ("text:delta", {"content": "The answer is 42"}), "provider:end",
+        "provider:start", "provider:end",
+    )  # fmt: skip
+    assert silent_last.output == "The answer is 42"  # the last call that streamed
+    interleaved = Trace.from_signals(
+        [
+            {"name": "provider:start", "id": "p1"},
+            {"name": "provider:start", "id": "p2"},
+            {"name": "text:delta", "payload": {"content": "FINAL"}, "source": {"parent": "p1"}},
+            {"name": "text:delta", "payload": {"content": " (draft)"}, "source": {"parent": "p2"}},
+            {"name": "text:delta", "payload": {"content": " answer"}, "source": {"parent": "p1"}},
+        ]
+    )
+    assert interleaved.output == "FINAL answer"
 
 
 def test_tool_calls_are_joined_with_results_by_id() -> None:

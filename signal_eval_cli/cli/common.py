@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, cast
 
@@ -10,7 +11,7 @@ import typer
 import yaml
 from rich.console import Console
 
-from signal_eval_cli.errors import InputError
+from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.persistence import save_result
 from signal_eval_cli.results import CaseResult, SignalsPolicy
 
@@ -104,6 +105,29 @@ class Progress:
             )
 
 
+def check_outputs(*paths: Path | None) -> None:
+    """Refuse, before anything runs, an output path that cannot become a file."""
+    problems = []
+    for path in filter(None, paths):
+        ancestor = path.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if path.is_dir():
+            problems.append(Problem(str(path), 0, 0, "is a directory: give a file path"))
+        elif not ancestor.is_dir():
+            problems.append(Problem(str(path), 0, 0, f"cannot write here: {ancestor} is a file"))
+    if problems:
+        fail_input(InputError(problems))
+
+
+def writing(path: Path, write: Callable[[], None]) -> None:
+    """Run ``write`` (which writes ``path``); an OS error is an input error, not a traceback."""
+    try:
+        write()
+    except OSError as exc:
+        fail_input(InputError([Problem(str(path), 0, 0, f"cannot write: {exc.strerror or exc}")]))
+
+
 def write_reports(
     result: Any,
     *,
@@ -112,17 +136,16 @@ def write_reports(
     junit: Path | None,
     signals: SignalsPolicy,
 ) -> None:
+    from signal_eval_cli.reports.junit import write_junit_report
+    from signal_eval_cli.reports.markdown import write_markdown_report
+
     if output is not None:
-        save_result(result, output, signals=signals)
+        writing(output, lambda: save_result(result, output, signals=signals))
         err.print(f"results written to {output}", highlight=False)
     if markdown is not None:
-        from signal_eval_cli.reports.markdown import write_markdown_report
-
-        write_markdown_report(result, markdown)
+        writing(markdown, lambda: write_markdown_report(result, markdown))
     if junit is not None:
-        from signal_eval_cli.reports.junit import write_junit_report
-
-        write_junit_report(result, junit)
+        writing(junit, lambda: write_junit_report(result, junit))
 
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]

@@ -14,7 +14,15 @@ from typing import Annotated
 
 import typer
 
-from signal_eval_cli.cli.common import EXIT_FAILED, EXIT_OK, err, fail_input, out
+from signal_eval_cli.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    check_outputs,
+    err,
+    fail_input,
+    out,
+    writing,
+)
 from signal_eval_cli.compare import CompareOptions, IncompatibleResults, compare_files
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.persistence import save_result
@@ -53,6 +61,7 @@ def compare_command(
     ] = None,
 ) -> None:
     """Compare two results; with --fail-on-regression, exit 1 when a regression blocks."""
+    check_outputs(output, markdown)
 
     try:
         options = CompareOptions(
@@ -70,11 +79,11 @@ def compare_command(
     for note in result.notes:  # e.g. passing baseline cases the candidate no longer has
         out.print(f"note: {note}", style="yellow", highlight=False)
     if output is not None:
-        save_result(result, output)
+        writing(output, lambda: save_result(result, output))
         err.print(f"comparison written to {output}", highlight=False)
     if markdown is not None:
         from signal_eval_cli.reports.markdown import write_markdown_report
 
-        write_markdown_report(result, markdown)
+        writing(markdown, lambda: write_markdown_report(result, markdown))
     blocked = fail_on_regression and result.summary.should_block
     raise typer.Exit(EXIT_FAILED if blocked else EXIT_OK)

@@ -22,6 +22,7 @@ from signal_eval_cli.cli.common import (
     Progress,
     QuietOpt,
     SignalsOpt,
+    check_outputs,
     err,
     fail_input,
     out,
@@ -61,6 +62,7 @@ def matrix_command(
 ) -> None:
     """Run a matrix of harness variants over one dataset; rank them and recommend one."""
     policy = signals_policy(signals)
+    check_outputs(output, markdown, junit)
     try:
         matrix = load_matrix(file)
     except InputError as exc:

@@ -18,6 +18,7 @@ from signal_eval_cli.cli.common import (
     Progress,
     QuietOpt,
     SignalsOpt,
+    check_outputs,
     fail_input,
     out,
     parse_params,
@@ -112,6 +113,7 @@ def run_command(
 ) -> None:
     """Run a dataset (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
+    check_outputs(output, markdown, junit)
     try:
         dataset = load_dataset(dataset_path)
         options = RunOptions(

@@ -21,6 +21,7 @@ from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    check_outputs,
     err,
     fail_input,
     out,
@@ -165,6 +166,7 @@ def scenario_command(
     junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report.")] = None,
 ) -> None:
     """Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals."""
+    check_outputs(output, markdown, junit)
     if not targets and not all_:
         fail_input(InputError("give scenario ids or files, or --all"))
     try:

@@ -9,6 +9,7 @@ dicts), a coroutine or function returning a list of them, or may emit through
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import copy
 import functools
@@ -73,10 +74,12 @@ class HarnessContext:
 
 def _starting_state_copied(signal: Signal) -> Signal:
     """``harness:start`` carries the state the run starts from (the trace's initial
-    state); a harness that goes on changing that object in place would rewrite it, so it
-    is copied as it is recorded."""
-    if signal.name == "harness:start" and signal.payload is not None:
-        signal.payload = copy.deepcopy(signal.payload)
+    state); a harness that goes on changing that object in place would rewrite it, so
+    the ``state`` is copied as it is recorded (when it can be: a lock cannot)."""
+    payload = signal.payload
+    if signal.name == "harness:start" and isinstance(payload, Mapping) and "state" in payload:
+        with contextlib.suppress(Exception):  # an uncopyable state is kept as it is
+            signal.payload = {**payload, "state": copy.deepcopy(payload["state"])}
     return signal
 
 
