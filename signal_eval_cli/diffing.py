@@ -743,8 +743,7 @@ def _is_substring(expected_diff: str, normalized_actual: str) -> bool:
                 return True
             continue
         actual = "\n" + normalized_actual
-        start = actual.find("\n" + body + "\n")
-        if start >= 0 or any(f"\n{marker}{body}\n" in actual for marker in "+- "):
+        if any(f"\n{marker}{body}\n" in actual for marker in ("", "+", "-", " ")):
             return True
     return False
 
