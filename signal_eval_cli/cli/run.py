@@ -27,6 +27,7 @@ from signal_eval_cli.cli.common import (
 )
 from signal_eval_cli.cli.provider_options import (
     JudgeModelOpt,
+    LiveOpt,
     MaxConnectionsOpt,
     PriceOpt,
     ProviderFlags,
@@ -107,6 +108,7 @@ def run_command(
     record: RecordOpt = False,
     record_missing: RecordMissingOpt = False,
     replay: ReplayOpt = False,
+    live: LiveOpt = False,
     max_connections: MaxConnectionsOpt = None,
     judge_model: JudgeModelOpt = None,
     price: PriceOpt = None,
@@ -126,24 +128,35 @@ def run_command(
         )
         check_filters(dataset, options)  # a typo'd --case/--tag must not run nothing, green
         flags = ProviderFlags(
-            provider, record, record_missing, replay, max_connections, judge_model, price or []
+            provider,
+            record,
+            record_missing,
+            replay,
+            max_connections,
+            judge_model,
+            price or [],
+            live,
         )
         params = parse_params(param or [])
         if traces is None:
             params = flags.harness_params(dataset, harness, params)
         subject = build_harness(dataset, harness, params, traces, options)
         flags.configure_judge(dataset, options, params)
+        if traces is None:
+            flags.start_proxy(dataset, options)
     except InputError as exc:
         fail_input(exc)
     selected = select_cases(dataset, options)
     started = now_iso()
-    with Progress(len(selected), quiet=quiet) as progress:
-        options.on_case_complete = progress
-        try:
-            result = asyncio.run(run_dataset(subject, dataset, options))
-        except KeyboardInterrupt:
-            result = partial_result(dataset, selected, progress.results, started)
-    flags.finish(options)
+    try:
+        with Progress(len(selected), quiet=quiet) as progress:
+            options.on_case_complete = progress
+            try:
+                result = asyncio.run(run_dataset(subject, dataset, options))
+            except KeyboardInterrupt:
+                result = partial_result(dataset, selected, progress.results, started)
+    finally:  # also on a crash: the proxy never outlives the run
+        flags.finish(options)
     print_dataset(result, out)
     write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy)
     if result.interrupted:
