@@ -54,7 +54,11 @@ def test_empty_contents_are_allowed() -> None:
     ("instruction", "message"),
     [
         ("write|a.txt|x", "unknown agentTask verb 'write' — did you mean 'WRITE'?"),
-        ("DELETE|a.txt|", "unknown agentTask verb 'DELETE'"),
+        ("DELETE|a.txt|b", "DELETE needs 'DELETE|<relativePath>': too many fields"),
+        ("RENAME|a.txt", "RENAME needs 'RENAME|<fromPath>|<toPath>'"),
+        ("RENAME|a|b|c", "RENAME needs 'RENAME|<fromPath>|<toPath>': too many fields"),
+        ("PATCH|hello", "PATCH: no file changes found"),
+        ("MOVE|a|b", "unknown agentTask verb 'MOVE'"),
         ("Please optimise the query", "not an agentTask command"),
         ("WRITE|a.txt", "no '|' after the path"),
     ],

@@ -21,7 +21,7 @@ from signal_eval_cli.loading import Document, load_document, schema_validator, v
 from signal_eval_cli.scenarios.adapters import ADAPTERS, DEFAULT_TIMEOUT_MS, Adapter
 from signal_eval_cli.scenarios.workspace import (
     AgentTaskError,
-    WriteOp,
+    TaskOp,
     check_relative_path,
     parse_agent_task,
 )
@@ -106,7 +106,7 @@ class Fixture:
 @dataclass(frozen=True, slots=True)
 class AgentTask:
     instruction: str | tuple[str, ...]
-    ops: tuple[WriteOp, ...] = ()
+    ops: tuple[TaskOp, ...] = ()
 
 
 @dataclass(slots=True)
