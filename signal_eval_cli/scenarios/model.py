@@ -29,6 +29,7 @@ from signal_eval_cli.scenarios.workspace import (
 __all__ = [
     "PATTERN_TYPES",
     "SCENARIO_SUFFIXES",
+    "AgentSpec",
     "AgentTask",
     "Fixture",
     "GoalSpec",
@@ -109,6 +110,33 @@ class AgentTask:
     ops: tuple[TaskOp, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """``agent:``: a harness factory or a command that edits the workspace."""
+
+    command: tuple[str, ...] = ()
+    harness: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    input: Any = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout_ms: float = DEFAULT_TIMEOUT_MS
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> AgentSpec:
+        return cls(
+            command=tuple(str(a) for a in data.get("command") or ()),
+            harness=data.get("harness"),
+            params=dict(data.get("params") or {}),
+            input=data.get("input"),
+            env={str(k): str(v) for k, v in (data.get("env") or {}).items()},
+            timeout_ms=float(data.get("timeoutMs", DEFAULT_TIMEOUT_MS)),
+        )
+
+    @property
+    def label(self) -> str:
+        return self.harness or " ".join(self.command)
+
+
 @dataclass(slots=True)
 class Scenario:
     id: str
@@ -118,6 +146,7 @@ class Scenario:
     title: str | None = None
     description: str | None = None
     agent_task: AgentTask | None = None
+    agent: AgentSpec | None = None
     pattern_assertions: list[dict[str, Any]] = field(default_factory=list)
     assertions: list[dict[str, Any]] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
@@ -125,6 +154,11 @@ class Scenario:
     source: Path | None = None
     document: Document | None = field(default=None, repr=False, compare=False)
     """The parsed file, for ``file:line:col`` and for rewriting expectedDiff in place."""
+
+    @property
+    def directory(self) -> Path:
+        """Where paths in the scenario file are relative to (its directory)."""
+        return self.source.parent.resolve() if self.source is not None else Path.cwd()
 
     @property
     def display_title(self) -> str:
@@ -355,6 +389,7 @@ def _build(doc: Document) -> Scenario:
         title=data.get("title"),
         description=data.get("description"),
         agent_task=agent_task,
+        agent=AgentSpec.from_data(data["agent"]) if data.get("agent") is not None else None,
         pattern_assertions=[dict(a) for a in data.get("patternAssertions") or []],
         assertions=[dict(a) for a in data.get("assertions") or []],
         tags=list(data.get("tags") or []),

@@ -28,6 +28,14 @@ from signal_eval_cli.results import (
     DatasetResult,
     SignalsPolicy,
 )
+from signal_eval_cli.scenarios.agents import run_agent
+from signal_eval_cli.scenarios.changes import (
+    TreeSnapshot,
+    changed_files,
+    find_escapes,
+    snapshot,
+    workspace_diff,
+)
 from signal_eval_cli.scenarios.goals import KILL_GRACE_S, GoalResult, run_goal
 from signal_eval_cli.scenarios.model import Scenario
 from signal_eval_cli.scenarios.workspace import (
@@ -69,6 +77,11 @@ class ScenarioResult:
     """Set when the working directory was kept (``--keep-workdir``) or is the fixture."""
     source: str | None = None
     tags: list[str] = field(default_factory=list)
+    agent: dict[str, Any] | None = None
+    """The agent's ``agent:end`` payload (exit code, duration, error), when there is one."""
+    final_diff: str | None = None
+    """Every change to the workspace before the goals ran, as ``git diff`` prints it."""
+    changed_files: list[str] = field(default_factory=list)
 
     def recompute(self) -> None:
         """``passed`` from the parts (after ``--update-expected`` turned some into passes)."""
@@ -93,6 +106,9 @@ class ScenarioResult:
             "patternAssertions": [_pattern_dict(a) for a in self.pattern_assertions],
             "assertions": [a.to_dict() for a in self.assertions],
             "signals": [s.to_dict() for s in self.signals],
+            "agent": self.agent,
+            "finalDiff": self.final_diff,
+            "changedFiles": self.changed_files,
         }
 
     @classmethod
@@ -110,6 +126,9 @@ class ScenarioResult:
             error=data.get("error"),
             workdir=data.get("workdir"),
             source=data.get("source"),
+            agent=data.get("agent"),
+            final_diff=data.get("finalDiff"),
+            changed_files=[str(f) for f in data.get("changedFiles") or []],
         )
 
     def to_case_result(self) -> CaseResult:
@@ -287,6 +306,66 @@ def _evaluate(a: Mapping[str, Any], ctx: EvalContext) -> AssertionResult:
         return AssertionResult(dict(a), False, f"error: {type(exc).__name__}: {exc}")
 
 
+async def _run_the_agent(
+    scenario: Scenario,
+    workspace: Workspace,
+    recorder: _Recorder,
+    result: ScenarioResult,
+    start: Signal,
+    grace_s: float,
+) -> None:
+    """Run ``agent:``; its signals join the trace, what it wrote outside fails the run."""
+    assert scenario.agent is not None
+    watched = await asyncio.to_thread(_watch, workspace)
+    agent_start = recorder.emit("agent:start", {"agent": scenario.agent.label}, start)
+    outcome = await run_agent(
+        scenario.agent,
+        workspace.path,
+        scenario_id=scenario.id,
+        scenario_dir=scenario.directory,
+        grace_s=grace_s,
+    )
+    for signal in outcome.signals:
+        signal.parent = signal.parent or agent_start.id
+        recorder.signals.append(signal)
+    payload: dict[str, Any] = {
+        "agent": scenario.agent.label,
+        "exitCode": outcome.exit_code,
+        "durationMs": round(outcome.duration_ms, 3),
+        "status": "failed" if outcome.error else "passed",
+    }
+    if outcome.error is not None:
+        payload["error"] = outcome.error
+        result.error = f"agent: {outcome.error}"
+    recorder.emit("agent:end", payload, agent_start)
+    result.agent = payload
+    changes = await asyncio.to_thread(changed_files, workspace.fixture, workspace.path)
+    escapes = await asyncio.to_thread(find_escapes, workspace.path, changes, watched)
+    if escapes:
+        recorder.emit("agent:escaped", {"escapes": escapes}, agent_start)
+        result.error = "agent wrote outside its workspace: " + "; ".join(escapes)
+
+
+def _watch(workspace: Workspace) -> dict[Path, TreeSnapshot]:
+    """What an agent must not touch: the fixture, and the workspace's temp parent."""
+    watched = {}
+    if workspace.copied:
+        watched[workspace.fixture.resolve()] = snapshot(workspace.fixture.resolve())
+    if workspace.temp_dir is not None:
+        watched[workspace.temp_dir] = snapshot(workspace.temp_dir, exclude=workspace.path)
+    return watched
+
+
+async def _record_changes(
+    workspace: Workspace, recorder: _Recorder, result: ScenarioResult, start: Signal
+) -> None:
+    """The whole workspace's diff against the fixture, before any goal runs."""
+    changes = await asyncio.to_thread(changed_files, workspace.fixture, workspace.path)
+    result.final_diff = workspace_diff(changes)
+    result.changed_files = [c.path for c in changes]
+    recorder.emit("workspace:diff", {"files": result.changed_files}, start)
+
+
 async def run_scenario(
     scenario: Scenario,
     *,
@@ -353,6 +432,10 @@ async def run_scenario(
                     emit("agentTask:failed", {"error": str(exc)}, start)
                 else:
                     emit("agentTask:applied", {"files": files}, start)
+            if scenario.agent is not None and result.error is None:
+                await _run_the_agent(scenario, workspace, recorder, result, start, grace_s)
+            if workspace.copied and result.error is None:
+                await _record_changes(workspace, recorder, result, start)
         for goal in scenario.goals:
             goal_start = emit("goal:start", {"goal": goal.goal}, start)
             if workspace is None or result.error is not None:
