@@ -57,6 +57,8 @@ class GoalSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
     timeout_ms: float | None = None
+    report: str | None = None
+    """``junit <path>`` as written."""
 
     @classmethod
     def from_data(cls, data: Any, goal: str | None = None) -> GoalSpec:
@@ -70,6 +72,7 @@ class GoalSpec:
             env=dict(data.get("env") or {}),
             cwd=data.get("cwd"),
             timeout_ms=data.get("timeoutMs"),
+            report=data.get("report"),
         )
 
     def over(self, base: GoalSpec) -> GoalSpec:
@@ -81,6 +84,7 @@ class GoalSpec:
             env={**base.env, **self.env},
             cwd=self.cwd if self.cwd is not None else base.cwd,
             timeout_ms=self.timeout_ms if self.timeout_ms is not None else base.timeout_ms,
+            report=self.report if self.report is not None else base.report,
         )
 
 
@@ -96,6 +100,8 @@ class ResolvedGoal:
     timeout_ms: float = DEFAULT_TIMEOUT_MS
     only_if_exists: str | None = None
     toolchain: str | None = None
+    report: str | None = None
+    """Path (relative to the goal's cwd) of the JUnit XML the goal writes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +296,13 @@ def _goal_problems(doc: Document, adapter: Adapter) -> list[Problem]:
                     f"{', '.join(known)}; or give the goal a 'command')",
                 )
             )
+    for i, goal in enumerate(data["goals"]):
+        report = goal.get("report") if isinstance(goal, Mapping) else None
+        try:
+            if report is not None:
+                check_relative_path(report.split(None, 1)[1].strip())
+        except AgentTaskError as exc:
+            problems.append(doc.problem(("goals", i, "report"), f"report: {exc}"))
     for name in overrides:
         if name not in names:
             guess = closest(name, names)
@@ -416,6 +429,7 @@ def _resolve(adapter: Adapter, spec: GoalSpec) -> ResolvedGoal:
         timeout_ms=float(spec.timeout_ms) if spec.timeout_ms is not None else DEFAULT_TIMEOUT_MS,
         only_if_exists=only_if if spec.args is None else None,
         toolchain=adapter.toolchain if base is not None and spec.command is None else None,
+        report=spec.report.split(None, 1)[1].strip() if spec.report else None,
     )
 
 

@@ -37,7 +37,8 @@ from signal_eval_cli.scenarios.changes import (
     workspace_diff,
 )
 from signal_eval_cli.scenarios.goals import KILL_GRACE_S, GoalResult, run_goal
-from signal_eval_cli.scenarios.model import Scenario
+from signal_eval_cli.scenarios.model import ResolvedGoal, Scenario
+from signal_eval_cli.scenarios.reports import goal_report_path, needs_test_baseline, read_report
 from signal_eval_cli.scenarios.workspace import (
     AgentTaskError,
     Workspace,
@@ -306,6 +307,49 @@ def _evaluate(a: Mapping[str, Any], ctx: EvalContext) -> AssertionResult:
         return AssertionResult(dict(a), False, f"error: {type(exc).__name__}: {exc}")
 
 
+async def _run_reporting_goal(
+    goal: ResolvedGoal, workdir: Path, recorder: _Recorder, parent: Signal, grace_s: float
+) -> GoalResult:
+    """Run a goal; with ``report: junit <path>`` record its tests as a ``tests:result``."""
+    report = goal_report_path(goal, workdir)
+    if report is not None:
+        report.unlink(missing_ok=True)  # a stale report must not stand for this run
+        report.parent.mkdir(parents=True, exist_ok=True)  # node's reporter will not
+    outcome = await run_goal(goal, workdir, grace_s=grace_s)
+    if report is not None and goal.report is not None:
+        payload = await asyncio.to_thread(read_report, goal, report, outcome)
+        outcome.tests = payload.get("tests")
+        recorder.emit("tests:result", payload, parent)
+    return outcome
+
+
+async def _run_baseline(
+    scenario: Scenario, fixture: Path, recorder: _Recorder, start: Signal, grace_s: float
+) -> None:
+    """The goals on an untouched copy of the fixture: what passed before the agent."""
+    baseline_start = recorder.emit("baseline:start", {}, start)
+    try:
+        workspace = await asyncio.to_thread(
+            prepare_workspace, fixture, copy=True, label=f"{scenario.id}-baseline"
+        )
+    except OSError as exc:
+        recorder.emit("baseline:end", {"error": f"cannot prepare: {exc}"}, baseline_start)
+        return
+    try:
+        for goal in scenario.goals:
+            outcome = await _run_reporting_goal(
+                goal, workspace.path, recorder, baseline_start, grace_s
+            )
+            if not outcome.passed and goal.report is None:
+                break  # a failed build: the tests cannot run
+    finally:
+        await asyncio.to_thread(workspace.cleanup)
+    for signal in recorder.signals:
+        if signal.name == "tests:result" and signal.parent == baseline_start.id:
+            signal.payload["baseline"] = True
+    recorder.emit("baseline:end", {}, baseline_start)
+
+
 async def _run_the_agent(
     scenario: Scenario,
     workspace: Workspace,
@@ -420,6 +464,8 @@ async def run_scenario(
                 start,
             )
         baselines: dict[tuple[str, str], str | None] = {}
+        if workspace is not None and needs_test_baseline(scenario):
+            await _run_baseline(scenario, fixture, recorder, start, grace_s)
         if workspace is not None:
             baselines = await asyncio.to_thread(capture_baselines, scenario, workspace.path, root)
             if scenario.agent_task is not None:
@@ -441,7 +487,9 @@ async def run_scenario(
             if workspace is None or result.error is not None:
                 outcome = GoalResult(goal.goal, "failed", None, error=f"not run: {result.error}")
             else:
-                outcome = await run_goal(goal, workspace.path, grace_s=grace_s)
+                outcome = await _run_reporting_goal(
+                    goal, workspace.path, recorder, goal_start, grace_s
+                )
             result.goals.append(outcome)
             payload = {
                 "goal": outcome.goal,
