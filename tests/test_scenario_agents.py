@@ -179,3 +179,22 @@ def test_an_agent_writing_into_the_fixture_is_caught(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert f"{tmp_path / 'fx' / 'x.txt'} was created outside the workspace" in scenario["error"]
     os.unlink(tmp_path / "fx" / "x.txt")
+
+
+def test_repeat_runs_each_scenario_n_times_with_concurrency(tmp_path: Path) -> None:
+    counter = tmp_path / "runs.txt"
+    script = (
+        f"import pathlib; p = pathlib.Path({str(counter)!r}); "
+        "n = len(p.read_text()) if p.exists() else 0; p.write_text('x' * (n + 1)); "
+        "pathlib.Path('greet.py').write_text("
+        "'def greet(name):\\n    return \"hello \" + name\\n' if n != 1 else 'def greet(name):\\n    return 0\\n')"
+    )
+    path = project(tmp_path, {"command": ["{python}", "-c", script]})
+    result, _ = run(path, tmp_path, "--repeat", "3", "--concurrency", "1")
+    assert result.exit_code == 1
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert [s["run"] for s in data["scenarios"]] == [0, 1, 2]
+    assert [s["passed"] for s in data["scenarios"]] == [True, False, True]
+    [case] = data["cases"]
+    assert case["outcomes"] == [True, False, True] and case["flaky"] is True
+    assert counter.read_text() == "xxx"

@@ -76,6 +76,7 @@ def scenario_tables(result: ScenarioResult, width: int | None = None) -> Group:
     each fills one row of the details column rather than folding into several.
     """
     title = f"{result.id}" + (f" — {result.title}" if result.title else "")
+    title += f" (run {result.run + 1})" if result.run else ""
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("check", style="cyan", no_wrap=True)
     table.add_column("status", no_wrap=True)
@@ -160,6 +161,9 @@ def scenario_command(
         ),
     ] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Scenarios run at once.")] = 1,
+    repeat: Annotated[
+        int, typer.Option(min=1, help="Run each scenario N times; it passes only if all do.")
+    ] = 1,
     markdown: Annotated[
         Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
     ] = None,
@@ -169,6 +173,8 @@ def scenario_command(
     check_outputs(output, markdown, junit)
     if not targets and not all_:
         fail_input(InputError("give scenario ids or files, or --all"))
+    if update_expected and repeat > 1:
+        fail_input(InputError("--update-expected runs each scenario once: drop --repeat"))
     try:
         scenarios = find_scenarios(targets or [], directory=directory, include_all=all_)
         if not scenarios:
@@ -188,6 +194,7 @@ def scenario_command(
                 concurrency=concurrency,
                 keep_workdir=keep_workdir,
                 on_complete=finished.append,
+                repeat=repeat,
             )
         )
     except InputError as exc:
@@ -211,7 +218,7 @@ def partial_run(
 ) -> ScenarioRunResult:
     """What finished before Ctrl-C, in the order given, marked ``interrupted``."""
     order = {s.id: i for i, s in enumerate(scenarios)}
-    done = sorted(finished, key=lambda r: order.get(r.id, len(order)))
+    done = sorted(finished, key=lambda r: (order.get(r.id, len(order)), r.run))
     return ScenarioRunResult.of(
         done,
         duration_ms=(time.perf_counter() - started) * 1000,

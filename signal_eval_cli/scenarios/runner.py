@@ -83,6 +83,8 @@ class ScenarioResult:
     final_diff: str | None = None
     """Every change to the workspace before the goals ran, as ``git diff`` prints it."""
     changed_files: list[str] = field(default_factory=list)
+    run: int = 0
+    """Which run of the scenario this is (``--repeat``), from 0."""
 
     def recompute(self) -> None:
         """``passed`` from the parts (after ``--update-expected`` turned some into passes)."""
@@ -110,6 +112,7 @@ class ScenarioResult:
             "agent": self.agent,
             "finalDiff": self.final_diff,
             "changedFiles": self.changed_files,
+            "run": self.run,
         }
 
     @classmethod
@@ -130,6 +133,7 @@ class ScenarioResult:
             agent=data.get("agent"),
             final_diff=data.get("finalDiff"),
             changed_files=[str(f) for f in data.get("changedFiles") or []],
+            run=int(data.get("run") or 0),
         )
 
     def to_case_result(self) -> CaseResult:
@@ -198,6 +202,27 @@ def _pattern_from_dict(data: Mapping[str, Any]) -> AssertionResult:
     )
 
 
+def _cases(scenarios: Sequence[ScenarioResult]) -> list[CaseResult]:
+    """One case per scenario id; a repeated scenario is one case with every run's outcome,
+    passing only when all runs pass (as ``run --repeat`` does for dataset cases)."""
+    runs: dict[str, list[ScenarioResult]] = {}
+    for scenario in scenarios:
+        runs.setdefault(scenario.id, []).append(scenario)
+    cases = []
+    for group in runs.values():
+        results = [s.to_case_result() for s in group]
+        if len(results) == 1:
+            cases.append(results[0])
+            continue
+        chosen = next((r for r in results if not r.passed), results[0])
+        chosen.outcomes = [r.passed for r in results]
+        chosen.passed = all(chosen.outcomes)
+        chosen.metrics = CaseMetrics.of_runs([r.metrics for r in results])
+        chosen.duration_ms = sum(r.duration_ms for r in results)
+        cases.append(chosen)
+    return cases
+
+
 @dataclass(slots=True)
 class ScenarioRunResult(DatasetResult):
     """Scenario results that are also a :class:`DatasetResult` (one case per scenario).
@@ -211,12 +236,12 @@ class ScenarioRunResult(DatasetResult):
     @classmethod
     def of(cls, scenarios: list[ScenarioResult], **fields: Any) -> ScenarioRunResult:
         fields.setdefault("name", "scenarios")
-        return cls(cases=[s.to_case_result() for s in scenarios], scenarios=scenarios, **fields)
+        return cls(cases=_cases(scenarios), scenarios=scenarios, **fields)
 
     def refresh(self) -> None:
         for scenario in self.scenarios:
             scenario.recompute()
-        self.cases = [s.to_case_result() for s in self.scenarios]
+        self.cases = _cases(self.scenarios)
 
     def to_dataset_result(self) -> DatasetResult:
         return DatasetResult(
@@ -550,8 +575,10 @@ async def run_scenarios(
     concurrency: int = 1,
     keep_workdir: bool = False,
     on_complete: Callable[[ScenarioResult], None] | None = None,
+    repeat: int = 1,
 ) -> ScenarioRunResult:
-    """Run scenarios, ``concurrency`` at a time; results in the order given."""
+    """Run scenarios (each ``repeat`` times, independently), ``concurrency`` at a time;
+    results in the order given."""
     started_at, started = now_iso(), time.perf_counter()
     for scenario in scenarios:  # bad input stops everything before anything runs
         _check_types(scenario)
@@ -562,14 +589,16 @@ async def run_scenarios(
             )
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
-    async def one(scenario: Scenario) -> ScenarioResult:
+    async def one(scenario: Scenario, run: int) -> ScenarioResult:
         async with semaphore:
             result = await run_scenario(scenario, root=root, keep_workdir=keep_workdir)
+        result.run = run
         if on_complete is not None:
             on_complete(result)
         return result
 
-    results = list(await asyncio.gather(*(one(s) for s in scenarios)))
+    runs = [(s, run) for s in scenarios for run in range(max(1, repeat))]
+    results = list(await asyncio.gather(*(one(s, run) for s, run in runs)))
     return ScenarioRunResult.of(
         results,
         duration_ms=(time.perf_counter() - started) * 1000,
