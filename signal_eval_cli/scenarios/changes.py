@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,14 +55,14 @@ def _git_mode(st: os.stat_result) -> int:
     return 0o100755 if st.st_mode & 0o100 else 0o100644
 
 
-def _walk(root: Path, exclude: Path | None = None) -> Iterator[tuple[str, os.stat_result]]:
+def _walk(root: Path, exclude: Collection[Path] = ()) -> Iterator[tuple[str, os.stat_result]]:
     for directory, dirs, files in os.walk(root):
         dirs[:] = sorted(
             d
             for d in dirs
             if d not in _SKIP_DIRS
             and not os.path.islink(os.path.join(directory, d))
-            and (exclude is None or Path(directory, d) != exclude)
+            and Path(directory, d) not in exclude
         )
         links = [d for d in os.listdir(directory) if os.path.islink(os.path.join(directory, d))]
         for name in sorted({*files, *links}):
@@ -72,7 +72,7 @@ def _walk(root: Path, exclude: Path | None = None) -> Iterator[tuple[str, os.sta
                 yield os.path.relpath(path, root).replace(os.sep, "/"), st
 
 
-def snapshot(root: Path, exclude: Path | None = None) -> TreeSnapshot:
+def snapshot(root: Path, exclude: Collection[Path] = ()) -> TreeSnapshot:
     """Every file and symlink under ``root`` (``.git`` and ``exclude`` left out), by stat
     data only."""
     return {
@@ -164,9 +164,10 @@ def find_escapes(
     workspace: Path,
     changes: list[WorkspaceChange],
     watched: dict[Path, TreeSnapshot],
+    exclude: Collection[Path] = (),
 ) -> list[str]:
     """``watched``: directories outside the workspace and their snapshots from before the
-    agent ran (taken with ``exclude=workspace``)."""
+    agent ran (taken with the same ``exclude``: the workspace and its private dirs)."""
     """Signs that an agent wrote outside ``workspace``; each says what and where."""
     root = Path(os.path.realpath(workspace))
     found = []
@@ -181,7 +182,7 @@ def find_escapes(
         elif os.lstat(path).st_nlink > 1:
             found.append(f"{change.path} is a hard link shared with a file outside the workspace")
     for directory, before in watched.items():
-        after = snapshot(directory, exclude=workspace) if directory.is_dir() else {}
+        after = snapshot(directory, exclude) if directory.is_dir() else {}
         for rel in sorted(before.keys() | after.keys()):
             if before.get(rel) != after.get(rel):
                 what = (

@@ -409,7 +409,9 @@ async def _run_the_agent(
     recorder.emit("agent:end", payload, agent_start)
     result.agent = payload
     changes = await asyncio.to_thread(changed_files, workspace.fixture, workspace.path)
-    escapes = await asyncio.to_thread(find_escapes, workspace.path, changes, watched)
+    escapes = await asyncio.to_thread(
+        find_escapes, workspace.path, changes, watched, _own(workspace)
+    )
     if escapes:
         recorder.emit("agent:escaped", {"escapes": escapes}, agent_start)
         result.error = "agent wrote outside its workspace: " + "; ".join(escapes)
@@ -421,8 +423,12 @@ def _watch(workspace: Workspace) -> dict[Path, TreeSnapshot]:
     if workspace.copied:
         watched[workspace.fixture.resolve()] = snapshot(workspace.fixture.resolve())
     if workspace.temp_dir is not None:
-        watched[workspace.temp_dir] = snapshot(workspace.temp_dir, exclude=workspace.path)
+        watched[workspace.temp_dir] = snapshot(workspace.temp_dir, _own(workspace))
     return watched
+
+
+def _own(workspace: Workspace) -> set[Path]:
+    return {workspace.path, *workspace.private_dirs}
 
 
 async def _record_changes(
@@ -479,13 +485,18 @@ async def run_scenario(
                 fixture,
                 copy=scenario.fixture.copy_to_temp,
                 label=scenario.id,
+                overlay=not keep_workdir,  # a kept workdir must not stay mounted
             )
         except OSError as exc:
             result.error = f"cannot prepare the workspace: {exc}"
         else:
             emit(
                 "workspace:ready",
-                {"path": str(workspace.path), "copied": workspace.copied},
+                {
+                    "path": str(workspace.path),
+                    "copied": workspace.copied,
+                    "strategy": workspace.strategy,
+                },
                 start,
             )
         baselines: dict[tuple[str, str], str | None] = {}

@@ -26,12 +26,15 @@ import os
 import re
 import shutil
 import stat
+import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from signal_eval_cli.errors import closest
+from signal_eval_cli.scenarios.overlay import can_overlay, mount_overlay, unmount
 from signal_eval_cli.scenarios.patching import FilePatch, PatchError, apply_file_patch, parse_patch
 
 __all__ = [
@@ -46,6 +49,7 @@ __all__ = [
     "WriteOp",
     "apply_agent_task",
     "check_relative_path",
+    "copy_strategy",
     "parse_agent_task",
     "prepare_workspace",
     "read_text",
@@ -386,25 +390,94 @@ class Workspace:
     path: Path
     fixture: Path
     copied: bool
+    """A workspace apart from the fixture (a copy or an overlay): the fixture is safe."""
     temp_dir: Path | None = None
+    strategy: str = "copy"
+    """``overlay``, ``reflink`` or ``copy`` (``in-place`` when not copied)."""
+
+    @property
+    def private_dirs(self) -> tuple[Path, ...]:
+        """Directories next to the workspace that are its own (an overlay's layers)."""
+        if self.temp_dir is None or self.strategy != "overlay":
+            return ()
+        return (self.temp_dir / ".upper", self.temp_dir / ".work")
 
     def cleanup(self) -> None:
         if self.temp_dir is not None:
+            if self.strategy == "overlay":
+                unmount(self.path)
             shutil.rmtree(self.temp_dir, ignore_errors=True)
             self.temp_dir = None
 
 
-def prepare_workspace(fixture: Path, *, copy: bool = True, label: str = "scenario") -> Workspace:
-    """Copy ``fixture`` into a fresh temp directory (symlinks kept as symlinks), or use it."""
+_FICLONE = 0x40049409  # linux/fs.h: share the source's extents (copy-on-write)
+
+
+def copy_strategy(fixture: Path) -> str:
+    """``reflink`` when the temp dir's file system can clone the fixture's files (btrfs,
+    XFS, ZFS 2.2+, APFS via cp -c is not used), else ``copy``. Probed by cloning one
+    fixture file into a temp file: nothing is ever written into the fixture."""
+    sample = next((p for p in fixture.rglob("*") if p.is_file() and not p.is_symlink()), None)
+    if sample is None or not hasattr(os, "O_RDONLY"):
+        return "copy"
+    import fcntl
+
+    with tempfile.NamedTemporaryFile(prefix="signal-eval-probe-") as probe:
+        try:
+            with sample.open("rb") as source:
+                fcntl.ioctl(probe.fileno(), _FICLONE, source.fileno())
+        except OSError:
+            return "copy"
+    return "reflink"
+
+
+_CP = shutil.which("cp") if sys.platform.startswith("linux") else None
+
+
+def _copy_tree(fixture: Path, destination: Path) -> None:
+    """A full, independent copy: GNU ``cp -a --reflink=auto`` (shares blocks copy-on-write
+    where the file system can, else copies in the kernel), or shutil's copy."""
+    if _CP is not None:
+        done = subprocess.run(
+            [_CP, "-a", "--reflink=auto", "--", f"{fixture}/.", str(destination)],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode == 0:
+            return
+        shutil.rmtree(destination, ignore_errors=True)  # not GNU cp: do it ourselves
+    shutil.copytree(fixture, destination, symlinks=True)
+
+
+def prepare_workspace(
+    fixture: Path, *, copy: bool = True, label: str = "scenario", overlay: bool = True
+) -> Workspace:
+    """A fresh workspace of ``fixture`` in a temp directory (or the fixture itself).
+
+    Never hard links or a shared tree: a coding agent or a goal writing a file in place
+    must not reach the fixture or another workspace. An overlay mount when this
+    process may mount (``overlay=False`` for a workspace that outlives the run), else a
+    full copy, sharing data blocks copy-on-write where the file system has reflinks.
+    """
     if not fixture.is_dir():
         raise FileNotFoundError(f"fixture directory not found: {fixture}")
     if not copy:
-        return Workspace(fixture.resolve(), fixture, copied=False)
+        return Workspace(fixture.resolve(), fixture, copied=False, strategy="in-place")
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", label)[:40]
     temp_dir = Path(tempfile.mkdtemp(prefix=f"signal-eval-{safe}-"))
     try:
         destination = temp_dir / (fixture.resolve().name or "fixture")
-        shutil.copytree(fixture, destination, symlinks=True)
+        if overlay and can_overlay(fixture.resolve()):
+            layers = [temp_dir / ".upper", temp_dir / ".work", destination]
+            for layer in layers:
+                layer.mkdir()
+            if mount_overlay(fixture.resolve(), *layers):
+                return Workspace(
+                    destination, fixture, copied=True, temp_dir=temp_dir, strategy="overlay"
+                )
+            for layer in layers:
+                shutil.rmtree(layer)
+        _copy_tree(fixture, destination)
     except BaseException:
         shutil.rmtree(temp_dir, ignore_errors=True)
         raise
