@@ -97,7 +97,7 @@ def matrix_command(
             result = MatrixResult.of(
                 matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
             )
-        _finish(result, output, markdown, junit, policy)
+        _finish(result, output, markdown, junit, html, policy)
     options = MatrixOptions(
         concurrency=concurrency, repeat=repeat, on_variant_complete=variant_done
     )
@@ -114,7 +114,7 @@ def matrix_command(
             result = MatrixResult.of(
                 matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
             )
-    _finish(result, output, markdown, junit, policy)
+    _finish(result, output, markdown, junit, html, policy)
 
 
 def _finish(
@@ -122,6 +122,7 @@ def _finish(
     output: Path | None,
     markdown: Path | None,
     junit: Path | None,
+    html: Path | None,
     policy: SignalsPolicy,
 ) -> NoReturn:
     print_matrix(result, out)
