@@ -78,6 +78,7 @@ def test_a_command_agent_edits_the_workspace_and_its_output_joins_the_trace(
     assert all(a["passed"] for a in scenario["assertions"]), scenario["assertions"]
     assert scenario["agent"]["exitCode"] == 0 and scenario["agent"]["status"] == "passed"
     assert scenario["changedFiles"] == ["NOTES.md", "greet.py", "old.txt"]
+    assert "exit 0" in result.output and "3 files changed" in result.output
     names = [s["name"] for s in scenario["signals"]]
     assert names.index("agent:start") < names.index("tool:call") < names.index("agent:end")
     assert names.index("agent:end") < names.index("workspace:diff") < names.index("goal:start")

@@ -92,6 +92,16 @@ def scenario_tables(result: ScenarioResult, width: int | None = None) -> Group:
     if width is not None:  # borders and padding take 10 columns, "status" 6
         widest = max((cell_len(label) for label, _ in [*goals, *checks]), default=5)
         tail_width = max(MIN_TAIL_WIDTH, width - 16 - widest)
+    if result.agent is not None:
+        agent = result.agent
+        details = f"{agent.get('durationMs', 0):,.0f} ms"
+        if agent.get("exitCode") is not None:
+            details = f"exit {agent['exitCode']} · {details}"
+        files = len(result.changed_files)
+        details += f" · {files} file{'s' if files != 1 else ''} changed"
+        if agent.get("error"):
+            details += f"\n{agent['error']}"
+        table.add_row("agent", _status(agent.get("status") == "passed"), details)
     for label, goal in goals:
         table.add_row(label, _status(goal.passed), _goal_details(goal, tail_width))
     for label, checked in checks:
