@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+# The repository instead of bench/ first on the path: bench/html.py would shadow stdlib html.
+sys.path.remove(str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from signal_eval_cli.scenarios.workspace import copy_strategy, prepare_workspace
@@ -51,6 +53,7 @@ def main() -> None:
         fixture = Path(tmp) / "fixture"
         fixture.mkdir()
         generate(fixture, args.files, int(args.mb * 1_000_000))
+        print(f"fixture: {args.files:,} files, {args.mb:g} MB", flush=True)
         ours = cp = 0.0
         strategies = set()
         for i in range(args.workspaces):
@@ -64,8 +67,8 @@ def main() -> None:
             subprocess.run(["cp", "-a", str(fixture), str(target)], check=True)
             cp += time.perf_counter() - started
             shutil.rmtree(target)
+            print(f"  {i + 1}/{args.workspaces}: ours {ours:.2f} s, cp -a {cp:.2f} s", flush=True)
         used = ", ".join(sorted(strategies))
-        print(f"fixture: {args.files:,} files, {args.mb:g} MB")
         print(
             f"prepare_workspace x{args.workspaces} ({used}; a copy would be {copy_strategy(fixture)}): {ours:.2f} s"
         )
