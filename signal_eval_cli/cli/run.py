@@ -62,8 +62,7 @@ def build_harness(
             f"{dataset.path}: the dataset names no harness: add 'harness: pkg.module:factory' "
             "to it, or pass --harness, or evaluate recorded traces with --traces DIR"
         )
-    base_dir = dataset.path.parent if dataset.path else None
-    return resolve_harness(spec.factory, {**spec.params, **params}, base_dir=base_dir)
+    return resolve_harness(spec.factory, {**spec.params, **params}, dataset_path=dataset.path)
 
 
 def run_command(
