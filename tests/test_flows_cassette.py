@@ -80,9 +80,7 @@ def test_default_cassette_is_named_after_the_dataset(
     dataset = "datasets/my-eval.yaml" if place == "root" else str(project / "datasets/my-eval.yaml")
     expected = project / "datasets" / "cassettes" / "my-eval.yaml"
     plain = cli("run", dataset, "-q", cwd=cwd)
-    assert plain.returncode == 2 and f"{expected}: cassette not found" in plain.stderr, (
-        plain.stderr
-    )
+    assert plain.returncode == 2 and f"{expected}: cassette not found" in plain.stderr, plain.stderr
     record = cli(
         "run", dataset, "--provider", "openai:gpt-4o-mini", "--record", "-q",
         cwd=cwd, env=_env(server),

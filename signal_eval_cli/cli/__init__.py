@@ -55,6 +55,7 @@ def _main(
 ) -> None:
     """Evaluate AI agent workflows by asserting over the signals they emit."""
 
+
 app.command("run")(run_command)
 app.command("matrix")(matrix_command)
 app.command("compare")(compare_command)
