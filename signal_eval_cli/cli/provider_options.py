@@ -178,7 +178,7 @@ class ProviderFlags:
             return params
         factory_name = harness or (spec.factory if spec is not None else None)
         if factory_name is not None:
-            base_dir = dataset.path.parent if dataset.path is not None else None
+            base_dir = base_dir_of(dataset.path) if dataset.path is not None else None
             factory = load_factory(factory_name, base_dir=base_dir)
             if not _accepts(factory, "provider_options"):
                 if self.provider and not _accepts(factory, "provider"):
