@@ -8,7 +8,7 @@ import traceback
 from collections.abc import Iterable
 from types import FrameType
 
-__all__ = ["is_user_frame", "stack_location", "user_location"]
+__all__ = ["is_user_frame", "running_location", "user_location"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _PATHS = sysconfig.get_paths()
@@ -41,6 +41,15 @@ def user_location(frames: Iterable[traceback.FrameSummary]) -> str | None:
     return f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
 
 
-def stack_location(frame: FrameType | None) -> str | None:
-    """The innermost user frame of a live stack (another thread's, say), else None."""
-    return user_location(traceback.extract_stack(frame)) if frame is not None else None
+def running_location(frame: FrameType | None) -> str | None:
+    """The innermost user frame of what an event loop thread is running now (the frames
+    below the loop's callback dispatch, so not the script that started the loop)."""
+    if frame is None:
+        return None
+    frames = traceback.extract_stack(frame)
+    dispatch = [
+        i
+        for i, f in enumerate(frames)
+        if f.name == "_run" and f.filename.endswith(os.path.join("asyncio", "events.py"))
+    ]
+    return user_location(frames[dispatch[-1] + 1 :] if dispatch else frames)

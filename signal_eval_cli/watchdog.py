@@ -5,6 +5,8 @@ holds the loop: no timeout can fire, no progress is printed, Ctrl-C is not seen.
 :class:`LoopWatchdog` is a daemon thread that the loop pings; when no ping has come
 for longer than ``limit_s`` it reads the loop thread's stack
 (``sys._current_frames``) and calls ``on_stall`` with the harness's ``file:line``.
+Only a loop stuck in user code counts: while the frames the loop is running are all
+ours or the stdlib's (assertions over a huge trace, say) it keeps waiting.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from signal_eval_cli.frames import stack_location
+from signal_eval_cli.frames import running_location
 
 __all__ = ["LoopWatchdog"]
 
@@ -28,7 +30,7 @@ class LoopWatchdog:
     """
 
     def __init__(
-        self, limit_s: float, on_stall: Callable[[str | None, float], None], *, tick_s: float = 0.1
+        self, limit_s: float, on_stall: Callable[[str, float], None], *, tick_s: float = 0.1
     ) -> None:
         self.limit_s, self.on_stall, self.tick_s = limit_s, on_stall, tick_s
         self._beat = time.monotonic()
@@ -59,7 +61,9 @@ class LoopWatchdog:
         while not self._stop.wait(self.tick_s):
             stalled = time.monotonic() - self._beat
             if stalled > self.limit_s:
-                frame = sys._current_frames().get(self._loop_thread)
+                location = running_location(sys._current_frames().get(self._loop_thread))
+                if location is None:
+                    continue  # busy in our own code, not stuck in the user's
                 self._stop.set()
-                self.on_stall(stack_location(frame), stalled)
+                self.on_stall(location, stalled)
                 return

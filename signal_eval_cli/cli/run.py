@@ -157,7 +157,7 @@ def run_command(
     with Progress(len(selected), quiet=quiet) as progress:
         options.on_case_complete = progress
 
-        def stalled(location: str | None, seconds: float) -> None:
+        def stalled(location: str, seconds: float) -> None:
             progress.__exit__()
             finish_stalled(dataset, selected, progress.results, started, location, seconds, reports)
 
@@ -177,9 +177,7 @@ def run_command(
     raise typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)
 
 
-async def watched(
-    run: Awaitable[_T], limit_s: float, on_stall: Callable[[str | None, float], None]
-) -> _T:
+async def watched(run: Awaitable[_T], limit_s: float, on_stall: Callable[[str, float], None]) -> _T:
     """``run`` under a :class:`LoopWatchdog`."""
     async with LoopWatchdog(limit_s, on_stall):
         return await run
@@ -190,15 +188,14 @@ def finish_stalled(
     selected: list[Any],
     finished: list[CaseResult],
     started: str,
-    location: str | None,
+    location: str,
     seconds: float,
     reports: dict[str, Any],
 ) -> NoReturn:
     """The loop is stuck in a harness for good: report what finished, fail the rest with
     where the harness is stuck, write the reports and end the process (exit 1)."""
-    where = f" at {location}" if location else ""
     reason = (
-        f"the event loop was blocked{where} for {seconds:.1f} s, longer than the case timeout: "
+        f"the event loop was blocked at {location} for {seconds:.1f} s, longer than the case timeout: "
         "an async harness called blocking code (time.sleep, a sync SDK); await an async "
         "call instead, or run the blocking one with asyncio.to_thread"
     )
