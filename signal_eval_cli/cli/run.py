@@ -15,6 +15,7 @@ from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    HtmlOpt,
     JunitOpt,
     MarkdownOpt,
     OutputOpt,
@@ -112,6 +113,7 @@ def run_command(
     output: OutputOpt = None,
     markdown: MarkdownOpt = None,
     junit: JunitOpt = None,
+    html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
     quiet: QuietOpt = False,
     provider: ProviderOpt = None,
@@ -124,7 +126,7 @@ def run_command(
 ) -> None:
     """Run a dataset (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
-    check_outputs(output, markdown, junit)
+    check_outputs(output, markdown, junit, html)
     try:
         dataset = load_dataset(dataset_path)
         options = RunOptions(
@@ -153,6 +155,7 @@ def run_command(
         "markdown": markdown,
         "junit": junit,
         "signals": policy,
+        "html": html,
     }
     with Progress(len(selected), quiet=quiet) as progress:
         options.on_case_complete = progress
