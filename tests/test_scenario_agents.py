@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,16 @@ from tests.test_workspace import tree
 AGENTS = Path(__file__).parent / "agents"
 BEFORE = 'def greet(name):\n    return "hi " + name\n'
 CHECK = "import greet, sys; sys.exit(greet.greet('x') != 'hello x')"
+
+
+@pytest.fixture(autouse=True)
+def _forget_loaded_agents() -> Iterator[None]:
+    """Harness files loaded by path stay in sys.modules; other tests look theirs up there."""
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        if name.startswith("signal_eval_user_"):
+            del sys.modules[name]
 
 
 def project(tmp_path: Path, agent: dict[str, Any], **extra: Any) -> Path:
