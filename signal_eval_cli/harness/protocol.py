@@ -17,6 +17,7 @@ import inspect
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from signal_eval_cli.proxy.route import CaseRoute, sdk_client
@@ -59,6 +60,9 @@ class HarnessContext:
             return self.proxy.anthropic(async_=async_, **kwargs)
         name = "AsyncAnthropic" if async_ else "Anthropic"
         return sdk_client("anthropic", name, None, "", **kwargs)
+
+    workspace: Path | None = None
+    """The directory a scenario's agent edits (None outside scenarios)."""
 
     def emit(
         self,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.dataset import EvalDataset
+from signal_eval_cli.paths import base_dir_of, resolve_from
 from signal_eval_cli.providers.pricing import PriceTable
 from signal_eval_cli.proxy.cassette import ProxyCassette
 from signal_eval_cli.proxy.server import PROXY_MODES, ModelProxy, ProxyMode
@@ -23,13 +24,12 @@ __all__ = ["proxy_cassette", "proxy_for"]
 
 def proxy_cassette(dataset: EvalDataset) -> ProxyCassette:
     """Where the dataset's proxied calls are recorded."""
-    base_dir = dataset.path.parent if dataset.path is not None else Path.cwd()
+    base_dir = base_dir_of(dataset.path) if dataset.path is not None else Path.cwd()
     settings: Mapping[str, Any] = dataset.proxy
     per_case = bool(settings.get("perCase"))
     explicit = settings.get("cassette")
     if explicit:
-        path = Path(str(explicit))
-        path = path if path.is_absolute() else base_dir / path
+        path = resolve_from(str(explicit), base_dir)
     else:
         stem = dataset.path.stem if dataset.path is not None else "dataset"
         path = base_dir / "cassettes" / (f"{stem}.proxy" if per_case else f"{stem}.proxy.yaml")
