@@ -106,6 +106,10 @@ def test_clicking_a_failed_case_shows_its_timeline_and_failed_assertion(
     pinned.click()
     assert page.inner_text(".insp-title") == f"#{index} text:complete"
     assert page.locator(f'.tl-svg .it.sel[data-i="{index}"]').count() == 1
+    assert page.evaluate("location.hash") == f"#case={failed.case_id}"
+    linked = open_report(reports["run.html"], fragment=f"#case={failed.case_id}")
+    linked.page.wait_for_selector(f'.detail[data-case="{failed.case_id}"]')
+    linked.check_clean()
     opened.finish("run-case")
 
 

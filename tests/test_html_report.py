@@ -205,3 +205,13 @@ def test_scenario_diff_marks_expected_and_missing_lines() -> None:
     expected_html = page[page.index('class="diff-expected"') :]
     assert re.findall(r'class="ln [^"]*missing">([^<]*)<', expected_html) == ["+never written"]
     assert '<tr class="goal failed">' in page and "1 failed" in page
+
+
+def test_non_finite_numbers_do_not_break_the_page() -> None:
+    broken = case("nan", False)
+    broken.metrics.cost = float("nan")
+    broken.assertions[0].actual = float("inf")
+    data = embedded(generate_html_report(dataset([broken])), "se-data")
+    assert isinstance(data, dict)
+    assert data["cases"][0]["metrics"]["cost"] == "nan"
+    assert data["cases"][0]["assertions"][0]["actual"] == "inf"

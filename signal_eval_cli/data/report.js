@@ -549,11 +549,18 @@
 
   function runView() {
     var target = document.getElementById("cases"), detail = el("div", {id: "case-detail"});
-    caseTable(target, DATA.cases, function (i) {
+    function open(i) {
       renderCase(detail, DATA.cases[i], details()["c" + i]);
+      history.replaceState(null, "", "#case=" + encodeURIComponent(DATA.cases[i].caseId));
       detail.scrollIntoView({block: "start"});
-    });
+    }
+    caseTable(target, DATA.cases, open);
     target.appendChild(detail);
+    var linked = /^#case=(.*)$/.exec(location.hash);  // a link to one case opens it
+    if (linked) {
+      var id = decodeURIComponent(linked[1]);
+      for (var i = 0; i < DATA.cases.length; i++) if (DATA.cases[i].caseId === id) { open(i); break; }
+    }
   }
   function matrixView() {
     var target = document.getElementById("cases"), detail = el("div", {id: "case-detail"});
