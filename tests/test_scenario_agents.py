@@ -18,6 +18,7 @@ from processes import alive
 from typer.testing import CliRunner
 
 from signal_eval_cli.cli import app
+from signal_eval_cli.scenarios.overlay import can_overlay
 from signal_eval_cli.scenarios.workspace import apply_agent_task, parse_agent_task
 from tests.test_patching import GIT_ENV
 from tests.test_workspace import tree
@@ -90,6 +91,8 @@ def test_a_command_agent_edits_the_workspace_and_its_output_joins_the_trace(
     assert scenario["agent"]["exitCode"] == 0 and scenario["agent"]["status"] == "passed"
     assert scenario["changedFiles"] == ["NOTES.md", "greet.py", "old.txt"]
     assert "exit 0" in result.output and "3 files changed" in result.output
+    ready = next(s for s in scenario["signals"] if s["name"] == "workspace:ready")
+    assert ready["payload"]["strategy"] == ("overlay" if can_overlay(tmp_path) else "copy")
     names = [s["name"] for s in scenario["signals"]]
     assert names.index("agent:start") < names.index("tool:call") < names.index("agent:end")
     assert names.index("agent:end") < names.index("workspace:diff") < names.index("goal:start")
@@ -210,3 +213,17 @@ def test_repeat_runs_each_scenario_n_times_with_concurrency(tmp_path: Path) -> N
     [case] = data["cases"]
     assert case["outcomes"] == [True, False, True] and case["flaky"] is True
     assert counter.read_text() == "xxx"
+
+
+def test_a_hard_link_to_a_file_outside_is_an_escape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SIGNAL_EVAL_WORKSPACE", "copy")  # an overlay refuses cross-device links
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("outside\n")
+    agent = {"command": ["{python}", "-c", f"import os; os.link({str(secret)!r}, 'linked.txt')"]}
+    path = project(tmp_path, agent)
+    result, scenario = run(path, tmp_path)
+    assert result.exit_code == 1
+    assert "linked.txt is a hard link shared with a file outside the workspace" in scenario["error"]
