@@ -412,23 +412,12 @@ class ModelProxy:
                     try:
                         async for chunk in upstream.content.iter_any():
                             blocks, buffer = split_events(buffer + chunk)
-                            for block in blocks:
-                                event = SSEEvent.parse(block)
-                                if event is not None:
-                                    events.append(event)
-                                    signals.event(event)
-                                await relay.write(block)
+                            await _relay(blocks, relay, events, signals)
                     except (ClientError, asyncio.TimeoutError) as exc:
                         # half a stream was relayed: it cannot be retried; cut the client off
                         raise _StreamCut(f"the stream broke off: {exc!r}") from exc
-                    if buffer.strip():
-                        blocks, _ = split_events(buffer + b"\n\n")
-                        for block in blocks:
-                            event = SSEEvent.parse(block)
-                            if event is not None:
-                                events.append(event)
-                                signals.event(event)
-                            await relay.write(block)
+                    if buffer.strip():  # a last event without its blank line
+                        await _relay(split_events(buffer + b"\n\n")[0], relay, events, signals)
                     await relay.write_eof()
                     return relay, (upstream.status, "text/event-stream", b"", events)
             except _Retry:
@@ -444,6 +433,18 @@ class ModelProxy:
                     ) from exc
             await asyncio.sleep(self.retry.delay(attempt, retry_after))
             attempt += 1
+
+
+async def _relay(
+    blocks: list[bytes], relay: Any, events: list[SSEEvent], signals: CallSignals
+) -> None:
+    """Pass complete SSE events on to the client as they come, keeping and tracing each."""
+    for block in blocks:
+        event = SSEEvent.parse(block)
+        if event is not None:
+            events.append(event)
+            signals.event(event)
+        await relay.write(block)
 
 
 class _Retry(Exception):
