@@ -3,7 +3,6 @@
 - ``POST /v1/chat/completions``: OpenAI chat completions, JSON or SSE
   (``stream: true``, with ``stream_options.include_usage``), text and tool calls.
 - ``POST /v1/messages``: Anthropic messages, JSON or SSE, text and ``tool_use``.
-- ``POST /v1/responses`` (OpenAI responses, JSON or SSE, text) and ``POST /v1/embeddings``.
 
 Answers come from ``responder(call) -> Reply | str`` (default: ``"ANSWER: "`` and
 the first five words of the last user message). Faults are queued with
@@ -144,8 +143,6 @@ class Call:
         for message in self.body.get("messages", []):
             if message.get("role") == "user":
                 last = _text(message.get("content"))
-        if not last and isinstance(self.body.get("input"), str):  # responses, embeddings
-            return str(self.body["input"])
         return last
 
     @property
@@ -325,7 +322,7 @@ class MockLLMServer:
         raw: bytes,
         writer: asyncio.StreamWriter,
     ) -> bool:
-        if method != "POST" or path not in _ROUTES:
+        if method != "POST" or path not in ("/v1/chat/completions", "/v1/messages"):
             await self._send(
                 writer, 404, _json({"error": {"message": f"no route {method} {path}"}})
             )
@@ -367,8 +364,6 @@ class MockLLMServer:
             return True
         answer = self.responder(call)
         reply = Reply(answer) if isinstance(answer, str) else answer
-        if call.path in ("/v1/responses", "/v1/embeddings"):
-            return await self._answer_other(call, reply, writer)
         if call.stream:
             events = _sse_events(call, reply, next(self._ids))
             if fault is not None and fault.kind == "malformed":
@@ -391,53 +386,6 @@ class MockLLMServer:
             await writer.drain()
             return False
         await self._send(writer, 200, payload)
-        return True
-
-    async def _answer_other(self, call: Call, reply: Reply, writer: asyncio.StreamWriter) -> bool:
-        number = next(self._ids)
-        model = call.body.get("model", "mock")
-        if call.path == "/v1/embeddings":
-            inputs = call.body.get("input")
-            texts = inputs if isinstance(inputs, list) else [inputs]
-            data = [
-                {"object": "embedding", "index": i, "embedding": [float(len(str(t))), 0.5, -1.0]}
-                for i, t in enumerate(texts)
-            ]
-            tokens = sum(len(str(t).split()) for t in texts)
-            body = {
-                "object": "list",
-                "data": data,
-                "model": model,
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-            }
-            await self._send(writer, 200, _json(body))
-            return True
-        response = _response_object(call, reply, number)
-        if not call.stream:
-            await self._send(writer, 200, _json(response))
-            return True
-        created = {**response, "status": "in_progress", "output": []}
-        events = [("response.created", {"type": "response.created", "response": created})]
-        for i, chunk in enumerate(_chunks(reply)):
-            events.append(
-                (
-                    "response.output_text.delta",
-                    {
-                        "type": "response.output_text.delta",
-                        "item_id": f"msg_{number}",
-                        "output_index": 0,
-                        "content_index": 0,
-                        "delta": chunk,
-                        "sequence_number": i + 1,
-                    },
-                )
-            )
-        events.append(("response.completed", {"type": "response.completed", "response": response}))
-        await self._send_stream(
-            writer,
-            [f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events],
-            cut=False,
-        )
         return True
 
     async def _send(
@@ -466,42 +414,6 @@ class MockLLMServer:
         if not cut:
             writer.write(b"0\r\n\r\n")
             await writer.drain()
-
-
-_ROUTES = ("/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1/embeddings")
-
-
-def _response_object(call: Call, reply: Reply, number: int) -> dict[str, Any]:
-    """An OpenAI responses-API ``response`` whose output is ``reply``'s text."""
-    text = call.body.get("input")
-    tokens_in = len(str(text).split())
-    tokens_out = max(1, len(reply.text.split()))
-    return {
-        "id": f"resp_{number}",
-        "object": "response",
-        "created_at": 0,
-        "model": call.body.get("model", "mock"),
-        "status": "completed",
-        "output": [
-            {
-                "type": "message",
-                "id": f"msg_{number}",
-                "status": "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
-            }
-        ],
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "usage": {
-            "input_tokens": tokens_in,
-            "output_tokens": tokens_out,
-            "total_tokens": tokens_in + tokens_out,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        },
-    }
 
 
 def _json(data: Any) -> bytes:
