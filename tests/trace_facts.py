@@ -19,7 +19,7 @@ def facts(trace: Trace) -> dict[str, Any]:
     """Tool calls with arguments and status, handoffs, tokens and output, in order."""
     results = {p.get("id"): p for p in trace.payloads("tool:result")}
     return {
-        "input": trace.input,
+        "input": trace.payloads("harness:start")[0]["input"],
         "calls": [
             (c.name, c.input, "error" if results[c.id].get("error") else "ok")
             for c in trace.tool_calls
