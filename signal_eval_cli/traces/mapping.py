@@ -8,6 +8,7 @@ assertion reads, so a format only has to say *what happened*, never how to spell
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import json
 from collections.abc import Callable, Mapping
@@ -226,19 +227,36 @@ class _Emitter:
         return ordered
 
 
+LOOKBACK = 64  # model calls searched back for a run's request: a tool runs soon after
+
+
 def _link_turns(facts: Facts) -> dict[int, tuple[ModelCall, int]]:
     """Each tool run → ``(the model call that requested it, its emission index)``.
 
-    A run is matched to the latest earlier model call of the same agent that requested a
-    call with its id, else its name and arguments, else its name (first unclaimed).
+    A run is matched to the latest earlier model call of the same agent (else of any)
+    that requested a call with its id, else its name and arguments, else its name
+    (first unclaimed). Calls are found by bisection, so long traces stay linear.
     """
     calls = sorted((s for s in facts.steps if isinstance(s, ModelCall)), key=lambda c: c.start)
+    by_agent: dict[str | None, list[ModelCall]] = {}
+    for call in calls:
+        by_agent.setdefault(call.agent, []).append(call)
+    starts = {agent: [c.start for c in group] for agent, group in by_agent.items()}
+    all_starts = [c.start for c in calls]
     claimed: set[tuple[int, int]] = set()
     links: dict[int, tuple[ModelCall, int]] = {}
+    fallback_count: dict[int, int] = {}
     runs = sorted((s for s in facts.steps if isinstance(s, ToolRun)), key=lambda r: r.start)
     for run in runs:
-        candidates = [c for c in calls if c.start <= run.start and c.agent == run.agent]
-        candidates = candidates or [c for c in calls if c.start <= run.start]
+        group = by_agent.get(run.agent)
+        if group:
+            before = bisect.bisect_right(starts[run.agent], run.start)
+            candidates = group[max(0, before - LOOKBACK) : before]
+        else:
+            candidates = []
+        if not candidates:
+            before = bisect.bisect_right(all_starts, run.start)
+            candidates = calls[max(0, before - LOOKBACK) : before]
         for call in reversed(candidates):
             index = _match_request(call, run, claimed)
             if index is not None:
@@ -250,7 +268,9 @@ def _link_turns(facts: Facts) -> dict[int, tuple[ModelCall, int]]:
         else:  # the model's requests are unreadable: the turn is the call just before
             if candidates and not candidates[-1].requests:
                 turn = candidates[-1]
-                links[id(run)] = (turn, sum(1 for c, _ in links.values() if c is turn))
+                index = fallback_count.get(id(turn), 0)
+                fallback_count[id(turn)] = index + 1
+                links[id(run)] = (turn, index)
     return links
 
 
