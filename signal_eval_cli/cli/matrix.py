@@ -14,7 +14,6 @@ from typing import Annotated
 import typer
 
 from signal_eval_cli.cli.common import (
-    EXIT_INTERRUPTED,
     EXIT_OK,
     HtmlOpt,
     JunitOpt,
@@ -32,6 +31,7 @@ from signal_eval_cli.cli.common import (
 )
 from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.errors import InputError
+from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.matrix import (
     MatrixOptions,
     MatrixResult,
@@ -82,18 +82,25 @@ def matrix_command(
     )
     total = len(select_cases(matrix.dataset, options)) * len(matrix.variants)
     started = now_iso()
-    with Progress(total, quiet=quiet) as progress:
-        options.on_case_complete = progress
-        try:
-            result = asyncio.run(
-                run_matrix(matrix.variants, matrix.dataset, options, name=matrix.name)
-            )
-        except InputError as exc:
-            fail_input(exc)
-        except KeyboardInterrupt:
-            result = MatrixResult.of(
-                matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
-            )
-    print_matrix(result, out)
-    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
-    raise typer.Exit(EXIT_INTERRUPTED if result.interrupted else EXIT_OK)
+    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
+        with Progress(total, quiet=quiet) as progress:
+            options.on_case_complete = progress
+            try:
+                result = asyncio.run(
+                    run_matrix(matrix.variants, matrix.dataset, options, name=matrix.name)
+                )
+            except InputError as exc:
+                fail_input(exc)
+            except KeyboardInterrupt:
+                result = MatrixResult.of(
+                    matrix.name,
+                    finished,
+                    started_at=started,
+                    completed_at=now_iso(),
+                    interrupted=True,
+                )
+        print_matrix(result, out)
+        write_reports(
+            result, output=output, markdown=markdown, junit=junit, signals=policy, html=html
+        )
+    raise typer.Exit(caught.exit_code if result.interrupted else EXIT_OK)

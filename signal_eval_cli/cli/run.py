@@ -10,7 +10,6 @@ import typer
 
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     HtmlOpt,
     JunitOpt,
@@ -40,6 +39,7 @@ from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.harness.recorded import RecordedTraces
+from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.reports.console import print_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult
 from signal_eval_cli.runner import RunOptions, check_filters, run_dataset, select_cases
@@ -139,17 +139,20 @@ def run_command(
         fail_input(exc)
     selected = select_cases(dataset, options)
     started = now_iso()
-    with Progress(len(selected), quiet=quiet) as progress:
-        options.on_case_complete = progress
-        try:
-            result = asyncio.run(run_dataset(subject, dataset, options))
-        except KeyboardInterrupt:
-            result = partial_result(dataset, selected, progress.results, started)
-    flags.finish(options)
-    print_dataset(result, out)
-    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
+    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
+        with Progress(len(selected), quiet=quiet) as progress:
+            options.on_case_complete = progress
+            try:
+                result = asyncio.run(run_dataset(subject, dataset, options))
+            except KeyboardInterrupt:
+                result = partial_result(dataset, selected, progress.results, started)
+        flags.finish(options)
+        print_dataset(result, out)
+        write_reports(
+            result, output=output, markdown=markdown, junit=junit, signals=policy, html=html
+        )
     if result.interrupted:
-        raise typer.Exit(EXIT_INTERRUPTED)
+        raise typer.Exit(caught.exit_code)
     raise typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)
 
 

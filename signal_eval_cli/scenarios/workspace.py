@@ -139,6 +139,13 @@ def read_text(path: Path) -> str | None:
         return None
 
 
+def _link_count(path: Path) -> int:
+    try:
+        return os.lstat(path).st_nlink
+    except OSError:  # not there yet: a new file has one name
+        return 1
+
+
 def apply_agent_task(ops: Sequence[WriteOp], workspace: Path) -> list[str]:
     """Write every op inside ``workspace``; check them all first so a bad one writes nothing."""
     targets = [(resolve_inside(workspace, op.path), op) for op in ops]
@@ -154,6 +161,13 @@ def apply_agent_task(ops: Sequence[WriteOp], workspace: Path) -> list[str]:
                     f"cannot WRITE {op.path!r}: '{parent.as_posix()}' is a file, not a directory"
                 )
             planned_dirs.add(directory)
+    for target, op in targets:
+        links = _link_count(target)
+        if links > 1:  # writing would change the other names too (a file outside, maybe)
+            raise AgentTaskError(
+                f"cannot WRITE {op.path!r}: the file has {links} hard links, and writing "
+                "through it would change every one of them"
+            )
     planned_files = {target for target, _ in targets}
     if clash := planned_files & planned_dirs:
         raise AgentTaskError(f"cannot WRITE both a file and a directory at {sorted(clash)[0]}")
