@@ -259,7 +259,7 @@ def parse_yaml(text: str, name: str = "<string>") -> Document:
 
 def _location(node: yaml.Node) -> Location:
     mark = node.start_mark
-    plain = isinstance(node, yaml.ScalarNode) and node.style is None
+    plain = isinstance(node, yaml.ScalarNode) and not node.style  # libyaml says "", not None
     return Location(mark.line + 1, mark.column + 1, node.value if plain else None)
 
 

@@ -39,6 +39,7 @@ from signal_eval_cli.case_index import INDEX_KEY, build_index, open_sealed, seal
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.files import atomic_write_bytes
 from signal_eval_cli.limits import JsonProblem, loads_json
+from signal_eval_cli.redaction import redact_text
 from signal_eval_cli.results import RESULT_SCHEMA_VERSION, DatasetResult, SignalsPolicy
 
 __all__ = ["load_result", "register_result_kind", "result_to_json", "save_result"]
@@ -98,7 +99,7 @@ def _result_bytes(result: Any, signals: SignalsPolicy) -> bytes:
     out: list[str] = []
     _write_expanded(data, "", 0, out)
     out.append("\n")
-    text = "".join(out)
+    text = redact_text("".join(out))  # before the seal, which must cover what is written
     return seal(text) if indexed else text.encode()
 
 
