@@ -12,7 +12,7 @@ from pathlib import Path
 import fuzzing
 import pytest
 
-MUTANTS = 140  # 20 per kind: about 30 s on a busy 2-core machine
+MUTANTS = 70  # 10 per kind: about 20 s of CPU (bench/fuzz.py runs 10,500)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="forks and reads max RSS the Linux way")
