@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
 from signal_eval_cli.cli.common import (
+    EXIT_INTERRUPTED,
     EXIT_OK,
     HtmlOpt,
     JunitOpt,
@@ -41,7 +42,9 @@ from signal_eval_cli.matrix import (
 )
 from signal_eval_cli.reports._format import fmt_pass_rate
 from signal_eval_cli.reports.console_matrix import print_matrix
+from signal_eval_cli.results import SignalsPolicy
 from signal_eval_cli.runner import select_cases
+from signal_eval_cli.scenarios.matrix import ScenarioMatrix, run_scenario_matrix
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["matrix_command"]
@@ -62,7 +65,8 @@ def matrix_command(
     signals: SignalsOpt = "failed",
     quiet: QuietOpt = False,
 ) -> None:
-    """Run a matrix of harness variants over one dataset; rank them and recommend one."""
+    """Run a matrix of harness variants over one dataset (or of agents over scenarios);
+    rank them and recommend one."""
     policy = signals_policy(signals)
     check_outputs(output, markdown, junit, html)
     try:
@@ -77,11 +81,28 @@ def matrix_command(
             stats = pass_rate_stats(variant.result.cases)
             err.print(f"✓ {variant.variant_name}: {fmt_pass_rate(stats)}", highlight=False)
 
+    started = now_iso()
+    if isinstance(matrix, ScenarioMatrix):
+        try:
+            result = asyncio.run(
+                run_scenario_matrix(
+                    matrix,
+                    concurrency=concurrency,
+                    repeat=repeat or 1,
+                    on_variant_complete=variant_done,
+                )
+            )
+        except InputError as exc:
+            fail_input(exc)
+        except KeyboardInterrupt:
+            result = MatrixResult.of(
+                matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
+            )
+        _finish(result, output, markdown, junit, html, policy)
     options = MatrixOptions(
         concurrency=concurrency, repeat=repeat, on_variant_complete=variant_done
     )
     total = len(select_cases(matrix.dataset, options)) * len(matrix.variants)
-    started = now_iso()
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
         with Progress(total, quiet=quiet) as progress:
             options.on_case_complete = progress
@@ -99,8 +120,18 @@ def matrix_command(
                     completed_at=now_iso(),
                     interrupted=True,
                 )
-        print_matrix(result, out)
-        write_reports(
-            result, output=output, markdown=markdown, junit=junit, signals=policy, html=html
-        )
-    raise typer.Exit(caught.exit_code if result.interrupted else EXIT_OK)
+        _finish(result, output, markdown, junit, html, policy, caught.exit_code)
+
+
+def _finish(
+    result: MatrixResult,
+    output: Path | None,
+    markdown: Path | None,
+    junit: Path | None,
+    html: Path | None,
+    policy: SignalsPolicy,
+    interrupted_code: int = EXIT_INTERRUPTED,
+) -> NoReturn:
+    print_matrix(result, out)
+    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
+    raise typer.Exit(interrupted_code if result.interrupted else EXIT_OK)
