@@ -7,7 +7,10 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +18,12 @@ from signal_eval_cli.process_scope import ProcessScope, become_subreaper
 from signal_eval_cli.scenarios.goals import run_process
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="prctl and /proc are Linux")
+
+
+def run_async(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """``asyncio.run`` in a thread of its own (another test may leave a loop running here)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def ps_lines(needle: str) -> list[str]:
@@ -45,7 +54,7 @@ def test_after_a_goal_ps_shows_nothing_it_started(
 ) -> None:
     t = unique_sleep()
     command = script.format(t=t, py=sys.executable)
-    result = asyncio.run(
+    result = run_async(
         run_process(["sh", "-c", command], cwd=tmp_path, env=os.environ, timeout_ms=timeout_ms)
     )
     assert result.exit_code is not None
@@ -63,7 +72,7 @@ def test_the_scope_finds_marked_processes_and_their_descendants(tmp_path: Path) 
         for _ in range(500):
             if len(ps_lines(f"sleep {t}")) == 2:
                 break
-            asyncio.run(asyncio.sleep(0.01))
+            run_async(asyncio.sleep(0.01))
         assert len(scope.members()) == 3  # sh and both sleeps
         assert scope.kill() == 3
         assert ps_lines(f"sleep {t}") == []

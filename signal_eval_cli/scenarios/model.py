@@ -11,7 +11,6 @@ near misses of known ones (``titel``, ``Tags``), which are typos.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -350,10 +349,6 @@ def _semantic_problems(doc: Document) -> list[Problem]:
             check_relative_path(a["path"])
         except AgentTaskError as exc:
             problems.append(doc.problem(("patternAssertions", i, "path"), f"{a['type']}: {exc}"))
-    fixture_path = data["fixture"]["path"]
-    if fixture_path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", fixture_path):
-        message = f"fixture path {fixture_path!r} is absolute; give it relative to --root"
-        problems.append(doc.problem(("fixture", "path"), message))
     return problems
 
 
