@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
-from signal_eval_cli.results import CaseMetrics, CaseResult
+from signal_eval_cli.limits import loads_json
+from signal_eval_cli.results import CaseMetrics, CaseResult, real
 
 __all__ = ["INDEX_KEY", "SEAL_KEY", "SealedResult", "build_index", "open_sealed", "seal"]
 
@@ -141,11 +142,41 @@ def open_sealed(data: bytes) -> SealedResult | None:
     try:
         # Decoded as strictly as a full load: UTF-8, no BOM, no encoded surrogates.
         rest = data[cases_end + len(_CASES_END) :]
-        head = json.loads((data[:start] + _CASES + b"]" + rest).decode("utf-8"))
+        head = loads_json((data[:start] + _CASES + b"]" + rest).decode("utf-8"), check_depth=False)
+        if not _well_typed(head[INDEX_KEY]):
+            return None
         cases = _cases(head[INDEX_KEY], data, start + len(_CASES), cases_end)
     except (ValueError, TypeError, KeyError, AttributeError):
         return None  # sealed by something that does not write what we do: read it in full
     return SealedResult(head, cases)
+
+
+_TYPES: dict[Callable[[Any], Any], tuple[type, ...]] = {
+    float: (int, float),
+    int: (int,),
+    str: (str,),
+    bool: (bool,),
+}
+
+
+def _well_typed(index: Any) -> bool:
+    """Every column of ``index`` holds what its conversion makes (a hand-edited index with
+    ``"cost": ["x"]`` sends the reader to the full load, which reports it); a null in a
+    float column is read back as the NaN it was written for."""
+    if not isinstance(index, Mapping):
+        return False
+    for key, convert, _ in (*_CASE_COLUMNS, *_METRIC_COLUMNS):
+        column = index.get(key, [])
+        wanted = _TYPES.get(convert)
+        if not isinstance(column, list):
+            return False
+        if convert is float and None in column:  # NaN, written as null
+            column[:] = [real(v) for v in column]
+        if wanted is not None and not all(
+            isinstance(v, wanted) and (wanted == (bool,) or not isinstance(v, bool)) for v in column
+        ):
+            return False
+    return isinstance(index.get(_FAILED), list)
 
 
 def _cases(index: Mapping[str, list[Any]], data: bytes, pos: int, end: int) -> list[CaseResult]:
@@ -174,7 +205,7 @@ def _cases(index: Mapping[str, list[Any]], data: bytes, pos: int, end: int) -> l
             raise ValueError("the index has more cases than there are lines")
         if failed:
             line = data[pos + 1 : line_end].rstrip(b",").decode("utf-8")
-            case = CaseResult.from_dict(json.loads(line))
+            case = CaseResult.from_dict(loads_json(line, check_depth=False))
             if case.case_id != case_id:
                 raise ValueError(f"case {case_id!r} is not on its line")
             append(case)

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["EvalError", "InputError", "Problem", "UnknownAssertionType", "closest", "edit_distance"]
+__all__ = [
+    "EvalError",
+    "InputError",
+    "Problem",
+    "UnknownAssertionType",
+    "closest",
+    "edit_distance",
+    "shorten",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,15 +57,27 @@ class UnknownAssertionType(EvalError, KeyError):
         self.suggestion = closest(str(type_name), known)
         hint = f" — did you mean '{self.suggestion}'?" if self.suggestion else ""
         super().__init__(
-            f"unknown assertion type {type_name!r}{hint} (known types: {', '.join(known)})"
+            f"unknown assertion type {shorten(repr(type_name))}{hint} (known types: {', '.join(known)})"
         )
 
     def __str__(self) -> str:
         return str(self.args[0])
 
 
+def shorten(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters for a message (a 400 KB name is not echoed)."""
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
+
+
 def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance, case-insensitive (a typo in case is one edit)."""
+    """Levenshtein distance, case-insensitive (a typo in case is one edit).
+
+    A string longer than MAX_SUGGEST_LENGTH is never a typo: its distance is taken as
+    the longer length (an upper bound) instead of costing len(a) × len(b) steps."""
+    from signal_eval_cli.limits import MAX_SUGGEST_LENGTH
+
+    if max(len(a), len(b)) > MAX_SUGGEST_LENGTH:
+        return max(len(a), len(b))
     a, b = a.lower(), b.lower()
     previous = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
@@ -69,7 +89,12 @@ def edit_distance(a: str, b: str) -> int:
 
 
 def closest(word: str, candidates: list[str]) -> str | None:
-    """The candidate nearest to ``word`` when it is plausibly a typo of it."""
+    """The candidate nearest to ``word`` when it is plausibly a typo of it; None for a
+    word far longer than any candidate (edit distance costs len(word) × len(candidate))."""
+    from signal_eval_cli.limits import MAX_SUGGEST_LENGTH
+
+    if len(word) > MAX_SUGGEST_LENGTH:
+        return None
     scored = sorted((edit_distance(word, c), c) for c in candidates)
     if not scored:
         return None

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
 import sys
 import tempfile
 from pathlib import Path
+
+from signal_eval_cli.redaction import redact_bytes
 
 __all__ = ["atomic_write_bytes", "atomic_write_text"]
 
@@ -25,7 +28,10 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     file) are written through their descriptor, and anything else that is not a regular
     file (``/dev/null``, a named pipe) is written to as it is: renaming over either
     would replace the device or the user's file.
+
+    Secrets (see :mod:`signal_eval_cli.redaction`) are redacted from ``data`` first.
     """
+    data = redact_bytes(data)
     stream = _stream_fd(path)
     if stream is not None:  # the process's own stream: share its offset, never reopen
         for handle in (sys.stdout, sys.stderr):
@@ -39,7 +45,10 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         return
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    _remove_stale_temps(target)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent
+    )
     try:
         os.chmod(tmp, _mode_for(target))  # mkstemp makes 0600; give what open() would
         with os.fdopen(fd, "wb") as handle:
@@ -50,6 +59,31 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _remove_stale_temps(target: Path) -> None:
+    """Delete ``.<name>.<pid>.*.tmp`` files a killed writer (``kill -9``) left beside
+    ``target``: their pid names the writer, so a live writer's file is left alone."""
+    prefix = f".{target.name}."
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(target.parent):
+            name = entry.name
+            if not (name.startswith(prefix) and name.endswith(".tmp")):
+                continue
+            pid = name[len(prefix) :].split(".", 1)[0]
+            if pid.isdigit() and not _pid_alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 _STREAM = re.compile(r"/dev/(?:(stdout)|(stderr)|fd/(\d+))|/proc/(?:self|thread-self)/fd/(\d+)")

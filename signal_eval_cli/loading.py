@@ -18,7 +18,14 @@ import jsonschema
 import yaml
 from referencing import Registry, Resource
 
-from signal_eval_cli.errors import InputError, Problem, closest
+from signal_eval_cli.errors import InputError, Problem, closest, shorten
+from signal_eval_cli.limits import (
+    MAX_ALIAS_NODES,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    JsonProblem,
+    loads_json,
+)
 from signal_eval_cli.patterns import compile_glob, compile_regex, matcher_problems, parse_path
 
 __all__ = ["SCHEMA_DIR", "Document", "load_document", "schema_validator", "validate_document"]
@@ -82,31 +89,169 @@ def load_document(path: str | Path) -> Document:
         raise InputError([Problem(name, 1, 1, "file is empty")])
     if name.endswith(".json"):
         try:
-            json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                [Problem(name, exc.lineno, exc.colno, f"invalid JSON: {exc.msg}")]
-            ) from None
+            loads_json(text)
+        except JsonProblem as exc:
+            raise InputError([Problem(name, exc.line, exc.column, exc.message)]) from None
     return parse_yaml(text, name)
 
 
+class _PyEvents(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
+    """PyYAML's pure-Python event parser, for an install without libyaml."""
+
+    def __init__(self, text: str) -> None:
+        yaml.reader.Reader.__init__(self, text)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+
+
+try:  # libyaml scans in linear time; the pure-Python scanner is quadratic on a long scalar
+    from yaml._yaml import CParser as _Events
+except ImportError:  # pragma: no cover - PyYAML wheels ship libyaml
+    _Events = _PyEvents  # type: ignore[misc,assignment]
+
+
+class _BoundedLoader(
+    yaml.composer.Composer, _Events, yaml.constructor.SafeConstructor, yaml.resolver.Resolver
+):
+    """A safe loader that refuses, at the offending node, what would hang or exhaust us:
+    nesting deeper than MAX_DEPTH, aliases expanding past MAX_ALIAS_NODES (a
+    "billion laughs" document is small as a graph, huge as a tree), recursive aliases,
+    integers past MAX_INT_DIGITS, and non-finite floats."""
+
+    def __init__(self, text: str) -> None:
+        _Events.__init__(self, text)
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+        self.depth = 0
+        self.alias_nodes = 0
+        self.open_anchors: set[str] = set()
+        self.sizes: dict[int, int] = {}
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node:
+        event = cast(yaml.Event, self.peek_event())
+        if isinstance(event, yaml.AliasEvent):
+            if event.anchor in self.open_anchors:
+                raise _composer_error(f"alias *{event.anchor} refers to itself", event)
+            node = cast(yaml.Node, super().compose_node(parent, index))
+            self.alias_nodes += self._size(node)
+            if self.alias_nodes > MAX_ALIAS_NODES:
+                raise _composer_error(
+                    f"aliases expand to more than {MAX_ALIAS_NODES:,} values "
+                    "(the document is far larger than the file)",
+                    event,
+                )
+            return node
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _composer_error(f"nested deeper than {MAX_DEPTH} levels", event)
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            self.open_anchors.add(anchor)
+        try:
+            return cast(yaml.Node, super().compose_node(parent, index))
+        finally:
+            self.depth -= 1
+            self.open_anchors.discard(anchor or "")
+
+    def _size(self, root: yaml.Node) -> int:
+        """How many values ``root`` stands for once its aliases are expanded (memoised:
+        each node of the graph is visited once)."""
+        sizes = self.sizes
+        stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+        while stack:
+            node, children_done = stack.pop()
+            if id(node) in sizes:
+                continue
+            children = _children(node)
+            if children_done:
+                sizes[id(node)] = 1 + sum(sizes[id(c)] for c in children)
+            else:
+                stack.append((node, True))
+                stack.extend((c, False) for c in children if id(c) not in sizes)
+        return sizes[id(root)]
+
+    def construct_bounded_int(self, node: yaml.ScalarNode) -> int:
+        if len(str(node.value)) > MAX_INT_DIGITS:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"integer of {len(node.value):,} digits (at most {MAX_INT_DIGITS})",
+                node.start_mark,
+            )
+        return self.construct_yaml_int(node)
+
+    def construct_finite_float(self, node: yaml.ScalarNode) -> float:
+        value = self.construct_yaml_float(node)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value} is not a finite number", node.start_mark
+            )
+        return value
+
+    def construct_checked_timestamp(self, node: yaml.ScalarNode) -> object:
+        try:
+            return self.construct_yaml_timestamp(node)
+        except (ValueError, OverflowError) as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"invalid date/time {node.value!r}: {exc}", node.start_mark
+            ) from None
+
+
+_BoundedLoader.add_constructor(  # type: ignore[type-var]
+    "tag:yaml.org,2002:int", _BoundedLoader.construct_bounded_int
+)
+_BoundedLoader.add_constructor(  # type: ignore[type-var]
+    "tag:yaml.org,2002:float", _BoundedLoader.construct_finite_float
+)
+_BoundedLoader.add_constructor(  # type: ignore[type-var]
+    "tag:yaml.org,2002:timestamp", _BoundedLoader.construct_checked_timestamp
+)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+class _BoundError(yaml.composer.ComposerError):
+    """A limit of :class:`_BoundedLoader` passed (reported as is, with no alias hint)."""
+
+
+def _composer_error(message: str, event: yaml.Event) -> yaml.MarkedYAMLError:
+    return _BoundError(None, None, message, cast(Any, event.start_mark))
+
+
 def parse_yaml(text: str, name: str = "<string>") -> Document:
-    loader = yaml.SafeLoader(text)
+    loader = _BoundedLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             raise InputError([Problem(name, 1, 1, "file is empty")])
         data = loader.construct_document(node)
+    except yaml.reader.ReaderError as exc:  # a control character anywhere in the text
+        line, column = _line_col(text, exc.position)
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        message = (
+            f"control character {char!r} is not allowed in YAML; "
+            f'write it escaped inside double quotes, e.g. "\\x{ord(char):02x}"'
+        )
+        raise InputError([Problem(name, line, column, message)]) from None
     except yaml.MarkedYAMLError as exc:
         raise InputError([_yaml_problem(name, exc, text)]) from None
     except yaml.YAMLError as exc:
         raise InputError([Problem(name, 1, 1, f"invalid YAML: {exc}")]) from None
+    except RecursionError:  # a bound above should have caught it first
+        raise InputError([Problem(name, 1, 1, f"nested deeper than {MAX_DEPTH} levels")]) from None
     finally:
         loader.dispose()
     values: dict[JsonPath, Location] = {}
     keys: dict[JsonPath, Location] = {}
     problems: list[Problem] = []
-    _index(node, (), values, keys, problems, name)
+    _index(node, (), values, keys, problems, name, set())
     if problems:
         raise InputError(problems)
     return Document(name, data, values, keys)
@@ -114,7 +259,7 @@ def parse_yaml(text: str, name: str = "<string>") -> Document:
 
 def _location(node: yaml.Node) -> Location:
     mark = node.start_mark
-    plain = isinstance(node, yaml.ScalarNode) and node.style is None
+    plain = isinstance(node, yaml.ScalarNode) and not node.style  # libyaml says "", not None
     return Location(mark.line + 1, mark.column + 1, node.value if plain else None)
 
 
@@ -125,8 +270,14 @@ def _index(
     keys: dict[JsonPath, Location],
     problems: list[Problem],
     name: str,
+    seen_nodes: set[int],
 ) -> None:
+    """Record where each value stands; a node reached again through an alias is not
+    walked again (its values keep the location of the alias' ancestors)."""
     values[path] = _location(node)
+    if id(node) in seen_nodes:
+        return
+    seen_nodes.add(id(node))
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key_node, value_node in node.value:
@@ -141,15 +292,22 @@ def _index(
                     )
                 seen.add(key)
             keys[(*path, key)] = _location(key_node)
-            _index(value_node, (*path, key), values, keys, problems, name)
+            _index(value_node, (*path, key), values, keys, problems, name, seen_nodes)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _index(item, (*path, i), values, keys, problems, name)
+            _index(item, (*path, i), values, keys, problems, name, seen_nodes)
+
+
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
 def _yaml_problem(name: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
     mark = exc.problem_mark or exc.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    if isinstance(exc, _BoundError):
+        return Problem(name, line, column, str(exc.problem))
     message = f"invalid YAML: {exc.problem or exc.context}"
     lines = text.split("\n")
     source = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -243,7 +401,9 @@ def _explain(doc: Document, error: jsonschema.ValidationError) -> Iterator[Probl
         for extra in sorted(set(cast(Mapping[str, Any], error.instance)) - set(allowed)):
             guess = closest(extra, allowed)
             hint = f" — did you mean '{guess}'?" if guess else f" (allowed: {', '.join(allowed)})"
-            yield doc.problem((*path, extra), f"unknown field '{extra}'{where}{hint}", key=True)
+            yield doc.problem(
+                (*path, extra), f"unknown field '{shorten(extra)}'{where}{hint}", key=True
+            )
         return
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
@@ -253,7 +413,7 @@ def _explain(doc: Document, error: jsonschema.ValidationError) -> Iterator[Probl
         known = list(rule)
         guess = closest(str(error.instance), known)
         hint = f" — did you mean '{guess}'?" if guess else f"; known types: {', '.join(known)}"
-        yield doc.problem(path, f"unknown assertion type '{error.instance}'{hint}")
+        yield doc.problem(path, f"unknown assertion type '{shorten(str(error.instance))}'{hint}")
         return
     if error.validator == "type":
         wanted = rule

@@ -68,6 +68,12 @@ def compile_regex(source: str, flags: str = "") -> re.Pattern[str]:
         raise ValueError(f"invalid regex {source!r}: {exc}") from None
 
 
+def _search(pattern: re.Pattern[str], text: str) -> str | None:
+    from signal_eval_cli.regex_budget import search  # a user's regex runs on a time budget
+
+    return search(pattern, text)
+
+
 # -- paths ---------------------------------------------------------------------------
 
 _PATH_TOKEN = re.compile(r"\[(-?\d+)\]|\[[\"']([^\"']*)[\"']\]|([^.\[\]]+)|(\.)")
@@ -201,7 +207,7 @@ _MATCHERS: dict[str, Callable[[Any, Any], bool]] = {
     "contains": _contains,
     "startsWith": _string(str.startswith),
     "endsWith": _string(str.endswith),
-    "matches": _string(lambda a, b: compile_regex(b).search(a) is not None),
+    "matches": _string(lambda a, b: _search(compile_regex(b), a) is not None),
 }
 
 MATCHER_KEYS = frozenset(_MATCHERS)

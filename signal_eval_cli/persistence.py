@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +38,8 @@ from typing import Any
 from signal_eval_cli.case_index import INDEX_KEY, build_index, open_sealed, seal
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.files import atomic_write_bytes
+from signal_eval_cli.limits import JsonProblem, loads_json
+from signal_eval_cli.redaction import redact_text
 from signal_eval_cli.results import RESULT_SCHEMA_VERSION, DatasetResult, SignalsPolicy
 
 __all__ = ["load_result", "register_result_kind", "result_to_json", "save_result"]
@@ -51,7 +54,27 @@ def register_result_kind(kind: str, loader: Callable[[Mapping[str, Any]], Any]) 
 
 _INDENT = "  "
 _LINE_BREAKS = (("\x85", "\\u0085"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "), default=str).encode
+_encode_strict = json.JSONEncoder(
+    ensure_ascii=False, separators=(", ", ": "), default=str, allow_nan=False
+).encode
+
+
+def _encode(value: Any) -> str:
+    """JSON text; NaN and ±Infinity (not JSON) are written as null."""
+    try:
+        return _encode_strict(value)
+    except ValueError:
+        return _encode_strict(_finite(value))
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def result_to_json(result: Any, signals: SignalsPolicy = "failed") -> str:
@@ -76,7 +99,7 @@ def _result_bytes(result: Any, signals: SignalsPolicy) -> bytes:
     out: list[str] = []
     _write_expanded(data, "", 0, out)
     out.append("\n")
-    text = "".join(out)
+    text = redact_text("".join(out))  # before the seal, which must cover what is written
     return seal(text) if indexed else text.encode()
 
 
@@ -183,7 +206,7 @@ def _load_result(path: str | Path, lean: bool) -> Any:
     kind, loader = _loader_for(name, data)
     try:
         result = loader(data)
-    except (KeyError, TypeError, ValueError) as exc:
+    except _MALFORMED as exc:
         raise InputError(
             [Problem(name, 1, 1, f"malformed {kind} result: {type(exc).__name__}: {exc}")]
         ) from None
@@ -195,14 +218,19 @@ def _load_result(path: str | Path, lean: bool) -> Any:
     return result
 
 
+# What reading a well-formed JSON file of the wrong shape raises (a field of the wrong
+# type, a number out of range, nesting the parser accepted but a reader cannot follow).
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError)
+
+
 def _parse(name: str, raw: bytes) -> Any:
     try:
-        return json.loads(raw.decode("utf-8"))
+        return loads_json(raw.decode("utf-8"), check_depth=False)
     except UnicodeDecodeError:
         raise InputError([Problem(name, 1, 1, "not a result file: not UTF-8 text")]) from None
-    except json.JSONDecodeError as exc:
+    except JsonProblem as exc:
         raise InputError(
-            [Problem(name, exc.lineno, exc.colno, f"not a result file: invalid JSON: {exc.msg}")]
+            [Problem(name, exc.line, exc.column, f"not a result file: {exc.message}")]
         ) from None
 
 

@@ -30,6 +30,12 @@ RESULT_SCHEMA_VERSION = 1
 SignalsPolicy = Literal["all", "failed", "none"]
 
 
+def real(value: Any) -> float:
+    """A float field read back: ``null`` is how a non-finite number (NaN) is written,
+    since JSON has no NaN."""
+    return float("nan") if value is None else float(value)
+
+
 @dataclass(slots=True)
 class CaseMetrics:
     latency_ms: float = 0.0
@@ -83,11 +89,11 @@ class CaseMetrics:
     def from_dict(cls, data: Mapping[str, Any]) -> CaseMetrics:
         get = data.get  # positional arguments, in field order
         return cls(
-            float(get("latencyMs", 0.0)),
+            real(get("latencyMs", 0.0)),
             int(get("inputTokens", 0)),
             int(get("outputTokens", 0)),
             int(get("totalTokens", 0)),
-            float(get("cost", 0.0)),
+            real(get("cost", 0.0)),
             int(get("activations", 0)),
             max(1, int(get("runs", 1))),
         )
@@ -182,7 +188,7 @@ class CaseResult:
             [Signal.from_dict(s) for s in get("signals", ())],
             get("finalState"),
             CaseMetrics.from_dict(get("metrics", _NO_FIELDS)),
-            float(get("durationMs", 0.0)),
+            real(get("durationMs", 0.0)),
             get("name"),
             get("error"),
             bool(get("skipped", False)),
@@ -335,7 +341,7 @@ class DatasetResult:
         return cls(
             name=str(data["name"]),
             cases=[case_from_dict(c) for c in data["cases"]],
-            duration_ms=float(data.get("durationMs", 0.0)),
+            duration_ms=real(data.get("durationMs", 0.0)),
             started_at=str(data.get("startedAt", "")),
             completed_at=str(data.get("completedAt", "")),
             metadata=dict(data.get("metadata", {})),

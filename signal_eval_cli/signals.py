@@ -557,17 +557,15 @@ def json_lines(
     and skipped; the caller raises them (in line order, with its own).
     """
     from signal_eval_cli.errors import Problem
+    from signal_eval_cli.limits import JsonProblem, loads_json
 
     for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(path, lineno, exc.colno, f"{invalid}: {exc.msg}"))
-            continue
-        except (ValueError, RecursionError) as exc:  # a huge integer, too deep nesting
-            problems.append(Problem(path, lineno, 1, f"{invalid}: {exc}"))
+            data = loads_json(line)
+        except JsonProblem as exc:
+            problems.append(Problem(path, lineno, exc.column, f"{invalid}: {exc.message}"))
             continue
         yield lineno, data
 

@@ -199,7 +199,13 @@ def test_files_in_the_old_fully_indented_layout_still_load(tmp_path: Path) -> No
     assert load_result(path).to_dict("all") == result.to_dict("all")
 
 
-json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
 json_values = st.recursive(
     json_scalars,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),

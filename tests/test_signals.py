@@ -297,6 +297,7 @@ def test_jsonl_binary_and_missing_files(tmp_path: Path) -> None:
         read_jsonl(tmp_path / "missing.jsonl")
 
 
+# Located at the offending token: the bracket past the depth limit, the huge number.
 def test_jsonl_too_deep_or_huge_numbers_are_located_problems(tmp_path: Path) -> None:
     path = tmp_path / "hostile.jsonl"
     deep = "[" * 100_000 + "]" * 100_000
@@ -304,7 +305,7 @@ def test_jsonl_too_deep_or_huge_numbers_are_located_problems(tmp_path: Path) -> 
     path.write_text(f'{{"name": "ok"}}\n{deep}\n{huge}\n', encoding="utf-8")
     with pytest.raises(InputError) as caught:
         read_jsonl(path)
-    assert [(p.line, p.column) for p in caught.value.problems] == [(2, 1), (3, 1)]
+    assert [(p.line, p.column) for p in caught.value.problems] == [(2, 101), (3, 26)]
     assert all(p.message.startswith("not JSON") for p in caught.value.problems)
 
 

@@ -9,6 +9,7 @@ An unknown ``type`` raises :class:`UnknownAssertionType` — never a silent pass
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -185,10 +186,24 @@ def lookup(type_name: object) -> Check:
     return check
 
 
+_FAMILIES_LOCK = threading.Lock()
+_families_loaded = False
+
+
 def _load_families() -> None:
-    """Import the family modules once; each registers its types on import."""
-    if not _REGISTRY:
-        from signal_eval_cli.assertions import families  # noqa: F401
+    """Import the family modules once; each registers its types on import.
+
+    Threads (a judged run evaluates on several) must never see a half-filled registry:
+    the flag is set only after the import completed, under a lock (a non-empty registry
+    proves nothing: the first family module registers before the last is imported)."""
+    global _families_loaded
+    if _families_loaded:
+        return
+    with _FAMILIES_LOCK:
+        if not _families_loaded:
+            from signal_eval_cli.assertions import families  # noqa: F401
+
+            _families_loaded = True
 
 
 def as_mapping(item: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import jsonschema
 from signal_eval_cli.assertions._helpers import describe_bounds, short, within
 from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
 from signal_eval_cli.patterns import compile_regex
+from signal_eval_cli.regex_budget import RegexTimeout, search
 
 _FENCED = re.compile(r"\A\s*```[A-Za-z0-9_-]*\n(.*?)\n```\s*\Z", re.DOTALL)
 
@@ -46,11 +47,12 @@ def output_not_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
 @assertion("output.matches")
 def output_matches(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     output = ctx.trace.output
-    found = compile_regex(a["regex"], a.get("flags", "")).search(output)
-    if found:
-        return Outcome(
-            True, f"/{a['regex']}/ matched {found.group(0)!r}", a["regex"], found.group(0)
-        )
+    try:
+        found = search(compile_regex(a["regex"], a.get("flags", "")), output)
+    except RegexTimeout as exc:
+        return Outcome(False, str(exc), a["regex"], errored=True)
+    if found is not None:
+        return Outcome(True, f"/{a['regex']}/ matched {found!r}", a["regex"], found)
     return Outcome(
         False,
         f"/{a['regex']}/{a.get('flags', '')} did not match {_where(output)}",

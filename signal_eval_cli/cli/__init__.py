@@ -74,3 +74,7 @@ def main() -> None:
     except InputError as exc:  # raised from deep inside a command: still no traceback
         print_problems(exc)
         sys.exit(EXIT_INPUT)
+    except OSError as exc:  # a path the checks missed (too long, vanished): still exit 2
+        where = f"{exc.filename}: " if exc.filename else ""
+        print_problems(InputError(f"{str(where)[:200]}{exc.strerror or exc}"))
+        sys.exit(EXIT_INPUT)

@@ -32,6 +32,7 @@ from signal_eval_cli.cli.common import (
 )
 from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.errors import InputError
+from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.matrix import (
     MatrixOptions,
     MatrixResult,
@@ -102,19 +103,24 @@ def matrix_command(
         concurrency=concurrency, repeat=repeat, on_variant_complete=variant_done
     )
     total = len(select_cases(matrix.dataset, options)) * len(matrix.variants)
-    with Progress(total, quiet=quiet) as progress:
-        options.on_case_complete = progress
-        try:
-            result = asyncio.run(
-                run_matrix(matrix.variants, matrix.dataset, options, name=matrix.name)
-            )
-        except InputError as exc:
-            fail_input(exc)
-        except KeyboardInterrupt:
-            result = MatrixResult.of(
-                matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
-            )
-    _finish(result, output, markdown, junit, html, policy)
+    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
+        with Progress(total, quiet=quiet) as progress:
+            options.on_case_complete = progress
+            try:
+                result = asyncio.run(
+                    run_matrix(matrix.variants, matrix.dataset, options, name=matrix.name)
+                )
+            except InputError as exc:
+                fail_input(exc)
+            except KeyboardInterrupt:
+                result = MatrixResult.of(
+                    matrix.name,
+                    finished,
+                    started_at=started,
+                    completed_at=now_iso(),
+                    interrupted=True,
+                )
+        _finish(result, output, markdown, junit, html, policy, caught.exit_code)
 
 
 def _finish(
@@ -124,7 +130,8 @@ def _finish(
     junit: Path | None,
     html: Path | None,
     policy: SignalsPolicy,
+    interrupted_code: int = EXIT_INTERRUPTED,
 ) -> NoReturn:
     print_matrix(result, out)
     write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
-    raise typer.Exit(EXIT_INTERRUPTED if result.interrupted else EXIT_OK)
+    raise typer.Exit(interrupted_code if result.interrupted else EXIT_OK)

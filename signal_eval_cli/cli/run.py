@@ -13,7 +13,6 @@ import typer
 
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     HtmlOpt,
     JunitOpt,
@@ -44,6 +43,7 @@ from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.harness.recorded import RecordedTraces
+from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.reports.console import print_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult
 from signal_eval_cli.runner import (
@@ -168,32 +168,33 @@ def run_command(
         "signals": policy,
         "html": html,
     }
-    try:
-        with Progress(len(selected), quiet=quiet) as progress:
-            options.on_case_complete = progress
+    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
+        try:
+            with Progress(len(selected), quiet=quiet) as progress:
+                options.on_case_complete = progress
 
-            def stalled(location: str, seconds: float) -> None:
-                progress.__exit__()
-                finish_stalled(
-                    dataset, selected, progress.results, started, location, seconds, reports
-                )
-
-            try:
-                result = asyncio.run(
-                    watched(
-                        run_dataset(subject, dataset, options),
-                        stall_limit_s(dataset, options),
-                        stalled,
+                def stalled(location: str, seconds: float) -> None:
+                    progress.__exit__()
+                    finish_stalled(
+                        dataset, selected, progress.results, started, location, seconds, reports
                     )
-                )
-            except KeyboardInterrupt:
-                result = partial_result(dataset, selected, progress.results, started)
-    finally:  # also on a crash: the proxy never outlives the run
-        flags.finish(options)
-    print_dataset(result, out)
-    write_reports(result, **reports)
+
+                try:
+                    result = asyncio.run(
+                        watched(
+                            run_dataset(subject, dataset, options),
+                            stall_limit_s(dataset, options),
+                            stalled,
+                        )
+                    )
+                except KeyboardInterrupt:
+                    result = partial_result(dataset, selected, progress.results, started)
+        finally:  # also on a crash: the proxy never outlives the run
+            flags.finish(options)
+        print_dataset(result, out)
+        write_reports(result, **reports)
     if result.interrupted:
-        raise typer.Exit(EXIT_INTERRUPTED)
+        raise typer.Exit(caught.exit_code)
     raise typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)
 
 

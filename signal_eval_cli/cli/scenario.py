@@ -29,6 +29,7 @@ from signal_eval_cli.cli.common import (
     write_reports,
 )
 from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.scenarios import (
     Scenario,
     ScenarioResult,
@@ -198,30 +199,33 @@ def scenario_command(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     finished: list[ScenarioResult] = []
     started_at, started = now_iso(), time.perf_counter()
-    try:
-        run = asyncio.run(
-            run_scenarios(
-                scenarios,
-                root=root,
-                concurrency=concurrency,
-                keep_workdir=keep_workdir,
-                on_complete=finished.append,
-                repeat=repeat,
+    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
+        try:
+            run = asyncio.run(
+                run_scenarios(
+                    scenarios,
+                    root=root,
+                    concurrency=concurrency,
+                    keep_workdir=keep_workdir,
+                    on_complete=finished.append,
+                    repeat=repeat,
+                )
             )
+        except InputError as exc:
+            fail_input(exc)
+        except KeyboardInterrupt:
+            # asyncio.run cancelled the running scenarios: their goals' groups are killed.
+            run = partial_run(scenarios, finished, started_at, started)
+        if update_expected and not run.interrupted:
+            _update(scenarios, run)
+        for result in run.scenarios:
+            out.print(scenario_tables(result, width=out.width))
+        out.print(_summary(run))
+        write_reports(
+            run, output=output, markdown=markdown, junit=junit, signals="failed", html=html
         )
-    except InputError as exc:
-        fail_input(exc)
-    except KeyboardInterrupt:
-        # asyncio.run cancelled the running scenarios: their goals' groups are killed.
-        run = partial_run(scenarios, finished, started_at, started)
-    if update_expected and not run.interrupted:
-        _update(scenarios, run)
-    for result in run.scenarios:
-        out.print(scenario_tables(result, width=out.width))
-    out.print(_summary(run))
-    write_reports(run, output=output, markdown=markdown, junit=junit, signals="failed", html=html)
     if run.interrupted:
-        raise typer.Exit(EXIT_INTERRUPTED)
+        raise typer.Exit(caught.exit_code)
     raise typer.Exit(EXIT_OK if all(s.passed for s in run.scenarios) else EXIT_FAILED)
 
 

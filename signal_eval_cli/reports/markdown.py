@@ -19,6 +19,7 @@ from typing import Any
 from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.compare import CaseChange, Comparison, PassRateStats, pass_rate_stats
 from signal_eval_cli.matrix import MatrixResult
+from signal_eval_cli.redaction import redact_text
 from signal_eval_cli.reports._format import (
     assertion_label,
     case_status_word,
@@ -76,7 +77,7 @@ def write_markdown_report(
     """Append the report to ``path`` (created if missing), separated by a blank line."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = generate_markdown_report(result, options)
+    text = redact_text(generate_markdown_report(result, options))
     needs_gap = target.exists() and target.stat().st_size > 0
     with target.open("a", encoding="utf-8") as handle:
         handle.write(("\n" if needs_gap else "") + text)

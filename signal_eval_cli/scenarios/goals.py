@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from signal_eval_cli.process_scope import ProcessScope
 from signal_eval_cli.scenarios.model import ResolvedGoal
 
 __all__ = [
@@ -271,12 +272,13 @@ async def run_process(
         if found is None:
             return ProcessResult(None, "", "", elapsed(), error=f"command not found: {executable}")
         executable = found
+    scope = ProcessScope()  # finds what leaves the group (setsid, setpgrp) too
     try:
         process = await asyncio.create_subprocess_exec(
             executable,
             *argv[1:],
             cwd=cwd,
-            env=dict(env),
+            env=scope.env(env),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -286,6 +288,8 @@ async def run_process(
         reason = exc.strerror or str(exc)
         return ProcessResult(None, "", "", elapsed(), error=f"cannot start {argv[0]}: {reason}")
     assert process.stdout is not None and process.stderr is not None
+    scope.add(process.pid)
+    watcher = asyncio.ensure_future(scope.watch())
     readers = [
         asyncio.ensure_future(_read_capped(process.stdout, limit)),
         asyncio.ensure_future(_read_capped(process.stderr, limit)),
@@ -296,16 +300,19 @@ async def run_process(
         timed_out = not await _exited(process, timeout_ms / 1000)
     except asyncio.CancelledError:  # Ctrl-C or a cancelled run: no goal outlives us
         _signal_group(process.pid, signal.SIGKILL)
-        for task in readers:
+        for task in (*readers, watcher):
             task.cancel()
         # Reap it and close its pipes while the loop still runs: left to the garbage
         # collector, the transport would close on a closed loop and print a traceback.
         await _exited(process, grace_s)
+        scope.kill()
         _close_transport(process)
         raise
     # The leader's pid is the group id (start_new_session); kill whatever is left in it.
+    watcher.cancel()
     await _kill_group(process.pid, grace_s)
     await _exited(process, grace_s + _DRAIN_S)
+    scope.kill()  # what left the group: no goal leaves anything behind
     duration = elapsed()
     done, pending = await asyncio.wait(readers, timeout=_DRAIN_S)
     for task in pending:  # a process that left the group still holds the pipe

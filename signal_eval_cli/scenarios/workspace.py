@@ -355,6 +355,26 @@ def _prune_empty_dirs(root: Path, deleted: Sequence[Path]) -> None:
                 break
 
 
+def _link_count(path: Path) -> int:
+    try:
+        return os.lstat(path).st_nlink
+    except OSError:  # not there yet: a new file has one name
+        return 1
+
+
+def _check_links(plan: _Plan) -> None:
+    """Refuse to write through a hard-linked file: in place (``copyToTemp: false``) its
+    other name may be a file outside the workspace, which the write would change too."""
+    for target, change in plan.changes.items():
+        links = _link_count(target)
+        if change.contents is not None and links > 1:
+            name = plan.names.get(target, str(target))
+            raise AgentTaskError(
+                f"cannot write {name!r}: the file has {links} hard links, and writing "
+                "through it would change every one of them"
+            )
+
+
 def apply_agent_task(ops: Sequence[TaskOp], workspace: Path) -> list[str]:
     """Apply every op inside ``workspace``: all planned first, so a bad one writes nothing.
 
@@ -365,6 +385,7 @@ def apply_agent_task(ops: Sequence[TaskOp], workspace: Path) -> list[str]:
     for op in ops:
         _plan_op(plan, op)
     _check_layout(plan)
+    _check_links(plan)
     originals = {t: (plan.read_disk(t), plan.mode_disk(t)) for t in plan.changes}
     deleted = [t for t, c in plan.changes.items() if c.contents is None]
     order = [*deleted, *(t for t in plan.changes if t not in deleted)]

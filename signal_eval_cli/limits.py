@@ -1,0 +1,124 @@
+"""Bounds on what an input file may hold, so a small hostile file cannot hang us or
+exhaust memory, and strict JSON parsing that reports a breach as ``line:col``.
+
+The README's "Limits" section states these numbers; a file that passes one is refused
+with exit 2 and a located message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+__all__ = [
+    "MAX_ALIAS_NODES",
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "MAX_SUGGEST_LENGTH",
+    "JsonProblem",
+    "loads_json",
+    "too_deep_at",
+]
+
+MAX_DEPTH = 100  # nested lists/mappings; realistic files stay under 20
+MAX_ALIAS_NODES = 100_000  # values YAML aliases may add when expanded (the "billion laughs")
+MAX_INT_DIGITS = 4300  # Python's own bound on int <-> str conversion
+MAX_SUGGEST_LENGTH = 100  # longer unknown names get no "did you mean" (edit distance is O(n·m))
+
+
+class JsonProblem(ValueError):
+    """Invalid or out-of-bounds JSON, at a 1-based line and column."""
+
+    def __init__(self, line: int, column: int, message: str) -> None:
+        super().__init__(message)
+        self.line, self.column, self.message = line, column, message
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def too_deep_at(text: str, limit: int = MAX_DEPTH) -> tuple[int, int] | None:
+    """``(line, column)`` where JSON ``text`` first nests deeper than ``limit``, if it does."""
+    depth = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return _line_col(text, match.start())
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number: write a finite number or null")
+
+
+def _parse_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"integer of {len(digits)} digits (at most {MAX_INT_DIGITS})")
+    return int(digits)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is too large for a number")
+    return value
+
+
+def loads_json(text: str, *, check_depth: bool = True) -> Any:
+    """``json.loads`` that refuses NaN/Infinity, huge numbers and deep nesting with a
+    :class:`JsonProblem` (1-based line and column) instead of an arbitrary exception.
+
+    ``check_depth=False`` skips the walk that bounds nesting to :data:`MAX_DEPTH` (for
+    large result files, which only the parser's own recursion bound protects)."""
+    try:
+        data = json.loads(
+            text, parse_constant=_no_constant, parse_int=_parse_int, parse_float=_parse_float
+        )
+    except json.JSONDecodeError as exc:
+        raise JsonProblem(exc.lineno, exc.colno, f"invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        where = too_deep_at(text) or (1, 1)
+        raise JsonProblem(*where, f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # from the parse hooks: json gives no position, find it
+        raise JsonProblem(*_value_position(text, str(exc)), str(exc)) from None
+    if check_depth and _deeper_than(data, MAX_DEPTH):
+        where = too_deep_at(text) or (1, 1)
+        raise JsonProblem(*where, f"nested deeper than {MAX_DEPTH} levels")
+    return data
+
+
+def _value_position(text: str, message: str) -> tuple[int, int]:
+    """Where the offending token of a parse-hook error stands (best effort)."""
+    for pattern in (r"\bNaN\b|-?\bInfinity\b", rf"-?\d{{{MAX_INT_DIGITS + 1},}}", r"\d[eE]\d"):
+        match = re.search(pattern, text)
+        if match:
+            return _line_col(text, match.start())
+    return 1, 1
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """True when ``data`` nests deeper than ``limit`` (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False

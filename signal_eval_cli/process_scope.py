@@ -1,0 +1,152 @@
+"""Leave no process behind: every process a command started, even one that left its
+process group (``setsid``, ``setpgrp``) or was orphaned, is found and killed.
+
+Use one :class:`ProcessScope` per command (a scenario goal, a command agent):
+
+    scope = ProcessScope()
+    proc = await asyncio.create_subprocess_exec(..., env=scope.env(env), start_new_session=True)
+    ...
+    scope.kill()  # when the command ends, however it ends
+
+How members are found (Linux; elsewhere :meth:`kill` finds nothing and returns 0):
+
+- this process becomes a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``): an
+  orphan is re-parented to us rather than to init, so every process started in the
+  scope is either a descendant of the command or (its parents gone) a child of ours;
+- every process started in the scope inherits ``SIGNAL_EVAL_SCOPE=<token>`` in its
+  environment: that tells which of our adopted children belong to this scope;
+- while the command runs, :meth:`watch` records the command's descendants every 50 ms
+  (pid and start time), so one that cleared its environment and was then orphaned is
+  still killed (a recorded pid only while its start time matches: no pid reuse);
+- the tree is read from ``/proc/<pid>/task/<tid>/children``, a few small files, not a
+  scan of all of ``/proc``; once killed, adopted processes are reaped here instead of
+  lingering as zombies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["SCOPE_ENV", "ProcessScope", "become_subreaper"]
+
+SCOPE_ENV = "SIGNAL_EVAL_SCOPE"
+_PR_SET_CHILD_SUBREAPER = 36
+_PROC = Path("/proc")
+_subreaper: bool | None = None
+
+
+def become_subreaper() -> bool:
+    """Make this process the subreaper of its descendants (Linux); True when it is."""
+    global _subreaper
+    if _subreaper is None:
+        _subreaper = False
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            with contextlib.suppress(OSError, AttributeError):
+                libc = ctypes.CDLL(None, use_errno=True)
+                _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return _subreaper
+
+
+class ProcessScope:
+    """The processes one command started, wherever they went; :meth:`kill` ends them."""
+
+    def __init__(self) -> None:
+        become_subreaper()
+        self.token = secrets.token_hex(8)
+        self._marker = f"{SCOPE_ENV}={self.token}".encode()
+        self.roots: set[int] = set()
+        self.seen: dict[int, int] = {}  # pid -> start time (clock ticks since boot)
+
+    def env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` plus the marker every process of the scope inherits."""
+        return {**env, SCOPE_ENV: self.token}
+
+    def add(self, pid: int) -> None:
+        """Count ``pid`` (the command's process) and its descendants as members."""
+        self.roots.add(pid)
+
+    def members(self) -> list[int]:
+        """Live members: the roots, our adopted children carrying the marker, the
+        processes :meth:`watch` saw that still run, and all their descendants."""
+        starts = [pid for pid in self.roots if _start_time(pid) is not None]
+        starts += [pid for pid in _children(os.getpid()) if self._carries_marker(pid)]
+        starts += [pid for pid, start in self.seen.items() if _start_time(pid) == start]
+        found: set[int] = set()
+        while starts:
+            pid = starts.pop()
+            start = _start_time(pid)
+            if pid in found or pid == os.getpid() or start is None:
+                continue
+            found.add(pid)
+            self.seen.setdefault(pid, start)
+            starts.extend(_children(pid))
+        return sorted(found)
+
+    async def watch(self, interval_s: float = 0.05) -> None:
+        """Record members until cancelled (run it as a task while the command runs)."""
+        while True:
+            self.members()
+            await asyncio.sleep(interval_s)
+
+    def _carries_marker(self, pid: int) -> bool:
+        try:
+            environ = (_PROC / str(pid) / "environ").read_bytes()
+        except OSError:
+            return False
+        return self._marker + b"\0" in environ or environ.endswith(self._marker)
+
+    def kill(self) -> int:
+        """SIGKILL every member (again until none is left: a dying parent's children
+        are re-parented meanwhile); reap the adopted ones. Returns how many."""
+        killed: set[int] = set()
+        for _ in range(20):
+            members = self.members()
+            if not members:
+                break
+            for pid in members:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            _reap(killed)
+        return len(killed)
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (of all its threads)."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in (_PROC / str(pid) / "task").iterdir():
+            with contextlib.suppress(OSError):
+                found += map(int, (task / "children").read_text().split())
+    return found
+
+
+def _start_time(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot), or None if it is gone or a zombie."""
+    try:
+        fields = (_PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in ("Z", "X") else int(fields[19])
+
+
+def _reap(pids: set[int]) -> None:
+    """Collect the exit status of those of ``pids`` that are our (adopted) children."""
+    for pid in pids:
+        for _ in range(100):
+            try:
+                done, _status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not ours (its parent reaps it), or reaped already
+                break
+            if done:
+                break
+            os.sched_yield()

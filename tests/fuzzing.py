@@ -1,0 +1,390 @@
+"""A seeded mutator over every input file kind, and a runner that judges each mutant.
+
+Shared by ``tests/test_fuzz.py`` (a few hundred mutants, in CI) and ``bench/fuzz.py``
+(10,000+). Each mutant is one file of one kind (dataset, scenario, matrix, agents,
+cassette, trace, result) fed to the CLI command that reads it. The CLI runs in a
+forked child of this (already imported) process, so a mutant costs a fork, not an
+interpreter start; the parent kills a child that passes its time budget.
+
+A mutant *fails* when the command exits with anything but 0, 1 or 2, prints a
+traceback, takes longer than its budget or grows past its memory budget.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+TIME_BUDGET = 10.0  # seconds per mutant
+MEMORY_BUDGET = 1 << 30  # bytes of resident memory per mutant
+KINDS = ("dataset", "scenario", "matrix", "agents", "cassette", "trace", "result")
+
+# Placeholders a structural mutation writes, swapped for raw text after dumping
+# (values no YAML/JSON dumper would produce, or would refuse to).
+_RAW = {
+    "@@DEEP_JSON@@": "[" * 1200 + "]" * 1200,
+    "@@DEEP_YAML@@": "[" * 600 + "]" * 600,
+    "@@BIG_INT@@": "9" * 5000,
+    "@@NAN@@": "NaN",
+    "@@INF@@": "Infinity",
+    "@@YAML_INF@@": ".inf",
+    "@@CONTROL@@": "x\x08y",
+}
+
+HOSTILE: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1.5,
+    -1e308,
+    2**63,
+    "",
+    " ",
+    "x" * 300,
+    "x" * 400_000,
+    "a" * 300 + ".yaml",
+    "../../../../etc/passwd",
+    "/etc/passwd",
+    "*",
+    "**",
+    "(a+)+$",
+    "[",
+    "{input.missing}",
+    "harness:start",
+    "llm.judge",
+    "output.matches",
+    "OPENAI_API_KEY",
+    [],
+    {},
+    [1.5],
+    [None],
+    [[]],
+    {"type": 1},
+    {"type": "x" * 50},
+    {"type": "output.matches", "regex": "(a+)+$"},
+    {"type": "signal.count", "pattern": "*", "min": 5, "max": 1},
+    *_RAW,
+]
+
+
+@dataclass
+class Mutant:
+    kind: str
+    name: str  # file name inside the workspace
+    content: bytes
+    argv: list[str]  # CLI arguments; the mutant's file is at ``name``
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    exit_code: int | None  # None: killed for taking too long
+    seconds: float
+    max_rss: int  # bytes
+    stderr: str
+
+    @property
+    def failure(self) -> str | None:
+        """Why this outcome breaks the contract, or None."""
+        if self.exit_code is None:
+            return f"took longer than {TIME_BUDGET:.0f} s"
+        if self.exit_code not in (0, 1, 2):
+            return f"exit {self.exit_code}"
+        if "Traceback (most recent call last)" in self.stderr:
+            return "traceback"
+        if self.max_rss > MEMORY_BUDGET:
+            return f"used {self.max_rss >> 20} MB"
+        return None
+
+
+# -- the seed workspace --------------------------------------------------------------
+
+
+def build_workspace(root: Path) -> dict[str, tuple[str, bytes]]:
+    """Copy the examples into ``root``, record results and traces; return the seeds:
+    kind -> (file name, original bytes)."""
+    shutil.copytree(ROOT / "datasets", root, dirs_exist_ok=True)
+    shutil.copy(ROOT / "scenarios" / "python-smoke.yaml", root / "scenario.yaml")
+    for name in ("baseline.json", "current.json"):
+        code = _run_cli(root, ["run", "code-review.yaml", "-q", "--signals", "all", "-o", name])
+        assert code in (0, 1), f"seed run exited {code}"
+    results = json.loads((root / "baseline.json").read_text())
+    (root / "traces").mkdir()
+    for case in results["cases"]:
+        lines = [json.dumps(s) for s in case.get("signals", [])]
+        (root / "traces" / f"{case['caseId']}.jsonl").write_text("\n".join(lines) + "\n")
+    first = results["cases"][0]["caseId"]
+    seeds = {
+        "dataset": "code-review.yaml",
+        "scenario": "scenario.yaml",
+        "matrix": "matrix-code-review.yaml",
+        "agents": "agents/code-review.yaml",
+        "cassette": "cassettes/code-review.yaml",
+        "trace": f"traces/{first}.jsonl",
+        "result": "current.json",
+    }
+    return {kind: (name, (root / name).read_bytes()) for kind, name in seeds.items()}
+
+
+def commands(kind: str, name: str, rng: random.Random) -> list[str]:
+    """The CLI arguments that read a file of ``kind`` at ``name``."""
+    if kind in ("dataset", "agents", "cassette") and rng.random() < 0.5:
+        dataset = name if kind == "dataset" else "code-review.yaml"
+        return ["run", dataset, "-q", "-o", "out/result.json", "--junit", "out/junit.xml"]
+    if kind == "matrix" and rng.random() < 0.2:
+        return ["matrix", name, "-q", "-o", "out/matrix.json"]
+    if kind == "trace" and rng.random() < 0.5:
+        return ["run", "code-review.yaml", "--traces", "traces", "-q", "-o", "out/result.json"]
+    if kind == "result":
+        other = "baseline.json"
+        pair = [other, name] if rng.random() < 0.5 else [name, other]
+        return ["compare", *pair, "-o", "out/compare.json"]
+    return ["validate", name]
+
+
+# -- mutations -----------------------------------------------------------------------
+
+
+def _nodes(data: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield path
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _nodes(value, (*path, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from _nodes(value, (*path, i))
+
+
+def _replace(data: Any, path: tuple[Any, ...], value: Any) -> Any:
+    if not path:
+        return value
+    parent = data
+    for token in path[:-1]:
+        parent = parent[token]
+    parent[path[-1]] = value
+    return data
+
+
+def _structural(text: str, as_json: bool, rng: random.Random) -> str | None:
+    try:
+        data = json.loads(text) if as_json else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError):
+        return None
+    for _ in range(rng.choice((1, 1, 1, 2, 3))):
+        paths = list(_nodes(data))
+        path = rng.choice(paths)
+        action = rng.random()
+        if action < 0.6:
+            data = _replace(data, path, rng.choice(HOSTILE))
+        elif action < 0.75 and path:  # delete a key or an item
+            parent = data
+            for token in path[:-1]:
+                parent = parent[token]
+            del parent[path[-1]]
+        elif action < 0.9 and path and isinstance(path[-1], str):  # rename a key
+            parent = data
+            for token in path[:-1]:
+                parent = parent[token]
+            parent[rng.choice(HOSTILE[9:16])] = parent.pop(path[-1])
+        else:  # duplicate a list many times
+            target = data
+            for token in path:
+                target = target[token]
+            if isinstance(target, list) and target:
+                target.extend(target * rng.choice((2, 10, 50)))
+    try:
+        if as_json:
+            out = json.dumps(data, allow_nan=True, default=str)
+        else:
+            out = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=10**9)
+    except (ValueError, yaml.YAMLError, RecursionError):
+        return None
+    for token, raw in _RAW.items():
+        out = out.replace(json.dumps(token) if as_json else token, raw)
+        out = out.replace(f"'{token}'", raw)
+    return out
+
+
+def _textual(raw: bytes, rng: random.Random) -> bytes:
+    data = bytearray(raw)
+    for _ in range(rng.choice((1, 1, 2, 4, 16))):
+        if not data:
+            break
+        at = rng.randrange(len(data))
+        action = rng.random()
+        if action < 0.3:
+            data[at] = rng.randrange(256)
+        elif action < 0.45:
+            data[at : at + 1] = rng.choice((b"\x08", b"\x00", b"\x1b", b"\xff", b"\t", b"\r"))
+        elif action < 0.6:
+            del data[at : at + rng.randrange(1, 200)]
+        elif action < 0.75:
+            length = rng.randrange(1, 200)
+            data[at:at] = data[at : at + length] * rng.choice((1, 2, 20))
+        elif action < 0.85:
+            data[at:at] = rng.choice(
+                (b"&a ", b"*a", b"<<: *a\n", b"!!python/object:os.system ", b"{", b"[", b'"')
+            )
+        else:
+            del data[at:]
+    return bytes(data)
+
+
+def _jsonl(raw: bytes, rng: random.Random) -> bytes:
+    lines = raw.decode("utf-8").splitlines()
+    i = rng.randrange(len(lines))
+    mutated = _structural(lines[i], True, rng)
+    if mutated is not None:
+        lines[i] = mutated.replace("\n", " ")
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def mutants(seeds: dict[str, tuple[str, bytes]], count: int, seed: int) -> Iterator[Mutant]:
+    """``count`` mutants, round-robin over the kinds, reproducible from ``seed``."""
+    rng = random.Random(seed)
+    for i in range(count):
+        kind = KINDS[i % len(KINDS)]
+        name, raw = seeds[kind]
+        choice = rng.random()
+        content: bytes | None = None
+        if choice < 0.65:
+            if kind == "trace":
+                content = _jsonl(raw, rng)
+            else:
+                text = _structural(raw.decode("utf-8"), name.endswith(".json"), rng)
+                content = text.encode("utf-8") if text is not None else None
+        if content is None:
+            content = _textual(raw, rng)
+        yield Mutant(kind, name, content, commands(kind, name, rng))
+
+
+# -- running -------------------------------------------------------------------------
+
+
+def _run_cli(cwd: Path, argv: list[str], stderr_path: Path | None = None) -> int:
+    """Run the CLI in a forked child in ``cwd``; its exit code (-signal when killed)."""
+    outcome = _fork(cwd, argv, stderr_path, timeout=120)
+    return -1 if outcome[0] is None else outcome[0]
+
+
+def _child(cwd: Path, argv: list[str], stderr_path: Path | None) -> None:
+    code = 70
+    try:
+        os.chdir(cwd)
+        fd = os.open(os.devnull, os.O_WRONLY)
+        err = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC) if stderr_path else fd
+        os.dup2(fd, 1)
+        os.dup2(err, 2)
+        soft = 4 * MEMORY_BUDGET  # a safety net; the budget itself is checked on max RSS
+        resource.setrlimit(resource.RLIMIT_AS, (soft, soft))
+        from signal_eval_cli.cli import main
+
+        sys.argv = ["signal-eval", *argv]
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _fork(
+    cwd: Path, argv: list[str], stderr_path: Path | None, timeout: float
+) -> tuple[int | None, float, int]:
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.setpgid(0, 0)
+        _child(cwd, argv, stderr_path)
+    deadline = started + timeout
+    delay = 0.002
+    while True:
+        waited, status, usage = os.wait4(pid, os.WNOHANG)
+        if waited:
+            seconds = time.monotonic() - started
+            code = os.waitstatus_to_exitcode(status)
+            return code, seconds, int(usage.ru_maxrss) * 1024
+        if time.monotonic() > deadline:
+            with _suppress():
+                os.killpg(pid, signal.SIGKILL)
+            _, _, usage = os.wait4(pid, 0)
+            return None, time.monotonic() - started, int(usage.ru_maxrss) * 1024
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+class _suppress:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return True
+
+
+def preload() -> None:
+    """Import everything a command may import, once, before forking."""
+    import signal_eval_cli.cli
+    import signal_eval_cli.harness.reactive
+    import signal_eval_cli.matrix
+    import signal_eval_cli.providers.cassette
+    import signal_eval_cli.reports.junit
+    import signal_eval_cli.scenarios  # noqa: F401
+
+
+def run_mutant(workspace: Path, mutant: Mutant) -> Outcome:
+    """Write the mutant over its seed in a copy of ``workspace``, run its command."""
+    where = workspace.parent / "mutant"
+    if where.exists():
+        shutil.rmtree(where, ignore_errors=True)
+    shutil.copytree(workspace, where, symlinks=True)
+    (where / "out").mkdir()
+    (where / mutant.name).write_bytes(mutant.content)
+    stderr_path = workspace.parent / "stderr.txt"
+    code, seconds, rss = _fork(where, mutant.argv, stderr_path, timeout=TIME_BUDGET)
+    stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
+    return Outcome(mutant, code, seconds, rss, stderr)
+
+
+def fuzz(
+    tmp: Path, count: int, seed: int, on_outcome: Callable[[Outcome], None] | None = None
+) -> list[Outcome]:
+    """Run ``count`` mutants in ``tmp``; the failing outcomes."""
+    preload()
+    workspace = tmp / "seed"
+    workspace.mkdir(parents=True)
+    seeds = build_workspace(workspace)
+    from signal_eval_cli.validate import validate_path
+
+    for name, _ in seeds.values():  # warm the schema caches the children inherit
+        validate_path(workspace / name)
+    failures = []
+    for mutant in mutants(seeds, count, seed):
+        outcome = run_mutant(workspace, mutant)
+        if on_outcome is not None:
+            on_outcome(outcome)
+        if outcome.failure:
+            failures.append(outcome)
+    return failures

@@ -1,0 +1,199 @@
+"""Hostile input files (issue 11, findings 1-5): refused fast, located, exit 2, no traceback."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from signal_eval_cli.case_index import SEAL_KEY, open_sealed
+from signal_eval_cli.errors import InputError, closest, edit_distance
+from signal_eval_cli.limits import MAX_ALIAS_NODES, MAX_DEPTH, JsonProblem, loads_json
+from signal_eval_cli.loading import parse_yaml
+from signal_eval_cli.persistence import load_result, save_result
+
+CLI = Path(sys.executable).parent / "signal-eval"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def validate(path: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    done = subprocess.run(
+        [CLI, "validate", path.name], cwd=path.parent, capture_output=True, text=True, timeout=120
+    )
+    return done, time.monotonic() - started
+
+
+def alias_bomb(levels: int) -> str:
+    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    previous = "a"
+    for name in "bcdefghij"[: levels - 1]:
+        lines.append(f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]")
+        previous = name
+    lines.append(f"cases: [{{id: a, input: *{previous}}}]")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_yaml_alias_bomb_is_refused_at_the_alias_in_under_2_seconds(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.yaml"
+    path.write_text(alias_bomb(7))  # 9**7 "lol"s: ~30 GB as a tree
+    done, seconds = validate(path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"bomb.yaml:6:8: aliases expand to more than {MAX_ALIAS_NODES:,} values" in done.stderr
+    # The limit (not the file) decides: measured inside the process, startup excluded.
+    started = time.monotonic()
+    with pytest.raises(InputError):
+        parse_yaml(alias_bomb(7), "bomb.yaml")
+    assert time.monotonic() - started < 2, seconds
+
+
+def test_aliases_within_the_limit_still_work_and_are_indexed_once() -> None:
+    doc = parse_yaml(alias_bomb(3), "ok.yaml")  # 9**3 values: fine
+    assert len(doc.data["cases"][0]["input"]) == 9
+    assert len(doc.values) < 100  # the alias' subtree is not walked again
+
+
+def test_a_recursive_alias_is_refused() -> None:
+    with pytest.raises(InputError, match=r"x\.yaml:1:11: alias \*a refers to itself"):
+        parse_yaml("a: &a [1, *a]\ncases: []\n", "x.yaml")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("deep.yaml", "cases:\n  - input: " + "[" * 600 + "]" * 600 + "\n", "deep.yaml:2:"),
+        (
+            "deep.json",
+            '{"cases": [{"id": "a", "input": ' + "[" * 1200 + "]" * 1200 + "}]}",
+            "deep.json:1:",
+        ),
+        ("ctrl.yaml", "name: x\x08\ncases: []\n", "ctrl.yaml:1:8: control character '\\x08'"),
+        ("int.yaml", "cases:\n  - id: a\n    timeout: " + "9" * 5000 + "\n", "int.yaml:3:14:"),
+        ("int.json", '{"cases": [{"id": "a", "timeout": ' + "9" * 5000 + "}]}", "int.json:1:"),
+        ("nan.json", '{"cases": [{"id": "a", "timeout": NaN}]}', "nan.json:1:"),
+        ("inf.yaml", "cases:\n  - id: a\n    timeout: .inf\n", "inf.yaml:3:14:"),
+        ("float.yaml", "cases:\n  - id: a\n    input: x\n    assertions: [1.5]\n", "float.yaml:4:"),
+        ("date.yaml", "cases:\n  - id: a\n    input: 2024-13-45\n", "date.yaml:3:12:"),
+    ],
+)
+def test_malformed_values_are_located_input_errors(
+    tmp_path: Path, name: str, text: str, where: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    done, _ = validate(path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert where in done.stderr
+
+
+def test_nesting_is_bounded_at_the_documented_depth() -> None:
+    ok = "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1)
+    parse_yaml(f"x: {ok}\n")
+    with pytest.raises(InputError, match=f"nested deeper than {MAX_DEPTH} levels"):
+        parse_yaml(f"x: [{ok}]\n")
+
+
+def test_a_huge_unknown_type_is_reported_fast_and_shortened(tmp_path: Path) -> None:
+    path = tmp_path / "long.yaml"
+    path.write_text(
+        "name: x\ncases:\n  - id: a\n    input: hi\n    assertions: [{type: "
+        + "x" * 400_000
+        + "}]\n"
+    )
+    started = time.monotonic()
+    assert closest("x" * 400_000, ["output.contains"]) is None
+    assert edit_distance("x" * 400_000, "output.contains") == 400_000
+    assert time.monotonic() - started < 0.1
+    done, _ = validate(path)
+    assert done.returncode == 2
+    assert "(400,000 characters)" in done.stderr
+    assert len(done.stderr) < 5_000
+
+
+def test_strict_json_refuses_what_json_is_not() -> None:
+    for text in ('{"a": NaN}', '{"a": -Infinity}', '{"a": 1e999}', "[" * 2000 + "]" * 2000):
+        with pytest.raises(JsonProblem):
+            loads_json(text)
+    assert loads_json('{"a": [1, 2.5, null]}') == {"a": [1, 2.5, None]}
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d | {"totalCases": "@@NaN@@"},
+        lambda d: d | {"cases": [d["cases"][0] | {"metrics": {"inputTokens": "@@Infinity@@"}}]},
+        lambda d: d | {"cases": [d["cases"][0] | {"assertions": [1.5]}]},
+        lambda d: d | {"cases": [None]},
+        lambda d: d | {"metadata": json.loads("[" * 900 + "]" * 900)},
+    ],
+    ids=["nan-total", "infinite-tokens", "float-assertion", "null-case", "deep-metadata"],
+)
+def test_malformed_result_files_are_input_errors_in_compare(tmp_path: Path, edit: object) -> None:
+    from results_helpers import case, dataset
+
+    good = tmp_path / "base.json"
+    save_result(dataset(case("a", False), case("b")), good)
+    data = json.loads(good.read_text())
+    del data["caseIndex"], data["caseIndexSha256"]
+    bad = tmp_path / "cand.json"
+    text = json.dumps(edit(data))  # type: ignore[operator]
+    bad.write_text(text.replace('"@@NaN@@"', "NaN").replace('"@@Infinity@@"', "Infinity"))
+    done = subprocess.run(
+        [CLI, "compare", "base.json", "cand.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "cand.json" in done.stderr
+
+
+def reseal(data: bytes) -> bytes:
+    seal = f'\n  "{SEAL_KEY}": "'.encode()
+    start, end = data.find(b'\n  "cases": ['), data.rfind(seal)
+    digest = hashlib.sha256(data[start:end]).hexdigest().encode()
+    return data[: end + len(seal)] + digest + data[end + len(seal) + 64 :]
+
+
+def test_a_resealed_index_with_a_wrong_type_is_not_trusted(tmp_path: Path) -> None:
+    from results_helpers import case, dataset
+
+    from signal_eval_cli.compare import compare
+
+    base, cand = tmp_path / "base.json", tmp_path / "cand.json"
+    save_result(dataset(case("a", False), case("b")), base)
+    save_result(dataset(case("a", False), case("b")), cand)
+    data = cand.read_bytes()
+    forged = reseal(data.replace(b'"cost": [0.01, 0.01]', b'"cost": ["x", 0.01]', 1))
+    assert forged != data
+    cand.write_bytes(forged)
+    assert open_sealed(forged) is None  # the lines are read instead
+    assert [c.metrics.cost for c in load_result(cand, lean=True).cases] == [0.01, 0.01]
+    compare(load_result(base, lean=True), load_result(cand, lean=True))
+    done = subprocess.run(
+        [CLI, "compare", "base.json", "cand.json"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_non_finite_numbers_are_written_as_null_and_read_back_as_nan(tmp_path: Path) -> None:
+    from results_helpers import case, dataset
+
+    result = dataset(case("a", False))
+    result.cases[0].metrics.cost = float("nan")
+    result.cases[0].duration_ms = float("inf")
+    path = tmp_path / "r.json"
+    save_result(result, path)
+    assert "NaN" not in path.read_text() and "Infinity" not in path.read_text()
+    for lean in (False, True):
+        loaded = load_result(path, lean=lean).cases[0]
+        assert loaded.metrics.cost != loaded.metrics.cost  # NaN

@@ -1,0 +1,84 @@
+"""Output problems are found before the run, and a killed write leaves nothing (finding 9)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from signal_eval_cli.files import atomic_write_text
+
+CLI = Path(sys.executable).parent / "signal-eval"
+ROOT = Path(__file__).resolve().parent.parent
+
+SLOW = """\
+import time
+from pathlib import Path
+
+def create():
+    def run(input, ctx):
+        Path(__file__).with_name("ran").write_text("the case ran")
+        ctx.emit("harness:end")
+    return run
+"""
+
+
+def dataset(tmp_path: Path) -> Path:
+    (tmp_path / "h.py").write_text(SLOW)
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "name: outs\nharness: h.py:create\ncases:\n"
+        "  - id: a\n    input: x\n    assertions: [{type: signal.contains, pattern: harness:end}]\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "x" * 300 + ".json",  # ENAMETOOLONG after the run, before
+        "d.yaml/r.json",  # under a file
+    ],
+    ids=["name-too-long", "under-a-file"],
+)
+def test_an_unwritable_output_is_refused_before_any_case_runs(tmp_path: Path, output: str) -> None:
+    dataset(tmp_path)
+    done = subprocess.run(
+        [CLI, "run", "d.yaml", "-q", "-o", output], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr
+    assert "cannot write here" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.skipif(not Path("/sys").exists(), reason="needs a read-only /sys")
+def test_a_read_only_directory_is_refused_before_the_run(tmp_path: Path) -> None:
+    if os.access("/sys", os.W_OK) and os.geteuid() != 0:
+        pytest.skip("/sys is writable here")
+    dataset(tmp_path)
+    done = subprocess.run(
+        [CLI, "run", "d.yaml", "-q", "-o", "/sys/r.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 2:
+        pytest.skip("/sys is writable here")
+    assert "cannot write here" in done.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_temp_file_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path: Path) -> None:
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    stale = tmp_path / f".r.json.{dead.stdout.strip()}.abc123.tmp"
+    stale.write_text("half a result")
+    live = tmp_path / f".r.json.{os.getpid()}.def456.tmp"  # a writer still running
+    live.write_text("being written")
+    atomic_write_text(tmp_path / "r.json", "{}\n")
+    assert not stale.exists() and live.exists()
+    assert (tmp_path / "r.json").read_text() == "{}\n"
