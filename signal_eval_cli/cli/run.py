@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,6 +26,14 @@ from signal_eval_cli.cli.common import (
     signals_policy,
     write_reports,
 )
+from signal_eval_cli.cli.journaled import (
+    ForceOpt,
+    JournaledRun,
+    ResumeOpt,
+    RetryOpt,
+    ShardOpt,
+    shard_option,
+)
 from signal_eval_cli.cli.provider_options import (
     JudgeModelOpt,
     MaxConnectionsOpt,
@@ -37,11 +46,20 @@ from signal_eval_cli.cli.provider_options import (
 )
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
 from signal_eval_cli.errors import InputError
+from signal_eval_cli.fingerprint import dataset_fingerprint
 from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.harness.recorded import RecordedTraces
+from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.reports.console import print_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult
-from signal_eval_cli.runner import RunOptions, check_filters, run_dataset, select_cases
+from signal_eval_cli.resume import build_dataset
+from signal_eval_cli.runner import (
+    RunOptions,
+    check_filters,
+    never_ran,
+    run_dataset,
+    select_cases,
+)
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["build_harness", "partial_result", "run_command"]
@@ -110,10 +128,15 @@ def run_command(
     max_connections: MaxConnectionsOpt = None,
     judge_model: JudgeModelOpt = None,
     price: PriceOpt = None,
+    resume: ResumeOpt = False,
+    retry: RetryOpt = None,
+    force: ForceOpt = False,
+    shard: ShardOpt = None,
 ) -> None:
     """Run a dataset (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
     check_outputs(output, markdown, junit)
+    chosen_shard = shard_option(shard)
     try:
         dataset = load_dataset(dataset_path)
         options = RunOptions(
@@ -123,12 +146,22 @@ def run_command(
             fail_fast=fail_fast,
             timeout=timeout,
             repeat=repeat,
+            shard=chosen_shard,
         )
         check_filters(dataset, options)  # a typo'd --case/--tag must not run nothing, green
         flags = ProviderFlags(
             provider, record, record_missing, replay, max_connections, judge_model, price or []
         )
         params = parse_params(param or [])
+        meaning = {
+            "params": params,
+            "timeout": timeout,
+            "repeat": repeat,
+            "provider": provider,
+            "judgeModel": judge_model,
+            "price": price or [],
+            "traces": str(traces) if traces else None,
+        }
         if traces is None:
             params = flags.harness_params(dataset, harness, params)
         subject = build_harness(dataset, harness, params, traces, options)
@@ -136,13 +169,36 @@ def run_command(
     except InputError as exc:
         fail_input(exc)
     selected = select_cases(dataset, options)
+    header = JournalHeader(
+        "dataset",
+        dataset.name,
+        [c.id for c in select_cases(dataset, replace(options, shard=None))],
+        dataset_fingerprint(dataset, harness, meaning),
+        chosen_shard,
+        dict(dataset.metadata),
+    )
+    journal = JournaledRun(output, header, resume=resume, retry=retry, force=force)
+    options.finished = {
+        case_id: CaseResult.from_dict(data) for case_id, data in journal.plan.finished().items()
+    }
     started = now_iso()
-    with Progress(len(selected), quiet=quiet) as progress:
-        options.on_case_complete = progress
+    with Progress(
+        len(selected) - len(options.finished.keys() & {c.id for c in selected}), quiet=quiet
+    ) as progress:
+
+        def finished(result: CaseResult) -> None:
+            if not never_ran(result):
+                journal.record(("", result.case_id), result.to_dict("all"))
+            progress(result)
+
+        options.on_case_complete = finished
         try:
             result = asyncio.run(run_dataset(subject, dataset, options))
         except KeyboardInterrupt:
             result = partial_result(dataset, selected, progress.results, started)
+    entries = journal.entries()
+    if entries is not None:  # the results are what the journal holds
+        result = build_dataset(header, entries, ran=result)
     flags.finish(options)
     print_dataset(result, out)
     write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy)

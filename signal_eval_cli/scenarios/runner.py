@@ -207,6 +207,7 @@ class ScenarioRunResult(DatasetResult):
             completed_at=self.completed_at,
             metadata=dict(self.metadata),
             interrupted=self.interrupted,
+            shard=self.shard,
         )
 
     def to_dict(self, signals: SignalsPolicy = "failed") -> dict[str, Any]:
@@ -231,6 +232,7 @@ class ScenarioRunResult(DatasetResult):
             completed_at=str(data.get("completedAt", "")),
             metadata=dict(data.get("metadata", {})),
             interrupted=bool(data.get("interrupted", False)),
+            shard=data.get("shard"),
             scenarios=scenarios,
         )
 
@@ -419,8 +421,11 @@ async def run_scenarios(
     concurrency: int = 1,
     keep_workdir: bool = False,
     on_complete: Callable[[ScenarioResult], None] | None = None,
+    finished: Mapping[str, ScenarioResult] | None = None,
 ) -> ScenarioRunResult:
-    """Run scenarios, ``concurrency`` at a time; results in the order given."""
+    """Run scenarios, ``concurrency`` at a time; results in the order given.
+
+    A scenario in ``finished`` (read back from a journal) is kept, not run again."""
     started_at, started = now_iso(), time.perf_counter()
     for scenario in scenarios:  # bad input stops everything before anything runs
         _check_types(scenario)
@@ -432,6 +437,8 @@ async def run_scenarios(
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
     async def one(scenario: Scenario) -> ScenarioResult:
+        if finished and scenario.id in finished:
+            return finished[scenario.id]
         async with semaphore:
             result = await run_scenario(scenario, root=root, keep_workdir=keep_workdir)
         if on_complete is not None:
