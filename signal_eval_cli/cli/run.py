@@ -26,6 +26,7 @@ from signal_eval_cli.cli.common import (
     signals_policy,
     write_reports,
 )
+from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, dataset_run
 from signal_eval_cli.cli.journaled import (
     ForceOpt,
     JournaledRun,
@@ -57,12 +58,18 @@ from signal_eval_cli.runner import (
     RunOptions,
     check_filters,
     never_ran,
-    run_dataset,
     select_cases,
 )
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["build_harness", "partial_result", "run_command"]
+
+
+def harness_spec(dataset: EvalDataset, harness: str | None, params: dict[str, Any]) -> HarnessSpec:
+    """The entry point and params :func:`build_harness` resolves (what a Ray actor resolves)."""
+    spec = HarnessSpec(harness, {}) if harness else dataset.harness
+    assert spec is not None  # build_harness refused a dataset without one
+    return HarnessSpec(spec.factory, {**spec.params, **params})
 
 
 def build_harness(
@@ -132,6 +139,9 @@ def run_command(
     retry: RetryOpt = None,
     force: ForceOpt = False,
     shard: ShardOpt = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = None,
 ) -> None:
     """Run a dataset (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
@@ -165,6 +175,7 @@ def run_command(
         if traces is None:
             params = flags.harness_params(dataset, harness, params)
         subject = build_harness(dataset, harness, params, traces, options)
+        spec = harness_spec(dataset, harness, params) if traces is None else None
         flags.configure_judge(dataset, options, params)
     except InputError as exc:
         fail_input(exc)
@@ -193,9 +204,20 @@ def run_command(
 
         options.on_case_complete = finished
         try:
-            result = asyncio.run(run_dataset(subject, dataset, options))
+            running = dataset_run(
+                executor,
+                dataset,
+                subject,
+                options,
+                spec=spec,
+                ray_address=ray_address,
+                ray_actors=ray_actors,
+            )
+            result = asyncio.run(running)
         except KeyboardInterrupt:
             result = partial_result(dataset, selected, progress.results, started)
+        except InputError as exc:  # Ray could not start or join the cluster
+            fail_input(exc)
     entries = journal.entries()
     if entries is not None:  # the results are what the journal holds
         result = build_dataset(header, entries, ran=result)

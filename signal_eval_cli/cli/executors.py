@@ -1,0 +1,67 @@
+"""``--executor local|ray``: where a run's cases execute. Ray is imported only when asked."""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from typing import Annotated, Any
+
+import typer
+
+from signal_eval_cli.cli.common import fail_input
+from signal_eval_cli.dataset import EvalDataset, HarnessSpec
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.results import DatasetResult
+from signal_eval_cli.runner import RunOptions, run_dataset
+
+__all__ = ["ExecutorOpt", "RayActorsOpt", "RayAddressOpt", "dataset_run"]
+
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        metavar="local|ray",
+        help="Where cases run: this process (local) or a Ray cluster (ray; extra [ray]).",
+    ),
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Ray cluster to join (host:port, ray://host:10001, auto); default: a local one."
+    ),
+]
+RayActorsOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help="Ray actors (default: one per cluster CPU), each --concurrency at once."
+    ),
+]
+
+
+def dataset_run(
+    executor: str,
+    dataset: EvalDataset,
+    harness: Any,
+    options: RunOptions,
+    *,
+    spec: HarnessSpec | None,
+    ray_address: str | None = None,
+    ray_actors: int | None = None,
+) -> Coroutine[Any, Any, DatasetResult]:
+    """The coroutine running ``dataset``: on this event loop, or on Ray actors that
+    build the harness from ``spec`` themselves (objects do not travel; entry points do)."""
+    if executor == "local":
+        return run_dataset(harness, dataset, options)
+    if executor != "ray":
+        fail_input(InputError(f"--executor must be local or ray, got {executor!r}"))
+    if spec is None:
+        fail_input(InputError("--executor ray runs a harness: it cannot evaluate --traces"))
+    from signal_eval_cli.ray_executor import RaySettings, VariantSpec, import_ray, run_dataset_ray
+
+    try:
+        import_ray()
+    except InputError as exc:
+        fail_input(exc)
+    base_dir = dataset.path.parent.resolve() if dataset.path else None  # actors' cwd differs
+    settings = RaySettings(address=ray_address, actors=ray_actors, concurrency=options.concurrency)
+    return run_dataset_ray(
+        dataset, VariantSpec(spec.factory, dict(spec.params), base_dir), options, settings
+    )
