@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from typing import Any
 from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.results import CaseResult, DatasetResult
-from signal_eval_cli.runner import RunOptions, _not_run, select_cases
+from signal_eval_cli.runner import RunOptions, _not_run, dataset_result, select_cases
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["RaySettings", "VariantSpec", "run_dataset_ray", "run_matrix_ray", "run_units_ray"]
@@ -282,8 +283,7 @@ async def run_dataset_ray(
     settings: RaySettings,
 ) -> DatasetResult:
     """:func:`~signal_eval_cli.runner.run_dataset` on Ray: the same result, minus timings."""
-    loop = asyncio.get_running_loop()
-    started_at, started = now_iso(), loop.time()
+    started_at, started = now_iso(), time.perf_counter()
     job, cases = make_job(dataset, {"": harness}, options)
     results: list[CaseResult | None] = [options.finished.get(c.id) for c in cases]
     units = [("", i) for i, r in enumerate(results) if r is None]
@@ -295,22 +295,7 @@ async def run_dataset_ray(
         return not (options.fail_fast and not result.passed and not result.skipped)
 
     await run_units_ray(job, units, settings, accept)
-
-    finished = []
-    for result, case in zip(results, cases, strict=True):
-        if result is None:
-            result = _not_run(case)
-            if options.on_case_complete is not None:
-                options.on_case_complete(result)
-        finished.append(result)
-    return DatasetResult(
-        name=dataset.name,
-        cases=finished,
-        duration_ms=(loop.time() - started) * 1000,
-        started_at=started_at,
-        completed_at=now_iso(),
-        metadata=dict(dataset.metadata),
-    )
+    return dataset_result(dataset, cases, results, options, started_at, started)
 
 
 def variant_spec(variant: Any, dataset: EvalDataset) -> VariantSpec:
@@ -342,8 +327,7 @@ async def run_matrix_ray(
     actors (each actor holds every variant's harness)."""
     from signal_eval_cli.matrix import MatrixResult, VariantResult
 
-    loop = asyncio.get_running_loop()
-    started_at, started = now_iso(), loop.time()
+    started_at, started = now_iso(), time.perf_counter()
     for v in variants:  # resolvable here first: a typo fails before anything runs
         v.build(dataset)
     job, cases = make_job(dataset, {v.id: variant_spec(v, dataset) for v in variants}, options)
@@ -375,7 +359,7 @@ async def run_matrix_ray(
     return MatrixResult.of(
         name or dataset.name,
         done,
-        duration_ms=(loop.time() - started) * 1000,
+        duration_ms=(time.perf_counter() - started) * 1000,
         started_at=started_at,
         completed_at=now_iso(),
     )

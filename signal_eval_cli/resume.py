@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.fingerprint import differences, digest
@@ -35,6 +35,7 @@ __all__ = [
     "shard_block",
 ]
 
+_R = TypeVar("_R")
 Retry = Literal["errored", "failed"]
 RETRY_CHOICES: tuple[Retry, ...] = ("errored", "failed")
 
@@ -180,9 +181,14 @@ def build_dataset(
         interrupted=len(cases) < len(own) or (ran is not None and ran.interrupted),
         shard=shard_block(header),
     )
+    return _timed(result, ran)
+
+
+def _timed(result: _R, ran: Any) -> _R:
+    """``result`` with the timings of ``ran`` (the run that produced the journal lines)."""
     if ran is not None:
-        result.duration_ms, result.started_at = ran.duration_ms, ran.started_at
-        result.completed_at = ran.completed_at
+        result.duration_ms, result.started_at = ran.duration_ms, ran.started_at  # type: ignore[attr-defined]
+        result.completed_at = ran.completed_at  # type: ignore[attr-defined]
     return result
 
 
@@ -214,10 +220,7 @@ def build_matrix(
         interrupted=not complete or (ran is not None and ran.interrupted),
         shard=shard_block(header),
     )
-    if ran is not None:
-        matrix.duration_ms, matrix.started_at = ran.duration_ms, ran.started_at
-        matrix.completed_at = ran.completed_at
-    return matrix
+    return _timed(matrix, ran)
 
 
 def build_scenarios(
@@ -240,10 +243,4 @@ def build_scenarios(
         interrupted=len(scenarios) < len(own) or (ran is not None and ran.interrupted),
         shard=shard_block(header),
     )
-    if ran is not None:
-        run.duration_ms, run.started_at, run.completed_at = (
-            ran.duration_ms,
-            ran.started_at,
-            ran.completed_at,
-        )
-    return run
+    return _timed(run, ran)

@@ -34,6 +34,7 @@ __all__ = [
     "HarnessThreads",
     "RunOptions",
     "check_filters",
+    "dataset_result",
     "never_ran",
     "run_case",
     "run_dataset",
@@ -422,9 +423,22 @@ async def run_dataset(
     finally:
         if threads is not None:  # don't wait: a hung sync harness must not hang the run
             threads.shutdown(wait=False, cancel_futures=True)
+    return dataset_result(dataset, cases, results, options, started_at, started)
+
+
+def dataset_result(
+    dataset: EvalDataset,
+    cases: Sequence[EvalCase],
+    results: Sequence[CaseResult | None],
+    options: RunOptions,
+    started_at: str,
+    started: float,
+) -> DatasetResult:
+    """The run's result (whatever executed it): a case that never started (fail-fast) is
+    still reported, N/N; ``started`` is the ``time.perf_counter()`` at the start."""
     finished: list[CaseResult] = []
     for result, case in zip(results, cases, strict=True):
-        if result is None:  # never started (fail-fast): still reported, N/N
+        if result is None:
             result = _not_run(case)
             if options.on_case_complete is not None:
                 options.on_case_complete(result)
