@@ -17,6 +17,7 @@ import typer
 from signal_eval_cli.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
+    HtmlOpt,
     JunitOpt,
     MarkdownOpt,
     OutputOpt,
@@ -70,6 +71,7 @@ def matrix_command(
     output: OutputOpt = None,
     markdown: MarkdownOpt = None,
     junit: JunitOpt = None,
+    html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
     quiet: QuietOpt = False,
     resume: ResumeOpt = False,
@@ -79,7 +81,7 @@ def matrix_command(
 ) -> None:
     """Run a matrix of harness variants over one dataset; rank them and recommend one."""
     policy = signals_policy(signals)
-    check_outputs(output, markdown, junit)
+    check_outputs(output, markdown, junit, html)
     chosen_shard = shard_option(shard)
     try:
         matrix = load_matrix(file)
@@ -141,5 +143,5 @@ def matrix_command(
     if entries is not None:  # the results are what the journal holds
         result = build_matrix(header, entries, ran=result)
     print_matrix(result, out)
-    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy)
+    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
     raise typer.Exit(EXIT_INTERRUPTED if result.interrupted else EXIT_OK)

@@ -13,6 +13,7 @@ from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    HtmlOpt,
     JunitOpt,
     MarkdownOpt,
     OutputOpt,
@@ -126,6 +127,7 @@ def run_command(
     output: OutputOpt = None,
     markdown: MarkdownOpt = None,
     junit: JunitOpt = None,
+    html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
     quiet: QuietOpt = False,
     provider: ProviderOpt = None,
@@ -145,7 +147,7 @@ def run_command(
 ) -> None:
     """Run a dataset (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
-    check_outputs(output, markdown, junit)
+    check_outputs(output, markdown, junit, html)
     chosen_shard = shard_option(shard)
     try:
         dataset = load_dataset(dataset_path)
@@ -223,7 +225,7 @@ def run_command(
         result = build_dataset(header, entries, ran=result)
     flags.finish(options)
     print_dataset(result, out)
-    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy)
+    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
     if result.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
     raise typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)
