@@ -39,7 +39,9 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"browser tests skipped: {reason}; run `make browser` to install it")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(
+    scope="module"
+)  # a session-long sync_playwright loop breaks asyncio.run in later tests
 def browser() -> Iterator[Any]:
     executable = chromium_path()
     if executable is None:

@@ -253,3 +253,14 @@ def test_the_results_file_is_built_from_the_journal(tmp_path: Path) -> None:
     saved = json.loads((tmp_path / "out.json").read_text())["cases"]
     for case in saved:
         assert journal.entries[("", case["caseId"])] == case
+
+
+def test_an_unwritable_journal_is_an_input_error_before_anything_runs(tmp_path: Path) -> None:
+    write_eval(tmp_path, 2)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "out.json.journal.jsonl").mkdir()  # the journal's path is taken by a folder
+    done = cli("run", "eval.yaml", "-o", "locked/out.json", "-q", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "cannot write the journal" in done.stderr and "Traceback" not in done.stderr
+    assert calls(tmp_path) == []

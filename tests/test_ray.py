@@ -8,6 +8,7 @@ instance on the other worker (two clusters on two cores)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import subprocess
 import sys
@@ -20,7 +21,13 @@ from journal_helpers import load, without_timings
 from signal_eval_cli.dataset import load_dataset
 from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.journal import journal_path
-from signal_eval_cli.ray_executor import RaySettings, VariantSpec, run_dataset_ray
+from signal_eval_cli.matrix import MatrixOptions, Variant, run_matrix
+from signal_eval_cli.ray_executor import (
+    RaySettings,
+    VariantSpec,
+    run_dataset_ray,
+    run_matrix_ray,
+)
 from signal_eval_cli.runner import RunOptions, run_dataset
 
 ray = pytest.importorskip("ray")  # installed by `make setup` (extra [ray]); CI runs this
@@ -93,6 +100,16 @@ def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path:
     assert as_dicts(on_ray) == as_dicts(local)
     pids = {line.split()[1] for line in (lib / "calls.log").read_text().splitlines()[30:]}
     assert len(pids) == 2  # both actors ran cases
+    variants = [
+        Variant("one", "One", "h.py:create", {"bonus": 1}, base_dir=lib),
+        Variant("two", "Two", "h.py:create", {"bonus": 2}, base_dir=lib),
+    ]
+    small = dataclasses.replace(dataset, cases=dataset.cases[:12])
+    local_matrix = asyncio.run(run_matrix(variants, small, MatrixOptions(concurrency=4)))
+    ray_matrix = asyncio.run(
+        run_matrix_ray(variants, small, MatrixOptions(concurrency=4), settings)
+    )
+    assert as_dicts(ray_matrix) == as_dicts(local_matrix)
 
     # 2. CLI: an actor dies mid-run (case c7 kills its process the first time): every case
     #    exactly once in the results and in the journal, equal to the local run
@@ -135,4 +152,7 @@ def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path:
     assert [c["caseId"] for c in saved] == [f"c{i}" for i in range(40)]
     lines = journal_path(cli_dir / "ray.json").read_text().splitlines()[1:]
     assert sorted(json.loads(x)["case"] for x in lines) == sorted(f"c{i}" for i in range(40))
-    assert load(cli_dir / "ray.json") == load(cli_dir / "local.json")
+    on_ray_cases, local_cases = load(cli_dir / "ray.json"), load(cli_dir / "local.json")
+    for mine, theirs in zip(on_ray_cases["cases"], local_cases["cases"]):
+        assert mine == theirs
+    assert on_ray_cases == local_cases

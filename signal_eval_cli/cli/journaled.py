@@ -9,8 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from signal_eval_cli.cli.common import err, fail_input
-from signal_eval_cli.errors import InputError
-from signal_eval_cli.journal import JournalHeader, Key, read_journal
+from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.journal import JournalHeader, Key, journal_path, read_journal
 from signal_eval_cli.resume import JournalPlan, open_journal
 from signal_eval_cli.sharding import Shard, parse_shard
 
@@ -75,6 +75,13 @@ class JournaledRun:
             )
         except InputError as exc:
             fail_input(exc)
+        except OSError as exc:  # a read-only folder, a full disk: before anything ran
+            where = journal_path(output) if output is not None else Path(".")
+            fail_input(
+                InputError(
+                    [Problem(str(where), 0, 0, f"cannot write the journal: {exc.strerror or exc}")]
+                )
+            )
         if self.plan.fresh:
             err.print(f"no journal beside {output}: starting from the beginning")
         elif resume or retry:

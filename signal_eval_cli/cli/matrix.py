@@ -31,6 +31,7 @@ from signal_eval_cli.cli.common import (
     signals_policy,
     write_reports,
 )
+from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, matrix_run
 from signal_eval_cli.cli.journaled import (
     ForceOpt,
     JournaledRun,
@@ -48,7 +49,6 @@ from signal_eval_cli.matrix import (
     MatrixResult,
     VariantResult,
     load_matrix,
-    run_matrix,
 )
 from signal_eval_cli.reports._format import fmt_pass_rate
 from signal_eval_cli.reports.console_matrix import print_matrix
@@ -78,6 +78,9 @@ def matrix_command(
     retry: RetryOpt = None,
     force: ForceOpt = False,
     shard: ShardOpt = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = None,
 ) -> None:
     """Run a matrix of harness variants over one dataset; rank them and recommend one."""
     policy = signals_policy(signals)
@@ -130,9 +133,16 @@ def matrix_command(
     with Progress(len(selected) * len(matrix.variants) - kept, quiet=quiet) as progress:
         options.on_case_complete = progress
         try:
-            result = asyncio.run(
-                run_matrix(matrix.variants, matrix.dataset, options, name=matrix.name)
+            running = matrix_run(
+                executor,
+                matrix.variants,
+                matrix.dataset,
+                options,
+                name=matrix.name,
+                ray_address=ray_address,
+                ray_actors=ray_actors,
             )
+            result = asyncio.run(running)
         except InputError as exc:
             fail_input(exc)
         except KeyboardInterrupt:
