@@ -153,6 +153,6 @@ def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path:
     lines = journal_path(cli_dir / "ray.json").read_text().splitlines()[1:]
     assert sorted(json.loads(x)["case"] for x in lines) == sorted(f"c{i}" for i in range(40))
     on_ray_cases, local_cases = load(cli_dir / "ray.json"), load(cli_dir / "local.json")
-    for mine, theirs in zip(on_ray_cases["cases"], local_cases["cases"]):
+    for mine, theirs in zip(on_ray_cases["cases"], local_cases["cases"], strict=True):
         assert mine == theirs
     assert on_ray_cases == local_cases
