@@ -20,7 +20,7 @@ ExecutorOpt = Annotated[
     str,
     typer.Option(
         metavar="local|ray",
-        help="Where cases run: this process (local) or a Ray cluster (ray; extra [ray]).",
+        help="Where cases run: this process (local) or a Ray cluster (ray: needs the ray extra).",
     ),
 ]
 RayAddressOpt = Annotated[
