@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -60,8 +63,12 @@ from signal_eval_cli.runner import (
     check_filters,
     never_ran,
     select_cases,
+    stall_limit_s,
 )
 from signal_eval_cli.signals import now_iso
+from signal_eval_cli.watchdog import LoopWatchdog
+
+_T = TypeVar("_T")
 
 __all__ = ["build_harness", "partial_result", "run_command"]
 
@@ -88,8 +95,7 @@ def build_harness(
             f"{dataset.path}: the dataset names no harness: add 'harness: pkg.module:factory' "
             "to it, or pass --harness, or evaluate recorded traces with --traces DIR"
         )
-    base_dir = dataset.path.parent if dataset.path else None
-    return resolve_harness(spec.factory, {**spec.params, **params}, base_dir=base_dir)
+    return resolve_harness(spec.factory, {**spec.params, **params}, dataset_path=dataset.path)
 
 
 def run_command(
@@ -195,6 +201,13 @@ def run_command(
         case_id: CaseResult.from_dict(data) for case_id, data in journal.plan.finished().items()
     }
     started = now_iso()
+    reports: dict[str, Any] = {
+        "output": output,
+        "markdown": markdown,
+        "junit": junit,
+        "signals": policy,
+        "html": html,
+    }
     with Progress(
         len(selected) - len(options.finished.keys() & {c.id for c in selected}), quiet=quiet
     ) as progress:
@@ -205,6 +218,13 @@ def run_command(
             progress(result)
 
         options.on_case_complete = finished
+
+        def stalled(location: str, seconds: float) -> None:
+            progress.__exit__()
+            kept = [options.finished[c.id] for c in selected if c.id in options.finished]
+            done = [*kept, *progress.results]  # a resumed run's kept cases finished too
+            finish_stalled(dataset, selected, done, started, location, seconds, reports)
+
         try:
             running = dataset_run(
                 executor,
@@ -215,7 +235,7 @@ def run_command(
                 ray_address=ray_address,
                 ray_actors=ray_actors,
             )
-            result = asyncio.run(running)
+            result = asyncio.run(watched(running, stall_limit_s(dataset, options), stalled))
         except KeyboardInterrupt:
             result = partial_result(dataset, selected, progress.results, started)
         except InputError as exc:  # Ray could not start or join the cluster
@@ -225,16 +245,69 @@ def run_command(
         result = build_dataset(header, entries, ran=result)
     flags.finish(options)
     print_dataset(result, out)
-    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
+    write_reports(result, **reports)
     if result.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
     raise typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)
 
 
+async def watched(run: Awaitable[_T], limit_s: float, on_stall: Callable[[str, float], None]) -> _T:
+    """``run`` under a :class:`LoopWatchdog`."""
+    async with LoopWatchdog(limit_s, on_stall):
+        return await run
+
+
+def finish_stalled(
+    dataset: EvalDataset,
+    selected: list[Any],
+    finished: list[CaseResult],
+    started: str,
+    location: str,
+    seconds: float,
+    reports: dict[str, Any],
+) -> NoReturn:
+    """The loop is stuck in a harness for good: report what finished, fail the rest with
+    where the harness is stuck, write the reports and end the process (exit 1)."""
+    reason = (
+        f"the event loop was blocked at {location} for {seconds:.1f} s, longer than the case timeout: "
+        "an async harness called blocking code (time.sleep, a sync SDK); await an async "
+        "call instead, or run the blocking one with asyncio.to_thread"
+    )
+    done = list(finished)
+    ids = {r.case_id for r in done}
+    for case in selected:
+        if case.id not in ids:
+            error = f"not finished: {reason}" if not case.skip else None
+            done.append(
+                CaseResult(
+                    case.id,
+                    passed=case.skip,
+                    name=case.name,
+                    skipped=case.skip,
+                    error=error,
+                    tags=list(case.tags),
+                )
+            )
+    result = partial_result(dataset, selected, done, started, interrupted=False)
+    try:
+        print_dataset(result, out)
+        write_reports(result, **reports)
+        typer.echo(f"error: {reason}", err=True)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_FAILED)
+
+
 def partial_result(
-    dataset: EvalDataset, selected: list[Any], finished: list[CaseResult], started: str
+    dataset: EvalDataset,
+    selected: list[Any],
+    finished: list[CaseResult],
+    started: str,
+    *,
+    interrupted: bool = True,
 ) -> DatasetResult:
-    """What finished before Ctrl-C, in dataset order."""
+    """What finished before Ctrl-C (or a stuck loop), in dataset order."""
     order = {c.id: i for i, c in enumerate(selected)}
     cases = sorted(finished, key=lambda r: order.get(r.case_id, len(order)))
     return DatasetResult(
@@ -243,5 +316,5 @@ def partial_result(
         started_at=started,
         completed_at=now_iso(),
         metadata=dict(dataset.metadata),
-        interrupted=True,
+        interrupted=interrupted,
     )
