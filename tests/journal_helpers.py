@@ -9,7 +9,7 @@ from typing import Any
 TIMING_KEYS = {
     "durationMs", "startedAt", "completedAt", "timestamp", "evaluationMs",
     "caseIndex", "caseIndexSha256",  # the index holds latencies
-    "id", "parentId",  # signal ids are random per run
+    "id", "parentId", "parent",  # signal ids are random per run
     "workdir",  # a temp dir per run
 }  # fmt: skip
 
