@@ -19,7 +19,7 @@ from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.fingerprint import digest
 from signal_eval_cli.journal import JournalHeader, Key, read_journal
 from signal_eval_cli.persistence import load_result
-from signal_eval_cli.resume import build_dataset, build_matrix, build_scenarios
+from signal_eval_cli.resume import build_dataset, build_matrix, build_scenarios, run_slot
 from signal_eval_cli.sharding import shard_ids
 
 __all__ = ["merge_parts"]
@@ -69,8 +69,12 @@ def _read_part(path: Path) -> _Part:
                 entries[(str(v["variantId"]), str(c["caseId"]))] = c
     elif kind == "scenarios":
         tags = {c["caseId"]: c.get("tags", []) for c in data.get("cases", [])}
+        runs = 1
         for s in data["scenarios"]:
-            entries[("", str(s["id"]))] = {**s, "tags": tags.get(s["id"], [])}
+            run = int(s.get("run") or 0)
+            runs = max(runs, run + 1)
+            entries[(run_slot(run), str(s["id"]))] = {**s, "tags": tags.get(s["id"], [])}
+        variants = [{"id": run_slot(r)} for r in range(runs)] if runs > 1 else []
     else:
         entries = {("", str(c["caseId"])): c for c in data["cases"]}
     header = JournalHeader(

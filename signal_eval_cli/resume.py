@@ -223,24 +223,43 @@ def build_matrix(
     return _timed(matrix, ran)
 
 
+def run_slot(run: int) -> str:
+    """A repeated scenario's journal key slot: ``""`` for run 0 (as unrepeated), ``run2``…"""
+    return f"run{run}" if run else ""
+
+
+def slot_run(slot: str) -> int:
+    return int(slot[3:]) if slot.startswith("run") else 0
+
+
+def scenario_from_journal(data: Mapping[str, Any]) -> Any:
+    """A journaled scenario result (its tags ride along: its own JSON has none)."""
+    from signal_eval_cli.scenarios import ScenarioResult
+
+    scenario = ScenarioResult.from_dict(data)
+    scenario.tags = [str(t) for t in data.get("tags") or []]
+    return scenario
+
+
 def build_scenarios(
     header: JournalHeader, entries: Mapping[Key, Mapping[str, Any]], ran: Any = None
 ) -> Any:
-    """A scenario run's result from its journal, in the header's order."""
-    from signal_eval_cli.scenarios import ScenarioResult, ScenarioRunResult
+    """A scenario run's result from its journal, in the header's order (each scenario's
+    runs, when repeated, in run order)."""
+    from signal_eval_cli.scenarios import ScenarioRunResult
 
+    slots = [str(v["id"]) for v in header.variants] or [""]
     scenarios = []
     own = header.own_ids()
     for sid in own:
-        data = entries.get(("", sid))
-        if data is not None:
-            scenario = ScenarioResult.from_dict(data)
-            scenario.tags = [str(t) for t in data.get("tags") or []]  # not in its own JSON
-            scenarios.append(scenario)
+        for slot in slots:
+            data = entries.get((slot, sid))
+            if data is not None:
+                scenarios.append(scenario_from_journal(data))
     run = ScenarioRunResult.of(
         scenarios,
         name=header.name,
-        interrupted=len(scenarios) < len(own) or (ran is not None and ran.interrupted),
+        interrupted=len(scenarios) < len(own) * len(slots) or (ran is not None and ran.interrupted),
         shard=shard_block(header),
     )
     return _timed(run, ran)

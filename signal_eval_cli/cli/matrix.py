@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -52,9 +52,10 @@ from signal_eval_cli.matrix import (
 )
 from signal_eval_cli.reports._format import fmt_pass_rate
 from signal_eval_cli.reports.console_matrix import print_matrix
-from signal_eval_cli.results import CaseResult
+from signal_eval_cli.results import CaseResult, SignalsPolicy
 from signal_eval_cli.resume import build_matrix
 from signal_eval_cli.runner import never_ran, select_cases
+from signal_eval_cli.scenarios.matrix import ScenarioMatrix, run_scenario_matrix
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["matrix_command"]
@@ -82,7 +83,8 @@ def matrix_command(
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = None,
 ) -> None:
-    """Run a matrix of harness variants over one dataset; rank them and recommend one."""
+    """Run a matrix of harness variants over one dataset (or of agents over scenarios);
+    rank them and recommend one."""
     policy = signals_policy(signals)
     check_outputs(output, markdown, junit, html)
     chosen_shard = shard_option(shard)
@@ -98,6 +100,31 @@ def matrix_command(
             stats = pass_rate_stats(variant.result.cases)
             err.print(f"✓ {variant.variant_name}: {fmt_pass_rate(stats)}", highlight=False)
 
+    started = now_iso()
+    if isinstance(matrix, ScenarioMatrix):
+        if resume or retry or chosen_shard or executor != "local":
+            fail_input(
+                InputError(
+                    f"{file}: --resume, --retry, --shard and --executor ray are not supported "
+                    "for a matrix of agents over scenarios yet"
+                )
+            )
+        try:
+            result = asyncio.run(
+                run_scenario_matrix(
+                    matrix,
+                    concurrency=concurrency,
+                    repeat=repeat or 1,
+                    on_variant_complete=variant_done,
+                )
+            )
+        except InputError as exc:
+            fail_input(exc)
+        except KeyboardInterrupt:
+            result = MatrixResult.of(
+                matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
+            )
+        _finish(result, output, markdown, junit, html, policy)
     options = MatrixOptions(
         concurrency=concurrency,
         repeat=repeat,
@@ -152,6 +179,17 @@ def matrix_command(
     entries = journal.entries()
     if entries is not None:  # the results are what the journal holds
         result = build_matrix(header, entries, ran=result)
+    _finish(result, output, markdown, junit, html, policy)
+
+
+def _finish(
+    result: MatrixResult,
+    output: Path | None,
+    markdown: Path | None,
+    junit: Path | None,
+    html: Path | None,
+    policy: SignalsPolicy,
+) -> NoReturn:
     print_matrix(result, out)
     write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
     raise typer.Exit(EXIT_INTERRUPTED if result.interrupted else EXIT_OK)

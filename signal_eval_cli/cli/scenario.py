@@ -37,9 +37,9 @@ from signal_eval_cli.cli.journaled import (
     shard_option,
 )
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.fingerprint import scenarios_fingerprint
+from signal_eval_cli.fingerprint import canonical, scenarios_fingerprint
 from signal_eval_cli.journal import JournalHeader
-from signal_eval_cli.resume import build_scenarios
+from signal_eval_cli.resume import build_scenarios, run_slot, scenario_from_journal, slot_run
 from signal_eval_cli.scenarios import (
     Scenario,
     ScenarioResult,
@@ -89,6 +89,7 @@ def scenario_tables(result: ScenarioResult, width: int | None = None) -> Group:
     each fills one row of the details column rather than folding into several.
     """
     title = f"{result.id}" + (f" — {result.title}" if result.title else "")
+    title += f" (run {result.run + 1})" if result.run else ""
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("check", style="cyan", no_wrap=True)
     table.add_column("status", no_wrap=True)
@@ -103,6 +104,16 @@ def scenario_tables(result: ScenarioResult, width: int | None = None) -> Group:
     if width is not None:  # borders and padding take 10 columns, "status" 6
         widest = max((cell_len(label) for label, _ in [*goals, *checks]), default=5)
         tail_width = max(MIN_TAIL_WIDTH, width - 16 - widest)
+    if result.agent is not None:
+        agent = result.agent
+        details = f"{agent.get('durationMs', 0):,.0f} ms"
+        if agent.get("exitCode") is not None:
+            details = f"exit {agent['exitCode']} · {details}"
+        files = len(result.changed_files)
+        details += f" · {files} file{'s' if files != 1 else ''} changed"
+        if agent.get("error"):
+            details += f"\n{agent['error']}"
+        table.add_row("agent", _status(agent.get("status") == "passed"), details)
     for label, goal in goals:
         table.add_row(label, _status(goal.passed), _goal_details(goal, tail_width))
     for label, checked in checks:
@@ -173,6 +184,9 @@ def scenario_command(
         ),
     ] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Scenarios run at once.")] = 1,
+    repeat: Annotated[
+        int, typer.Option(min=1, help="Run each scenario N times; it passes only if all do.")
+    ] = 1,
     markdown: Annotated[
         Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
     ] = None,
@@ -188,6 +202,8 @@ def scenario_command(
     chosen_shard = shard_option(shard)
     if not targets and not all_:
         fail_input(InputError("give scenario ids or files, or --all"))
+    if update_expected and repeat > 1:
+        fail_input(InputError("--update-expected runs each scenario once: drop --repeat"))
     try:
         scenarios = find_scenarios(targets or [], directory=directory, include_all=all_)
         if not scenarios:
@@ -198,7 +214,10 @@ def scenario_command(
         err.print("interrupted", style="yellow")
         raise typer.Exit(EXIT_INTERRUPTED) from None
     every = [s.id for s in scenarios]
-    fingerprint = scenarios_fingerprint(scenarios, root)  # every shard's: they merge
+    fingerprint = {
+        **scenarios_fingerprint(scenarios, root),  # every shard's: they merge
+        "params": canonical({"repeat": repeat}),
+    }
     scenarios = take_shard(scenarios, every, chosen_shard)
     header = JournalHeader(
         "scenarios",
@@ -206,15 +225,18 @@ def scenario_command(
         every,
         fingerprint,
         chosen_shard,
+        variants=[{"id": run_slot(run)} for run in range(max(1, repeat))],
     )
     journal = JournaledRun(output, header, resume=resume, retry=retry, force=force)
-    kept = {sid: ScenarioResult.from_dict(data) for sid, data in journal.plan.finished().items()}
-    for sid, data in journal.plan.finished().items():
-        kept[sid].tags = [str(t) for t in data.get("tags") or []]
+    kept = {
+        (sid, run): scenario_from_journal(data)
+        for (slot, sid), data in journal.plan.kept.items()
+        for run in [slot_run(slot)]
+    }
     finished: list[ScenarioResult] = list(kept.values())
 
     def complete(result: ScenarioResult) -> None:
-        journal.record(("", result.id), result.to_dict() | {"tags": result.tags})
+        journal.record((run_slot(result.run), result.id), result.to_dict() | {"tags": result.tags})
         finished.append(result)
 
     started_at, started = now_iso(), time.perf_counter()
@@ -226,6 +248,7 @@ def scenario_command(
                 concurrency=concurrency,
                 keep_workdir=keep_workdir,
                 on_complete=complete,
+                repeat=repeat,
                 finished=kept,
             )
         )
@@ -253,7 +276,7 @@ def partial_run(
 ) -> ScenarioRunResult:
     """What finished before Ctrl-C, in the order given, marked ``interrupted``."""
     order = {s.id: i for i, s in enumerate(scenarios)}
-    done = sorted(finished, key=lambda r: order.get(r.id, len(order)))
+    done = sorted(finished, key=lambda r: (order.get(r.id, len(order)), r.run))
     return ScenarioRunResult.of(
         done,
         duration_ms=(time.perf_counter() - started) * 1000,
