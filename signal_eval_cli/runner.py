@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from signal_eval_cli.assertions import EvalContext, Judge, evaluate_assertions
 from signal_eval_cli.dataset import EvalCase, EvalDataset
@@ -27,6 +27,9 @@ from signal_eval_cli.harness.protocol import HarnessContext, collect, runs_on_lo
 from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult
 from signal_eval_cli.sharding import Shard, take_shard
 from signal_eval_cli.signals import Signal, Trace, new_signal_id, now_iso
+
+if TYPE_CHECKING:
+    from signal_eval_cli.proxy.server import ModelProxy
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -64,6 +67,8 @@ class RunOptions:
     on_case_complete: Callable[[CaseResult], None] | None = None
     semaphore: asyncio.Semaphore | None = None
     """Share one limit across several datasets (a matrix); else one is made."""
+    proxy: ModelProxy | None = None
+    """The run's model proxy: each case run gets ``ctx.proxy`` and its calls as signals."""
     executor: Executor | None = None
     """Threads for sync harnesses; else :func:`run_dataset` makes a :class:`HarnessThreads`
     per run (the loop's default pool has only ``cpu_count + 4`` threads, which would
@@ -284,6 +289,9 @@ async def _run_once(
     run: int = 0,
 ) -> CaseResult:
     ctx = HarnessContext(case.id, dict(options.params), metadata=dict(case.metadata))
+    proxy = options.proxy
+    if proxy is not None:
+        ctx.proxy = proxy.open(case.id, run, ctx.emit)
     started, started_at = time.perf_counter(), now_iso()
     error: str | None = None
     try:
@@ -295,9 +303,15 @@ async def _run_once(
         error = _describe(exc)
     except (asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
         if _ours(exc):
+            if proxy is not None and ctx.proxy is not None:
+                proxy.close(ctx.proxy, completed=False)  # cut short: record nothing of it
             raise
         timed_out = False
         error = _describe(exc)
+    if proxy is not None and ctx.proxy is not None:
+        session = proxy.close(ctx.proxy, completed=not timed_out)
+        if error is None and session is not None and session.misses:
+            error = session.misses[0]  # the harness swallowed the miss: still the case's failure
     if timed_out:
         ctx.cancelled.set()
         error = f"timed out after {timeout_ms:g} ms"

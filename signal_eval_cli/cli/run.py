@@ -41,6 +41,7 @@ from signal_eval_cli.cli.journaled import (
 )
 from signal_eval_cli.cli.provider_options import (
     JudgeModelOpt,
+    LiveOpt,
     MaxConnectionsOpt,
     PriceOpt,
     ProviderFlags,
@@ -140,6 +141,7 @@ def run_command(
     record: RecordOpt = False,
     record_missing: RecordMissingOpt = False,
     replay: ReplayOpt = False,
+    live: LiveOpt = False,
     max_connections: MaxConnectionsOpt = None,
     judge_model: JudgeModelOpt = None,
     price: PriceOpt = None,
@@ -168,7 +170,14 @@ def run_command(
         )
         check_filters(dataset, options)  # a typo'd --case/--tag must not run nothing, green
         flags = ProviderFlags(
-            provider, record, record_missing, replay, max_connections, judge_model, price or []
+            provider,
+            record,
+            record_missing,
+            replay,
+            max_connections,
+            judge_model,
+            price or [],
+            live,
         )
         params = parse_params(param or [])
         meaning = {
@@ -185,6 +194,8 @@ def run_command(
         subject = build_harness(dataset, harness, params, traces, options)
         spec = harness_spec(dataset, harness, params) if traces is None else None
         flags.configure_judge(dataset, options, params)
+        if traces is None:
+            flags.start_proxy(dataset, options)
     except InputError as exc:
         fail_input(exc)
     selected = select_cases(dataset, options)
@@ -208,42 +219,44 @@ def run_command(
         "signals": policy,
         "html": html,
     }
-    with Progress(
-        len(selected) - len(options.finished.keys() & {c.id for c in selected}), quiet=quiet
-    ) as progress:
+    try:
+        with Progress(
+            len(selected) - len(options.finished.keys() & {c.id for c in selected}), quiet=quiet
+        ) as progress:
 
-        def finished(result: CaseResult) -> None:
-            if not never_ran(result):
-                journal.record(("", result.case_id), result.to_dict("all"))
-            progress(result)
+            def finished(result: CaseResult) -> None:
+                if not never_ran(result):
+                    journal.record(("", result.case_id), result.to_dict("all"))
+                progress(result)
 
-        options.on_case_complete = finished
+            options.on_case_complete = finished
 
-        def stalled(location: str, seconds: float) -> None:
-            progress.__exit__()
-            kept = [options.finished[c.id] for c in selected if c.id in options.finished]
-            done = [*kept, *progress.results]  # a resumed run's kept cases finished too
-            finish_stalled(dataset, selected, done, started, location, seconds, reports)
+            def stalled(location: str, seconds: float) -> None:
+                progress.__exit__()
+                kept = [options.finished[c.id] for c in selected if c.id in options.finished]
+                done = [*kept, *progress.results]  # a resumed run's kept cases finished too
+                finish_stalled(dataset, selected, done, started, location, seconds, reports)
 
-        try:
-            running = dataset_run(
-                executor,
-                dataset,
-                subject,
-                options,
-                spec=spec,
-                ray_address=ray_address,
-                ray_actors=ray_actors,
-            )
-            result = asyncio.run(watched(running, stall_limit_s(dataset, options), stalled))
-        except KeyboardInterrupt:
-            result = partial_result(dataset, selected, progress.results, started)
-        except InputError as exc:  # Ray could not start or join the cluster
-            fail_input(exc)
+            try:
+                running = dataset_run(
+                    executor,
+                    dataset,
+                    subject,
+                    options,
+                    spec=spec,
+                    ray_address=ray_address,
+                    ray_actors=ray_actors,
+                )
+                result = asyncio.run(watched(running, stall_limit_s(dataset, options), stalled))
+            except KeyboardInterrupt:
+                result = partial_result(dataset, selected, progress.results, started)
+            except InputError as exc:  # Ray could not start or join the cluster
+                fail_input(exc)
+    finally:  # also on a crash: the proxy never outlives the run
+        flags.finish(options)
     entries = journal.entries()
     if entries is not None:  # the results are what the journal holds
         result = build_dataset(header, entries, ran=result)
-    flags.finish(options)
     print_dataset(result, out)
     write_reports(result, **reports)
     if result.interrupted:
