@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import queue
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 _DEAD = ("Z", "X")  # a zombie is dead, just not yet reaped
 
@@ -29,3 +34,33 @@ def group_members(pgid: int) -> list[int]:
             if fields is not None and int(fields[2]) == pgid and fields[0] not in _DEAD:
                 members.append(int(entry.name))
     return members
+
+
+def wait_for_line(stream: IO[str], wanted: Callable[[str], bool], timeout_s: float) -> list[str]:
+    """Lines read from ``stream`` up to and including the first ``wanted`` one.
+
+    A thread reads, so a child that prints nothing cannot block the test past
+    ``timeout_s`` (a bound on a hang, not on speed); the lines seen are returned either
+    way, for the failure message. The thread keeps draining the stream afterwards.
+    """
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        seen.append(line)
+        if wanted(line):
+            break
+    return seen

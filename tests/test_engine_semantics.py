@@ -4,6 +4,7 @@ reference (issue 10): each rule the reference and this engine once disagreed on.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,13 @@ from signal_eval_cli import (
 )
 from signal_eval_cli.patterns import get_path, parse_path, set_path
 from signal_eval_cli.results import CaseMetrics
+
+
+def dataset(folder: Path, assertions: str) -> Path:
+    """A one-case dataset file whose ``assertions:`` list is the YAML ``assertions``."""
+    path = folder / "d.yaml"
+    path.write_text(f"name: d\ncases:\n  - id: a\n    input: {{}}\n    assertions:\n{assertions}")
+    return path
 
 
 def passes(assertion: dict[str, Any], t: Trace) -> bool:
@@ -171,11 +179,9 @@ def test_tool_args_top_level_is_an_object_never_a_matcher() -> None:
     assert passes({"type": "tool.calledWith", "name": "N", "args": 0}, t)
 
 
-def test_a_top_level_payload_key_named_like_a_matcher_is_not_checked_as_one(tmp_path: Any) -> None:
-    path = tmp_path / "d.yaml"
-    path.write_text(
-        "name: d\ncases:\n  - id: a\n    input: {}\n    assertions:\n"
-        "      - {type: signal.contains, pattern: x, payload: {between: [1]}}\n"
+def test_a_top_level_payload_key_named_like_a_matcher_is_not_checked_as_one(tmp_path: Path) -> None:
+    path = dataset(
+        tmp_path, "      - {type: signal.contains, pattern: x, payload: {between: [1]}}\n"
     )
     assert load_dataset(path).cases[0].assertions[0]["payload"] == {"between": [1]}
 
@@ -275,12 +281,10 @@ def test_token_counts_keep_their_values() -> None:
 
 @pytest.mark.parametrize("operand", [[1], [1, 2, 3], [], [1, "2"], "1,2", [True, 2]])
 def test_between_needs_exactly_two_numbers_at_load_time_and_in_the_api(
-    operand: Any, tmp_path: Any
+    operand: Any, tmp_path: Path
 ) -> None:
-    path = tmp_path / "d.yaml"
-    path.write_text(
-        "name: d\ncases:\n  - id: a\n    input: {}\n    assertions:\n"
-        f"      - {{type: snapshot.final, path: n, value: {{between: {operand!r}}}}}\n"
+    path = dataset(
+        tmp_path, f"      - {{type: snapshot.final, path: n, value: {{between: {operand!r}}}}}\n"
     )
     with pytest.raises(EvalError) as raised:
         load_dataset(path)
@@ -289,12 +293,8 @@ def test_between_needs_exactly_two_numbers_at_load_time_and_in_the_api(
         final("n", {"n": 1}, value={"between": operand})
 
 
-def test_between_with_two_numbers_loads_and_evaluates(tmp_path: Any) -> None:
-    path = tmp_path / "d.yaml"
-    path.write_text(
-        "name: d\ncases:\n  - id: a\n    input: {}\n    assertions:\n"
-        "      - {type: snapshot.final, path: n, value: {between: [1, 2]}}\n"
-    )
+def test_between_with_two_numbers_loads_and_evaluates(tmp_path: Path) -> None:
+    path = dataset(tmp_path, "      - {type: snapshot.final, path: n, value: {between: [1, 2]}}\n")
     assert load_dataset(path).cases[0].assertions
     assert final("n", {"n": 1.5}, value={"between": [1, 2]})
     assert not final("n", {"n": 3}, value={"between": [1, 2]})
@@ -331,12 +331,8 @@ def test_multi_key_matchers_need_every_key() -> None:
     "regex",
     [r"(?<n>a)\k<n>", r"\p{L}", "[^]", r"\u{41}", "(?<=a+)b", r"\cJ"],
 )
-def test_javascript_only_regex_syntax_is_a_load_error(regex: str, tmp_path: Any) -> None:
-    path = tmp_path / "d.yaml"
-    path.write_text(
-        "name: d\ncases:\n  - id: a\n    input: {}\n    assertions:\n"
-        f"      - type: output.matches\n        regex: '{regex}'\n"
-    )
+def test_javascript_only_regex_syntax_is_a_load_error(regex: str, tmp_path: Path) -> None:
+    path = dataset(tmp_path, f"      - type: output.matches\n        regex: '{regex}'\n")
     with pytest.raises(EvalError) as raised:
         load_dataset(path)
     assert f"{path}:7:" in str(raised.value) and "invalid regex" in str(raised.value)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import wait_for_line
 
 from signal_eval_cli import (
     EvalCase,
@@ -449,6 +450,8 @@ def test_file_entry_points_resolve_against_the_dataset_not_the_cwd(tmp_path: Pat
 
 
 def test_ctrl_c_keeps_what_finished_and_exits_130(tmp_path: Path) -> None:
+    """Cases 3-20 wait (cancellably) for ten minutes: whatever the machine's load, Ctrl-C
+    lands while case 3 runs, and exactly the two finished cases are kept."""
     output = tmp_path / "partial.json"
     process = subprocess.Popen(
         [
@@ -466,25 +469,21 @@ def test_ctrl_c_keeps_what_finished_and_exits_130(tmp_path: Path) -> None:
         text=True,
         env={**os.environ, "COLUMNS": "120"},
     )
-    assert process.stderr is not None
-    seen: list[str] = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = process.stderr.readline()
-        if not line:
-            break
-        seen.append(line)
-        if line.startswith("[2/20]"):
-            break
-    assert any(line.startswith("[2/20]") for line in seen), seen
-    process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=30)
-    assert process.returncode == 130, stdout + stderr
+    try:
+        assert process.stderr is not None
+        seen = wait_for_line(process.stderr, lambda line: line.startswith("[2/20]"), 300)
+        assert seen and seen[-1].startswith("[2/20]"), seen
+        process.send_signal(signal.SIGINT)
+        stdout, _ = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, stdout
     data = json.loads(output.read_text())
     assert data["interrupted"] is True
     finished = [c["caseId"] for c in data["cases"]]
-    assert 2 <= len(finished) < 20
-    assert finished == [f"slow-{i:02d}" for i in range(1, len(finished) + 1)]
+    assert finished == ["slow-01", "slow-02"]
     assert all(c["passed"] for c in data["cases"])
     reloaded = load_result(output)
     assert reloaded.interrupted and reloaded.total_cases == len(finished)
