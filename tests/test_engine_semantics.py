@@ -117,7 +117,7 @@ STATES = st.recursive(
 PATHS = st.text(max_size=12) | st.text(alphabet="ab01-[].\"'", max_size=12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(state=STATES, path=PATHS, new=STATES)
 def test_any_path_on_any_state_never_raises(state: Any, path: str, new: Any) -> None:
     parse_path(path)
@@ -133,7 +133,7 @@ def test_any_path_on_any_state_never_raises(state: Any, path: str, new: Any) -> 
 CANONICAL = re.compile(r"0|[1-9][0-9]*")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     items=st.lists(st.integers(), max_size=12),
     key=st.text(max_size=4) | st.integers(-3, 14).map(str),

@@ -185,10 +185,17 @@ def lookup(type_name: object) -> Check:
     return check
 
 
+_families_loaded = False
+
+
 def _load_families() -> None:
-    """Import the family modules once; each registers its types on import."""
-    if not _REGISTRY:
+    """Import the family modules once; each registers its types on import (a family
+    module imported on its own first must not hide the others)."""
+    global _families_loaded
+    if not _families_loaded:
         from signal_eval_cli.assertions import families  # noqa: F401
+
+        _families_loaded = True
 
 
 def as_mapping(item: Any) -> dict[str, Any]:
