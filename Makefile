@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test lint format bench mutation scenario clean
+.PHONY: setup browser run test lint format bench mutation scenario clean
 
 setup: $(STAMP)
 
@@ -33,7 +33,14 @@ format: setup
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: lint
+# The HTML report's tests drive Debian's chromium (Playwright never downloads a browser).
+# Quick when it is there; CI runs as root, elsewhere sudo is tried.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+test: lint browser
 	$(BIN)/python -m pytest -n 2
 
 bench: setup
@@ -44,4 +51,4 @@ mutation: setup
 	$(BIN)/python bench/mutation.py
 
 clean:
-	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) results test-artifacts .mutation-cache .pytest_cache .mypy_cache .ruff_cache .hypothesis

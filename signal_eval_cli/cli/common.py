@@ -135,17 +135,32 @@ def write_reports(
     markdown: Path | None,
     junit: Path | None,
     signals: SignalsPolicy,
+    html: Path | None = None,
 ) -> None:
     from signal_eval_cli.reports.junit import write_junit_report
-    from signal_eval_cli.reports.markdown import write_markdown_report
+    from signal_eval_cli.reports.markdown import ReportOptions, write_markdown_report
 
     if output is not None:
         writing(output, lambda: save_result(result, output, signals=signals))
         err.print(f"results written to {output}", highlight=False)
+    write_html(result, html, signals=signals)
     if markdown is not None:
-        writing(markdown, lambda: write_markdown_report(result, markdown))
+        options = ReportOptions(html_link=str(html) if html else None)
+        writing(markdown, lambda: write_markdown_report(result, markdown, options))
     if junit is not None:
         writing(junit, lambda: write_junit_report(result, junit))
+
+
+def write_html(
+    result: Any, html: Path | None, *, signals: SignalsPolicy, sides: tuple[Any, Any] | None = None
+) -> None:
+    """The offline HTML report, when ``--html`` asks for one."""
+    if html is None:
+        return
+    from signal_eval_cli.reports.html import write_html_report
+
+    writing(html, lambda: write_html_report(result, html, signals=signals, sides=sides))
+    err.print(f"HTML report written to {html}", highlight=False, soft_wrap=True)
 
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
@@ -156,4 +171,8 @@ MarkdownOpt = Annotated[
     Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
 ]
 JunitOpt = Annotated[Path | None, typer.Option(help="Write a JUnit XML report.")]
+HtmlOpt = Annotated[
+    Path | None,
+    typer.Option("--html", help="Write a self-contained offline HTML report (opens from file://)."),
+]
 SignalsOpt = Annotated[str, typer.Option(help="Signals kept in results: all, failed or none.")]

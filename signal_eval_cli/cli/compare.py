@@ -17,15 +17,19 @@ import typer
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    HtmlOpt,
+    SignalsOpt,
     check_outputs,
     err,
     fail_input,
     out,
+    signals_policy,
+    write_html,
     writing,
 )
-from signal_eval_cli.compare import CompareOptions, IncompatibleResults, compare_files
+from signal_eval_cli.compare import CompareOptions, IncompatibleResults, compare, compare_files
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.persistence import save_result
+from signal_eval_cli.persistence import gc_paused, load_result, save_result
 from signal_eval_cli.reports.console_matrix import print_comparison
 
 __all__ = ["compare_command"]
@@ -59,9 +63,13 @@ def compare_command(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the comparison JSON here.")
     ] = None,
+    html: HtmlOpt = None,
+    signals: SignalsOpt = "failed",
 ) -> None:
     """Compare two results; with --fail-on-regression, exit 1 when a regression blocks."""
-    check_outputs(output, markdown)
+    policy = signals_policy(signals)
+    check_outputs(output, markdown, html)
+    sides = None
 
     try:
         options = CompareOptions(
@@ -70,7 +78,12 @@ def compare_command(
             cost_threshold=cost_threshold,
             significance=significance,
         )
-        result = compare_files(baseline, candidate, options)
+        if html is None:
+            result = compare_files(baseline, candidate, options)
+        else:  # the page shows flipped cases' timelines: keep both results
+            with gc_paused():
+                sides = (load_result(baseline), load_result(candidate))
+                result = compare(*sides, options)
     except InputError as exc:
         fail_input(exc)
     except IncompatibleResults as exc:
@@ -81,9 +94,11 @@ def compare_command(
     if output is not None:
         writing(output, lambda: save_result(result, output))
         err.print(f"comparison written to {output}", highlight=False)
+    write_html(result, html, signals=policy, sides=sides)
     if markdown is not None:
-        from signal_eval_cli.reports.markdown import write_markdown_report
+        from signal_eval_cli.reports.markdown import ReportOptions, write_markdown_report
 
-        writing(markdown, lambda: write_markdown_report(result, markdown))
+        options_md = ReportOptions(html_link=str(html) if html else None)
+        writing(markdown, lambda: write_markdown_report(result, markdown, options_md))
     blocked = fail_on_regression and result.summary.should_block
     raise typer.Exit(EXIT_FAILED if blocked else EXIT_OK)

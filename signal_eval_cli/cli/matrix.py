@@ -16,6 +16,7 @@ import typer
 from signal_eval_cli.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
+    HtmlOpt,
     JunitOpt,
     MarkdownOpt,
     OutputOpt,
@@ -57,12 +58,13 @@ def matrix_command(
     output: OutputOpt = None,
     markdown: MarkdownOpt = None,
     junit: JunitOpt = None,
+    html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
     quiet: QuietOpt = False,
 ) -> None:
     """Run a matrix of harness variants over one dataset; rank them and recommend one."""
     policy = signals_policy(signals)
-    check_outputs(output, markdown, junit)
+    check_outputs(output, markdown, junit, html)
     try:
         matrix = load_matrix(file)
     except InputError as exc:
@@ -93,5 +95,5 @@ def matrix_command(
                 matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
             )
     print_matrix(result, out)
-    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy)
+    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
     raise typer.Exit(EXIT_INTERRUPTED if result.interrupted else EXIT_OK)

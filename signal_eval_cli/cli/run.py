@@ -12,6 +12,7 @@ from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    HtmlOpt,
     JunitOpt,
     MarkdownOpt,
     OutputOpt,
@@ -101,6 +102,7 @@ def run_command(
     output: OutputOpt = None,
     markdown: MarkdownOpt = None,
     junit: JunitOpt = None,
+    html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
     quiet: QuietOpt = False,
     provider: ProviderOpt = None,
@@ -113,7 +115,7 @@ def run_command(
 ) -> None:
     """Run a dataset (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
-    check_outputs(output, markdown, junit)
+    check_outputs(output, markdown, junit, html)
     try:
         dataset = load_dataset(dataset_path)
         options = RunOptions(
@@ -145,7 +147,7 @@ def run_command(
             result = partial_result(dataset, selected, progress.results, started)
     flags.finish(options)
     print_dataset(result, out)
-    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy)
+    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
     if result.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
     raise typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)

@@ -21,6 +21,7 @@ from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    HtmlOpt,
     check_outputs,
     err,
     fail_input,
@@ -164,9 +165,10 @@ def scenario_command(
         Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
     ] = None,
     junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report.")] = None,
+    html: HtmlOpt = None,
 ) -> None:
     """Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals."""
-    check_outputs(output, markdown, junit)
+    check_outputs(output, markdown, junit, html)
     if not targets and not all_:
         fail_input(InputError("give scenario ids or files, or --all"))
     try:
@@ -200,7 +202,7 @@ def scenario_command(
     for result in run.scenarios:
         out.print(scenario_tables(result, width=out.width))
     out.print(_summary(run))
-    write_reports(run, output=output, markdown=markdown, junit=junit, signals="failed")
+    write_reports(run, output=output, markdown=markdown, junit=junit, signals="failed", html=html)
     if run.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
     raise typer.Exit(EXIT_OK if all(s.passed for s in run.scenarios) else EXIT_FAILED)

@@ -49,6 +49,8 @@ class ReportOptions:
     """Detail passing cases' assertions too, not only failures."""
     max_cases_in_detail: int = 10
     """Cases given a detail section; the rest are counted, not shown."""
+    html_link: str | None = None
+    """The HTML report written beside this one (``--html``): linked at the top."""
 
 
 def generate_markdown_report(result: Any, options: ReportOptions | None = None) -> str:
@@ -62,6 +64,9 @@ def generate_markdown_report(result: Any, options: ReportOptions | None = None) 
         lines = _case_results(result.name, result.cases, opts, _duration(result))
     else:
         raise TypeError(f"no Markdown report for {type(result).__name__}")
+    if opts.html_link:
+        link = f"📄 Full report with timelines: [{_prose(Path(opts.html_link).name)}](<{opts.html_link}>)"
+        lines[1:1] = ["", link]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -342,9 +347,10 @@ def _comparison(result: Comparison, opts: ReportOptions) -> list[str]:
         ),
     ]
     lines += _table(["", "baseline", "candidate", "change"], rows, "lrrr")
+    flips_first = sorted(result.regressions, key=lambda r: r.type != "pass_to_fail")
     lines += _changes_section(
         "Regressions",
-        result.regressions,
+        flips_first,
         lambda r: "🔴 critical" if getattr(r, "severity", "") == "critical" else "🟡 warning",
     )
     fixed = [i for i in result.improvements if i.type != "metric_improved"]

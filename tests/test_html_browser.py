@@ -1,0 +1,245 @@
+"""The HTML report in a real headless Chromium: what a reviewer sees and clicks.
+
+Each view is opened from ``file://``; every test also checks that the page logged no
+error and requested nothing but itself. Screenshots land in ``test-artifacts/html``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser import (
+    browser,  # noqa: F401  (fixture)
+    open_report,  # noqa: F401  (fixture)
+)
+from html_helpers import agent_signals, case, dataset
+
+from signal_eval_cli.persistence import load_result
+from signal_eval_cli.reports.html import write_html_report
+from signal_eval_cli.signals import Signal, Trace
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "signal_eval_cli.cli"]
+
+
+def cli(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The example run, the matrix example and a comparison with a regression, via the CLI."""
+    out = tmp_path_factory.mktemp("reports")
+    p = {name: out / name for name in ("run.json", "run.html", "matrix.json", "matrix.html",
+                                       "cand.json", "compare.html")}  # fmt: skip
+    done = cli("run", "datasets/code-review.yaml", "-q", "--signals", "all",
+               "-o", p["run.json"], "--html", p["run.html"])  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    done = cli("matrix", "datasets/matrix-code-review.yaml", "-q",
+               "-o", p["matrix.json"], "--html", p["matrix.html"])  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    done = cli("run", "datasets/code-review.yaml", "-q", "--signals", "all", "-o", p["cand.json"],
+               "-p", "agents=agents/code-review-concise.yaml",
+               "-p", "cassette=cassettes/code-review-concise.yaml")  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    done = cli("compare", p["run.json"], p["cand.json"], "--signals", "all",
+               "--html", p["compare.html"])  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return p
+
+
+def card(page: Any, key: str) -> str:
+    return str(page.inner_text(f'.card[data-k="{key}"] .value'))
+
+
+def test_run_summary_matches_the_result(reports: dict[str, Path], open_report: Any) -> None:  # noqa: F811
+    result = load_result(reports["run.json"])
+    opened = open_report(reports["run.html"])
+    page = opened.page
+    passed = sum(c.passed and not c.skipped for c in result.cases)
+    ran = sum(not c.skipped for c in result.cases)
+    assert card(page, "pass-rate") == f"{passed / ran:.1%}"
+    agg = result.aggregate_metrics
+    assert card(page, "p50") == f"{agg.p50_latency_ms:,.0f} ms"
+    assert card(page, "p95") == f"{agg.p95_latency_ms:,.0f} ms"
+    assert card(page, "cost") == f"${agg.total_cost:.4f}"
+    assert card(page, "tokens") == f"{agg.total_tokens:,}"
+    assert card(page, "failed") == str(ran - passed)
+    assert page.inner_text("#case-count") == f"{len(result.cases)} of {len(result.cases)} cases"
+    opened.finish("run-summary")
+
+
+def test_clicking_a_failed_case_shows_its_timeline_and_failed_assertion(
+    reports: dict[str, Path],
+    open_report: Any,  # noqa: F811
+) -> None:
+    result = load_result(reports["run.json"])
+    failed = next(c for c in result.cases if not c.passed)
+    opened = open_report(reports["run.html"])
+    page = opened.page
+    page.click(f'.case-row[data-case="{failed.case_id}"]')
+    detail = page.wait_for_selector(f'.detail[data-case="{failed.case_id}"]')
+    assert detail is not None
+    failed_items = page.locator(".assertion.fail")
+    assert failed_items.count() == len(failed.failed_assertions)
+    assert failed.failed_assertions[0].message[:60] in failed_items.first.inner_text()
+    # one swimlane per agent, marks for the signals
+    lanes = page.locator(".tl-svg .lname").evaluate_all("ts => ts.map(t => t.textContent)")
+    agents = {s.agent for s in failed.signals if s.agent}
+    assert agents <= set(lanes)
+    assert page.locator(".tl-svg .it").count() > 0
+    assert page.locator(".tl-svg .it.model").count() >= 1  # the model call as a bar
+    # the failed output assertion is pinned to the signal the output came from
+    pinned = page.locator(".assertion.fail .pins button").first
+    index = int(pinned.get_attribute("data-i"))
+    assert failed.signals[index].name == "text:complete"
+    pinned.click()
+    assert page.inner_text(".insp-title") == f"#{index} text:complete"
+    assert page.locator(f'.tl-svg .it.sel[data-i="{index}"]').count() == 1
+    opened.finish("run-case")
+
+
+def test_filters_change_the_rows(reports: dict[str, Path], open_report: Any) -> None:  # noqa: F811
+    result = load_result(reports["run.json"])
+    opened = open_report(reports["run.html"])
+    page = opened.page
+    n = len(result.cases)
+    page.click('button[data-status="failed"]')
+    failed = [c.case_id for c in result.cases if not c.passed and not c.skipped]
+    assert page.locator(".case-row").evaluate_all("rs => rs.map(r => r.dataset.case)") == failed
+    assert page.inner_text("#case-count") == f"{len(failed)} of {n} cases"
+    page.click('button[data-status="passed"]')
+    assert page.locator(".case-row").count() == n - len(failed)
+    page.click('button[data-status="all"]')
+    page.select_option('select[aria-label="tag"]', "security")
+    security = [c.case_id for c in result.cases if "security" in c.tags]
+    assert page.locator(".case-row").evaluate_all("rs => rs.map(r => r.dataset.case)") == security
+    page.select_option('select[aria-label="tag"]', "")
+    page.fill('input[aria-label="search"]', "injection")
+    rows = page.locator(".case-row").evaluate_all("rs => rs.map(r => r.dataset.case)")
+    assert rows == [c.case_id for c in result.cases if "injection" in c.case_id]
+    opened.check_clean()
+
+
+def test_summary_reads_without_javascript(reports: dict[str, Path], open_report: Any) -> None:  # noqa: F811
+    opened = open_report(reports["run.html"], javascript=False)
+    assert card(opened.page, "pass-rate") == "90.9%"
+    assert opened.page.locator(".case-row").count() == 0
+    opened.screenshot("run-no-js")
+
+
+STATE_SIGNALS = [
+    Signal("harness:start", {"state": {"a": {"b": [1, 2]}, "keep": True}}, "0"),
+    Signal("state:a.b[1]:changed", {"path": "a.b[1]", "newValue": 20}, "1", agent="x"),
+    Signal("state:a.b.2:changed", {"path": "a.b.2", "newValue": 3}, "2", agent="x"),  # append
+    Signal("state:batch:changed", {"newValue": [{"path": "n", "newValue": {"deep": [1]}}, {"path": 'm["x.y"]', "newValue": 1}]}, "3"),
+    Signal("state:keep:changed", {"oldValue": True}, "4"),  # no newValue: None
+    Signal("state:a.b[-1]:changed", {"path": "a.b[-1]", "newValue": "last"}, "5"),
+    Signal("state:changed", {"key": "k", "newValue": [0]}, "6"),
+    Signal("state:plain:changed", 7, "7"),
+    Signal("note", {}, "8"),
+]  # fmt: skip
+
+
+def test_state_inspector_matches_the_engine(tmp_path: Path, open_report: Any) -> None:  # noqa: F811
+    report = tmp_path / "state.html"
+    write_html_report(dataset([case("s", False, signals=STATE_SIGNALS)]), report)
+    opened = open_report(report)
+    page = opened.page
+    signals = [s.to_dict() for s in STATE_SIGNALS]
+    trace = Trace(STATE_SIGNALS)
+    for i in range(len(STATE_SIGNALS)):
+        assert page.evaluate("([s, i]) => SE.stateAfter(s, i)", [signals, i]) == trace.state_after(
+            i
+        )
+    page.click(".case-row")
+    page.locator(".srow", has_text="#1 ").click()
+    assert page.inner_text(".state-diff") == "~ a.b[1]: 2 → 20"
+    assert json.loads(page.inner_text(".state-after")) == trace.state_after(1)
+    page.locator(".srow", has_text="#3 ").click()
+    assert page.inner_text(".state-diff").splitlines() == ["+ n.deep[0]: 1", "+ m.x.y: 1"]
+    opened.check_clean()
+
+
+def test_a_timeline_of_10000_signals_stays_usable(tmp_path: Path, open_report: Any) -> None:  # noqa: F811
+    report = tmp_path / "big.html"
+    write_html_report(dataset([case("big", False, signals=agent_signals(10_000))]), report)
+    opened = open_report(report)
+    page = opened.page
+    started = time.perf_counter()
+    page.click(".case-row")
+    page.wait_for_selector(".tl-svg .lname")
+    opened_in = time.perf_counter() - started
+    assert opened_in < 10, opened_in  # generous: a loaded CI machine; about 0.2 s idle
+    assert page.locator(".tl-svg .density").count() > 0  # too dense: a density strip
+    assert page.locator(".srow").count() < 100  # the signal list renders only what shows
+    for _ in range(6):
+        page.click('button[data-act="zoom-in"]')
+    marks = page.locator(".tl-svg .it").count()
+    assert 0 < marks < 3000  # zoomed in: single signals again
+    page.locator(".siglist").evaluate("box => { box.scrollTop = 20 * 9000; }")
+    page.wait_for_selector('.srow[data-i="9000"]')
+    page.click('.srow[data-i="9000"]')
+    assert page.inner_text(".insp-title").startswith("#9000 ")
+    opened.finish("run-10000-signals")
+
+
+def test_matrix_view(reports: dict[str, Path], open_report: Any) -> None:  # noqa: F811
+    result = load_result(reports["matrix.json"])
+    opened = open_report(reports["matrix.html"])
+    page = opened.page
+    points = page.locator("#pareto-chart circle.point[data-variant]")
+    assert sorted(points.evaluate_all("ps => ps.map(p => p.dataset.variant)")) == sorted(
+        v.variant_id for v in result.variants
+    )
+    frontier = page.locator("#pareto-chart circle.point.frontier[data-variant]")
+    assert sorted(frontier.evaluate_all("ps => ps.map(p => p.dataset.variant)")) == sorted(
+        result.comparison.pareto_frontier
+    )
+    assert page.locator("#pareto-chart #frontier").count() == 1
+    assert result.recommendation is not None
+    assert result.recommendation.reason in page.inner_text("#recommendation")
+    assert page.locator("#grid tr").count() == 1 + len(result.variants[0].result.cases)
+    page.click("#grid td.fail")
+    page.wait_for_selector("#case-detail .detail .assertion.fail")
+    opened.finish("matrix")
+
+
+def test_comparison_view(reports: dict[str, Path], open_report: Any) -> None:  # noqa: F811
+    opened = open_report(reports["compare.html"])
+    page = opened.page
+    sections = page.locator("main > section").evaluate_all("s => s.map(x => x.id)")
+    assert sections[0] == "flips"
+    flips = page.locator("#flips tr.flip").evaluate_all("rs => rs.map(r => r.dataset.case)")
+    assert flips == ["path-traversal", "magic-numbers"]
+    assert "pass → fail" in page.inner_text("#flips")
+    assert "-18.2 pts" in page.inner_text("#deltas")
+    page.click('#flips tr[data-case="path-traversal"]')
+    page.wait_for_selector("#side-by-side .side-candidate .tl-svg")
+    assert page.locator("#side-by-side .side-baseline .tl-svg").count() == 1
+    assert page.locator("#side-by-side .side-candidate .assertion.fail").count() >= 1
+    assert page.locator("#side-by-side .side-baseline .assertion.fail").count() == 0
+    opened.finish("compare")
+
+
+def test_scenario_view_with_goals_and_diff(tmp_path: Path, open_report: Any) -> None:  # noqa: F811
+    report = tmp_path / "scenario.html"
+    done = cli("scenario", "python-smoke", "--html", report)
+    assert done.returncode == 0, done.stderr
+    opened = open_report(report)
+    page = opened.page
+    page.click('details.scenario[data-case="python-smoke"] summary')
+    goals = page.locator(".goals tr.goal").all_inner_texts()
+    assert any("test" in g and "passed" in g and "2 passed" in g for g in goals)
+    highlighted = page.locator(".diff-actual .expected").all_inner_texts()
+    assert '+    return f"Hello, {name.strip()}!"' in highlighted
+    assert page.locator(".diff-expected .missing").count() == 0
+    opened.finish("scenario")

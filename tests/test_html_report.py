@@ -1,0 +1,178 @@
+"""The HTML report as a file: self-contained, escaped, shrinkable, written by every command."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from html_helpers import agent_signals, case, dataset
+
+from signal_eval_cli.compare import compare
+from signal_eval_cli.matrix import VariantPoint
+from signal_eval_cli.persistence import save_result
+from signal_eval_cli.reports.html import generate_html_report
+from signal_eval_cli.reports.markdown import ReportOptions, generate_markdown_report
+from signal_eval_cli.reports.pareto import pareto_svg
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "signal_eval_cli.cli"]
+
+
+def cli(*args: object, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def embedded(page: str, element_id: str) -> object:
+    found = re.search(rf'<script id="{element_id}" type="application/json">(.*?)</script>', page)
+    assert found is not None
+    return json.loads(found.group(1))
+
+
+def test_page_loads_nothing_from_the_network() -> None:
+    page = generate_html_report(dataset([case("a", True), case("b", False)]))
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
+    assert "@import" not in page and "url(" not in page
+    # The only URL is the SVG namespace, which is a name, not a request; the CSP forbids any.
+    assert set(re.findall(r"https?://[^\s\"'<>]+", page)) <= {"http://www.w3.org/2000/svg"}
+    assert "default-src 'none'" in page
+
+
+def test_data_cannot_close_its_script_block() -> None:
+    hostile = "</script><script>alert(1)</script><!--"
+    result = dataset([case(hostile, False, message=hostile, signals=agent_signals(10))])
+    page = generate_html_report(result, signals="all")
+    assert page.count("</script>") == 3  # the two JSON blocks and the script
+    data = embedded(page, "se-data")
+    assert isinstance(data, dict) and data["cases"][0]["caseId"] == hostile
+
+
+def test_signals_move_to_the_lazy_block_and_the_policy_shrinks_the_file() -> None:
+    result = dataset(
+        [
+            case("ok", True, signals=agent_signals(300)),
+            case("bad", False, signals=agent_signals(300)),
+        ]
+    )
+    sizes = {}
+    for policy in ("all", "failed", "none"):
+        page = generate_html_report(result, signals=policy)  # type: ignore[arg-type]
+        details = embedded(page, "se-details")
+        assert isinstance(details, dict)
+        kept = {"all": {"c0", "c1"}, "failed": {"c1"}, "none": set()}[policy]
+        assert set(details) == kept
+        data = embedded(page, "se-data")
+        assert isinstance(data, dict) and all("signals" not in c for c in data["cases"])
+        sizes[policy] = len(page)
+    assert sizes["all"] > sizes["failed"] > sizes["none"]
+
+
+def test_summary_is_server_rendered() -> None:
+    cases = [case(f"c{i}", i % 4 != 0, latency=100.0 * (i + 1)) for i in range(8)]
+    cases.append(case("boom", False, error="harness crashed"))
+    cases.append(case("flaky", True, outcomes=[True, False, True]))
+    page = generate_html_report(dataset(cases))
+    summary = page[page.index('id="summary"') : page.index("</section>")]
+    assert '<div class="value">70.0%</div>' in summary  # 7 of 10 passed
+    assert "7/10 · 95% CI" in summary
+    assert 'data-k="errored"><div class="label">errored</div><div class="value">1<' in summary
+    assert 'data-k="flaky"><div class="label">flaky</div><div class="value">1<' in summary
+
+
+def test_pareto_has_one_point_per_variant_and_marks_the_frontier() -> None:
+    points = [
+        VariantPoint("best", 9, 10, 0.02, 900.0),
+        VariantPoint("cheap", 7, 10, 0.001, 300.0),
+        VariantPoint("dominated", 7, 10, 0.01, 500.0),
+    ]
+    svg = pareto_svg(points, {"best", "cheap"}, "best")
+    circles = re.findall(r'<circle class="([^"]+)" data-variant="([^"]+)"', svg)
+    assert sorted(v for _, v in circles) == ["best", "cheap", "dominated"]
+    assert {v for c, v in circles if "frontier" in c.split()} == {"best", "cheap"}
+    assert [v for c, v in circles if "recommended" in c.split()] == ["best"]
+    assert 'id="frontier"' in svg
+    radius = dict(re.findall(r'data-variant="([^"]+)" cx="[^"]+" cy="[^"]+" r="([^"]+)"', svg))
+    assert float(radius["cheap"]) < float(radius["dominated"]) < float(radius["best"])
+
+
+def test_comparison_lists_flips_first_with_p_values() -> None:
+    base = dataset(
+        [
+            case("slower", True, latency=100.0, outcomes=[True] * 5),
+            case("flipped", True, outcomes=[True] * 5),
+            case("fixed", False, outcomes=[False] * 5),
+        ]
+    )
+    cand = dataset(
+        [
+            case("slower", True, latency=400.0, outcomes=[True] * 5),
+            case("flipped", False, outcomes=[False] * 5),
+            case("fixed", True, outcomes=[True] * 5),
+        ]
+    )
+    result = compare(base, cand)
+    page = generate_html_report(result, sides=(base, cand))
+    assert page.index('id="flips"') < page.index('id="deltas"') < page.index('id="changes"')
+    flips = page[page.index('id="flips"') : page.index('id="deltas"')]
+    assert re.findall(r'data-case="([^"]+)"', flips) == ["flipped", "fixed"]
+    assert "0.0040" in flips  # Fisher's one-sided p for 5/5 → 0/5
+    details = embedded(page, "se-details")
+    assert isinstance(details, dict)
+    assert set(details) == {
+        f"{s}:{c}" for s in ("baseline", "candidate") for c in ("flipped", "fixed")
+    }
+    markdown = generate_markdown_report(result, ReportOptions(html_link="out/report.html"))
+    assert "[report.html](<out/report.html>)" in markdown.splitlines()[2]
+    regressions = markdown[markdown.index("### Regressions") :]
+    assert regressions.index("`flipped`") < regressions.index("`slower`")
+
+
+def test_run_html_and_markdown_link_from_the_cli(tmp_path: Path) -> None:
+    html, md = tmp_path / "report.html", tmp_path / "summary.md"
+    done = cli("run", "datasets/code-review.yaml", "-q", "--html", html, "--markdown", md)
+    assert done.returncode == 1, done.stderr  # the example fails one case on purpose
+    assert f"HTML report written to {html}" in done.stderr
+    page = html.read_text(encoding="utf-8")
+    data = embedded(page, "se-data")
+    assert isinstance(data, dict) and len(data["cases"]) == 11
+    assert f"](<{html}>)" in md.read_text(encoding="utf-8")
+
+
+def test_report_command_for_saved_results(tmp_path: Path) -> None:
+    result = dataset([case("a", True), case("b", False, signals=agent_signals(20))])
+    saved = tmp_path / "result.json"
+    save_result(result, saved, signals="all")
+    out = tmp_path / "r.html"
+    done = cli("report", saved, "--html", out, "--signals", "none")
+    assert done.returncode == 0, done.stderr
+    assert embedded(out.read_text(encoding="utf-8"), "se-details") == {}
+    assert cli("report", saved, "--html", out).returncode == 0
+    assert set(embedded(out.read_text(encoding="utf-8"), "se-details")) == {"c0", "c1"}  # type: ignore[arg-type]
+
+
+def test_bad_html_paths_and_inputs_exit_2_without_traceback(tmp_path: Path) -> None:
+    saved = tmp_path / "result.json"
+    save_result(dataset([case("a", True)]), saved)
+    for args in (
+        ("report", saved, "--html", tmp_path),  # a directory
+        ("report", saved),  # nothing to write
+        ("report", tmp_path / "missing.json", "--html", tmp_path / "x.html"),
+        ("report", saved, "--html", tmp_path / "x.html", "--signals", "some"),
+        ("run", "datasets/code-review.yaml", "--html", tmp_path),
+    ):
+        done = cli(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_report_runs_from_outside_the_repo(tmp_path: Path) -> None:
+    saved = tmp_path / "result.json"
+    save_result(dataset([case("a", True)]), saved)
+    done = cli("report", "result.json", "--html", "out/r.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "r.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
