@@ -14,7 +14,7 @@ Prints the survivors (``file:line original → mutant``), the score with its 95%
 interval and sample size, and ``mutation_score: <percent>`` last.
 
 Run: .venv/bin/python bench/mutation.py [--sample N] [--seed S] [--workers W]
-(``make mutation``). The same file is the pytest plugin the runs load (``-p mutation``).
+(``make mutation``). A copy of this file is the pytest plugin the runs load.
 """
 
 from __future__ import annotations
@@ -126,8 +126,11 @@ def _offsets(source: bytes) -> list[int]:
     return starts
 
 
+_SOURCES: dict[str, bytes] = {}
+
+
 def mutants_of(path: str) -> list[Mutant]:
-    source = (ROOT / path).read_bytes()
+    source = _SOURCES.setdefault(path, (ROOT / path).read_bytes())
     tree = ast.parse(source)
     starts = _offsets(source)
     found: list[Mutant] = []
@@ -264,12 +267,15 @@ class Workspace:
     def __init__(self, base: Path) -> None:
         self.dir = base
         shutil.copytree(ROOT / PACKAGE, base / PACKAGE, symlinks=False)
+        # The plugin, on its own: bench/ itself must not be importable (bench/html.py
+        # would shadow the standard library's html).
+        shutil.copy(Path(__file__), base / "mutation_plugin.py")
         self.hypothesis = base / "hypothesis"
 
     def env(self, **extra: str) -> dict[str, str]:
         return {
             **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(self.dir), str(BENCH)]),
+            "PYTHONPATH": str(self.dir),
             "HYPOTHESIS_STORAGE_DIRECTORY": str(self.hypothesis),
             "PYTHONDONTWRITEBYTECODE": "1",
             **extra,
@@ -283,7 +289,7 @@ class Workspace:
             chosen.write_text(json.dumps(select))
             extra["MUTATION_SELECT"] = str(chosen)
         command = [sys.executable, "-P", "-m", "pytest", "-x", "-q", "-p", "no:randomly",
-                   "-p", "no:cacheprovider", "-p", "mutation", *TESTS]  # fmt: skip
+                   "-p", "no:cacheprovider", "-p", "mutation_plugin", *TESTS]  # fmt: skip
         started = time.perf_counter()
         try:
             done = subprocess.run(
@@ -295,7 +301,7 @@ class Workspace:
 
     def run(self, mutant: Mutant, select: list[str], timeout: float) -> tuple[str, float]:
         target = self.dir / mutant.path
-        original = (ROOT / mutant.path).read_bytes()
+        original = _SOURCES[mutant.path]  # as read when the mutants were made
         target.write_bytes(mutant.apply(original))
         try:
             code, seconds = self.pytest(select, timeout)
@@ -308,10 +314,10 @@ class Workspace:
 def line_map(workspace: Workspace) -> tuple[dict[str, float], dict[tuple[str, int], list[str]]]:
     """Trace the unmutated tests once: each test's duration and the target lines it runs.
 
-    Cached under ``.mutation-cache/`` by a hash of the engine, its tests and this script.
+    Cached under ``.mutation-cache/`` by a hash of the engine and its tests.
     """
     digest = hashlib.sha256()
-    for name in [*TARGETS, *TESTS, "tests/conftest.py", "bench/mutation.py"]:
+    for name in [*TARGETS, *TESTS, "tests/conftest.py"]:
         digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes())
     out = CACHE / f"lines-{digest.hexdigest()[:16]}.json"
     seconds = 0.0
@@ -422,7 +428,7 @@ def main() -> None:
     print(f"mutation_score: {score:.1f}")
 
 
-# -- the pytest plugin the runs load (-p mutation) ---------------------------------------------
+# -- the pytest plugin the runs load (-p mutation_plugin) ---------------------------------------------
 
 _TRACE_OUT = os.environ.get("MUTATION_TRACE")
 _SELECT = os.environ.get("MUTATION_SELECT")

@@ -536,7 +536,7 @@ def _text(value: Any) -> str:
     try:
         return js_stringify(value)
     except RecursionError:
-        return str(value)
+        return f"<{type(value).__name__} nested too deeply to write>"
 
 
 def as_count(value: Any) -> float:

@@ -1,4 +1,5 @@
-"""Reading /proc in tests that check no process outlives a kill (Linux only)."""
+"""Process helpers for tests: /proc readers (no process outlives a kill; Linux only),
+waiting for a child's line, and a rendezvous that shows concurrency by an event."""
 
 from __future__ import annotations
 
@@ -8,6 +9,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
+
+RENDEZVOUS = """\
+import pathlib, sys, time
+me, others = pathlib.Path(sys.argv[1]), [pathlib.Path(o) for o in sys.argv[2:]]
+me.touch()
+deadline = time.monotonic() + 120
+while not all(o.exists() for o in others) and time.monotonic() < deadline:
+    time.sleep(0.02)
+sys.exit(0 if all(o.exists() for o in others) else 1)
+"""
+"""A goal that passes only if the others started while it ran: it marks its own file and
+waits for theirs. Run one after the other, the first would give up: concurrency is shown by
+the event, whatever the machine's speed."""
 
 _DEAD = ("Z", "X")  # a zombie is dead, just not yet reaped
 

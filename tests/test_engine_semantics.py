@@ -19,6 +19,7 @@ from signal_eval_cli import (
     evaluate_assertion,
     load_dataset,
 )
+from signal_eval_cli.jsjson import js_number, js_stringify
 from signal_eval_cli.patterns import get_path, parse_path, set_path
 from signal_eval_cli.results import CaseMetrics
 
@@ -358,3 +359,55 @@ def test_latency_cost_and_output_fallbacks() -> None:
     assert t.metrics.latency_ms == 2000  # no harness:end: the span of the timestamps
     assert t.metrics.cost > 0  # no cost: priced from the tokens and the model
     assert t.output == "a"  # no text:complete, no provider:end output: the deltas
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0, "0"),
+        (-0.0, "0"),
+        (7, "7"),
+        (-1.5, "-1.5"),
+        (12.0, "12"),
+        (0.5, "0.5"),
+        (123.456, "123.456"),
+        (1e21, "1e+21"),
+        (-1e21, "-1e+21"),
+        (1.5e21, "1.5e+21"),
+        (1.2345678901234568e20, "123456789012345680000"),
+        (1e-6, "0.000001"),
+        (-1e-6, "-0.000001"),
+        (1.25e-6, "0.00000125"),
+        (1e-7, "1e-7"),
+        (1.2345e-7, "1.2345e-7"),
+        (1.5e300, "1.5e+300"),
+        (5e-324, "5e-324"),
+        (float("nan"), "null"),
+        (float("inf"), "null"),
+        (float("-inf"), "null"),
+    ],
+)
+def test_numbers_are_written_as_javascript_writes_them(value: float, text: str) -> None:
+    assert js_number(value) == text
+
+
+def test_json_stringify_keys_and_values() -> None:
+    assert (
+        js_stringify({"b": 1, "a": [True, None, 'x\n"y"']})
+        == '{"b":1,"a":[true,null,"x\\n\\"y\\""]}'
+    )
+    assert (
+        js_stringify({1: "a", None: 1, 2.5: 3, False: 4}) == '{"1":"a","null":1,"2.5":3,"false":4}'
+    )
+    assert (
+        js_stringify((1, "é")) == '[1,"é"]'
+        and js_stringify([]) == "[]"
+        and js_stringify({}) == "{}"
+    )
+    assert js_stringify({("k",): Path("p")}) == '{"(\'k\',)":"p"}'
+    nested: Any = []
+    for _ in range(5000):
+        nested = [nested]
+    assert (
+        trace(("text:complete", {"content": nested})).output == "<list nested too deeply to write>"
+    )

@@ -91,8 +91,8 @@ def test_blocking_sync_harnesses_get_a_thread_each_up_to_the_concurrency() -> No
     started = time.perf_counter()
     result = run(harness, dataset(24), concurrency=12)
     assert result.passed_cases == 24
-    assert peak.peak == 12
-    assert time.perf_counter() - started < 1.5  # 2 waves of 150 ms, not 24 × 150 ms
+    assert peak.peak == 12  # twelve at once, never more
+    assert time.perf_counter() - started < 24 * 0.15  # not one after the other
 
 
 # -- timeouts -------------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ def test_timeout_cancels_a_hanging_harness_quickly() -> None:
     data.cases[1].timeout = 50
     started = time.perf_counter()
     result = run(harness, data, timeout=120, concurrency=3)
-    assert time.perf_counter() - started < 3
+    assert time.perf_counter() - started < 20  # not the harness's 30 s
     errors = [c.error for c in result.cases]
     assert errors == ["timed out after 120 ms", "timed out after 50 ms", "timed out after 120 ms"]
     assert sorted(cancelled) == ["c0", "c1", "c2"]
@@ -124,12 +124,12 @@ def test_timeout_cancels_a_hanging_harness_quickly() -> None:
 def test_dataset_default_timeout_applies_and_a_sync_harness_cannot_hold_the_run() -> None:
     def harness(input: Any, ctx: HarnessContext) -> None:
         ctx.emit("harness:start")
-        time.sleep(0.6)  # blocks its thread, not the loop
+        time.sleep(30)  # blocks its thread, not the loop
         ctx.emit("harness:end")
 
     started = time.perf_counter()
     result = run(harness, dataset(2, default_timeout=80), concurrency=2)
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 20  # not the harness's 30 s
     assert [c.error for c in result.cases] == ["timed out after 80 ms"] * 2
 
 
