@@ -39,8 +39,10 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"browser tests skipped: {reason}; run `make browser` to install it")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Module-scoped on purpose: Playwright's sync API keeps an event loop running in this
+    thread while it is open, and the other modules' ``asyncio.run`` calls would fail."""
     executable = chromium_path()
     if executable is None:
         _unavailable("no chromium on PATH")

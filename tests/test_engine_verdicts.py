@@ -3,6 +3,9 @@ for every assertion type (issue 19): a wrong verdict or a garbled message fails 
 
 from __future__ import annotations
 
+import dataclasses
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +24,11 @@ from signal_eval_cli import (
     read_jsonl,
 )
 from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, bounds, short
-from signal_eval_cli.assertions._registry import VALUE_LIMIT, AssertionResult, capped
+from signal_eval_cli.assertions._registry import VALUE_LIMIT, AssertionResult, Outcome, capped
 from signal_eval_cli.assertions.judge import render_trajectory
+from signal_eval_cli.jsjson import js_number
+from signal_eval_cli.patterns import matcher_problems, pattern_problems
+from signal_eval_cli.signals import new_signal_id
 
 RUN = [
     ("harness:start", {"state": {"n": 0}}),
@@ -1003,3 +1009,80 @@ def test_bounds_default_to_at_least_once_only_when_asked() -> None:
     assert bounds({"min": 2, "exact": 3}, at_least_once=True) == (3, 3)
     assert bounds({"count": 0, "max": 5}, at_least_once=True) == (0, 0)
     assert bounds({"max": 5}, at_least_once=True) == (None, 5)
+
+
+# -- survivors of the bench/mutation.py run of this change ------------------------------------
+
+
+def test_outcomes_and_judge_requests_are_immutable_values() -> None:
+    outcome = Outcome(True, "m")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        outcome.passed = False  # type: ignore[misc]
+    request = JudgeRequest(criteria=["x"], output="o")
+    assert (request.temperature, request.rubric, request.model, request.run) == (0.0, None, None, 0)
+
+
+def test_signal_ids_are_short_unique_and_name_their_process() -> None:
+    first, second = new_signal_id(), new_signal_id()
+    pattern = re.compile(r"sig_([0-9a-f]+)_([0-9a-f]{8})")
+    a, b = pattern.fullmatch(first), pattern.fullmatch(second)
+    assert a and b and a.group(2) == b.group(2)
+    assert int(b.group(1), 16) == int(a.group(1), 16) + 1
+
+
+def test_naive_timestamps_are_utc_whatever_the_local_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        t = trace(
+            {"name": "a", "timestamp": "2024-01-01T00:00:00"},
+            {"name": "b", "timestamp": "2024-01-01T00:00:01.500Z"},
+        )
+        assert t.timestamp_span_ms == 1500
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_usage_of_any_shape_counts_only_provider_end() -> None:
+    t = trace(
+        ("provider:start", {"model": "gpt-4o-mini", "usage": {"input_tokens": 99}, "cost": 9}),
+        ("provider:end", {"usage": {"input_tokens": 3, "output_tokens": 4}, "cost": 0.25}),
+        ("provider:end", "not an object"),
+    )
+    assert (t.metrics.input_tokens, t.metrics.output_tokens, t.metrics.cost) == (3, 4, 0.25)
+
+
+@pytest.mark.parametrize(
+    ("matcher", "problem"),
+    [
+        ({"gte": "1"}, "'gte' needs a number, got '1'"),
+        ({"lte": True}, "'lte' needs a number, got True"),
+        ({"gt": None}, "'gt' needs a number, got None"),
+        ({"lt": [1]}, "'lt' needs a number, got [1]"),
+        ({"between": [1, "2"]}, "'between' needs [min, max] numbers, got [1, '2']"),
+        ({"startsWith": 5}, "'startsWith' needs a string, got 5"),
+        ({"endsWith": ["a"]}, "'endsWith' needs a string, got ['a']"),
+        ({"matches": 1}, "'matches' needs a string, got 1"),
+        ({"matches": "(a"}, "invalid regex '(a': missing ), unterminated subpattern at position 0"),
+        ({"contains": {"x": 1}}, None),  # contains takes any value
+    ],
+)
+def test_every_matcher_operand_is_checked_with_a_valid_and_an_invalid_value(
+    matcher: dict[str, Any], problem: str | None
+) -> None:
+    valid = {"gte": 1, "lte": 2.5, "gt": 0, "lt": -1, "between": [1, 2], "startsWith": "a",
+             "endsWith": "b", "matches": "a+", "contains": "x"}  # fmt: skip
+    key = next(iter(matcher))
+    assert matcher_problems({key: valid[key]}) == []
+    expected = [] if problem is None else [(f"/{key}", problem)]
+    assert matcher_problems(matcher) == expected
+    assert matcher_problems({"deep": [{"x": matcher}]}) == [
+        (f"/deep/0/x{p}", m) for p, m in expected
+    ]
+    assert pattern_problems({"x": matcher}) == [(f"/x{p}", m) for p, m in expected]
+    assert pattern_problems(matcher) == []  # at the top level it is an ordinary key
+
+
+def test_js_number_of_one_and_small_integers() -> None:
+    assert [js_number(v) for v in (1.0, 1, -1.0, 10.0, 0.1)] == ["1", "1", "-1", "10", "0.1"]
