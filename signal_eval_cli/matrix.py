@@ -95,13 +95,16 @@ class Variant:
                     f"variant '{self.id}' names no harness and dataset '{dataset.name}' has none"
                 )
             spec = dataset.harness
-            base_dir = dataset.path.parent if dataset.path else None
+            base_dir = None  # the dataset's own directory and file (paths.py)
         if isinstance(spec, str):
             spec = HarnessSpec(spec)
         if isinstance(spec, HarnessSpec):
             try:
                 return resolve_harness(
-                    spec.factory, {**spec.params, **self.params}, base_dir=base_dir
+                    spec.factory,
+                    {**spec.params, **self.params},
+                    base_dir=base_dir,
+                    dataset_path=dataset.path if base_dir is None else None,
                 )
             except InputError as exc:
                 raise InputError(

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import queue
 import sys
-import sysconfig
 import threading
 import time
 import traceback
@@ -24,9 +22,10 @@ from typing import Any, ParamSpec, TypeVar
 from signal_eval_cli.assertions import EvalContext, Judge, evaluate_assertions
 from signal_eval_cli.dataset import EvalCase, EvalDataset
 from signal_eval_cli.errors import InputError, closest
+from signal_eval_cli.frames import user_location
 from signal_eval_cli.harness.protocol import HarnessContext, collect, runs_on_loop
 from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult
-from signal_eval_cli.signals import Trace, now_iso
+from signal_eval_cli.signals import Signal, Trace, new_signal_id, now_iso
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -36,6 +35,8 @@ __all__ = [
     "run_case",
     "run_dataset",
     "select_cases",
+    "stall_limit_s",
+    "with_lifecycle",
 ]
 
 DEFAULT_TIMEOUT_MS = 60_000.0
@@ -78,6 +79,17 @@ def select_cases(dataset: EvalDataset, options: RunOptions) -> list[EvalCase]:
         ids = set(options.case_ids)
         cases = [c for c in cases if c.id in ids]
     return cases
+
+
+def stall_limit_s(dataset: EvalDataset, options: RunOptions) -> float:
+    """How long the event loop may go without turning before the run is declared stuck:
+    the longest case timeout of the run (each case's own timeout fires before that on a
+    loop that turns), plus a second of grace."""
+    timeouts = [
+        c.timeout or dataset.default_timeout or options.timeout or DEFAULT_TIMEOUT_MS
+        for c in select_cases(dataset, options)
+    ]
+    return max(timeouts, default=DEFAULT_TIMEOUT_MS) / 1000 + 1.0
 
 
 def check_filters(dataset: EvalDataset, options: RunOptions) -> None:
@@ -245,33 +257,14 @@ def _ours(exc: BaseException) -> bool:
     return isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))  # pragma: no cover
 
 
-_OUR_DIRS = tuple(
-    os.path.normcase(os.path.realpath(p)) + os.sep
-    for p in {
-        os.path.dirname(os.path.abspath(__file__)),
-        sysconfig.get_paths()["stdlib"],
-        sysconfig.get_paths()["platstdlib"],
-    }
-)
-
-
 def _describe(exc: BaseException) -> str:
-    """``Type: message (at file.py:LINE in function)``, the innermost frame of the
-    harness's own code (else the innermost frame) where it was raised."""
+    """``Type: message (at file.py:LINE in function)``: the innermost frame of the
+    harness's own code where it was raised (no location when none is the user's)."""
     if type(exc).__name__ == "_HarnessRaised" and exc.__cause__ is not None:
         exc = exc.__cause__  # Python 3.10: what the harness raised
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
-        return text
-    mine = [
-        f
-        for f in frames
-        if not os.path.normcase(os.path.realpath(f.filename)).startswith(_OUR_DIRS)
-        and not f.filename.startswith("<frozen")
-    ]
-    frame = (mine or frames)[-1]
-    return f"{text} (at {os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
+    where = user_location(traceback.extract_tb(exc.__traceback__))
+    return f"{text} (at {where})" if where else text
 
 
 async def _run_once(
@@ -283,7 +276,7 @@ async def _run_once(
     run: int = 0,
 ) -> CaseResult:
     ctx = HarnessContext(case.id, dict(options.params), metadata=dict(case.metadata))
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), now_iso()
     error: str | None = None
     try:
         timed_out = await _within(
@@ -310,6 +303,8 @@ async def _run_once(
         )
     # A timed-out sync harness may still be emitting from its thread: freeze what we have.
     signals = ctx.signals if not timed_out else list(ctx.signals)
+    if not getattr(harness, "emits_lifecycle", False):
+        signals = with_lifecycle(signals, case.input, started_at, wall_ms)
     trace = Trace(signals, case.input)
     results = []
     if error is None:
@@ -330,6 +325,27 @@ async def _run_once(
         error=error,
         tags=list(case.tags),
     )
+
+
+def with_lifecycle(
+    signals: list[Signal], input: Any, started_at: str, duration_ms: float
+) -> list[Signal]:
+    """``harness:start {input}`` … ``harness:end {durationMs}`` around the signals of a
+    harness that emitted neither, so the derived views that read them (trajectory,
+    latency, initial state) work for any harness. A harness that emits either one is
+    left exactly as it is."""
+    if any(s.name in ("harness:start", "harness:end") for s in signals):
+        return signals
+    start = Signal("harness:start", {"input": input}, new_signal_id(), started_at)
+    end = Signal(
+        "harness:end",
+        {"durationMs": round(duration_ms, 3)},
+        new_signal_id(),
+        now_iso(),
+        None,
+        start.id,
+    )
+    return [start, *signals, end]
 
 
 async def run_case(

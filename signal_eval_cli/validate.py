@@ -9,7 +9,7 @@ from typing import Any
 
 from signal_eval_cli.dataset import dataset_from_document
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.loading import Document, load_document
+from signal_eval_cli.loading import Document, load_document, validate_document
 from signal_eval_cli.signals import read_jsonl
 
 __all__ = ["DocumentKind", "register_document_kind", "validate_path"]
@@ -24,13 +24,21 @@ class DocumentKind:
     check: Callable[[Document], object]
 
 
+def _check_result(doc: Document) -> None:
+    problems = validate_document(doc, "result")
+    if problems:
+        raise InputError(problems)
+
+
 _KINDS: list[DocumentKind] = [
+    # a results file also has "cases": recognise it by what only results carry
+    DocumentKind("result", lambda data: "schemaVersion" in data and "kind" in data, _check_result),
     DocumentKind("dataset", lambda data: "cases" in data, dataset_from_document),
 ]
 
 
 def register_document_kind(kind: DocumentKind) -> None:
-    _KINDS.insert(0, kind)
+    _KINDS.insert(len(_KINDS) - 1, kind)  # before the catch-all "cases" of a dataset
 
 
 def validate_path(path: str | Path) -> tuple[str, list[Problem]]:

@@ -8,6 +8,7 @@ Exit codes: 0 all passed · 1 evaluation failures or a blocking regression ·
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
@@ -28,7 +29,34 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,  # plain help: the rich renderer shows flags as taking a <bool>
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"signal-eval {version('signal-eval')}")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            typer.echo("signal-eval (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    _: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Evaluate AI agent workflows by asserting over the signals they emit."""
+
+
 app.command("run")(run_command)
 app.command("matrix")(matrix_command)
 app.command("compare")(compare_command)

@@ -167,8 +167,23 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress outpu
 OutputOpt = Annotated[
     Path | None, typer.Option("--output", "-o", help="Write results JSON here (atomically).")
 ]
+
+
+def _markdown_path(value: str) -> Path | None:
+    """An empty ``--markdown`` (``"$GITHUB_STEP_SUMMARY"`` outside GitHub) means no report."""
+    if not value:
+        err.print("note: --markdown is empty (is $GITHUB_STEP_SUMMARY unset?): no Markdown report")
+        return None
+    return Path(value)
+
+
 MarkdownOpt = Annotated[
-    Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
+    Path | None,
+    typer.Option(
+        parser=_markdown_path,
+        metavar="<path>",
+        help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY"; empty: none).',
+    ),
 ]
 JunitOpt = Annotated[Path | None, typer.Option(help="Write a JUnit XML report.")]
 HtmlOpt = Annotated[

@@ -19,9 +19,11 @@ from typing import Annotated, Any
 
 import typer
 
+from signal_eval_cli import paths
 from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.entrypoints import load_factory
+from signal_eval_cli.paths import base_dir_of, resolve_from
 from signal_eval_cli.providers.pricing import parse_price
 from signal_eval_cli.providers.recording import save_all
 from signal_eval_cli.runner import RunOptions
@@ -89,17 +91,12 @@ PriceOpt = Annotated[
 
 
 def default_cassette(dataset: EvalDataset, params: Mapping[str, Any]) -> Path:
-    """The harness cassette: ``params['cassette']``, else ``cassettes/<dataset-stem>.yaml``.
-
-    Relative paths are relative to the dataset's directory, as for the reactive harness.
-    """
-    base_dir = dataset.path.parent if dataset.path is not None else Path.cwd()
+    """The harness cassette, absolute: ``params['cassette']``, else the default (paths.py)."""
+    dataset_path = dataset.path if dataset.path is not None else Path("dataset.yaml")
     explicit = params.get("cassette")
     if explicit:
-        path = Path(str(explicit))
-        return path if path.is_absolute() else base_dir / path
-    stem = dataset.path.stem if dataset.path is not None else "dataset"
-    return base_dir / "cassettes" / f"{stem}.yaml"
+        return resolve_from(str(explicit), base_dir_of(dataset_path))
+    return paths.default_cassette(dataset_path)
 
 
 def _judge_cassette(cassette: Path) -> Path:
@@ -181,7 +178,7 @@ class ProviderFlags:
             return params
         factory_name = harness or (spec.factory if spec is not None else None)
         if factory_name is not None:
-            base_dir = dataset.path.parent if dataset.path is not None else None
+            base_dir = base_dir_of(dataset.path) if dataset.path is not None else None
             factory = load_factory(factory_name, base_dir=base_dir)
             if not _accepts(factory, "provider_options"):
                 if self.provider and not _accepts(factory, "provider"):

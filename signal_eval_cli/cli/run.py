@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -42,8 +45,17 @@ from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.harness.recorded import RecordedTraces
 from signal_eval_cli.reports.console import print_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult
-from signal_eval_cli.runner import RunOptions, check_filters, run_dataset, select_cases
+from signal_eval_cli.runner import (
+    RunOptions,
+    check_filters,
+    run_dataset,
+    select_cases,
+    stall_limit_s,
+)
 from signal_eval_cli.signals import now_iso
+from signal_eval_cli.watchdog import LoopWatchdog
+
+_T = TypeVar("_T")
 
 __all__ = ["build_harness", "partial_result", "run_command"]
 
@@ -63,8 +75,7 @@ def build_harness(
             f"{dataset.path}: the dataset names no harness: add 'harness: pkg.module:factory' "
             "to it, or pass --harness, or evaluate recorded traces with --traces DIR"
         )
-    base_dir = dataset.path.parent if dataset.path else None
-    return resolve_harness(spec.factory, {**spec.params, **params}, base_dir=base_dir)
+    return resolve_harness(spec.factory, {**spec.params, **params}, dataset_path=dataset.path)
 
 
 def run_command(
@@ -139,24 +150,93 @@ def run_command(
         fail_input(exc)
     selected = select_cases(dataset, options)
     started = now_iso()
+    reports: dict[str, Any] = {
+        "output": output,
+        "markdown": markdown,
+        "junit": junit,
+        "signals": policy,
+        "html": html,
+    }
     with Progress(len(selected), quiet=quiet) as progress:
         options.on_case_complete = progress
+
+        def stalled(location: str, seconds: float) -> None:
+            progress.__exit__()
+            finish_stalled(dataset, selected, progress.results, started, location, seconds, reports)
+
         try:
-            result = asyncio.run(run_dataset(subject, dataset, options))
+            result = asyncio.run(
+                watched(
+                    run_dataset(subject, dataset, options), stall_limit_s(dataset, options), stalled
+                )
+            )
         except KeyboardInterrupt:
             result = partial_result(dataset, selected, progress.results, started)
     flags.finish(options)
     print_dataset(result, out)
-    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
+    write_reports(result, **reports)
     if result.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
     raise typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)
 
 
+async def watched(run: Awaitable[_T], limit_s: float, on_stall: Callable[[str, float], None]) -> _T:
+    """``run`` under a :class:`LoopWatchdog`."""
+    async with LoopWatchdog(limit_s, on_stall):
+        return await run
+
+
+def finish_stalled(
+    dataset: EvalDataset,
+    selected: list[Any],
+    finished: list[CaseResult],
+    started: str,
+    location: str,
+    seconds: float,
+    reports: dict[str, Any],
+) -> NoReturn:
+    """The loop is stuck in a harness for good: report what finished, fail the rest with
+    where the harness is stuck, write the reports and end the process (exit 1)."""
+    reason = (
+        f"the event loop was blocked at {location} for {seconds:.1f} s, longer than the case timeout: "
+        "an async harness called blocking code (time.sleep, a sync SDK); await an async "
+        "call instead, or run the blocking one with asyncio.to_thread"
+    )
+    done = list(finished)
+    ids = {r.case_id for r in done}
+    for case in selected:
+        if case.id not in ids:
+            error = f"not finished: {reason}" if not case.skip else None
+            done.append(
+                CaseResult(
+                    case.id,
+                    passed=case.skip,
+                    name=case.name,
+                    skipped=case.skip,
+                    error=error,
+                    tags=list(case.tags),
+                )
+            )
+    result = partial_result(dataset, selected, done, started, interrupted=False)
+    try:
+        print_dataset(result, out)
+        write_reports(result, **reports)
+        typer.echo(f"error: {reason}", err=True)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_FAILED)
+
+
 def partial_result(
-    dataset: EvalDataset, selected: list[Any], finished: list[CaseResult], started: str
+    dataset: EvalDataset,
+    selected: list[Any],
+    finished: list[CaseResult],
+    started: str,
+    *,
+    interrupted: bool = True,
 ) -> DatasetResult:
-    """What finished before Ctrl-C, in dataset order."""
+    """What finished before Ctrl-C (or a stuck loop), in dataset order."""
     order = {c.id: i for i, c in enumerate(selected)}
     cases = sorted(finished, key=lambda r: order.get(r.case_id, len(order)))
     return DatasetResult(
@@ -165,5 +245,5 @@ def partial_result(
         started_at=started,
         completed_at=now_iso(),
         metadata=dict(dataset.metadata),
-        interrupted=True,
+        interrupted=interrupted,
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.errors import InputError
+from signal_eval_cli.paths import base_dir_of, resolve_from
 
 __all__ = ["ENTRY_POINT_GROUP", "load_factory", "resolve_harness"]
 
@@ -33,7 +34,7 @@ def load_factory(spec: str, *, base_dir: Path | None = None) -> Callable[..., An
         module = _import_file(spec, module_part, base_dir)
     else:
         try:
-            module = importlib.import_module(module_part)
+            module = _import_module(module_part, base_dir)
         except ModuleNotFoundError as exc:
             raise _fail(spec, f"cannot import module '{module_part}' ({exc})") from None
         except Exception as exc:
@@ -53,10 +54,26 @@ def load_factory(spec: str, *, base_dir: Path | None = None) -> Callable[..., An
     return target  # type: ignore[no-any-return]
 
 
+def _import_module(name: str, base_dir: Path | None) -> Any:
+    """Import ``name``; when it is not importable as things stand, look for its top-level
+    package the way pytest finds its rootdir: in the dataset's folder, then each parent
+    (so ``mypkg.agents`` works from a project root without ``PYTHONPATH=.``)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        top = name.split(".")[0]
+        if base_dir is None or exc.name != top:
+            raise
+        base_dir = resolve_from(base_dir, None)
+        for folder in (base_dir, *base_dir.parents):
+            if (folder / top).is_dir() or (folder / f"{top}.py").is_file():
+                sys.path.insert(0, str(folder))  # kept: the harness may import its siblings
+                return importlib.import_module(name)
+        raise
+
+
 def _import_file(spec: str, file_part: str, base_dir: Path | None) -> Any:
-    path = Path(file_part)
-    if not path.is_absolute() and base_dir is not None:
-        path = base_dir / path
+    path = resolve_from(file_part, base_dir)
     if not path.is_file():
         raise _fail(spec, f"file not found: {path}")
     name = f"signal_eval_user_{abs(hash(str(path.resolve())))}"
@@ -95,17 +112,27 @@ def _registered(name: str) -> Callable[..., Any]:
 
 
 def resolve_harness(
-    spec: str, params: Mapping[str, Any] | None = None, *, base_dir: Path | None = None
+    spec: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    base_dir: Path | None = None,
+    dataset_path: Path | None = None,
 ) -> Any:
     """Load the factory and call it with ``params`` as keyword arguments.
 
-    A factory that declares a ``dataset_dir`` parameter also gets ``base_dir`` there,
-    so paths in its params can be relative to the dataset (others never see it).
+    A factory that declares a ``dataset_dir`` parameter also gets ``base_dir`` there
+    (default: the dataset's directory), and one that declares ``dataset_path`` gets the
+    dataset file, so paths in its params can be relative to the dataset (others never
+    see them).
     """
+    if base_dir is None and dataset_path is not None:
+        base_dir = base_dir_of(dataset_path)
     factory = load_factory(spec, base_dir=base_dir)
     kwargs = dict(params or {})
     if base_dir is not None and _declares(factory, "dataset_dir"):
         kwargs.setdefault("dataset_dir", base_dir)
+    if dataset_path is not None and _declares(factory, "dataset_path"):
+        kwargs.setdefault("dataset_path", dataset_path)
     try:
         inspect.signature(factory).bind(**kwargs)
     except TypeError as exc:

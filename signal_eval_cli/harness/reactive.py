@@ -55,6 +55,7 @@ from signal_eval_cli.assertions._helpers import short
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.harness.protocol import HarnessContext
 from signal_eval_cli.loading import Document, load_document, validate_document
+from signal_eval_cli.paths import base_dir_of, default_cassette, resolve_from
 from signal_eval_cli.patterns import (
     compile_glob,
     get_path,
@@ -179,7 +180,7 @@ def load_agents(
     Raises :class:`InputError` listing every problem (``file:line:col`` for files).
     """
     if isinstance(source, (str, Path)):
-        return agents_from_document(load_document(_resolve(source, base_dir)))
+        return agents_from_document(load_document(resolve_from(source, base_dir)))
     return agents_from_document(Document("<agents>", _normalise(source), {}, {}))
 
 
@@ -219,13 +220,6 @@ def _normalise(source: Sequence[Any] | Mapping[str, Any]) -> Any:
             ]
         }
     return {"agents": list(source)}
-
-
-def _resolve(path: str | Path, base_dir: Path | None) -> Path:
-    candidate = Path(path)
-    if not candidate.is_absolute() and base_dir is not None:
-        candidate = base_dir / candidate
-    return candidate
 
 
 _SOURCE_KINDS = ("json", "tool", "state", "value")
@@ -688,7 +682,8 @@ def create_harness(
         agents: an agents YAML file (relative paths resolve against the dataset's
             directory), a list of agents, or a mapping (see :func:`load_agents`).
         cassette: the cassette to replay; default ``cassettes/<dataset-stem>.yaml``
-            beside the dataset (``<agents-file-stem>`` when the dataset is unknown).
+            beside the dataset (``<agents-file-stem>`` when the dataset is unknown);
+            see :mod:`signal_eval_cli.paths`.
         provider: a :class:`Provider` object, ``"cassette"`` (the default), or a spec
             such as ``"openai:gpt-4o"`` handed to
             ``signal_eval_cli.providers.registry.make_provider(spec, **provider_options)``.
@@ -734,8 +729,8 @@ def create_harness(
 
 def _base_dir(dataset_dir: str | Path | None, dataset_path: str | Path | None) -> Path | None:
     if dataset_dir is not None:
-        return Path(dataset_dir)
-    return Path(dataset_path).parent if dataset_path is not None else None
+        return resolve_from(dataset_dir, None)
+    return base_dir_of(dataset_path) if dataset_path is not None else None
 
 
 def _cassette_path(
@@ -745,14 +740,10 @@ def _cassette_path(
     dataset_path: str | Path | None,
 ) -> Path:
     if cassette is not None:
-        return _resolve(cassette, base_dir)
-    stem = (
-        Path(dataset_path).stem
-        if dataset_path is not None
-        else spec.path.stem
-        if spec.path
-        else None
-    )
-    if stem is None:
+        return resolve_from(cassette, base_dir)
+    if dataset_path is not None:
+        return default_cassette(dataset_path)
+    if spec.path is None:
         raise InputError("reactive harness: agents given inline and no dataset: pass cassette=PATH")
-    return _resolve(Path("cassettes") / f"{stem}.yaml", base_dir)
+    # no dataset (library use): name it after the agents file, in the same place
+    return resolve_from(Path("cassettes") / f"{spec.path.stem}.yaml", base_dir)

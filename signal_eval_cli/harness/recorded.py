@@ -16,6 +16,8 @@ __all__ = ["RecordedTraces"]
 class RecordedTraces:
     """Reads every trace up front, so a bad line is an input error before anything runs."""
 
+    emits_lifecycle = True  # a recorded trace is evaluated as recorded: no harness:start/end added
+
     def __init__(self, directory: str | Path, case_ids: Iterable[str]) -> None:
         self.directory = Path(directory)
         self.traces: dict[str, list[Signal]] = {}

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.errors import InputError
+from signal_eval_cli.paths import resolve_from
 from signal_eval_cli.providers.base import Provider
 from signal_eval_cli.providers.cassette import Cassette, CassetteProvider
 from signal_eval_cli.providers.pricing import PriceTable, default_prices
@@ -94,7 +95,7 @@ def make_provider(spec: str, **options: Any) -> Provider:
     base_dir = Path(options["base_dir"]) if options.get("base_dir") else None
     if kind == "cassette":
         return CassetteProvider(
-            _resolve(rest, base_dir), latency_scale=float(options.get("latency_scale") or 0.0)
+            resolve_from(rest, base_dir), latency_scale=float(options.get("latency_scale") or 0.0)
         )
     mode = str(options.get("mode") or "auto")
     if mode not in MODES:
@@ -104,7 +105,7 @@ def make_provider(spec: str, **options: Any) -> Provider:
         if mode in ("replay", "record", "record-missing"):
             raise InputError(f"provider '{spec}': mode '{mode}' needs a cassette path")
         return _real(kind, rest, options)
-    path = _resolve(str(cassette_option), base_dir)
+    path = resolve_from(str(cassette_option), base_dir)
     if mode == "auto":
         mode = "replay" if path.is_file() else "live"
     if mode == "live":
@@ -121,11 +122,6 @@ def make_provider(spec: str, **options: Any) -> Provider:
 
 def _key_env(kind: str) -> str:
     return "ANTHROPIC_API_KEY" if kind == "anthropic" else "OPENAI_API_KEY"
-
-
-def _resolve(path: str, base_dir: Path | None) -> Path:
-    candidate = Path(path)
-    return candidate if candidate.is_absolute() or base_dir is None else base_dir / candidate
 
 
 def _number(options: Mapping[str, Any], name: str, default: float, *, minimum: float = 0) -> float:

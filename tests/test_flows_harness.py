@@ -1,0 +1,119 @@
+"""Issue 10 items 3-4: user harnesses as the README writes them, run by the real CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from flows_helpers import ROOT, cli
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+BLOCKING = """\
+import time
+
+
+def create_harness():
+    async def run(input, ctx):
+        ctx.emit("text:complete", {"content": "ok"})
+        if input["n"] == 2:
+            time.sleep(3600)  # a sync call inside async code: the loop stops turning
+
+    return run
+"""
+
+
+def _readme_block(lang: str, starts_with: str) -> str:
+    blocks = re.findall(rf"```{lang}\n(.*?)```", README, re.S)
+    return next(b for b in blocks if b.startswith(starts_with))
+
+
+@pytest.mark.parametrize("place", ["project-root", "outside"])
+def test_an_async_harness_blocking_the_loop_ends_the_run_and_names_the_line(
+    tmp_path: Path, place: str
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "agents.py").write_text(BLOCKING)
+    cases = [
+        {
+            "id": f"c{n}",
+            "input": {"n": n},
+            "assertions": [{"type": "output.contains", "text": "ok"}],
+        }
+        for n in (1, 2, 3)
+    ]
+    dataset = {"name": "stuck", "harness": "agents.py:create_harness", "defaultTimeout": 1000}
+    (project / "evals.yaml").write_text(yaml.safe_dump({**dataset, "cases": cases}))
+    cwd = project if place == "project-root" else tmp_path
+    path = "evals.yaml" if place == "project-root" else str(project / "evals.yaml")
+    started = time.monotonic()
+    done = cli("run", path, "--concurrency", "1", "-o", "r.json", cwd=cwd, timeout=120)
+    assert time.monotonic() - started < 60  # not 3600 s: the watchdog ended it
+    assert done.returncode == 1, done.stderr
+    assert "event loop was blocked at agents.py:8 in run" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    data = json.loads((cwd / "r.json").read_text())
+    outcome = {c["caseId"]: (c["passed"], c.get("error") or "") for c in data["cases"]}
+    assert outcome["c1"] == (True, "")  # the finished case's result is kept
+    assert not outcome["c2"][0] and "agents.py:8" in outcome["c2"][1]
+    assert not outcome["c3"][0]
+    assert "c1" in done.stdout and "c2" in done.stdout  # the table is printed
+
+
+@pytest.mark.parametrize("place", ["project-root", "outside"])
+def test_the_readme_harness_example_passes_the_readme_dataset_example(
+    tmp_path: Path, place: str
+) -> None:
+    project = tmp_path / "scratch"
+    (project / "mypkg").mkdir(parents=True)
+    (project / "mypkg" / "__init__.py").write_text("")
+    (project / "mypkg" / "agents.py").write_text(_readme_block("python", "# mypkg/agents.py"))
+    dataset = yaml.safe_load(_readme_block("yaml", "name: Code Review Agent Eval"))
+    dataset["harness"] = "mypkg.agents:create_harness"
+    dataset["cases"][0]["assertions"].append({"type": "metric.latency.max", "value": 5000})
+    (project / "evals").mkdir()
+    (project / "evals" / "review.yaml").write_text(yaml.safe_dump(dataset))
+    cwd = project if place == "project-root" else tmp_path
+    path = "evals/review.yaml" if place == "project-root" else str(project / "evals/review.yaml")
+    done = cli("run", path, "-o", str(tmp_path / "r.json"), cwd=cwd)  # no PYTHONPATH
+    assert done.returncode == 0, done.stdout + done.stderr
+    case = json.loads((tmp_path / "r.json").read_text())["cases"][0]
+    assert case["passed"], case
+    assert case["metrics"]["latencyMs"] > 0  # measured by the runner's harness:end
+
+
+def test_harness_start_and_end_are_added_only_when_the_harness_emits_neither(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "h.py").write_text(
+        "def bare():\n"
+        "    return lambda input, ctx: [{'name': 'x'}]\n"
+        "def own():\n"
+        "    def run(input, ctx):\n"
+        "        s = ctx.emit('harness:start', {'input': input})\n"
+        "        ctx.emit('harness:end', {'durationMs': 7}, parent=s)\n"
+        "    return run\n"
+    )
+    names = {}
+    for factory in ("bare", "own"):
+        data = {
+            "name": factory,
+            "harness": f"h.py:{factory}",
+            "cases": [{"id": "c", "input": 1, "assertions": []}],
+        }
+        (tmp_path / f"{factory}.yaml").write_text(yaml.safe_dump(data))
+        out = tmp_path / f"{factory}.json"
+        done = cli("run", f"{factory}.yaml", "-q", "-o", str(out), "--signals", "all", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        case = json.loads(out.read_text())["cases"][0]
+        names[factory] = ([s["name"] for s in case["signals"]], case["signals"])
+    assert names["bare"][0] == ["harness:start", "x", "harness:end"]
+    start, _, end = names["bare"][1]
+    assert start["payload"] == {"input": 1} and end["source"]["parent"] == start["id"]
+    assert names["own"][0] == ["harness:start", "harness:end"]  # left exactly as emitted
+    assert names["own"][1][1]["payload"] == {"durationMs": 7}
