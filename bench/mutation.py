@@ -42,14 +42,28 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 PACKAGE = "signal_eval_cli"
-TARGETS = [
+ASSERTION_MODULES = (
+    "_helpers _registry agent compose files judge metric output signal snapshot tool"
+)
+TARGETS = [  # listed, not globbed: the plugin runs from a copy of this file elsewhere
     f"{PACKAGE}/patterns.py",
     f"{PACKAGE}/signals.py",
     f"{PACKAGE}/jsjson.py",
-    *sorted(
-        f"{PACKAGE}/assertions/{p.name}"
-        for p in (ROOT / PACKAGE / "assertions").glob("*.py")
-        if p.name not in ("__init__.py", "families.py")  # imports only
+    *(
+        f"{PACKAGE}/assertions/{name}.py"
+        for name in (
+            "_helpers",
+            "_registry",
+            "agent",
+            "compose",
+            "files",
+            "judge",
+            "metric",
+            "output",
+            "signal",
+            "snapshot",
+            "tool",
+        )
     ),
 ]
 TESTS = [
