@@ -54,8 +54,8 @@ def unified_diff(old: str | None, new: str | None, path: str = "file.txt", conte
     if old_text == new_text:
         return ""
     names = [
-        _NO_FILE if old is None else _quoted("a/", path),
-        _NO_FILE if new is None else _quoted("b/", path),
+        _NO_FILE if old is None else quote_path("a/", path),
+        _NO_FILE if new is None else quote_path("b/", path),
     ]
     if _is_binary(old_text) or _is_binary(new_text):
         return f"Binary files {names[0]} and {names[1]} differ\n"
@@ -106,7 +106,7 @@ def _common_tail_lines(old: bytes, new: bytes) -> int:
 _C_ESCAPES = dict(zip('\a\b\t\n\v\f\r"\\', 'abtnvfr"\\', strict=True))
 
 
-def _quoted(prefix: str, path: str) -> str:
+def quote_path(prefix: str, path: str) -> str:
     """Quote like git (core.quotepath=off)."""
     name = prefix + path
     if any(c in _C_ESCAPES or c < " " or c == "\x7f" for c in name):

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from signal_eval_cli.compare import pass_rate_stats, wilson_interval
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
@@ -40,6 +40,9 @@ from signal_eval_cli.results import RESULT_SCHEMA_VERSION, DatasetResult, Signal
 from signal_eval_cli.runner import RunOptions, run_dataset
 from signal_eval_cli.signals import now_iso
 from signal_eval_cli.validate import DocumentKind, register_document_kind
+
+if TYPE_CHECKING:
+    from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 
 __all__ = [
     "MatrixFile",
@@ -467,8 +470,17 @@ class MatrixFile:
     path: Path | None = None
 
 
-def matrix_from_document(doc: Document) -> MatrixFile:
-    """Validate a parsed matrix file and load the dataset it names."""
+def matrix_from_document(doc: Document) -> MatrixFile | ScenarioMatrix:
+    """Validate a parsed matrix file and load the dataset (or the scenarios) it names."""
+    if isinstance(doc.data, Mapping) and "scenarios" in doc.data:
+        # Imported here: scenarios import this module (MatrixResult).
+        from signal_eval_cli.scenarios.matrix import scenario_matrix_from_document
+
+        return scenario_matrix_from_document(doc)
+    return _dataset_matrix(doc)
+
+
+def _dataset_matrix(doc: Document) -> MatrixFile:
     problems = validate_document(doc, "matrix")
     if problems:
         raise InputError(problems)
@@ -523,7 +535,7 @@ def matrix_from_document(doc: Document) -> MatrixFile:
     )
 
 
-def load_matrix(path: str | Path) -> MatrixFile:
+def load_matrix(path: str | Path) -> MatrixFile | ScenarioMatrix:
     """Load and validate a matrix file and its dataset; :class:`InputError` lists problems."""
     doc = load_document(path)
     if not isinstance(doc.data, Mapping):

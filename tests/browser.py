@@ -85,7 +85,7 @@ class Page:
 def open_report(browser: Any) -> Iterator[Any]:
     contexts: list[Any] = []
 
-    def opener(path: Path, *, javascript: bool = True) -> Page:
+    def opener(path: Path, *, javascript: bool = True, fragment: str = "") -> Page:
         context = browser.new_context(
             viewport={"width": 1300, "height": 900}, java_script_enabled=javascript
         )
@@ -99,7 +99,7 @@ def open_report(browser: Any) -> Iterator[Any]:
         )
         page.on("pageerror", lambda e: opened.errors.append(str(e)))
         page.on("request", lambda r: opened.requests.append(r.url))
-        page.goto(url)
+        page.goto(url + fragment)
         if javascript:
             page.wait_for_selector("body[data-ready]", timeout=30_000)
         return opened

@@ -97,6 +97,8 @@ def test_clicking_a_failed_case_shows_its_timeline_and_failed_assertion(
     assert agents <= set(lanes)
     assert page.locator(".tl-svg .it").count() > 0
     assert page.locator(".tl-svg .it.model").count() >= 1  # the model call as a bar
+    activations = page.locator(".tl-svg rect.it.activation")  # until the agent's last signal
+    assert activations.count() >= 1 and float(activations.first.get_attribute("width")) > 3
     # the failed output assertion is pinned to the signal the output came from
     pinned = page.locator(".assertion.fail .pins button").first
     index = int(pinned.get_attribute("data-i"))
@@ -104,6 +106,10 @@ def test_clicking_a_failed_case_shows_its_timeline_and_failed_assertion(
     pinned.click()
     assert page.inner_text(".insp-title") == f"#{index} text:complete"
     assert page.locator(f'.tl-svg .it.sel[data-i="{index}"]').count() == 1
+    assert page.evaluate("location.hash") == f"#case={failed.case_id}"
+    linked = open_report(reports["run.html"], fragment=f"#case={failed.case_id}")
+    linked.page.wait_for_selector(f'.detail[data-case="{failed.case_id}"]')
+    linked.check_clean()
     opened.finish("run-case")
 
 
@@ -186,6 +192,8 @@ def test_a_timeline_of_10000_signals_stays_usable(tmp_path: Path, open_report: A
         page.click('button[data-act="zoom-in"]')
     marks = page.locator(".tl-svg .it").count()
     assert 0 < marks < 3000  # zoomed in: single signals again
+    tool = page.locator(".tl-svg rect.it.tool").first.evaluate("n => n.textContent")
+    assert 'grep({"q":' in tool and "→ [" in tool  # a tool call with arguments and result
     page.locator(".siglist").evaluate("box => { box.scrollTop = 20 * 9000; }")
     page.wait_for_selector('.srow[data-i="9000"]')
     page.click('.srow[data-i="9000"]')
@@ -228,6 +236,12 @@ def test_comparison_view(reports: dict[str, Path], open_report: Any) -> None:  #
     assert page.locator("#side-by-side .side-baseline .tl-svg").count() == 1
     assert page.locator("#side-by-side .side-candidate .assertion.fail").count() >= 1
     assert page.locator("#side-by-side .side-baseline .assertion.fail").count() == 0
+    # drawn at the column's width (text not squashed), and the page does not overflow
+    scale = page.locator("#side-by-side .tl-svg").evaluate_all(
+        "ss => ss.map(s => s.viewBox.baseVal.width / s.getBoundingClientRect().width)"
+    )
+    assert scale == pytest.approx([1, 1], abs=0.02)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1300
     opened.finish("compare")
 
 

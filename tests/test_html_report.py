@@ -176,3 +176,42 @@ def test_report_runs_from_outside_the_repo(tmp_path: Path) -> None:
     done = cli("report", "result.json", "--html", "out/r.html", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "r.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_scenario_diff_marks_expected_and_missing_lines() -> None:
+    from signal_eval_cli.assertions import AssertionResult
+
+    expected = "@@ ... @@\n-old line\n+new line\n+never written\n"
+    actual = "@@ -1,2 +1,2 @@\n-old line\n+new line\n unrelated\n"
+    scenario = case("s", False)
+    scenario.kind = "scenario"
+    scenario.extra = {
+        "goals": [{"goal": "test", "status": "failed", "exitCode": 1, "stdout": "1 failed"}]
+    }
+    scenario.assertions = [
+        AssertionResult(
+            {"type": "diff-match", "path": "a.py", "expectedDiff": expected},
+            False,
+            "",
+            actual=actual,
+        )
+    ]
+    page = generate_html_report(dataset([scenario]))
+    actual_html = page[page.index('class="diff-actual"') : page.index('class="diff-expected"')]
+    assert re.findall(r'class="ln [^"]*expected">([^<]*)<', actual_html) == [
+        "-old line",
+        "+new line",
+    ]
+    expected_html = page[page.index('class="diff-expected"') :]
+    assert re.findall(r'class="ln [^"]*missing">([^<]*)<', expected_html) == ["+never written"]
+    assert '<tr class="goal failed">' in page and "1 failed" in page
+
+
+def test_non_finite_numbers_do_not_break_the_page() -> None:
+    broken = case("nan", False)
+    broken.metrics.cost = float("nan")
+    broken.assertions[0].actual = float("inf")
+    data = embedded(generate_html_report(dataset([broken])), "se-data")
+    assert isinstance(data, dict)
+    assert data["cases"][0]["metrics"]["cost"] == "nan"
+    assert data["cases"][0]["assertions"][0]["actual"] == "inf"

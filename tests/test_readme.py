@@ -43,6 +43,9 @@ def test_yaml_examples_validate(block: str, tmp_path: Path) -> None:
         doc = parse_yaml(block, "README.md")
         assert validate_document(doc, "matrix") == []
         return
+    elif "adapterId" in data:  # a scenario
+        assert validate_document(parse_yaml(block, "README.md"), "scenario") == []
+        return
     path = tmp_path / "example.yaml"
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     load_dataset(path)

@@ -131,6 +131,7 @@ def test_signals_follow_seed_order_and_point_at_their_cause(root: Path) -> None:
         "scenario:start",
         "workspace:ready",
         "agentTask:applied",
+        "workspace:diff",
         "goal:start",
         "goal:end",
         "assertion:result",
@@ -140,7 +141,8 @@ def test_signals_follow_seed_order_and_point_at_their_cause(root: Path) -> None:
     start = result.signals[0]
     assert start.payload["id"] == "py-total" and start.payload["goals"] == ["check"]
     assert all(s.parent == start.id for s in result.signals[1:] if s.name != "goal:end")
-    goal_start, goal_end = result.signals[3], result.signals[4]
+    assert result.signals[3].payload == {"files": ["app.py"]}
+    goal_start, goal_end = result.signals[4], result.signals[5]
     assert goal_end.parent == goal_start.id
     assert goal_end.payload["goal"] == "check" and goal_end.payload["exitCode"] == 0
     assert goal_end.payload["status"] == "passed" and goal_end.payload["durationMs"] > 0

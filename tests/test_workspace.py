@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
+from signal_eval_cli.scenarios.overlay import can_overlay
 from signal_eval_cli.scenarios.workspace import (
     AgentTaskError,
     PathEscapeError,
@@ -54,7 +56,11 @@ def test_empty_contents_are_allowed() -> None:
     ("instruction", "message"),
     [
         ("write|a.txt|x", "unknown agentTask verb 'write' — did you mean 'WRITE'?"),
-        ("DELETE|a.txt|", "unknown agentTask verb 'DELETE'"),
+        ("DELETE|a.txt|b", "DELETE needs 'DELETE|<relativePath>': too many fields"),
+        ("RENAME|a.txt", "RENAME needs 'RENAME|<fromPath>|<toPath>'"),
+        ("RENAME|a|b|c", "RENAME needs 'RENAME|<fromPath>|<toPath>': too many fields"),
+        ("PATCH|hello", "PATCH: no file changes found"),
+        ("MOVE|a|b", "unknown agentTask verb 'MOVE'"),
         ("Please optimise the query", "not an agentTask command"),
         ("WRITE|a.txt", "no '|' after the path"),
     ],
@@ -197,3 +203,61 @@ def test_prepare_in_place_uses_the_fixture(tmp_path: Path) -> None:
 def test_prepare_needs_a_directory(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="fixture directory not found"):
         prepare_workspace(tmp_path / "missing")
+
+
+# -- overlay workspaces ------------------------------------------------------------------
+
+
+needs_overlay = pytest.mark.skipif(
+    not can_overlay(Path(__file__).parent), reason="this process may not mount overlayfs"
+)
+
+
+@needs_overlay
+def test_an_overlay_workspace_never_writes_to_the_fixture(tmp_path: Path) -> None:
+    fixture = tmp_path / "fx"
+    (fixture / "sub").mkdir(parents=True)
+    (fixture / "a.txt").write_bytes(b"alpha\n")
+    (fixture / "sub" / "b.txt").write_bytes(b"beta\n")
+    (fixture / "run.sh").write_bytes(b"#!/bin/sh\n")
+    before = tree(fixture)
+    stats = {p: os.lstat(p) for p in fixture.rglob("*")}
+    one = prepare_workspace(fixture, label="one")
+    two = prepare_workspace(fixture, label="two")
+    try:
+        assert one.strategy == two.strategy == "overlay"
+        with open(one.path / "a.txt", "r+b") as handle:  # in place, as an editor may
+            handle.write(b"ALPHA")
+        (one.path / "sub" / "b.txt").write_bytes(b"")  # truncate
+        (one.path / "run.sh").chmod(0o755)
+        (one.path / "sub" / "b.txt").rename(one.path / "c.txt")
+        shutil.rmtree(one.path / "sub")
+        (one.path / "new.txt").write_text("new")
+        assert tree(one.path) == {
+            "a.txt": b"ALPHA\n",
+            "c.txt": b"",
+            "new.txt": b"new",
+            "run.sh": b"#!/bin/sh\n",
+        }
+        assert tree(two.path) == before  # another workspace sees only the fixture
+        assert tree(fixture) == before
+        assert {p: os.lstat(p) for p in fixture.rglob("*")} == stats
+    finally:
+        one.cleanup()
+        two.cleanup()
+    assert not one.path.exists() and not two.path.exists()
+    assert str(one.path) not in Path("/proc/self/mounts").read_text()
+
+
+@needs_overlay
+def test_a_kept_workdir_and_signal_eval_workspace_copy_are_plain_copies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "x.txt").write_text("x")
+    kept = prepare_workspace(tmp_path, overlay=False)
+    assert kept.strategy == "copy" and (kept.path / "x.txt").read_text() == "x"
+    kept.cleanup()
+    monkeypatch.setenv("SIGNAL_EVAL_WORKSPACE", "copy")
+    copied = prepare_workspace(tmp_path)
+    assert copied.strategy == "copy"
+    copied.cleanup()

@@ -4,6 +4,7 @@ from signal_eval_cli.assertions import (  # noqa: F401
     agent,
     compose,
     files,
+    grading,
     judge,
     metric,
     output,

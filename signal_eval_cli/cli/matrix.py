@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -41,7 +41,9 @@ from signal_eval_cli.matrix import (
 )
 from signal_eval_cli.reports._format import fmt_pass_rate
 from signal_eval_cli.reports.console_matrix import print_matrix
+from signal_eval_cli.results import SignalsPolicy
 from signal_eval_cli.runner import select_cases
+from signal_eval_cli.scenarios.matrix import ScenarioMatrix, run_scenario_matrix
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["matrix_command"]
@@ -62,7 +64,8 @@ def matrix_command(
     signals: SignalsOpt = "failed",
     quiet: QuietOpt = False,
 ) -> None:
-    """Run a matrix of harness variants over one dataset; rank them and recommend one."""
+    """Run a matrix of harness variants over one dataset (or of agents over scenarios);
+    rank them and recommend one."""
     policy = signals_policy(signals)
     check_outputs(output, markdown, junit, html)
     try:
@@ -77,11 +80,28 @@ def matrix_command(
             stats = pass_rate_stats(variant.result.cases)
             err.print(f"✓ {variant.variant_name}: {fmt_pass_rate(stats)}", highlight=False)
 
+    started = now_iso()
+    if isinstance(matrix, ScenarioMatrix):
+        try:
+            result = asyncio.run(
+                run_scenario_matrix(
+                    matrix,
+                    concurrency=concurrency,
+                    repeat=repeat or 1,
+                    on_variant_complete=variant_done,
+                )
+            )
+        except InputError as exc:
+            fail_input(exc)
+        except KeyboardInterrupt:
+            result = MatrixResult.of(
+                matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
+            )
+        _finish(result, output, markdown, junit, html, policy)
     options = MatrixOptions(
         concurrency=concurrency, repeat=repeat, on_variant_complete=variant_done
     )
     total = len(select_cases(matrix.dataset, options)) * len(matrix.variants)
-    started = now_iso()
     with Progress(total, quiet=quiet) as progress:
         options.on_case_complete = progress
         try:
@@ -94,6 +114,17 @@ def matrix_command(
             result = MatrixResult.of(
                 matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
             )
+    _finish(result, output, markdown, junit, html, policy)
+
+
+def _finish(
+    result: MatrixResult,
+    output: Path | None,
+    markdown: Path | None,
+    junit: Path | None,
+    html: Path | None,
+    policy: SignalsPolicy,
+) -> NoReturn:
     print_matrix(result, out)
     write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
     raise typer.Exit(EXIT_INTERRUPTED if result.interrupted else EXIT_OK)

@@ -77,6 +77,7 @@ def scenario_tables(result: ScenarioResult, width: int | None = None) -> Group:
     each fills one row of the details column rather than folding into several.
     """
     title = f"{result.id}" + (f" — {result.title}" if result.title else "")
+    title += f" (run {result.run + 1})" if result.run else ""
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("check", style="cyan", no_wrap=True)
     table.add_column("status", no_wrap=True)
@@ -91,6 +92,16 @@ def scenario_tables(result: ScenarioResult, width: int | None = None) -> Group:
     if width is not None:  # borders and padding take 10 columns, "status" 6
         widest = max((cell_len(label) for label, _ in [*goals, *checks]), default=5)
         tail_width = max(MIN_TAIL_WIDTH, width - 16 - widest)
+    if result.agent is not None:
+        agent = result.agent
+        details = f"{agent.get('durationMs', 0):,.0f} ms"
+        if agent.get("exitCode") is not None:
+            details = f"exit {agent['exitCode']} · {details}"
+        files = len(result.changed_files)
+        details += f" · {files} file{'s' if files != 1 else ''} changed"
+        if agent.get("error"):
+            details += f"\n{agent['error']}"
+        table.add_row("agent", _status(agent.get("status") == "passed"), details)
     for label, goal in goals:
         table.add_row(label, _status(goal.passed), _goal_details(goal, tail_width))
     for label, checked in checks:
@@ -161,6 +172,9 @@ def scenario_command(
         ),
     ] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Scenarios run at once.")] = 1,
+    repeat: Annotated[
+        int, typer.Option(min=1, help="Run each scenario N times; it passes only if all do.")
+    ] = 1,
     markdown: Annotated[
         Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
     ] = None,
@@ -171,6 +185,8 @@ def scenario_command(
     check_outputs(output, markdown, junit, html)
     if not targets and not all_:
         fail_input(InputError("give scenario ids or files, or --all"))
+    if update_expected and repeat > 1:
+        fail_input(InputError("--update-expected runs each scenario once: drop --repeat"))
     try:
         scenarios = find_scenarios(targets or [], directory=directory, include_all=all_)
         if not scenarios:
@@ -190,6 +206,7 @@ def scenario_command(
                 concurrency=concurrency,
                 keep_workdir=keep_workdir,
                 on_complete=finished.append,
+                repeat=repeat,
             )
         )
     except InputError as exc:
@@ -213,7 +230,7 @@ def partial_run(
 ) -> ScenarioRunResult:
     """What finished before Ctrl-C, in the order given, marked ``interrupted``."""
     order = {s.id: i for i, s in enumerate(scenarios)}
-    done = sorted(finished, key=lambda r: order.get(r.id, len(order)))
+    done = sorted(finished, key=lambda r: (order.get(r.id, len(order)), r.run))
     return ScenarioRunResult.of(
         done,
         duration_ms=(time.perf_counter() - started) * 1000,

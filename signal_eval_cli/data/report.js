@@ -236,13 +236,26 @@
       }
     });
     var span = timeAxis ? t1 - t0 : Math.max(1, signals.length - 1);
+    // An activation with no completion signal lasts until its agent's last signal
+    // before that agent's next activation.
+    var laneOf = signals.map(function (s) { return laneIndex[agentOf(s) || "(harness)"]; });
+    var lastInLane = {}, openAct = {};
+    signals.forEach(function (s, i) {
+      var L = laneOf[i];
+      if (s.name === "agent:activated") {
+        if (openAct[L] !== undefined && endOf[openAct[L]] === undefined) endOf[openAct[L]] = lastInLane[L];
+        openAct[L] = i;
+      }
+      lastInLane[L] = i;
+    });
+    for (var L in openAct) if (endOf[openAct[L]] === undefined) endOf[openAct[L]] = lastInLane[L];
     signals.forEach(function (s, i) {
       if (hidden[i]) return;
       var agent = agentOf(s), L = laneIndex[agent || "(harness)"], kind = kindOf(s.name);
       if (s.name === "agent:activated") kind = "activation";
       var end = endOf[i];
-      var x1 = end !== undefined ? pos[end] : s.name === "agent:activated" ? span : pos[i];
-      items.push({i: i, end: end, lane: L, x0: pos[i], x1: Math.max(x1, pos[i]), kind: kind, bar: x1 > pos[i] || end !== undefined});
+      var x1 = end !== undefined ? pos[end] : pos[i];
+      items.push({i: i, end: end, lane: L, x0: pos[i], x1: Math.max(x1, pos[i]), kind: kind, bar: end !== undefined && (x1 > pos[i] || kind !== "activation")});
     });
     // activations under everything else in their lane
     items.sort(function (a, b) { return (a.kind === "activation" ? 0 : 1) - (b.kind === "activation" ? 0 : 1) || a.x0 - b.x0; });
@@ -367,7 +380,7 @@
       }
       visible.forEach(function (it) {
         var x0 = Math.max(px(it.x0), LABEL), x1 = Math.min(px(it.x1), W), y = it.lane * LANE, node;
-        var cls = "it " + it.kind + (it.i === selected ? " sel" : "") + (pinned[it.i] || pinned[it.end] ? " pin" : "");
+        var cls = "it " + it.kind + (it.i === selected ? " sel" : "") + (pinned[it.i] || (it.kind !== "activation" && pinned[it.end]) ? " pin" : "");
         if (it.bar) {  // bars in the upper band, single signals in the lower one
           var inner = it.kind === "activation";
           node = svg("rect", {"class": cls, x: x0, y: y + (inner ? 1 : 3), width: Math.max(3, x1 - x0), height: inner ? LANE - 2 : 13, rx: 2});
@@ -524,11 +537,18 @@
 
   function runView() {
     var target = document.getElementById("cases"), detail = el("div", {id: "case-detail"});
-    caseTable(target, DATA.cases, function (i) {
+    function open(i) {
       renderCase(detail, DATA.cases[i], details()["c" + i]);
+      history.replaceState(null, "", "#case=" + encodeURIComponent(DATA.cases[i].caseId));
       detail.scrollIntoView({block: "start"});
-    });
+    }
+    caseTable(target, DATA.cases, open);
     target.appendChild(detail);
+    var linked = /^#case=(.*)$/.exec(location.hash);  // a link to one case opens it
+    if (linked) {
+      var id = decodeURIComponent(linked[1]);
+      for (var i = 0; i < DATA.cases.length; i++) if (DATA.cases[i].caseId === id) { open(i); break; }
+    }
   }
   function matrixView() {
     var target = document.getElementById("cases"), detail = el("div", {id: "case-detail"});
@@ -553,13 +573,13 @@
       target.textContent = "";
       target.appendChild(el("h2", {text: "Side by side: " + id}));
       var cols = el("div", {cls: "side"});
+      target.appendChild(cols);  // attached first: each timeline measures its column
       ["baseline", "candidate"].forEach(function (side) {
         var col = el("div", {cls: "side-" + side}), row = d[side + ":" + id];
+        cols.appendChild(col);
         if (row) renderCase(col, row, row, side);
         else col.appendChild(el("p", {cls: "muted", text: side + ": case not in this result"}));
-        cols.appendChild(col);
       });
-      target.appendChild(cols);
       target.scrollIntoView({block: "start"});
     });
   }

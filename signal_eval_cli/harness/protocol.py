@@ -17,6 +17,7 @@ import inspect
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from signal_eval_cli.signals import Signal, as_signal, new_signal_id, now_iso
@@ -40,6 +41,8 @@ class HarnessContext:
     signals: list[Signal] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    workspace: Path | None = None
+    """The directory a scenario's agent edits (None outside scenarios)."""
 
     def emit(
         self,

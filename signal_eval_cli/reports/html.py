@@ -13,6 +13,7 @@ Signals live in a second JSON block parsed only when a timeline opens, so a file
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -43,9 +44,23 @@ def _asset(name: str) -> str:
 def _json_block(element_id: str, value: Any) -> str:
     """JSON inside ``<script type="application/json">``: ``<`` escaped so no ``</script>``
     or ``<!--`` in the data can end the block."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # NaN or ±Infinity somewhere: JSON.parse would reject the page
+        text = json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"))
     text = text.replace("<", "\\u003c")
     return f'<script id="{element_id}" type="application/json">{text}</script>'
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float as its string (``"nan"``, ``"inf"``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 @dataclass(slots=True)

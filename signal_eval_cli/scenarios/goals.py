@@ -35,6 +35,7 @@ __all__ = [
     "GoalResult",
     "ProcessResult",
     "cap_output",
+    "fill_placeholders",
     "run_goal",
     "run_process",
 ]
@@ -76,6 +77,8 @@ class GoalResult:
     command: list[str] = field(default_factory=list)
     skipped: bool = False
     """Passed without running (``only_if_exists`` file absent); ``stdout`` says why."""
+    tests: list[dict[str, Any]] | None = None
+    """Each test's ``{id, status, message?}`` from the goal's JUnit report, if it has one."""
 
     @property
     def passed(self) -> bool:
@@ -129,6 +132,8 @@ class GoalResult:
         }
         if self.skipped:
             out["skipped"] = True
+        if self.tests is not None:
+            out["tests"] = self.tests
         return out
 
     @classmethod
@@ -143,6 +148,7 @@ class GoalResult:
             error=data.get("error"),
             command=[str(c) for c in data.get("command") or []],
             skipped=bool(data.get("skipped", False)),
+            tests=data.get("tests"),
         )
 
 
@@ -317,7 +323,7 @@ async def run_process(
     )
 
 
-def _fill(text: str, workdir: Path) -> str:
+def fill_placeholders(text: str, workdir: Path) -> str:
     return text.replace("{fixture}", str(workdir)).replace("{python}", sys.executable)
 
 
@@ -325,10 +331,13 @@ async def run_goal(
     goal: ResolvedGoal, workdir: Path, *, grace_s: float = KILL_GRACE_S
 ) -> GoalResult:
     """Fill in placeholders, run the goal's command in ``workdir``, judge the outcome."""
-    argv = [_fill(goal.command, workdir), *(_fill(a, workdir) for a in goal.args)]
-    env = {**os.environ, **{k: _fill(v, workdir) for k, v in goal.env.items()}}
+    argv = [
+        fill_placeholders(goal.command, workdir),
+        *(fill_placeholders(a, workdir) for a in goal.args),
+    ]
+    env = {**os.environ, **{k: fill_placeholders(v, workdir) for k, v in goal.env.items()}}
     # A relative cwd is inside the working directory; "{fixture}/x" fills in to absolute.
-    cwd = workdir / _fill(goal.cwd, workdir) if goal.cwd else workdir
+    cwd = workdir / fill_placeholders(goal.cwd, workdir) if goal.cwd else workdir
     if not cwd.is_dir():
         return GoalResult(
             goal.goal, "failed", None, error=f"cwd {cwd} is not a directory", command=argv

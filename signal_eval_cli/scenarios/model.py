@@ -21,7 +21,7 @@ from signal_eval_cli.loading import Document, load_document, schema_validator, v
 from signal_eval_cli.scenarios.adapters import ADAPTERS, DEFAULT_TIMEOUT_MS, Adapter
 from signal_eval_cli.scenarios.workspace import (
     AgentTaskError,
-    WriteOp,
+    TaskOp,
     check_relative_path,
     parse_agent_task,
 )
@@ -29,6 +29,7 @@ from signal_eval_cli.scenarios.workspace import (
 __all__ = [
     "PATTERN_TYPES",
     "SCENARIO_SUFFIXES",
+    "AgentSpec",
     "AgentTask",
     "Fixture",
     "GoalSpec",
@@ -56,6 +57,8 @@ class GoalSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
     timeout_ms: float | None = None
+    report: str | None = None
+    """``junit <path>`` as written."""
 
     @classmethod
     def from_data(cls, data: Any, goal: str | None = None) -> GoalSpec:
@@ -69,6 +72,7 @@ class GoalSpec:
             env=dict(data.get("env") or {}),
             cwd=data.get("cwd"),
             timeout_ms=data.get("timeoutMs"),
+            report=data.get("report"),
         )
 
     def over(self, base: GoalSpec) -> GoalSpec:
@@ -80,6 +84,7 @@ class GoalSpec:
             env={**base.env, **self.env},
             cwd=self.cwd if self.cwd is not None else base.cwd,
             timeout_ms=self.timeout_ms if self.timeout_ms is not None else base.timeout_ms,
+            report=self.report if self.report is not None else base.report,
         )
 
 
@@ -95,6 +100,8 @@ class ResolvedGoal:
     timeout_ms: float = DEFAULT_TIMEOUT_MS
     only_if_exists: str | None = None
     toolchain: str | None = None
+    report: str | None = None
+    """Path (relative to the goal's cwd) of the JUnit XML the goal writes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +113,34 @@ class Fixture:
 @dataclass(frozen=True, slots=True)
 class AgentTask:
     instruction: str | tuple[str, ...]
-    ops: tuple[WriteOp, ...] = ()
+    ops: tuple[TaskOp, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """``agent:``: a harness factory or a command that edits the workspace."""
+
+    command: tuple[str, ...] = ()
+    harness: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    input: Any = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout_ms: float = DEFAULT_TIMEOUT_MS
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> AgentSpec:
+        return cls(
+            command=tuple(str(a) for a in data.get("command") or ()),
+            harness=data.get("harness"),
+            params=dict(data.get("params") or {}),
+            input=data.get("input"),
+            env={str(k): str(v) for k, v in (data.get("env") or {}).items()},
+            timeout_ms=float(data.get("timeoutMs", DEFAULT_TIMEOUT_MS)),
+        )
+
+    @property
+    def label(self) -> str:
+        return self.harness or " ".join(self.command)
 
 
 @dataclass(slots=True)
@@ -118,6 +152,7 @@ class Scenario:
     title: str | None = None
     description: str | None = None
     agent_task: AgentTask | None = None
+    agent: AgentSpec | None = None
     pattern_assertions: list[dict[str, Any]] = field(default_factory=list)
     assertions: list[dict[str, Any]] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
@@ -125,6 +160,11 @@ class Scenario:
     source: Path | None = None
     document: Document | None = field(default=None, repr=False, compare=False)
     """The parsed file, for ``file:line:col`` and for rewriting expectedDiff in place."""
+
+    @property
+    def directory(self) -> Path:
+        """Where paths in the scenario file are relative to (its directory)."""
+        return self.source.parent.resolve() if self.source is not None else Path.cwd()
 
     @property
     def display_title(self) -> str:
@@ -256,6 +296,13 @@ def _goal_problems(doc: Document, adapter: Adapter) -> list[Problem]:
                     f"{', '.join(known)}; or give the goal a 'command')",
                 )
             )
+    for i, goal in enumerate(data["goals"]):
+        report = goal.get("report") if isinstance(goal, Mapping) else None
+        try:
+            if report is not None:
+                check_relative_path(report.split(None, 1)[1].strip())
+        except AgentTaskError as exc:
+            problems.append(doc.problem(("goals", i, "report"), f"report: {exc}"))
     for name in overrides:
         if name not in names:
             guess = closest(name, names)
@@ -355,6 +402,7 @@ def _build(doc: Document) -> Scenario:
         title=data.get("title"),
         description=data.get("description"),
         agent_task=agent_task,
+        agent=AgentSpec.from_data(data["agent"]) if data.get("agent") is not None else None,
         pattern_assertions=[dict(a) for a in data.get("patternAssertions") or []],
         assertions=[dict(a) for a in data.get("assertions") or []],
         tags=list(data.get("tags") or []),
@@ -381,6 +429,7 @@ def _resolve(adapter: Adapter, spec: GoalSpec) -> ResolvedGoal:
         timeout_ms=float(spec.timeout_ms) if spec.timeout_ms is not None else DEFAULT_TIMEOUT_MS,
         only_if_exists=only_if if spec.args is None else None,
         toolchain=adapter.toolchain if base is not None and spec.command is None else None,
+        report=spec.report.split(None, 1)[1].strip() if spec.report else None,
     )
 
 

@@ -28,8 +28,17 @@ from signal_eval_cli.results import (
     DatasetResult,
     SignalsPolicy,
 )
+from signal_eval_cli.scenarios.agents import run_agent
+from signal_eval_cli.scenarios.changes import (
+    TreeSnapshot,
+    changed_files,
+    find_escapes,
+    snapshot,
+    workspace_diff,
+)
 from signal_eval_cli.scenarios.goals import KILL_GRACE_S, GoalResult, run_goal
-from signal_eval_cli.scenarios.model import Scenario
+from signal_eval_cli.scenarios.model import ResolvedGoal, Scenario
+from signal_eval_cli.scenarios.reports import goal_report_path, needs_test_baseline, read_report
 from signal_eval_cli.scenarios.workspace import (
     AgentTaskError,
     Workspace,
@@ -69,6 +78,13 @@ class ScenarioResult:
     """Set when the working directory was kept (``--keep-workdir``) or is the fixture."""
     source: str | None = None
     tags: list[str] = field(default_factory=list)
+    agent: dict[str, Any] | None = None
+    """The agent's ``agent:end`` payload (exit code, duration, error), when there is one."""
+    final_diff: str | None = None
+    """Every change to the workspace before the goals ran, as ``git diff`` prints it."""
+    changed_files: list[str] = field(default_factory=list)
+    run: int = 0
+    """Which run of the scenario this is (``--repeat``), from 0."""
 
     def recompute(self) -> None:
         """``passed`` from the parts (after ``--update-expected`` turned some into passes)."""
@@ -93,6 +109,10 @@ class ScenarioResult:
             "patternAssertions": [_pattern_dict(a) for a in self.pattern_assertions],
             "assertions": [a.to_dict() for a in self.assertions],
             "signals": [s.to_dict() for s in self.signals],
+            "agent": self.agent,
+            "finalDiff": self.final_diff,
+            "changedFiles": self.changed_files,
+            "run": self.run,
         }
 
     @classmethod
@@ -110,6 +130,10 @@ class ScenarioResult:
             error=data.get("error"),
             workdir=data.get("workdir"),
             source=data.get("source"),
+            agent=data.get("agent"),
+            final_diff=data.get("finalDiff"),
+            changed_files=[str(f) for f in data.get("changedFiles") or []],
+            run=int(data.get("run") or 0),
         )
 
     def to_case_result(self) -> CaseResult:
@@ -178,6 +202,27 @@ def _pattern_from_dict(data: Mapping[str, Any]) -> AssertionResult:
     )
 
 
+def _cases(scenarios: Sequence[ScenarioResult]) -> list[CaseResult]:
+    """One case per scenario id; a repeated scenario is one case with every run's outcome,
+    passing only when all runs pass (as ``run --repeat`` does for dataset cases)."""
+    runs: dict[str, list[ScenarioResult]] = {}
+    for scenario in scenarios:
+        runs.setdefault(scenario.id, []).append(scenario)
+    cases = []
+    for group in runs.values():
+        results = [s.to_case_result() for s in group]
+        if len(results) == 1:
+            cases.append(results[0])
+            continue
+        chosen = next((r for r in results if not r.passed), results[0])
+        chosen.outcomes = [r.passed for r in results]
+        chosen.passed = all(chosen.outcomes)
+        chosen.metrics = CaseMetrics.of_runs([r.metrics for r in results])
+        chosen.duration_ms = sum(r.duration_ms for r in results)
+        cases.append(chosen)
+    return cases
+
+
 @dataclass(slots=True)
 class ScenarioRunResult(DatasetResult):
     """Scenario results that are also a :class:`DatasetResult` (one case per scenario).
@@ -191,12 +236,12 @@ class ScenarioRunResult(DatasetResult):
     @classmethod
     def of(cls, scenarios: list[ScenarioResult], **fields: Any) -> ScenarioRunResult:
         fields.setdefault("name", "scenarios")
-        return cls(cases=[s.to_case_result() for s in scenarios], scenarios=scenarios, **fields)
+        return cls(cases=_cases(scenarios), scenarios=scenarios, **fields)
 
     def refresh(self) -> None:
         for scenario in self.scenarios:
             scenario.recompute()
-        self.cases = [s.to_case_result() for s in self.scenarios]
+        self.cases = _cases(self.scenarios)
 
     def to_dataset_result(self) -> DatasetResult:
         return DatasetResult(
@@ -287,6 +332,115 @@ def _evaluate(a: Mapping[str, Any], ctx: EvalContext) -> AssertionResult:
         return AssertionResult(dict(a), False, f"error: {type(exc).__name__}: {exc}")
 
 
+async def _run_reporting_goal(
+    goal: ResolvedGoal, workdir: Path, recorder: _Recorder, parent: Signal, grace_s: float
+) -> GoalResult:
+    """Run a goal; with ``report: junit <path>`` record its tests as a ``tests:result``."""
+    report = goal_report_path(goal, workdir)
+    if report is not None:
+        report.unlink(missing_ok=True)  # a stale report must not stand for this run
+        report.parent.mkdir(parents=True, exist_ok=True)  # node's reporter will not
+    outcome = await run_goal(goal, workdir, grace_s=grace_s)
+    if report is not None and goal.report is not None:
+        payload = await asyncio.to_thread(read_report, goal, report, outcome)
+        outcome.tests = payload.get("tests")
+        recorder.emit("tests:result", payload, parent)
+    return outcome
+
+
+async def _run_baseline(
+    scenario: Scenario, fixture: Path, recorder: _Recorder, start: Signal, grace_s: float
+) -> None:
+    """The goals on an untouched copy of the fixture: what passed before the agent."""
+    baseline_start = recorder.emit("baseline:start", {}, start)
+    try:
+        workspace = await asyncio.to_thread(
+            prepare_workspace, fixture, copy=True, label=f"{scenario.id}-baseline"
+        )
+    except OSError as exc:
+        recorder.emit("baseline:end", {"error": f"cannot prepare: {exc}"}, baseline_start)
+        return
+    try:
+        for goal in scenario.goals:
+            outcome = await _run_reporting_goal(
+                goal, workspace.path, recorder, baseline_start, grace_s
+            )
+            if not outcome.passed and goal.report is None:
+                break  # a failed build: the tests cannot run
+    finally:
+        await asyncio.to_thread(workspace.cleanup)
+    for signal in recorder.signals:
+        if signal.name == "tests:result" and signal.parent == baseline_start.id:
+            signal.payload["baseline"] = True
+    recorder.emit("baseline:end", {}, baseline_start)
+
+
+async def _run_the_agent(
+    scenario: Scenario,
+    workspace: Workspace,
+    recorder: _Recorder,
+    result: ScenarioResult,
+    start: Signal,
+    grace_s: float,
+) -> None:
+    """Run ``agent:``; its signals join the trace, what it wrote outside fails the run."""
+    assert scenario.agent is not None
+    watched = await asyncio.to_thread(_watch, workspace)
+    agent_start = recorder.emit("agent:start", {"agent": scenario.agent.label}, start)
+    outcome = await run_agent(
+        scenario.agent,
+        workspace.path,
+        scenario_id=scenario.id,
+        scenario_dir=scenario.directory,
+        grace_s=grace_s,
+    )
+    for signal in outcome.signals:
+        signal.parent = signal.parent or agent_start.id
+        recorder.signals.append(signal)
+    payload: dict[str, Any] = {
+        "agent": scenario.agent.label,
+        "exitCode": outcome.exit_code,
+        "durationMs": round(outcome.duration_ms, 3),
+        "status": "failed" if outcome.error else "passed",
+    }
+    if outcome.error is not None:
+        payload["error"] = outcome.error
+        result.error = f"agent: {outcome.error}"
+    recorder.emit("agent:end", payload, agent_start)
+    result.agent = payload
+    changes = await asyncio.to_thread(changed_files, workspace.fixture, workspace.path)
+    escapes = await asyncio.to_thread(
+        find_escapes, workspace.path, changes, watched, _own(workspace)
+    )
+    if escapes:
+        recorder.emit("agent:escaped", {"escapes": escapes}, agent_start)
+        result.error = "agent wrote outside its workspace: " + "; ".join(escapes)
+
+
+def _watch(workspace: Workspace) -> dict[Path, TreeSnapshot]:
+    """What an agent must not touch: the fixture, and the workspace's temp parent."""
+    watched = {}
+    if workspace.copied:
+        watched[workspace.fixture.resolve()] = snapshot(workspace.fixture.resolve())
+    if workspace.temp_dir is not None:
+        watched[workspace.temp_dir] = snapshot(workspace.temp_dir, _own(workspace))
+    return watched
+
+
+def _own(workspace: Workspace) -> set[Path]:
+    return {workspace.path, *workspace.private_dirs}
+
+
+async def _record_changes(
+    workspace: Workspace, recorder: _Recorder, result: ScenarioResult, start: Signal
+) -> None:
+    """The whole workspace's diff against the fixture, before any goal runs."""
+    changes = await asyncio.to_thread(changed_files, workspace.fixture, workspace.path)
+    result.final_diff = workspace_diff(changes)
+    result.changed_files = [c.path for c in changes]
+    recorder.emit("workspace:diff", {"files": result.changed_files}, start)
+
+
 async def run_scenario(
     scenario: Scenario,
     *,
@@ -331,16 +485,23 @@ async def run_scenario(
                 fixture,
                 copy=scenario.fixture.copy_to_temp,
                 label=scenario.id,
+                overlay=not keep_workdir,  # a kept workdir must not stay mounted
             )
         except OSError as exc:
             result.error = f"cannot prepare the workspace: {exc}"
         else:
             emit(
                 "workspace:ready",
-                {"path": str(workspace.path), "copied": workspace.copied},
+                {
+                    "path": str(workspace.path),
+                    "copied": workspace.copied,
+                    "strategy": workspace.strategy,
+                },
                 start,
             )
         baselines: dict[tuple[str, str], str | None] = {}
+        if workspace is not None and needs_test_baseline(scenario):
+            await _run_baseline(scenario, fixture, recorder, start, grace_s)
         if workspace is not None:
             baselines = await asyncio.to_thread(capture_baselines, scenario, workspace.path, root)
             if scenario.agent_task is not None:
@@ -353,12 +514,18 @@ async def run_scenario(
                     emit("agentTask:failed", {"error": str(exc)}, start)
                 else:
                     emit("agentTask:applied", {"files": files}, start)
+            if scenario.agent is not None and result.error is None:
+                await _run_the_agent(scenario, workspace, recorder, result, start, grace_s)
+            if workspace.copied and result.error is None:
+                await _record_changes(workspace, recorder, result, start)
         for goal in scenario.goals:
             goal_start = emit("goal:start", {"goal": goal.goal}, start)
             if workspace is None or result.error is not None:
                 outcome = GoalResult(goal.goal, "failed", None, error=f"not run: {result.error}")
             else:
-                outcome = await run_goal(goal, workspace.path, grace_s=grace_s)
+                outcome = await _run_reporting_goal(
+                    goal, workspace.path, recorder, goal_start, grace_s
+                )
             result.goals.append(outcome)
             payload = {
                 "goal": outcome.goal,
@@ -419,8 +586,10 @@ async def run_scenarios(
     concurrency: int = 1,
     keep_workdir: bool = False,
     on_complete: Callable[[ScenarioResult], None] | None = None,
+    repeat: int = 1,
 ) -> ScenarioRunResult:
-    """Run scenarios, ``concurrency`` at a time; results in the order given."""
+    """Run scenarios (each ``repeat`` times, independently), ``concurrency`` at a time;
+    results in the order given."""
     started_at, started = now_iso(), time.perf_counter()
     for scenario in scenarios:  # bad input stops everything before anything runs
         _check_types(scenario)
@@ -431,14 +600,16 @@ async def run_scenarios(
             )
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
-    async def one(scenario: Scenario) -> ScenarioResult:
+    async def one(scenario: Scenario, run: int) -> ScenarioResult:
         async with semaphore:
             result = await run_scenario(scenario, root=root, keep_workdir=keep_workdir)
+        result.run = run
         if on_complete is not None:
             on_complete(result)
         return result
 
-    results = list(await asyncio.gather(*(one(s) for s in scenarios)))
+    runs = [(s, run) for s in scenarios for run in range(max(1, repeat))]
+    results = list(await asyncio.gather(*(one(s, run) for s, run in runs)))
     return ScenarioRunResult.of(
         results,
         duration_ms=(time.perf_counter() - started) * 1000,

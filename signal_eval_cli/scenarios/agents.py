@@ -1,0 +1,136 @@
+"""A scenario's ``agent:``: something that edits the workspace itself.
+
+Either a harness factory (an entry-point string, as datasets name theirs) whose
+harness gets the workspace in ``ctx.workspace`` (and ``ctx.metadata["workspace"]``) and
+whose signals join the scenario trace; or a command (a CLI coding agent) run in the
+workspace in its own process group with the timeout rules of goals. A command's stdout
+lines that are JSON signal objects (``{"name": ..., "payload": ...}``) are recorded as
+signals; every other line becomes an ``agent:stdout`` / ``agent:stderr`` signal.
+
+Placeholders in a command's argv and env: ``{workspace}`` (also ``{fixture}``, as in
+goals), ``{python}`` and ``{scenarioDir}`` (the directory of the scenario file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from signal_eval_cli.harness.entrypoints import resolve_harness
+from signal_eval_cli.harness.protocol import HarnessContext, collect
+from signal_eval_cli.scenarios.goals import KILL_GRACE_S, run_process
+from signal_eval_cli.scenarios.model import AgentSpec
+from signal_eval_cli.signals import Signal, as_signal
+
+__all__ = ["AGENT_OUTPUT_LIMIT", "AgentOutcome", "run_agent"]
+
+AGENT_OUTPUT_LIMIT = 1_000_000
+"""Bytes of a command agent's stdout (and of its stderr) kept for the trace."""
+
+
+@dataclass(slots=True)
+class AgentOutcome:
+    signals: list[Signal]
+    error: str | None = None
+    exit_code: int | None = None
+    duration_ms: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+
+
+def _fill(text: str, workspace: Path, scenario_dir: Path) -> str:
+    return (
+        text.replace("{workspace}", str(workspace))
+        .replace("{fixture}", str(workspace))
+        .replace("{python}", sys.executable)
+        .replace("{scenarioDir}", str(scenario_dir))
+    )
+
+
+def _output_signals(stream: str, text: str) -> list[Signal]:
+    """A command's output lines as signals: JSON signal objects as they are, others as text."""
+    signals = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if stream == "stdout" and line.lstrip().startswith("{"):
+            try:
+                data = json.loads(line)
+            except ValueError:
+                data = None
+            if isinstance(data, dict) and isinstance(data.get("name"), str):
+                try:
+                    signals.append(as_signal(data))
+                    continue
+                except (TypeError, ValueError, KeyError):
+                    pass
+        signals.append(as_signal({"name": f"agent:{stream}", "payload": {"line": line}}))
+    return signals
+
+
+async def _run_command(
+    spec: AgentSpec, workspace: Path, scenario_dir: Path, grace_s: float
+) -> AgentOutcome:
+    argv = [_fill(a, workspace, scenario_dir) for a in spec.command]
+    env = {**os.environ, **{k: _fill(v, workspace, scenario_dir) for k, v in spec.env.items()}}
+    env["SIGNAL_EVAL_WORKSPACE"] = str(workspace)
+    result = await run_process(
+        argv,
+        cwd=workspace,
+        env=env,
+        timeout_ms=spec.timeout_ms,
+        grace_s=grace_s,
+        limit=AGENT_OUTPUT_LIMIT,
+    )
+    error = result.error
+    if error is None and result.exit_code != 0:
+        error = f"exited with code {result.exit_code}"
+    signals = _output_signals("stdout", result.stdout) + _output_signals("stderr", result.stderr)
+    return AgentOutcome(
+        signals, error, result.exit_code, result.duration_ms, result.stdout, result.stderr
+    )
+
+
+async def _run_harness(
+    spec: AgentSpec, workspace: Path, scenario_id: str, scenario_dir: Path
+) -> AgentOutcome:
+    assert spec.harness is not None
+    started = time.perf_counter()
+    # A bad reference is an InputError: exit 2 before the scenario's result is made.
+    harness = resolve_harness(spec.harness, spec.params, base_dir=scenario_dir)
+    ctx = HarnessContext(
+        scenario_id,
+        dict(spec.params),
+        metadata={"workspace": str(workspace)},
+        workspace=workspace,
+    )
+    payload = spec.input if spec.input is not None else {"workspace": str(workspace)}
+    error = None
+    try:
+        await asyncio.wait_for(collect(harness, payload, ctx), spec.timeout_ms / 1000)
+    except TimeoutError:
+        ctx.cancelled.set()
+        error = f"timed out after {spec.timeout_ms:g} ms"
+    except Exception as exc:  # the agent's failure is the scenario's, not ours
+        error = f"{type(exc).__name__}: {exc}"
+    duration = (time.perf_counter() - started) * 1000
+    return AgentOutcome(list(ctx.signals), error, None, duration)
+
+
+async def run_agent(
+    spec: AgentSpec,
+    workspace: Path,
+    *,
+    scenario_id: str,
+    scenario_dir: Path,
+    grace_s: float = KILL_GRACE_S,
+) -> AgentOutcome:
+    """Run the agent in ``workspace``; its failures are in the outcome."""
+    if spec.harness is not None:
+        return await _run_harness(spec, workspace, scenario_id, scenario_dir)
+    return await _run_command(spec, workspace, scenario_dir, grace_s)

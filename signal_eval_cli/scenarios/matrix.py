@@ -1,0 +1,166 @@
+"""A matrix over scenarios: the variants are agents, the cases are scenarios.
+
+::
+
+    scenarios: [scenarios/fix-*.yaml]          # relative to the matrix file; globs
+    variants:
+      - {id: saved, name: Saved patch, agent: {command: ["{python}", "apply_saved.py"]}}
+      - {id: cli, name: CLI agent, agent: {command: [my-agent, --yes]}, env: {MODEL: small}}
+      - {id: warm, name: Warmer, params: {temperature: 0.7}}   # over each scenario's harness agent
+
+Each variant runs every scenario (``--repeat`` times) with its ``agent`` in place of the
+scenario's own, ``params`` merged over a harness agent's params and ``env`` over a
+command agent's env. The results rank like any matrix (resolved rate, cost, p50 time),
+so the Pareto frontier and the recommendation work on coding agents.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.loading import Document, validate_document
+from signal_eval_cli.matrix import MatrixResult, VariantResult
+from signal_eval_cli.scenarios.model import AgentSpec, Scenario, find_scenarios
+from signal_eval_cli.scenarios.runner import run_scenarios
+from signal_eval_cli.signals import now_iso
+
+__all__ = [
+    "ScenarioMatrix",
+    "ScenarioVariant",
+    "is_scenario_matrix",
+    "run_scenario_matrix",
+    "scenario_matrix_from_document",
+]
+
+
+def is_scenario_matrix(data: Any) -> bool:
+    return isinstance(data, Mapping) and "scenarios" in data
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioVariant:
+    id: str
+    name: str
+    agent: AgentSpec | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def apply(self, scenario: Scenario) -> Scenario:
+        """``scenario`` as this variant runs it; raises InputError when it has no agent."""
+        agent = self.agent or scenario.agent
+        if agent is None:
+            raise InputError(
+                f"variant '{self.id}' names no agent and scenario '{scenario.id}' has none"
+            )
+        agent = dataclasses.replace(
+            agent, params={**agent.params, **self.params}, env={**agent.env, **self.env}
+        )
+        return dataclasses.replace(scenario, agent=agent)
+
+
+@dataclass(slots=True)
+class ScenarioMatrix:
+    name: str
+    scenarios: list[Scenario]
+    variants: list[ScenarioVariant]
+    path: Path | None = None
+
+
+def _scenario_paths(doc: Document, base: Path) -> list[str]:
+    paths: list[str] = []
+    problems = []
+    for i, pattern in enumerate(doc.data["scenarios"]):
+        found = sorted(str(p) for p in base.glob(pattern)) if pattern else []
+        if not found:
+            problems.append(doc.problem(("scenarios", i), f"no scenario file matches {pattern!r}"))
+        paths += found
+    if problems:
+        raise InputError(problems)
+    return paths
+
+
+def scenario_matrix_from_document(doc: Document) -> ScenarioMatrix:
+    """Validate a scenario matrix and load its scenarios (all problems raised together)."""
+    problems = validate_document(doc, "matrix")
+    if problems:
+        raise InputError(problems)
+    data = doc.data
+    ids = [v["id"] for v in data["variants"]]
+    duplicates = [
+        doc.problem(("variants", i, "id"), f"duplicate variant id '{v}'")
+        for i, v in enumerate(ids)
+        if v in ids[:i]
+    ]
+    if duplicates:
+        raise InputError(duplicates)
+    base = Path(doc.path).parent
+    paths = _scenario_paths(doc, base)
+    scenarios = find_scenarios(paths, directory=base)
+    variants = [
+        ScenarioVariant(
+            id=v["id"],
+            name=v.get("name", v["id"]),
+            agent=AgentSpec.from_data(v["agent"]) if v.get("agent") else None,
+            params=dict(v.get("params") or {}),
+            env=dict(v.get("env") or {}),
+            metadata=dict(v.get("metadata") or {}),
+        )
+        for v in data["variants"]
+    ]
+    bare = next((s for s in scenarios if s.agent is None), None)
+    missing = [
+        doc.problem(
+            ("variants", i, "id"),
+            f"variant '{v.id}' names no agent and scenario '{bare.id}' has none: "
+            "add 'agent: {command: [...]}' to the variant",
+        )
+        for i, v in enumerate(variants)
+        if v.agent is None and bare is not None
+    ]
+    if missing:
+        raise InputError(missing)
+    return ScenarioMatrix(
+        name=str(data.get("name") or base.name or "scenarios"),
+        scenarios=scenarios,
+        variants=variants,
+        path=Path(doc.path),
+    )
+
+
+async def run_scenario_matrix(
+    matrix: ScenarioMatrix,
+    *,
+    root: Path | str = ".",
+    concurrency: int = 1,
+    repeat: int = 1,
+    on_variant_complete: Callable[[VariantResult], None] | None = None,
+    variants: Sequence[ScenarioVariant] | None = None,
+) -> MatrixResult:
+    """Every variant over every scenario, one variant after the other."""
+    started_at, started = now_iso(), time.perf_counter()
+    chosen = list(variants if variants is not None else matrix.variants)
+    plans = [(v, [v.apply(s) for s in matrix.scenarios]) for v in chosen]  # InputError first
+    results = []
+    for variant, scenarios in plans:
+        run = await run_scenarios(scenarios, root=root, concurrency=concurrency, repeat=repeat)
+        run.name = f"{matrix.name} · {variant.name}"
+        done = VariantResult(
+            variant.id, variant.name, run.to_dataset_result(), dict(variant.metadata)
+        )
+        if on_variant_complete is not None:
+            on_variant_complete(done)
+        results.append(done)
+    return MatrixResult.of(
+        matrix.name,
+        results,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        started_at=started_at,
+        completed_at=now_iso(),
+    )

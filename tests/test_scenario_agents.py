@@ -1,0 +1,229 @@
+"""``agent:`` in scenarios: a command or a harness edits the workspace; diff, trace, escapes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from processes import alive
+from typer.testing import CliRunner
+
+from signal_eval_cli.cli import app
+from signal_eval_cli.scenarios.overlay import can_overlay
+from signal_eval_cli.scenarios.workspace import apply_agent_task, parse_agent_task
+from tests.test_patching import GIT_ENV
+from tests.test_workspace import tree
+
+AGENTS = Path(__file__).parent / "agents"
+BEFORE = 'def greet(name):\n    return "hi " + name\n'
+CHECK = "import greet, sys; sys.exit(greet.greet('x') != 'hello x')"
+
+
+@pytest.fixture(autouse=True)
+def _forget_loaded_agents() -> Iterator[None]:
+    """Harness files loaded by path stay in sys.modules; other tests look theirs up there."""
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        if name.startswith("signal_eval_user_"):
+            del sys.modules[name]
+
+
+def project(tmp_path: Path, agent: dict[str, Any], **extra: Any) -> Path:
+    """A fixture and a scenario file whose agent is ``agent``; returns the scenario path."""
+    fixture = tmp_path / "fx"
+    fixture.mkdir()
+    (fixture / "greet.py").write_text(BEFORE)
+    (fixture / "old.txt").write_text("obsolete\n")
+    data: dict[str, Any] = {
+        "id": "agent-fix",
+        "adapterId": "python-pytest",
+        "goals": [{"goal": "check", "command": "{python}", "args": ["-c", CHECK]}],
+        "fixture": {"path": "fx"},
+        "agent": agent,
+        **extra,
+    }
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def run(path: Path, root: Path, *args: str) -> tuple[Any, dict[str, Any]]:
+    out = root / "out.json"
+    result = CliRunner().invoke(
+        app, ["scenario", str(path), "--root", str(root), "-o", str(out), *args]
+    )
+    assert "Traceback" not in result.output, result.output
+    return result, json.loads(out.read_text())["scenarios"][0]
+
+
+def command(mode: str, *more: str) -> list[str]:
+    return ["{python}", str(AGENTS / "coding_agent.py"), mode, *more]
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, env=GIT_ENV, capture_output=True, check=True)
+    return done.stdout.decode()
+
+
+def test_a_command_agent_edits_the_workspace_and_its_output_joins_the_trace(
+    tmp_path: Path,
+) -> None:
+    assertions = [
+        {"type": "signal.count", "pattern": "tool:call", "exact": 3},
+        {"type": "signal.count", "pattern": "agent:stderr", "exact": 1},
+        {"type": "signal.count", "pattern": "goal:end", "payload": {"status": "passed"}},
+    ]
+    path = project(tmp_path, {"command": command("fix")}, assertions=assertions)
+    before = tree(tmp_path / "fx")
+    result, scenario = run(path, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert all(a["passed"] for a in scenario["assertions"]), scenario["assertions"]
+    assert scenario["agent"]["exitCode"] == 0 and scenario["agent"]["status"] == "passed"
+    assert scenario["changedFiles"] == ["NOTES.md", "greet.py", "old.txt"]
+    assert "exit 0" in result.output and "3 files changed" in result.output
+    ready = next(s for s in scenario["signals"] if s["name"] == "workspace:ready")
+    assert ready["payload"]["strategy"] == ("overlay" if can_overlay(tmp_path) else "copy")
+    names = [s["name"] for s in scenario["signals"]]
+    assert names.index("agent:start") < names.index("tool:call") < names.index("agent:end")
+    assert names.index("agent:end") < names.index("workspace:diff") < names.index("goal:start")
+    assert tree(tmp_path / "fx") == before  # the fixture is never modified
+
+    # The final diff is git's, and applies back onto the fixture as a PATCH.
+    repo = tmp_path / "repo"
+    shutil.copytree(tmp_path / "fx", repo)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    subprocess.run(
+        [sys.executable, str(AGENTS / "coding_agent.py"), "fix"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+    git(repo, "add", "-A")
+    assert scenario["finalDiff"] == git(repo, "diff", "--cached", "--no-renames")
+    copy = tmp_path / "copy"
+    shutil.copytree(tmp_path / "fx", copy)
+    apply_agent_task(parse_agent_task("PATCH|" + scenario["finalDiff"]), copy)
+    assert tree(copy) == {k: v for k, v in tree(repo).items() if not k.startswith(".git")}
+
+
+def test_a_harness_agent_gets_the_workspace_in_its_context(tmp_path: Path) -> None:
+    agent = {"harness": f"{AGENTS / 'harness_agent.py'}:create", "params": {"greeting": "hello"}}
+    assertions = [
+        {"type": "signal.trajectory", "patterns": ["agent:activated", "tool:call", "goal:end"]},
+        {"type": "tool.called", "name": "write_file"},
+    ]
+    path = project(tmp_path, agent, assertions=assertions)
+    result, scenario = run(path, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert scenario["changedFiles"] == ["greet.py"]
+    assert '+    return f"hello {name}"' in scenario["finalDiff"]
+    assert any(s["name"] == "text:complete" for s in scenario["signals"])
+
+
+def test_a_harness_path_relative_to_the_scenario_file(tmp_path: Path) -> None:
+    shutil.copy(AGENTS / "harness_agent.py", tmp_path / "my_agent.py")
+    path = project(tmp_path, {"harness": "my_agent.py:create"})
+    result, _ = run(path, tmp_path)
+    assert result.exit_code == 0, result.output
+
+
+def test_a_bad_harness_reference_is_exit_2(tmp_path: Path) -> None:
+    path = project(tmp_path, {"harness": "no_such_module_xyz:create"})
+    result = CliRunner().invoke(app, ["scenario", str(path), "--root", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert "cannot import module 'no_such_module_xyz'" in result.output
+
+
+def test_a_hung_agent_is_killed_with_its_children(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    agent = {"command": command("hang", str(outside)), "timeoutMs": 1500}
+    path = project(tmp_path, agent)
+    started = time.monotonic()
+    result, scenario = run(path, tmp_path)
+    assert result.exit_code == 1
+    assert time.monotonic() - started < 60
+    assert scenario["agent"]["error"] == "timed out after 1500 ms"
+    assert scenario["error"] == "agent: timed out after 1500 ms"
+    child = int((outside / "child.pid").read_text())
+    deadline = time.monotonic() + 10
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child)
+    assert scenario["goals"][0]["error"].startswith("not run")
+    lines = [s["payload"]["line"] for s in scenario["signals"] if s["name"] == "agent:stdout"]
+    assert lines == ["thinking..."]
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        ("escape-symlink", "symlink sneaky leads outside the workspace"),
+        ("escape-file", "escaped.txt was created outside the workspace"),
+    ],
+)
+def test_a_path_escape_by_a_command_agent_fails_the_scenario(
+    tmp_path: Path, mode: str, message: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    path = project(tmp_path, {"command": command(mode, str(outside))})
+    result, scenario = run(path, tmp_path)
+    assert result.exit_code == 1
+    assert scenario["error"].startswith("agent wrote outside its workspace: ")
+    assert message in scenario["error"]
+    assert any(s["name"] == "agent:escaped" for s in scenario["signals"])
+
+
+def test_an_agent_writing_into_the_fixture_is_caught(tmp_path: Path) -> None:
+    agent = {"command": ["{python}", "-c", f"open({str(tmp_path / 'fx' / 'x.txt')!r}, 'w')"]}
+    path = project(tmp_path, agent)
+    result, scenario = run(path, tmp_path)
+    assert result.exit_code == 1
+    assert f"{tmp_path / 'fx' / 'x.txt'} was created outside the workspace" in scenario["error"]
+    os.unlink(tmp_path / "fx" / "x.txt")
+
+
+def test_repeat_runs_each_scenario_n_times_with_concurrency(tmp_path: Path) -> None:
+    counter = tmp_path / "runs.txt"
+    script = (
+        f"import pathlib; p = pathlib.Path({str(counter)!r}); "
+        "n = len(p.read_text()) if p.exists() else 0; p.write_text('x' * (n + 1)); "
+        "pathlib.Path('greet.py').write_text("
+        "'def greet(name):\\n    return \"hello \" + name\\n' if n != 1 else 'def greet(name):\\n    return 0\\n')"
+    )
+    path = project(tmp_path, {"command": ["{python}", "-c", script]})
+    result, _ = run(path, tmp_path, "--repeat", "3", "--concurrency", "1")
+    assert result.exit_code == 1
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert [s["run"] for s in data["scenarios"]] == [0, 1, 2]
+    assert [s["passed"] for s in data["scenarios"]] == [True, False, True]
+    [case] = data["cases"]
+    assert case["outcomes"] == [True, False, True] and case["flaky"] is True
+    assert counter.read_text() == "xxx"
+
+
+def test_a_hard_link_to_a_file_outside_is_an_escape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SIGNAL_EVAL_WORKSPACE", "copy")  # an overlay refuses cross-device links
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("outside\n")
+    agent = {"command": ["{python}", "-c", f"import os; os.link({str(secret)!r}, 'linked.txt')"]}
+    path = project(tmp_path, agent)
+    result, scenario = run(path, tmp_path)
+    assert result.exit_code == 1
+    assert "linked.txt is a hard link shared with a file outside the workspace" in scenario["error"]
