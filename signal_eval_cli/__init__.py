@@ -40,6 +40,7 @@ from signal_eval_cli.scenarios import (
     run_scenarios,
 )
 from signal_eval_cli.signals import Signal, Trace, read_jsonl, write_jsonl
+from signal_eval_cli.traces import import_trace
 from signal_eval_cli.validate import validate_path
 
 __version__ = "0.1.0"
@@ -81,6 +82,7 @@ __all__ = [
     "evaluate_assertions",
     "generate_json_report",
     "generate_markdown_report",
+    "import_trace",
     "known_types",
     "load_dataset",
     "load_factory",

@@ -140,6 +140,15 @@ class ToolCall:
     position: int
     result: Any = None
     has_result: bool = False
+    error: Any = None  # the tool:result's ``error`` (a failed call), None when it succeeded
+    turn: str | None = None  # the tool:call's ``source.parent``: the response that asked
+
+    @property
+    def status(self) -> str | None:
+        """``"error"`` or ``"ok"`` once a result is known, else None."""
+        if not self.has_result:
+            return None
+        return "error" if self.error not in (None, "", False) else "ok"
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,24 +373,27 @@ class Trace:
 
     @cached_property
     def tool_calls(self) -> list[ToolCall]:
-        results: dict[Any, Any] = {}
+        results: dict[Any, Mapping[str, Any]] = {}
         for payload in self.payloads("tool:result"):
             if isinstance(payload, Mapping):
-                results.setdefault(payload.get("id"), payload.get("result"))
+                results.setdefault(payload.get("id"), payload)
         calls = []
         for position in self.positions("tool:call"):
             payload = self.signals[position].payload
             if not isinstance(payload, Mapping):
                 continue
             call_id = payload.get("id")
+            result = results.get(call_id, {}) if call_id is not None else {}
             calls.append(
                 ToolCall(
                     id=call_id,
                     name=payload.get("name", payload.get("toolName")),
                     input=payload.get("input", payload.get("args")),
                     position=position,
-                    result=results.get(call_id),
+                    result=result.get("result"),
                     has_result=call_id is not None and call_id in results,
+                    error=result.get("error"),
+                    turn=self.signals[position].parent,
                 )
             )
         return calls

@@ -104,3 +104,18 @@ def agent_skipped(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
         reason,
         reasons,
     )
+
+
+@assertion("agent.handoff")
+def agent_handoff(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """``agent:handoff {from, to}`` signals matching the given ends (either may be omitted)."""
+    source, target = a.get("from"), a.get("to")
+    handoffs = [p for p in ctx.trace.payloads("agent:handoff") if isinstance(p, Mapping)]
+    hits = [
+        p
+        for p in handoffs
+        if (source is None or p.get("from") == source) and (target is None or p.get("to") == target)
+    ]
+    ends = " → ".join(str(x) if x is not None else "*" for x in (source, target))
+    seen = [f"{p.get('from')} → {p.get('to')}" for p in handoffs[:PREVIEW_ITEMS]]
+    return count_outcome(f"handoffs {ends}", len(hits), a, seen)

@@ -101,30 +101,32 @@ def _relevant_names(trace: Trace, steps: list[tuple[str, Any]]) -> list[str]:
     return [trace[i].name for i in positions[:TRAJECTORY_PREVIEW]]
 
 
-def _greedy(trace: Trace, steps: list[tuple[str, Any]]) -> list[int]:
+def _greedy(trace: Trace, steps: list[tuple[str, Any]], lo: int, hi: int) -> list[int]:
     """Positions matched by an in-order greedy subsequence search (stops at a miss)."""
     matched: list[int] = []
-    start = 0
+    start = lo
     for pattern, payload in steps:
         found = _find(trace, pattern, payload, start)
-        if found is None:
+        if found is None or found >= hi:
             break
         matched.append(found)
         start = found + 1
     return matched
 
 
-def _contiguous(trace: Trace, steps: list[tuple[str, Any]]) -> tuple[list[int], list[int]]:
+def _contiguous(
+    trace: Trace, steps: list[tuple[str, Any]], lo: int, hi: int
+) -> tuple[list[int], list[int]]:
     """A run of consecutive signals matching every step: ``(run, longest partial run)``."""
     first_pattern, first_payload = steps[0]
     best: list[int] = []
-    for start in trace.positions(first_pattern):
+    for start in trace.positions(first_pattern, lo, hi):
         if not _carries(trace[start], first_payload):
             continue
         run = [start]
         for offset, (pattern, payload) in enumerate(steps[1:], 1):
             index = start + offset
-            if index >= len(trace) or not _step_matches(trace[index], pattern, payload):
+            if index >= hi or not _step_matches(trace[index], pattern, payload):
                 break
             run.append(index)
         if len(run) == len(steps):
@@ -140,20 +142,49 @@ def _step_matches(signal: Signal, pattern: str, payload: Any) -> bool:
     return compile_glob(pattern).fullmatch(signal.name) is not None and _carries(signal, payload)
 
 
+def _window(trace: Trace, a: Mapping[str, Any]) -> tuple[int, int] | Outcome:
+    """``[lo, hi)``: after the first ``after`` match, before the next ``before`` match."""
+    lo, hi = 0, len(trace)
+    after, before = a.get("after"), a.get("before")
+    if after is not None:
+        found = trace.find(after)
+        if found is None:
+            return Outcome(False, f"window start 'after: {after}' never occurs", expected=after)
+        lo = found + 1
+    if before is not None:
+        found = trace.find(before, lo)
+        if found is None:
+            where = f" after #{lo - 1}" if after is not None else ""
+            return Outcome(
+                False, f"window end 'before: {before}' never occurs{where}", expected=before
+            )
+        hi = found
+    return lo, hi
+
+
+MODES = ("strict", "unordered", "subset", "superset")
+
+
 @assertion("signal.trajectory")
 def signal_trajectory(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     raw_steps = list(a["patterns"])
     steps = [_step(s) for s in raw_steps]
     trace = ctx.trace
     expected = [_describe_step(s) for s in raw_steps]
+    window = _window(trace, a)
+    if isinstance(window, Outcome):
+        return window
+    lo, hi = window
+    if a.get("mode") in MODES:
+        return _by_mode(trace, steps, expected, str(a["mode"]), lo, hi)
     strict = bool(a.get("strict", False))
     if not steps:
         return Outcome(True, "empty trajectory", expected=expected, trajectory=[])
     if strict:
-        run, best = _contiguous(trace, steps)
+        run, best = _contiguous(trace, steps, lo, hi)
         matched = run or best
     else:
-        matched = _greedy(trace, steps)
+        matched = _greedy(trace, steps, lo, hi)
     sequence = _relevant_names(trace, steps)
     if len(matched) == len(steps):
         kind = "contiguous run" if strict else "in order"
@@ -172,6 +203,8 @@ def signal_trajectory(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
             where = f"right after #{last} '{trace[last].name}' (strict: no signal may come between)"
     else:
         where = "anywhere in the trace" if not strict else "(no start of a contiguous run)"
+    if (lo, hi) != (0, len(trace)):
+        where += f" within #{lo}..#{hi - 1}"
     return Outcome(
         False,
         f"matched {len(matched)} of {len(steps)} steps; step {len(matched) + 1} "
@@ -180,6 +213,76 @@ def signal_trajectory(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
         actual=[trace[i].name for i in matched],
         trajectory=sequence,
     )
+
+
+def _by_mode(
+    trace: Trace, steps: list[tuple[str, Any]], expected: list[str], mode: str, lo: int, hi: int
+) -> Outcome:
+    """agentevals-style trajectory match over the signals whose names any step names.
+
+    ``strict``: exactly those signals, in that order; ``unordered``: the same ones in any
+    order; ``subset``: each actual one is an expected step (no extra); ``superset``: each
+    expected step occurs (extra allowed).
+    """
+    relevant = sorted({i for pattern, _ in steps for i in trace.positions(pattern, lo, hi)})
+    actual = [trace[i].name for i in relevant]
+    shown = actual[:TRAJECTORY_PREVIEW]
+    if mode == "strict":
+        for index, (step, position) in enumerate(zip(steps, relevant, strict=False)):
+            if not _step_matches(trace[position], *step):
+                return Outcome(
+                    False,
+                    f"strict: step {index + 1} '{expected[index]}' does not match #{position} "
+                    f"'{trace[position].name}' {short(trace[position].payload)}",
+                    expected,
+                    actual,
+                    trajectory=shown,
+                )
+        if len(relevant) != len(steps):
+            return Outcome(
+                False,
+                f"strict: {len(steps)} steps expected, {len(relevant)} matching signals occur",
+                expected,
+                actual,
+                trajectory=shown,
+            )
+        return Outcome(
+            True, f"strict: the {len(steps)} steps match exactly", expected, actual, shown
+        )
+    pairs = _matching(trace, steps, relevant)
+    free_steps = [expected[i] for i in range(len(steps)) if i not in pairs]
+    used = set(pairs.values())
+    extra = [f"#{p} {trace[p].name}" for p in relevant if p not in used]
+    problems = []
+    if mode in ("unordered", "superset") and free_steps:
+        problems.append(f"steps not found: {', '.join(free_steps[:PREVIEW_ITEMS])}")
+    if mode in ("unordered", "subset") and extra:
+        problems.append(f"signals no step expects: {', '.join(extra[:PREVIEW_ITEMS])}")
+    if problems:
+        return Outcome(False, f"{mode}: " + "; ".join(problems), expected, actual, trajectory=shown)
+    return Outcome(
+        True, f"{mode}: {len(pairs)} of {len(steps)} steps matched", expected, actual, shown
+    )
+
+
+def _matching(trace: Trace, steps: list[tuple[str, Any]], relevant: list[int]) -> dict[int, int]:
+    """A maximum matching step → signal position (Kuhn's augmenting paths)."""
+    fits = [[p for p in relevant if _step_matches(trace[p], *step)] for step in steps]
+    owner: dict[int, int] = {}  # position -> step
+
+    def place(step: int, seen: set[int]) -> bool:
+        for position in fits[step]:
+            if position in seen:
+                continue
+            seen.add(position)
+            if position not in owner or place(owner[position], seen):
+                owner[position] = step
+                return True
+        return False
+
+    for step in range(len(steps)):
+        place(step, set())
+    return {step: position for position, step in owner.items()}
 
 
 def _edge(a: Mapping[str, Any], ctx: EvalContext, *, last: bool) -> Outcome:

@@ -37,7 +37,9 @@ def tool_not_called(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
 
 @assertion("tool.calledWith")
 def tool_called_with(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
-    name, args = a["name"], a["args"]
+    name, args, status = a["name"], a["args"], a.get("status")
+    if status is not None:
+        return _called_with_status(name, args, status, ctx)
     calls = ctx.trace.tool_inputs(name)
     match = next((c for c in calls if match_pattern(args, c)), None)
     if match is not None:
@@ -51,6 +53,78 @@ def tool_called_with(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
         args,
         inputs,
     )
+
+
+def _called_with_status(name: str, args: Any, status: str, ctx: EvalContext) -> Outcome:
+    """A call of ``name`` matching ``args`` whose result is ``status`` (``ok``/``error``)."""
+    calls = [c for c in ctx.trace.tool_calls if c.name == name]
+    matching = [c for c in calls if match_value(args, c.input)]
+    hit = next((c for c in matching if c.status == status), None)
+    expected = {"args": args, "status": status}
+    if hit is not None:
+        return Outcome(
+            True, f"'{name}' called with {short(hit.input)}: {status}", expected, hit.input
+        )
+    if not calls:
+        return Outcome(False, f"tool '{name}' was never called", expected)
+    if not matching:
+        inputs = [c.input for c in calls[:PREVIEW_ITEMS]]
+        return Outcome(
+            False,
+            f"no call of '{name}' matches {short(args)}; inputs: {short(inputs, 300)}",
+            expected,
+            inputs,
+        )
+    seen = [c.status or "no result" for c in matching[:PREVIEW_ITEMS]]
+    return Outcome(
+        False,
+        f"'{name}' was called with {short(args)} but not with status {status}: {', '.join(seen)}",
+        expected,
+        seen,
+    )
+
+
+@assertion("tool.failed")
+def tool_failed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """Calls (of ``name``, or of any tool) whose ``tool:result`` carries an ``error``."""
+    name = a.get("name")
+    failed = [
+        c for c in ctx.trace.tool_calls if c.status == "error" and (name is None or c.name == name)
+    ]
+    what = f"failed calls of tool '{name}'" if name else "failed tool calls"
+    return count_outcome(what, len(failed), a, [f"{c.name}: {short(c.error)}" for c in failed[:3]])
+
+
+@assertion("tool.parallel")
+def tool_parallel(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The tools were called in one model turn (tool calls sharing ``source.parent``)."""
+    expected = list(a["tools"])
+    turns: dict[str, list[str]] = {}
+    for call in ctx.trace.tool_calls:
+        if call.turn is not None:
+            turns.setdefault(call.turn, []).append(call.name)
+    for names in turns.values():
+        if len(names) > 1 and _contains_all(names, expected):
+            return Outcome(
+                True, f"called together in one turn: {', '.join(names)}", expected, names
+            )
+    shown = list(turns.values())[:PREVIEW_ITEMS]
+    return Outcome(
+        False,
+        f"no model turn called {', '.join(expected)} together; tool calls by turn: {short(shown, 300)}",
+        expected,
+        shown,
+    )
+
+
+def _contains_all(names: list[str], wanted: list[str]) -> bool:
+    """``names`` holds every item of ``wanted`` (as many times as it is listed)."""
+    pool = list(names)
+    for name in wanted:
+        if name not in pool:
+            return False
+        pool.remove(name)
+    return True
 
 
 @assertion("tool.sequence")

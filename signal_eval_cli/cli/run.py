@@ -83,7 +83,7 @@ def run_command(
     traces: Annotated[
         Path | None,
         typer.Option(
-            help="Evaluate recorded traces DIR/<case-id>.jsonl instead of running a harness."
+            help="Evaluate recorded traces DIR/<case-id>.jsonl (or .json: OpenAI Agents SDK, OTLP/JSON, LangGraph) instead of running a harness."
         ),
     ] = None,
     harness: Annotated[

@@ -14,7 +14,7 @@ from typing import Any
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.paths import base_dir_of, resolve_from
 
-__all__ = ["ENTRY_POINT_GROUP", "load_factory", "resolve_harness"]
+__all__ = ["ENTRY_POINT_GROUP", "load_factory", "load_object", "resolve_harness"]
 
 ENTRY_POINT_GROUP = "signal_eval.harnesses"
 
@@ -27,6 +27,15 @@ def load_factory(spec: str, *, base_dir: Path | None = None) -> Callable[..., An
     """Import what ``spec`` names. Errors say what was imported and what was missing."""
     if ":" not in spec:
         return _registered(spec)
+    target = load_object(spec, base_dir=base_dir)
+    if not callable(target):
+        module, _, attribute = spec.rpartition(":")
+        raise _fail(spec, f"'{attribute}' in '{module}' is not callable")
+    return target  # type: ignore[no-any-return]
+
+
+def load_object(spec: str, *, base_dir: Path | None = None) -> Any:
+    """The object ``pkg.mod:attr`` or ``path/file.py:attr`` names (an agent, a graph)."""
     module_part, _, attribute = spec.rpartition(":")
     if not module_part or not attribute:
         raise _fail(spec, "expected 'package.module:attribute' or 'path/to/file.py:attribute'")
@@ -49,9 +58,7 @@ def load_factory(spec: str, *, base_dir: Path | None = None) -> Callable[..., An
                 spec, f"module '{module.__name__}' has no attribute '{attribute}' (it has: {names})"
             )
         target = getattr(target, part)
-    if not callable(target):
-        raise _fail(spec, f"'{attribute}' in '{module.__name__}' is not callable")
-    return target  # type: ignore[no-any-return]
+    return target
 
 
 def _import_module(name: str, base_dir: Path | None) -> Any:

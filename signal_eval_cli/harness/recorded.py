@@ -1,4 +1,8 @@
-"""A harness that replays recorded traces (``DIR/<case-id>.jsonl``) instead of running."""
+"""A harness that replays recorded traces (``DIR/<case-id>.<ext>``) instead of running.
+
+A trace may be signal-eval JSONL or any format :mod:`signal_eval_cli.traces` imports
+(OpenAI Agents SDK export, OTLP/JSON, LangGraph streams), detected from its content.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,8 @@ from typing import Any
 
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.harness.protocol import HarnessContext
-from signal_eval_cli.signals import Signal, read_jsonl
+from signal_eval_cli.signals import Signal
+from signal_eval_cli.traces import TRACE_SUFFIXES, read_trace_signals
 
 __all__ = ["RecordedTraces"]
 
@@ -25,12 +30,13 @@ class RecordedTraces:
         if not self.directory.is_dir():
             raise InputError([Problem(str(self.directory), 0, 0, "traces directory not found")])
         for case_id in case_ids:
-            path = self.directory / f"{case_id}.jsonl"
-            if not path.is_file():
-                problems.append(Problem(str(path), 0, 0, f"no recorded trace for case '{case_id}'"))
+            path = _trace_file(self.directory, case_id)
+            if path is None:
+                where = str(self.directory / f"{case_id}.jsonl")
+                problems.append(Problem(where, 0, 0, f"no recorded trace for case '{case_id}'"))
                 continue
             try:
-                self.traces[case_id] = read_jsonl(path)
+                self.traces[case_id] = read_trace_signals(path)[0]
             except InputError as exc:
                 problems.extend(exc.problems)
         if problems:
@@ -38,3 +44,12 @@ class RecordedTraces:
 
     def run(self, input: Any, ctx: HarnessContext) -> list[Signal]:
         return list(self.traces[ctx.case_id])
+
+
+def _trace_file(directory: Path, case_id: str) -> Path | None:
+    """``DIR/<case-id>.jsonl``, else ``.json``/``.ndjson``: the first that exists."""
+    for suffix in TRACE_SUFFIXES:
+        path = directory / f"{case_id}{suffix}"
+        if path.is_file():
+            return path
+    return None

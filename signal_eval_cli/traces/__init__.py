@@ -1,0 +1,157 @@
+"""Import the traces agent frameworks write, as signals every assertion reads.
+
+``import_trace(path)`` detects the format from the content (the file name only breaks
+ties) and returns a :class:`~signal_eval_cli.signals.Trace`. Formats are a registry:
+``FORMATS`` maps a name to a reader of the file's :class:`Source`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.signals import Signal, Trace
+from signal_eval_cli.traces.mapping import Facts, to_signals
+from signal_eval_cli.traces.source import Source, TraceFormatError
+
+__all__ = ["FORMATS", "TRACE_SUFFIXES", "detect_format", "import_trace", "read_trace_signals"]
+
+TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
+def _first_value(source: Source) -> tuple[Any, bool]:
+    """``(value, whole)``: the file as one JSON document, else its first JSON line."""
+    text = source.text.lstrip()
+    if not text:
+        raise InputError([source.problem("empty trace file").problems[0]])
+    try:
+        return json.loads(text), True
+    except json.JSONDecodeError as exc:
+        whole_error = exc
+    except ValueError:  # too large an integer, say: report it by line below
+        whole_error = None
+    first_line = next(line for line in source.text.split("\n") if line.strip())
+    try:
+        json.loads(first_line)
+    except ValueError:  # not JSONL either: a broken (say, truncated) JSON document
+        if whole_error is not None:
+            raise InputError(
+                [
+                    Problem(
+                        source.path,
+                        whole_error.lineno,
+                        whole_error.colno,
+                        f"not JSON: {whole_error.msg}",
+                    )
+                ]
+            ) from None
+    for _, value in source.lines():
+        return value, False
+    raise source.problem("empty trace file")
+
+
+def detect_format(source: Source) -> str:
+    """The format name of ``source`` judged by its content."""
+    from signal_eval_cli.traces import langgraph, openai_agents, otlp
+
+    value, whole = _first_value(source)
+    if otlp.looks_like(value):
+        return "otlp"
+    if whole and openai_agents.looks_like(value):
+        return "openai-agents"
+    if not whole and isinstance(value, dict) and value.get("object") in ("trace", "trace.span"):
+        return "openai-agents"
+    if langgraph.looks_like_events(value):
+        return "langgraph-events"
+    if langgraph.looks_like_stream(value):
+        return "langgraph-stream"
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        return "signals"
+    if source.path.endswith(".jsonl"):  # the name breaks the tie: our JSONL, whose reader
+        return "signals"  # says which line is not a signal
+    raise source.problem(
+        "unknown trace format: expected signal-eval JSONL, an OpenAI Agents SDK span export, "
+        "OTLP/JSON or LangGraph astream_events/astream JSONL",
+        1,
+    )
+
+
+def _signals(source: Source) -> list[Signal]:
+    from signal_eval_cli.signals import read_jsonl
+
+    return read_jsonl(source.path) if source.path else []
+
+
+def _agents(source: Source) -> Facts:
+    from signal_eval_cli.traces import openai_agents
+
+    value, whole = _first_value(source)
+    items = openai_agents.records(value) if whole else [v for _, v in source.lines()]
+    return openai_agents.facts_from_items(items)
+
+
+def _otlp(source: Source) -> Facts:
+    from signal_eval_cli.traces import otlp
+
+    value, whole = _first_value(source)
+    if whole:
+        return otlp.facts_from_request(value)
+    spans: list[Any] = []  # a collector's file exporter writes one request per line
+    for number, request in source.lines():
+        if not otlp.looks_like(request):
+            raise TraceFormatError("not an OTLP/JSON request (no 'resourceSpans')", number)
+        spans.extend(request["resourceSpans"])
+    return otlp.facts_from_request({"resourceSpans": spans})
+
+
+def _langgraph(method: str) -> Callable[[Source], Facts]:
+    def read(source: Source) -> Facts:
+        from signal_eval_cli.traces.langgraph import LangGraphReader
+
+        reader = LangGraphReader()
+        feed = getattr(reader, method)
+        for number, value in source.lines():
+            try:
+                feed(value)
+            except TraceFormatError as exc:
+                raise TraceFormatError(str(exc), number) from None
+        return reader.facts
+
+    return read
+
+
+FORMATS: dict[str, Callable[[Source], Facts | list[Signal]]] = {
+    "signals": _signals,
+    "openai-agents": _agents,
+    "otlp": _otlp,
+    "langgraph-events": _langgraph("event"),
+    "langgraph-stream": _langgraph("stream_item"),
+}
+
+
+def read_trace_signals(path: str | Path, format: str | None = None) -> tuple[list[Signal], Any]:
+    """``(signals, input)`` of a trace file in any known format."""
+    source = Source.read(path)
+    name = format or detect_format(source)
+    reader = FORMATS.get(name)
+    if reader is None:
+        raise InputError(f"unknown trace format '{name}' (known: {', '.join(FORMATS)})")
+    try:
+        read = reader(source)
+    except TraceFormatError as exc:
+        raise source.problem(str(exc), exc.where) from None
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:  # a field of a wrong type
+        raise source.problem(f"not a valid {name} trace: {type(exc).__name__}: {exc}", 0) from None
+    if isinstance(read, list):  # our own JSONL: the input is what harness:start says
+        start = next((s.payload for s in read if s.name == "harness:start"), None)
+        return read, start.get("input") if isinstance(start, dict) else None
+    return to_signals(read), read.input
+
+
+def import_trace(path: str | Path, format: str | None = None) -> Trace:
+    """The trace at ``path`` (format from its content unless given) as a :class:`Trace`."""
+    signals, input = read_trace_signals(path, format)
+    return Trace(signals, input)

@@ -1,0 +1,243 @@
+"""LangGraph streams written as JSONL → :class:`Facts`.
+
+Two shapes, one line per item, messages serialized by ``langchain_core.load.dumpd``
+(``{"lc": 1, "kwargs": {...}}``) or ``model_dump()``:
+
+- ``astream_events(version="v2")``: ``{"event": "on_chain_start", "name", "metadata":
+  {"langgraph_node"}, "data", ...}``;
+- ``astream(stream_mode=["values", "updates", "messages"])``: ``[mode, chunk]`` (or
+  ``[namespace, mode, chunk]`` with subgraphs).
+
+Both give the same facts: a node run is an agent activation; model calls and tool
+results come from the messages the nodes return (a ``ToolMessage`` with
+``status: "error"``, as ``ToolNode(handle_tool_errors=True)`` writes, is a failed call);
+a ``transfer_to_X`` call is a handoff. Lines carry no clock: line order is time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from signal_eval_cli.traces.mapping import (
+    AgentRun,
+    Facts,
+    ModelCall,
+    Other,
+    ToolRun,
+    as_mapping,
+    model_output,
+)
+from signal_eval_cli.traces.source import TraceFormatError
+
+__all__ = ["LangGraphReader", "looks_like_events", "looks_like_stream", "message"]
+
+STREAM_MODES = frozenset({"values", "updates", "messages", "custom", "debug", "tasks"})
+
+
+def looks_like_events(first: Any) -> bool:
+    return isinstance(first, Mapping) and str(first.get("event", "")).startswith("on_")
+
+
+def looks_like_stream(first: Any) -> bool:
+    return isinstance(first, list) and len(first) in (2, 3) and first[-2] in STREAM_MODES
+
+
+def message(value: Any) -> dict[str, Any] | None:
+    """A serialized LangChain message as ``{type, content, ...}``, else None."""
+    if not isinstance(value, Mapping):
+        return None
+    if value.get("lc") == 1 and isinstance(value.get("kwargs"), Mapping):
+        data = dict(value["kwargs"])
+        data.setdefault("type", str((value.get("id") or ["?"])[-1]))
+        return data
+    if isinstance(value.get("type"), str) and "content" in value:
+        return dict(value)
+    return None
+
+
+_KINDS = {"ai": "ai", "AIMessage": "ai", "tool": "tool", "ToolMessage": "tool"}
+_USER_KINDS = frozenset({"human", "HumanMessage", "user"})
+
+
+def _kind(msg: Mapping[str, Any]) -> str | None:
+    return _KINDS.get(str(msg.get("type")))
+
+
+def _user_text(messages: Any) -> str | None:
+    for item in messages if isinstance(messages, list) else []:
+        if isinstance(item, (list, tuple)) and len(item) == 2 and item[0] in ("user", "human"):
+            return str(item[1])
+        msg = message(item)
+        if msg is not None and msg.get("type") in _USER_KINDS:
+            text, _ = model_output({"role": "user", "content": msg.get("content")})
+            return text
+        if isinstance(item, Mapping) and item.get("role") == "user":
+            return str(item.get("content"))
+    return None
+
+
+class LangGraphReader:
+    """Accumulates node runs and returned messages; line numbers stand for time."""
+
+    def __init__(self) -> None:
+        self.facts = Facts(transfer_calls_are_handoffs=True, timed=False)
+        self.requested: dict[str, Any] = {}  # tool call id -> arguments the model gave
+        self.seen: set[str] = set()  # message ids already turned into facts
+        self.deltas: dict[str, list[str]] = {}  # node -> streamed chunks not yet claimed
+        self.clock = 0.0
+
+    def tick(self) -> float:
+        self.clock += 1.0
+        return self.clock
+
+    # -- shared: what a node returned ------------------------------------------------
+
+    def node_output(self, node: str, output: Any, at: float) -> None:
+        messages = output.get("messages") if isinstance(output, Mapping) else None
+        if isinstance(messages, Mapping) or messages is None:
+            messages = [messages] if messages is not None else []
+        for raw in messages if isinstance(messages, list) else []:
+            msg = message(raw)
+            if msg is None:
+                continue
+            key = str(msg.get("id") or id(raw))
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            kind = _kind(msg)
+            if kind == "ai":
+                self._model_call(node, msg, at)
+            elif kind == "tool":
+                self._tool_result(node, msg, at)
+
+    def _model_call(self, node: str, msg: Mapping[str, Any], at: float) -> None:
+        text, requests = model_output({**msg, "role": "assistant"})
+        for request in requests:
+            self.requested[str(request.id)] = request.input
+        usage = as_mapping(msg.get("usage_metadata"))
+        metadata = msg.get("response_metadata")
+        model = metadata.get("model_name") if isinstance(metadata, Mapping) else None
+        call = ModelCall(
+            model,
+            at,
+            at,
+            node,
+            usage.get("input_tokens"),
+            usage.get("output_tokens"),
+            text,
+            requests,
+            self.deltas.pop(node, []),
+        )
+        self.facts.steps.append(call)
+        if not requests and text:
+            self.facts.output = text
+
+    def _tool_result(self, node: str, msg: Mapping[str, Any], at: float) -> None:
+        call_id = msg.get("tool_call_id")
+        content = msg.get("content")
+        result = (
+            content
+            if isinstance(content, str)
+            else model_output({"role": "tool", "content": content})[0]
+        )
+        error = None
+        if msg.get("status") == "error":  # ToolNode writes "Error: <repr>\n Please fix ..."
+            error = result.split("\n", 1)[0].removeprefix("Error: ").strip() or "tool failed"
+        self.facts.steps.append(
+            ToolRun(
+                str(msg.get("name")),
+                self.requested.get(str(call_id)),
+                at,
+                at,
+                node,
+                id=call_id,
+                result=result,
+                error=error,
+            )
+        )
+
+    def node_start(self, node: str, at: float) -> None:
+        if not node.startswith("__"):
+            self.facts.steps.append(AgentRun(node, at, at))
+
+    # -- astream_events v2 ----------------------------------------------------------------
+
+    def event(self, event: Any) -> None:
+        if not isinstance(event, Mapping) or not isinstance(event.get("event"), str):
+            raise TraceFormatError("not an astream_events record (no 'event')")
+        at = self.tick()
+        kind, name = event["event"], event.get("name")
+        metadata, data = as_mapping(event.get("metadata")), as_mapping(event.get("data"))
+        node = metadata.get("langgraph_node")
+        is_node = isinstance(node, str) and name == node
+        if kind == "on_chain_start":
+            if not event.get("parent_ids") and self.facts.input is None:
+                inputs = data.get("input")
+                messages = inputs.get("messages") if isinstance(inputs, Mapping) else inputs
+                self.facts.input = _user_text(messages)
+                self.facts.start = at
+            elif is_node:
+                self.node_start(str(node), at)
+        elif kind == "on_chain_end":
+            if is_node:
+                self.node_output(str(node), data.get("output"), at)
+            elif not event.get("parent_ids"):
+                self.facts.end = at
+        elif kind == "on_chat_model_stream":
+            chunk = message(data.get("chunk"))
+            content = chunk.get("content") if chunk else None
+            if isinstance(content, str) and content and isinstance(node, str):
+                self.deltas.setdefault(node, []).append(content)
+        elif kind not in _KNOWN_EVENTS:
+            self.facts.steps.append(
+                Other(f"langgraph:{kind}", {"name": name, "data": data}, at, node)
+            )
+
+    # -- astream multi-mode ------------------------------------------------------------------
+
+    def stream_item(self, item: Any) -> None:
+        if not looks_like_stream(item):
+            raise TraceFormatError("not an astream record ([mode, chunk])")
+        at = self.tick()
+        mode, chunk = item[-2], item[-1]
+        if mode == "values":
+            if self.facts.input is None and isinstance(chunk, Mapping):
+                self.facts.input = _user_text(chunk.get("messages"))
+                self.facts.start = at
+            self.facts.end = at
+        elif mode == "updates":
+            for node, output in (chunk or {}).items() if isinstance(chunk, Mapping) else []:
+                if str(node).startswith("__"):
+                    continue
+                self.node_start(str(node), at)
+                self.node_output(str(node), output, at)
+        elif mode == "messages":
+            piece, metadata = [*chunk, None, None][:2] if isinstance(chunk, list) else [None, None]
+            msg = message(piece)
+            node = metadata.get("langgraph_node") if isinstance(metadata, Mapping) else None
+            content = msg.get("content") if msg else None
+            is_chunk = msg is not None and str(msg.get("type")).endswith("Chunk")
+            if is_chunk and isinstance(content, str) and content and isinstance(node, str):
+                self.deltas.setdefault(node, []).append(content)
+        else:
+            self.facts.steps.append(Other(f"langgraph:{mode}", chunk, at))
+
+
+_KNOWN_EVENTS = frozenset(
+    {
+        "on_chain_start",
+        "on_chain_end",
+        "on_chain_stream",
+        "on_chat_model_start",
+        "on_chat_model_stream",
+        "on_chat_model_end",
+        "on_llm_start",
+        "on_llm_stream",
+        "on_llm_end",
+        "on_tool_start",
+        "on_tool_end",
+        "on_tool_error",
+        "on_chain_error",
+    }
+)

@@ -1,0 +1,396 @@
+"""The one mapping from framework facts to signals, shared by importers and live harnesses.
+
+Each importer (and each live harness) reduces its framework's records to :class:`Facts`:
+agent runs, model calls, tool runs, handoffs and other records, each with a start time.
+:func:`to_signals` then orders them by start time and writes the signal vocabulary every
+assertion reads, so a format only has to say *what happened*, never how to spell it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as _dt
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from signal_eval_cli.signals import Signal
+
+__all__ = [
+    "AgentRun",
+    "Facts",
+    "Handoff",
+    "ModelCall",
+    "Other",
+    "ToolRequest",
+    "ToolRun",
+    "as_mapping",
+    "model_output",
+    "parse_arguments",
+    "to_signals",
+]
+
+HANDOFF_PREFIX = "transfer_to_"
+
+
+@dataclass
+class ToolRequest:
+    """A tool call as the model emitted it (in emission order within its response)."""
+
+    id: str | None
+    name: str
+    input: Any
+
+
+@dataclass
+class AgentRun:
+    name: str
+    start: float
+    end: float | None = None
+
+
+@dataclass
+class ModelCall:
+    model: str | None
+    start: float
+    end: float | None = None
+    agent: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    text: str = ""
+    requests: list[ToolRequest] = field(default_factory=list)
+    deltas: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ToolRun:
+    name: str
+    input: Any
+    start: float
+    end: float | None = None
+    agent: str | None = None
+    id: str | None = None
+    result: Any = None
+    error: str | None = None
+
+
+@dataclass
+class Handoff:
+    source: str | None
+    target: str
+    start: float
+
+
+@dataclass
+class Other:
+    """A record no rule maps: kept as a signal ``name`` with its data, never dropped."""
+
+    name: str
+    payload: Any
+    start: float
+    agent: str | None = None
+
+
+Step = AgentRun | ModelCall | ToolRun | Handoff | Other
+
+
+@dataclass
+class Facts:
+    """What one run did; ``start``/``end`` bound the root (epoch seconds)."""
+
+    steps: list[Step] = field(default_factory=list)
+    input: Any = None
+    output: str | None = None
+    start: float | None = None
+    end: float | None = None
+    transfer_calls_are_handoffs: bool = False
+    timed: bool = True  # False: times are only an order (no clock), so no timestamps
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is an object, else an empty one (fields of records we do not trust)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def parse_arguments(value: Any) -> Any:
+    """Tool arguments as an object: JSON text is parsed, anything else kept as is."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _text_of(content: Any) -> str:
+    """The text of a message's content: a string, or the text parts of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(p.get("text") or p.get("content") or "")
+            for p in content
+            if isinstance(p, Mapping) and p.get("type") in ("text", "output_text", None)
+        )
+    return ""
+
+
+def model_output(value: Any) -> tuple[str, list[ToolRequest]]:
+    """``(text, tool requests)`` of a model's output in any shape we meet.
+
+    Chat Completions messages, Responses objects and output items, LangChain
+    ``AIMessage`` dicts and GenAI ``{role, parts}`` messages; lists are concatenated.
+    """
+    if isinstance(value, list):
+        texts, requests = [], []
+        for item in value:
+            text, calls = model_output(item)
+            texts.append(text)
+            requests.extend(calls)
+        return "".join(texts), requests
+    if not isinstance(value, Mapping):
+        return ("" if value is None else str(value)), []
+    if isinstance(value.get("output"), list):  # a Responses object
+        return model_output(value["output"])
+    kind = value.get("type")
+    if kind == "function_call":  # a Responses output item
+        return "", [ToolRequest(value.get("call_id"), str(value.get("name")), _args(value))]
+    if kind in ("message", "ai", "AIMessage", "AIMessageChunk") or "role" in value:
+        if isinstance(value.get("parts"), list):  # GenAI semantic conventions
+            return _genai_parts(value["parts"])
+        requests = [_request(c) for c in value.get("tool_calls") or [] if isinstance(c, Mapping)]
+        return _text_of(value.get("content")), requests
+    return "", []
+
+
+def _args(call: Mapping[str, Any]) -> Any:
+    return parse_arguments(call.get("arguments", call.get("args")))
+
+
+def _request(call: Mapping[str, Any]) -> ToolRequest:
+    function = call.get("function")
+    if isinstance(function, Mapping):  # Chat Completions
+        return ToolRequest(call.get("id"), str(function.get("name")), _args(function))
+    return ToolRequest(call.get("id"), str(call.get("name")), _args(call))  # LangChain
+
+
+def _genai_parts(parts: list[Any]) -> tuple[str, list[ToolRequest]]:
+    text, requests = [], []
+    for part in parts:
+        if not isinstance(part, Mapping):
+            continue
+        if part.get("type") == "tool_call":
+            requests.append(ToolRequest(part.get("id"), str(part.get("name")), _args(part)))
+        elif part.get("type") == "text":
+            text.append(str(part.get("content") or ""))
+    return "".join(text), requests
+
+
+# -- facts → signals -----------------------------------------------------------------
+
+
+def _iso(seconds: float) -> str:
+    moment = _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc)
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+class _Emitter:
+    """Collects ``(time, order, signal)`` and hands them back sorted, with ids."""
+
+    def __init__(self, timed: bool = True) -> None:
+        self.rows: list[tuple[float, int, Signal]] = []
+        self.timed = timed
+
+    def emit(
+        self,
+        at: float,
+        name: str,
+        payload: Any,
+        agent: str | None = None,
+        parent: Signal | None = None,
+    ) -> Signal:
+        signal = Signal(name, payload, timestamp=_iso(at) if self.timed else None, agent=agent)
+        if parent is not None:
+            signal.extra = {"_parent": parent}
+        self.rows.append((at, len(self.rows), signal))
+        return signal
+
+    def signals(self) -> list[Signal]:
+        ordered = [row[2] for row in sorted(self.rows, key=lambda row: (row[0], row[1]))]
+        for number, signal in enumerate(ordered, 1):
+            signal.id = f"imp_{number}"
+        for signal in ordered:
+            if signal.extra is not None:
+                signal.parent = signal.extra.pop("_parent").id
+                signal.extra = None
+        return ordered
+
+
+LOOKBACK = 64  # model calls searched back for a run's request: a tool runs soon after
+
+
+def _link_turns(facts: Facts) -> dict[int, tuple[ModelCall, int]]:
+    """Each tool run → ``(the model call that requested it, its emission index)``.
+
+    A run is matched to the latest earlier model call of the same agent (else of any)
+    that requested a call with its id, else its name and arguments, else its name
+    (first unclaimed). Calls are found by bisection, so long traces stay linear.
+    """
+    calls = sorted((s for s in facts.steps if isinstance(s, ModelCall)), key=lambda c: c.start)
+    by_agent: dict[str | None, list[ModelCall]] = {}
+    for call in calls:
+        by_agent.setdefault(call.agent, []).append(call)
+    starts = {agent: [c.start for c in group] for agent, group in by_agent.items()}
+    all_starts = [c.start for c in calls]
+    claimed: set[tuple[int, int]] = set()
+    links: dict[int, tuple[ModelCall, int]] = {}
+    fallback_count: dict[int, int] = {}
+    runs = sorted((s for s in facts.steps if isinstance(s, ToolRun)), key=lambda r: r.start)
+    for run in runs:
+        group = by_agent.get(run.agent)
+        if group:
+            before = bisect.bisect_right(starts[run.agent], run.start)
+            candidates = group[max(0, before - LOOKBACK) : before]
+        else:
+            candidates = []
+        if not candidates:
+            before = bisect.bisect_right(all_starts, run.start)
+            candidates = calls[max(0, before - LOOKBACK) : before]
+        for call in reversed(candidates):
+            index = _match_request(call, run, claimed)
+            if index is not None:
+                claimed.add((id(call), index))
+                links[id(run)] = (call, index)
+                if run.id is None:
+                    run.id = call.requests[index].id
+                break
+        else:  # the model's requests are unreadable: the turn is the call just before
+            if candidates and not candidates[-1].requests:
+                turn = candidates[-1]
+                index = fallback_count.get(id(turn), 0)
+                fallback_count[id(turn)] = index + 1
+                links[id(run)] = (turn, index)
+    return links
+
+
+def _match_request(call: ModelCall, run: ToolRun, claimed: set[tuple[int, int]]) -> int | None:
+    free = [(i, r) for i, r in enumerate(call.requests) if (id(call), i) not in claimed]
+    tests: list[Callable[[ToolRequest], bool]] = [
+        lambda r: run.id is not None and r.id == run.id,
+        lambda r: r.name == run.name and r.input == run.input,
+        lambda r: r.name == run.name,
+    ]
+    for test in tests:
+        for index, request in free:
+            if test(request):
+                return index
+    return None
+
+
+def _handoff_target(name: str) -> str | None:
+    return name[len(HANDOFF_PREFIX) :] if name.startswith(HANDOFF_PREFIX) else None
+
+
+def to_signals(facts: Facts) -> list[Signal]:
+    """The signals of ``facts``, ordered by start time (ties keep the importer's order)."""
+    out = _Emitter(facts.timed)
+    steps = list(facts.steps)
+    if facts.transfer_calls_are_handoffs:
+        steps = _handoffs_from_transfers(steps)
+    for step in steps:  # a transfer request is a handoff, no tool call the model waits on
+        if isinstance(step, ModelCall):
+            step.requests = [r for r in step.requests if not _handoff_target(r.name)]
+    facts.steps = steps
+    links = _link_turns(facts)
+    starts = [s.start for s in steps]
+    begin = facts.start if facts.start is not None else min(starts, default=0.0)
+    ends = [getattr(s, "end", None) or s.start for s in steps]
+    finish = facts.end if facts.end is not None else max(ends, default=begin)
+    out.emit(begin, "harness:start", {"input": facts.input})
+    # parallel runs of one response start in the order the model emitted them
+    by_turn: dict[int, list[ToolRun]] = {}
+    for step in steps:
+        if isinstance(step, ToolRun) and id(step) in links:
+            by_turn.setdefault(id(links[id(step)][0]), []).append(step)
+    run_start: dict[int, float] = {}
+    for runs in by_turn.values():
+        times = sorted(r.start for r in runs)
+        for run, at in zip(sorted(runs, key=lambda r: links[id(r)][1]), times, strict=True):
+            run_start[id(run)] = at
+    starts_of: dict[int, Signal] = {}
+    last_text = ""
+    for step in steps:
+        if isinstance(step, AgentRun):
+            out.emit(step.start, "agent:activated", {"agent": step.name}, step.name)
+        elif isinstance(step, ModelCall):
+            start = out.emit(step.start, "provider:start", {"model": step.model}, step.agent)
+            starts_of[id(step)] = start
+            end_at = step.end if step.end is not None else step.start
+            for chunk in step.deltas:
+                out.emit(step.start, "text:delta", {"content": chunk}, step.agent, start)
+            end: dict[str, Any] = {
+                "model": step.model,
+                "usage": {
+                    "inputTokens": step.input_tokens or 0,
+                    "outputTokens": step.output_tokens or 0,
+                },
+            }
+            if step.requests:
+                end["toolCalls"] = [
+                    {"id": r.id, "name": r.name, "input": r.input} for r in step.requests
+                ]
+            else:
+                end["output"] = step.text
+                last_text = step.text or last_text
+            out.emit(end_at, "provider:end", end, step.agent, start)
+        elif isinstance(step, ToolRun):
+            _emit_tool(out, step, run_start.get(id(step), step.start), links, starts_of)
+        elif isinstance(step, Handoff):
+            payload = {"from": step.source, "to": step.target}
+            out.emit(step.start, "agent:handoff", payload, step.source)
+        else:
+            out.emit(step.start, step.name, step.payload, step.agent)
+    output = facts.output if facts.output is not None else last_text
+    out.emit(finish, "text:complete", {"content": output})
+    duration = max(0.0, (finish - begin) * 1000)
+    out.emit(finish, "harness:end", {"durationMs": round(duration, 3)} if facts.timed else {})
+    return out.signals()
+
+
+def _emit_tool(
+    out: _Emitter,
+    run: ToolRun,
+    at: float,
+    links: dict[int, tuple[ModelCall, int]],
+    starts_of: dict[int, Signal],
+) -> None:
+    link = links.get(id(run))
+    turn = starts_of.get(id(link[0])) if link is not None else None
+    call = out.emit(
+        at, "tool:call", {"id": run.id, "name": run.name, "input": run.input}, run.agent, turn
+    )
+    result: dict[str, Any] = {"id": run.id, "name": run.name, "result": run.result}
+    if run.error is not None:
+        result["error"] = run.error or "tool failed"
+    out.emit(
+        max(at, run.end if run.end is not None else at), "tool:result", result, run.agent, call
+    )
+
+
+def _handoffs_from_transfers(steps: list[Step]) -> list[Step]:
+    """``transfer_to_X`` calls are handoffs, not tool calls (LangGraph, OTel)."""
+    out: list[Step] = []
+    ran = {s.id for s in steps if isinstance(s, ToolRun) and s.id}
+    for step in steps:
+        if isinstance(step, ToolRun) and (target := _handoff_target(step.name)):
+            out.append(Handoff(step.agent, target, step.start))
+            continue
+        out.append(step)
+        if isinstance(step, ModelCall):
+            for request in step.requests:
+                target = _handoff_target(request.name)
+                if target and request.id not in ran:
+                    at = step.end if step.end is not None else step.start
+                    out.append(Handoff(step.agent, target, at))
+    return out

@@ -1,0 +1,171 @@
+"""OpenAI Agents SDK span export → :class:`Facts`.
+
+The records are what a ``TracingProcessor`` sees and the SDK's backend exporter posts:
+``{"data": [trace.export(), span.export(), ...]}``, spans in the order they *ended*.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+from typing import Any
+
+from signal_eval_cli.traces.mapping import (
+    AgentRun,
+    Facts,
+    Handoff,
+    ModelCall,
+    Other,
+    ToolRun,
+    model_output,
+    parse_arguments,
+)
+from signal_eval_cli.traces.source import TraceFormatError
+
+__all__ = ["facts_from_items", "looks_like", "records"]
+
+
+def looks_like(document: Any) -> bool:
+    items = records(document)
+    return bool(items) and any(
+        isinstance(i, Mapping) and i.get("object") in ("trace", "trace.span") for i in items[:5]
+    )
+
+
+def records(document: Any) -> list[Any]:
+    """The exported items of a document: ``{"data": [...]}`` or a bare list."""
+    if isinstance(document, Mapping) and isinstance(document.get("data"), list):
+        return list(document["data"])
+    return list(document) if isinstance(document, list) else []
+
+
+def _seconds(value: Any, span_id: str, what: str) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TraceFormatError(f"'{what}' must be an ISO 8601 string", span_id)
+    try:
+        moment = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise TraceFormatError(f"'{what}' is not an ISO 8601 time: {value!r}", span_id) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.timezone.utc)
+    return moment.timestamp()
+
+
+def _first_user_text(messages: Any) -> str | None:
+    if isinstance(messages, str):
+        return messages
+    for message in messages if isinstance(messages, list) else []:
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            content = message.get("content")
+            text, _ = model_output({"role": "user", "content": content})
+            return text or (content if isinstance(content, str) else None)
+    return None
+
+
+def facts_from_items(items: list[Any]) -> Facts:
+    """Facts of every exported item; raises :class:`TraceFormatError` at a bad span."""
+    spans: dict[str, Mapping[str, Any]] = {}
+    for position, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise TraceFormatError(f"item {position} is not an object")
+        if item.get("object") == "trace":
+            continue
+        span_id = item.get("id")
+        if not isinstance(span_id, str) or not span_id:
+            raise TraceFormatError(f"item {position} has no span 'id'")
+        if not isinstance(item.get("span_data"), Mapping):
+            raise TraceFormatError("span has no 'span_data' object", span_id)
+        spans[span_id] = item
+    facts = Facts()
+    names = {i: s["span_data"].get("name") for i, s in spans.items()}
+    kinds = {i: s["span_data"].get("type") for i, s in spans.items()}
+
+    def agent_of(span: Mapping[str, Any]) -> str | None:
+        seen: set[str] = set()
+        parent = span.get("parent_id")
+        while isinstance(parent, str) and parent in spans and parent not in seen:
+            seen.add(parent)
+            if kinds[parent] == "agent":
+                return str(names[parent])
+            parent = spans[parent].get("parent_id")
+        return None
+
+    ordered = sorted(
+        spans.items(), key=lambda kv: _seconds(kv[1].get("started_at"), kv[0], "started_at") or 0.0
+    )
+    bounds: list[float] = []
+    for span_id, span in ordered:
+        start = _seconds(span.get("started_at"), span_id, "started_at")
+        end = _seconds(span.get("ended_at"), span_id, "ended_at")
+        if start is None:
+            raise TraceFormatError("span has no 'started_at'", span_id)
+        bounds += [start, end if end is not None else start]
+        facts.steps.append(_step(span_id, span, start, end, agent_of(span), facts))
+    if bounds:
+        facts.start, facts.end = min(bounds), max(bounds)
+    return facts
+
+
+def _tokens(usage: Any, key: str) -> int | None:
+    value = usage.get(key) if isinstance(usage, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _step(
+    span_id: str,
+    span: Mapping[str, Any],
+    start: float,
+    end: float | None,
+    agent: str | None,
+    facts: Facts,
+) -> Any:
+    data = span["span_data"]
+    kind = data.get("type")
+    if kind == "agent":
+        return AgentRun(str(data.get("name")), start, end)
+    if kind in ("generation", "response"):
+        text, requests = model_output(data.get("output"))
+        if facts.input is None:
+            facts.input = _first_user_text(data.get("input"))
+        usage = data.get("usage")
+        return ModelCall(
+            data.get("model"),
+            start,
+            end,
+            agent,
+            _tokens(usage, "input_tokens"),
+            _tokens(usage, "output_tokens"),
+            text,
+            requests,
+        )
+    if kind == "function":
+        error = span.get("error")
+        message = None
+        if isinstance(error, Mapping):
+            detail = error.get("data")
+            message = str(
+                (detail.get("error") if isinstance(detail, Mapping) else None)
+                or error.get("message")
+                or "tool failed"
+            )
+        return ToolRun(
+            str(data.get("name")),
+            parse_arguments(data.get("input")),
+            start,
+            end,
+            agent,
+            result=data.get("output"),
+            error=message,
+        )
+    if kind == "handoff":
+        target = data.get("to_agent")
+        if not isinstance(target, str):
+            raise TraceFormatError("handoff span has no 'to_agent'", span_id)
+        return Handoff(data.get("from_agent"), target, start)
+    payload = {k: v for k, v in data.items() if k != "type"}
+    payload["spanId"] = span_id
+    if span.get("error") is not None:
+        payload["error"] = span["error"]
+    return Other(f"span:{kind}", payload, start, agent)

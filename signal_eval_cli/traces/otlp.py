@@ -1,0 +1,251 @@
+"""OTLP/JSON traces with OpenTelemetry GenAI (and OpenInference) attributes → :class:`Facts`.
+
+``ExportTraceServiceRequest``: ``resourceSpans[].scopeSpans[].spans[]``, attributes as
+``AnyValue``, int64 as strings, hex ids. The operation comes from
+``gen_ai.operation.name`` (``chat``, ``invoke_agent``, ``execute_tool``, ...), else from
+``openinference.span.kind``. Old and new attribute names are both read. An
+``invoke_agent`` span's usage is the sum of its calls: only model calls count tokens.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from signal_eval_cli.traces.mapping import (
+    AgentRun,
+    Facts,
+    Handoff,
+    ModelCall,
+    Other,
+    ToolRun,
+    as_mapping,
+    model_output,
+    parse_arguments,
+)
+from signal_eval_cli.traces.source import TraceFormatError
+
+__all__ = ["decode_value", "facts_from_request", "looks_like", "spans_of"]
+
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+AGENT_OPERATIONS = frozenset({"invoke_agent"})
+TOOL_OPERATIONS = frozenset({"execute_tool"})
+HANDOFF_OPERATIONS = frozenset({"agent_handoff", "handoff"})
+OPENINFERENCE_KINDS = {"LLM": "chat", "AGENT": "invoke_agent", "TOOL": "execute_tool"}
+
+INPUT_TOKENS = (
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.prompt_tokens",
+    "llm.token_count.prompt",
+)
+OUTPUT_TOKENS = (
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.completion_tokens",
+    "llm.token_count.completion",
+)
+MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name")
+ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "tool.parameters", "input.value")
+RESULT_KEYS = ("gen_ai.tool.call.result", "output.value")
+OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.completion")
+INPUT_KEYS = ("gen_ai.input.messages", "gen_ai.prompt")
+
+
+def looks_like(document: Any) -> bool:
+    return isinstance(document, Mapping) and isinstance(document.get("resourceSpans"), list)
+
+
+def decode_value(value: Any) -> Any:
+    """An OTLP/JSON ``AnyValue`` as a Python value."""
+    if not isinstance(value, Mapping):
+        return value
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "doubleValue" in value:
+        return float(value["doubleValue"])
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "arrayValue" in value:
+        return [decode_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
+    if "kvlistValue" in value:
+        return _attributes((value["kvlistValue"] or {}).get("values"))
+    if "bytesValue" in value:
+        return value["bytesValue"]
+    return None
+
+
+def _attributes(items: Any) -> dict[str, Any]:
+    if not isinstance(items, list):
+        return {}
+    return {
+        str(i["key"]): decode_value(i.get("value"))
+        for i in items
+        if isinstance(i, Mapping) and "key" in i
+    }
+
+
+def _hex_id(value: Any) -> str:
+    """Span ids are hex in OTLP/JSON; protobuf's JSON mapping writes base64: accept both."""
+    text = str(value or "")
+    if len(text) in (16, 32) and all(c in "0123456789abcdefABCDEF" for c in text):
+        return text.lower()
+    try:
+        return base64.b64decode(text, validate=True).hex() if text else ""
+    except (binascii.Error, ValueError):
+        return text
+
+
+def spans_of(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    for resource in document.get("resourceSpans") or []:
+        if not isinstance(resource, Mapping):
+            raise TraceFormatError("a resourceSpans entry is not an object")
+        for scope in (
+            resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or []
+        ):
+            if not isinstance(scope, Mapping):
+                raise TraceFormatError("a scopeSpans entry is not an object")
+            for span in scope.get("spans") or []:
+                if not isinstance(span, Mapping):
+                    raise TraceFormatError("a span is not an object")
+                yield span
+
+
+def _nanos(span: Mapping[str, Any], key: str, span_id: str) -> float | None:
+    value = span.get(key)
+    if value is None:
+        return None
+    try:
+        return int(value) / 1e9
+    except (TypeError, ValueError):
+        raise TraceFormatError(f"'{key}' is not an integer: {value!r}", span_id) from None
+
+
+def _first(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((attributes[k] for k in keys if attributes.get(k) is not None), None)
+
+
+def _messages(value: Any) -> Any:
+    return parse_arguments(value) if isinstance(value, str) else value
+
+
+def _failed(span: Mapping[str, Any], attributes: Mapping[str, Any]) -> str | None:
+    status = as_mapping(span.get("status"))
+    code = status.get("code")
+    if code in (2, "2", "STATUS_CODE_ERROR") or attributes.get("error.type"):
+        return str(status.get("message") or attributes.get("error.type") or "error")
+    return None
+
+
+def _first_user_text(messages: Any) -> str | None:
+    for message in messages if isinstance(messages, list) else []:
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            text, _ = model_output(message)
+            if text:
+                return text
+    return None
+
+
+class _Span:
+    __slots__ = ("attributes", "end", "id", "operation", "parent", "raw", "start")
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.raw = raw
+        self.id = _hex_id(raw.get("spanId"))
+        if not self.id:
+            raise TraceFormatError(f"span {raw.get('name')!r} has no 'spanId'")
+        self.parent = _hex_id(raw.get("parentSpanId")) or None
+        self.attributes = _attributes(raw.get("attributes"))
+        start = _nanos(raw, "startTimeUnixNano", self.id)
+        if start is None:
+            raise TraceFormatError("span has no 'startTimeUnixNano'", self.id)
+        self.start = start
+        self.end = _nanos(raw, "endTimeUnixNano", self.id)
+        operation = self.attributes.get("gen_ai.operation.name")
+        if operation is None:
+            operation = OPENINFERENCE_KINDS.get(str(self.attributes.get("openinference.span.kind")))
+        self.operation = operation
+
+
+def facts_from_request(document: Mapping[str, Any]) -> Facts:
+    spans = {s.id: s for s in map(_Span, spans_of(document))}
+    facts = Facts(transfer_calls_are_handoffs=True)
+
+    def agent_of(span: _Span) -> str | None:
+        seen: set[str] = set()
+        parent = span.parent
+        while parent in spans and parent not in seen:
+            seen.add(parent)
+            owner = spans[parent]
+            name = owner.attributes.get("gen_ai.agent.name")
+            if owner.operation in AGENT_OPERATIONS and name:
+                return str(name)
+            parent = owner.parent
+        return None
+
+    roots = [s for s in spans.values() if s.parent not in spans]
+    ordered = sorted(spans.values(), key=lambda s: s.start)
+    for span in ordered:
+        facts.steps.append(_step(span, agent_of(span), facts))
+    if roots:
+        facts.start = min(s.start for s in roots)
+        facts.end = max((s.end or s.start) for s in roots)
+    if facts.input is None:
+        for root in sorted(roots, key=lambda s: s.start):
+            facts.input = _first_user_text(_messages(_first(root.attributes, INPUT_KEYS)))
+            if facts.input is not None:
+                break
+    return facts
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
+    attributes, operation = span.attributes, span.operation
+    name = attributes.get("gen_ai.agent.name")
+    if operation in AGENT_OPERATIONS and name:
+        return AgentRun(str(name), span.start, span.end)
+    if operation in MODEL_OPERATIONS:
+        output = _messages(_first(attributes, OUTPUT_KEYS))
+        text, requests = model_output(output)
+        if facts.input is None:
+            facts.input = _first_user_text(_messages(_first(attributes, INPUT_KEYS)))
+        return ModelCall(
+            _first(attributes, MODEL_KEYS),
+            span.start,
+            span.end,
+            agent,
+            _int(_first(attributes, INPUT_TOKENS)),
+            _int(_first(attributes, OUTPUT_TOKENS)),
+            text if isinstance(text, str) else "",
+            requests,
+        )
+    if operation in TOOL_OPERATIONS:
+        tool = _first(attributes, TOOL_NAME_KEYS) or span.raw.get("name")
+        return ToolRun(
+            str(tool),
+            parse_arguments(_first(attributes, ARGUMENT_KEYS)),
+            span.start,
+            span.end,
+            agent,
+            id=attributes.get("gen_ai.tool.call.id") or span.id,
+            result=_first(attributes, RESULT_KEYS),
+            error=_failed(span.raw, attributes),
+        )
+    if operation in HANDOFF_OPERATIONS:
+        target = attributes.get("gen_ai.handoff.to_agent")
+        if isinstance(target, str) and target:
+            return Handoff(attributes.get("gen_ai.handoff.from_agent") or agent, target, span.start)
+    payload = {
+        "name": span.raw.get("name"),
+        "spanId": span.id,
+        "attributes": attributes,
+    }
+    if _failed(span.raw, attributes):
+        payload["error"] = _failed(span.raw, attributes)
+    return Other(f"span:{operation or 'other'}", payload, span.start, agent)

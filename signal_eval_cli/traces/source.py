@@ -1,0 +1,83 @@
+"""Reading a trace file: its text, JSON documents, and problems located in it.
+
+Every importer reports a bad record as ``file:line:col`` (the line is found by
+searching the record's id in the text when the parser does not know it), so a user
+is pointed at the span to fix, never at a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.errors import InputError, Problem
+
+__all__ = ["Source", "TraceFormatError"]
+
+
+class TraceFormatError(Exception):
+    """A record an importer cannot read: ``where`` is an id to locate, or a line."""
+
+    def __init__(self, message: str, where: str | int | None = None) -> None:
+        super().__init__(message)
+        self.where = where
+
+
+@dataclass
+class Source:
+    path: str
+    text: str
+
+    @classmethod
+    def read(cls, path: str | Path) -> Source:
+        name = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError([Problem(name, 1, 1, f"not UTF-8 text ({exc.reason})")]) from None
+        except IsADirectoryError:
+            raise InputError([Problem(name, 0, 0, "is a directory, not a trace file")]) from None
+        except OSError as exc:
+            raise InputError([Problem(name, 0, 0, f"cannot read: {exc.strerror}")]) from None
+        return cls(name, text)
+
+    def problem(self, message: str, where: str | int | None = None) -> InputError:
+        """An input error at line ``where`` or at the first line mentioning id ``where``."""
+        line = where if isinstance(where, int) else self.line_of(where)
+        if isinstance(where, str) and where:
+            message = f"{message} (span {where})"
+        return InputError([Problem(self.path, line, 1 if line else 0, message)])
+
+    def line_of(self, needle: str | None) -> int:
+        if not needle:
+            return 0
+        at = self.text.find(json.dumps(needle))
+        return self.text.count("\n", 0, at) + 1 if at >= 0 else 0
+
+    def document(self) -> Any:
+        """The whole file as one JSON document."""
+        try:
+            return json.loads(self.text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                [Problem(self.path, exc.lineno, exc.colno, f"not JSON: {exc.msg}")]
+            ) from None
+        except (ValueError, RecursionError) as exc:
+            raise InputError([Problem(self.path, 1, 1, f"not JSON: {exc}")]) from None
+
+    def lines(self) -> Iterator[tuple[int, Any]]:
+        """``(line number, value)`` of each non-blank JSON line; the first bad one raises."""
+        for number, line in enumerate(self.text.split("\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    [Problem(self.path, number, exc.colno, f"not JSON: {exc.msg}")]
+                ) from None
+            except (ValueError, RecursionError) as exc:
+                raise InputError([Problem(self.path, number, 1, f"not JSON: {exc}")]) from None

@@ -1,0 +1,46 @@
+"""Entry points the live-harness tests name: the scripted agents, built against the mock
+whose URL the test puts in ``SIGNAL_EVAL_MOCK_URL``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import agent_script as script
+
+
+def _url() -> str:
+    return os.environ["SIGNAL_EVAL_MOCK_URL"]
+
+
+def triage() -> Any:
+    """The Agents SDK triage agent (for ``factory: openai-agents``)."""
+    return script.agents_sdk_agents(_url())
+
+
+def simple_agent() -> Any:
+    return script.agents_sdk_agents(_url(), simple=True)
+
+
+def graph() -> Any:
+    """The LangGraph support graph (for ``factory: langgraph``)."""
+    return script.langgraph_graph(_url())
+
+
+async def bridged_agent(question: str) -> str:
+    """The Agents SDK agent run under the OpenTelemetry GenAI bridge (``factory: otel``)."""
+    from agents import Runner
+    from opentelemetry.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+    instrumentor = OpenAIAgentsInstrumentor()
+    instrumentor.instrument()
+    try:
+        result = await Runner.run(triage(), question)
+    finally:
+        instrumentor.uninstrument()
+    return str(result.final_output)

@@ -1,0 +1,145 @@
+"""Record the scripted conversation's traces with each framework's own exporters.
+
+``python tests/record_traces.py`` rewrites ``tests/fixtures/traces/``; the tests import
+the same functions to compare a live run with the committed fixture. Every recorder
+runs its framework against a :class:`MockLLMServer` on 127.0.0.1 (no network).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import agent_script as script
+from mock_servers import MockLLMServer
+
+FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+
+
+class _Collect:
+    """A TracingProcessor keeping what the SDK's backend exporter would post."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+
+    def on_trace_start(self, trace: Any) -> None:
+        pass
+
+    def on_trace_end(self, trace: Any) -> None:
+        self.items.append(trace.export())
+
+    def on_span_start(self, span: Any) -> None:
+        pass
+
+    def on_span_end(self, span: Any) -> None:
+        exported = span.export()
+        if exported:
+            self.items.append(exported)
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self) -> None:
+        pass
+
+
+async def _run_agent(base_url: str, *, streamed: bool, simple: bool) -> str:
+    from agents import Runner
+
+    agent = script.agents_sdk_agents(base_url, simple=simple)
+    question = "Hi" if simple else script.QUESTION
+    if streamed:
+        result = Runner.run_streamed(agent, question)
+        async for _ in result.stream_events():
+            pass
+        return str(result.final_output)
+    return str((await Runner.run(agent, question)).final_output)
+
+
+async def record_agents(
+    base_url: str, *, streamed: bool = False, simple: bool = False
+) -> dict[str, Any]:
+    """``{"data": [...]}`` as the Agents SDK's exporter posts it (spans in end order)."""
+    from agents import set_trace_processors
+
+    collect = _Collect()
+    set_trace_processors([collect])  # type: ignore[list-item]
+    await _run_agent(base_url, streamed=streamed, simple=simple)
+    return {"data": collect.items}
+
+
+async def record_otel_agents(base_url: str) -> dict[str, Any]:
+    """OTLP/JSON of the Agents SDK run through the OpenTelemetry GenAI bridge."""
+    from agents import set_trace_processors
+    from opentelemetry.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from signal_eval_cli.traces.otlp_encode import spans_to_otlp
+
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    set_trace_processors([])
+    instrumentor = OpenAIAgentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        await _run_agent(base_url, streamed=False, simple=False)
+    finally:
+        instrumentor.uninstrument()
+    return spans_to_otlp(exporter.get_finished_spans())
+
+
+def _dumps(value: Any) -> str:
+    from langchain_core.load import dumpd
+
+    return json.dumps(dumpd(value))
+
+
+async def _langgraph_lines(base_url: str, mode: str, simple: bool) -> list[str]:
+    graph = script.langgraph_graph(base_url, simple=simple)
+    state = {"messages": [("user", "Hi" if simple else script.QUESTION)]}
+    if mode == "events":
+        return [_dumps(e) async for e in graph.astream_events(state, version="v2")]
+    stream = graph.astream(state, stream_mode=["values", "updates", "messages"])
+    return [_dumps(list(item)) async for item in stream]
+
+
+async def record_langgraph(base_url: str, mode: str = "events", *, simple: bool = False) -> str:
+    """JSONL of ``astream_events(version="v2")`` or of multi-mode ``astream``."""
+    return "\n".join(await _langgraph_lines(base_url, mode, simple)) + "\n"
+
+
+async def _record_all(url: str) -> dict[str, str]:
+    return {
+        "agents_support.json": json.dumps(await record_agents(url), indent=1),
+        "agents_support_streamed.json": json.dumps(
+            await record_agents(url, streamed=True), indent=1
+        ),
+        "agents_simple.json": json.dumps(await record_agents(url, simple=True), indent=1),
+        "langgraph_events.jsonl": await record_langgraph(url, "events"),
+        "langgraph_stream.jsonl": await record_langgraph(url, "stream"),
+        "langgraph_simple_events.jsonl": await record_langgraph(url, "events", simple=True),
+        "otel_agents_bridge.json": json.dumps(await record_otel_agents(url), indent=1),
+    }
+
+
+def main() -> None:
+    FIXTURES.mkdir(parents=True, exist_ok=True)
+    with MockLLMServer(responder=script.responder) as server:
+        writes = asyncio.run(_record_all(server.openai_base_url))
+    for name, text in writes.items():
+        (FIXTURES / name).write_text(text, encoding="utf-8")
+        print(f"wrote {FIXTURES / name}")
+
+
+if __name__ == "__main__":
+    main()

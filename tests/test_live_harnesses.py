@@ -1,0 +1,119 @@
+"""The live harnesses run real frameworks against the loopback mock and give the facts
+the importer reads from the same agent's recorded trace."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import agent_script as script
+import pytest
+from mock_servers import MockLLMServer
+from trace_facts import SIMPLE_FACTS, SUPPORT_FACTS, facts
+
+from signal_eval_cli import HarnessContext, Trace, import_trace, resolve_harness
+
+HERE = Path(__file__).parent
+FIXTURES = HERE / "fixtures" / "traces"
+
+
+@pytest.fixture
+def mock_url(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    with MockLLMServer(responder=script.responder) as server:
+        monkeypatch.setenv("SIGNAL_EVAL_MOCK_URL", server.openai_base_url)
+        yield server.openai_base_url
+
+
+def live(factory: str, params: dict[str, Any], input: Any) -> Trace:
+    harness = resolve_harness(factory, params, base_dir=HERE)
+    signals = asyncio.run(harness.run(input, HarnessContext(case_id="c")))
+    return Trace(signals)
+
+
+def test_agents_harness_gives_the_imported_facts(mock_url: str) -> None:
+    trace = live("openai-agents", {"agent": "live_targets.py:triage"}, script.QUESTION)
+    assert facts(trace) == SUPPORT_FACTS
+    assert facts(trace) == facts(import_trace(FIXTURES / "agents_support_streamed.json"))
+    assert [s.name for s in trace].count("agent:handoff") == 1
+
+
+def test_agents_harness_streams_text_as_deltas(mock_url: str) -> None:
+    trace = live("openai-agents", {"agent": "live_targets.py:simple_agent"}, "Hi")
+    assert facts(trace) == SIMPLE_FACTS
+    deltas = list(trace.matching("text:delta"))
+    assert "".join(d.payload["content"] for d in deltas) == SIMPLE_FACTS["output"]
+    (start,) = trace.matching("provider:start")
+    assert {d.parent for d in deltas} == {start.id}
+
+
+def test_langgraph_harness_gives_the_imported_signals(mock_url: str) -> None:
+    trace = live("langgraph", {"graph": "live_targets.py:graph"}, script.QUESTION)
+    imported = import_trace(FIXTURES / "langgraph_events.jsonl")
+    assert facts(trace) == SUPPORT_FACTS == facts(imported)
+    assert [(s.name, s.agent) for s in trace] == [(s.name, s.agent) for s in imported]
+
+
+def test_otel_harness_captures_genai_spans(mock_url: str) -> None:
+    trace = live("otel", {"target": "live_targets.py:bridged_agent"}, script.QUESTION)
+    assert facts(trace) == SUPPORT_FACTS
+    assert facts(trace) == facts(import_trace(FIXTURES / "otel_agents_bridge.json"))
+    assert not list(trace.matching("span:other"))  # the harness's own span is not a step
+
+
+def test_a_missing_agent_is_an_input_error(tmp_path: Path) -> None:
+    from signal_eval_cli.errors import InputError
+
+    with pytest.raises(InputError, match=r"not an agents\.Agent"):
+        resolve_harness("openai-agents", {"agent": "agent_script.py:QUESTION"}, base_dir=HERE)
+    with pytest.raises(InputError, match="not a compiled graph"):
+        resolve_harness("langgraph", {"graph": "agent_script.py:QUESTION"}, base_dir=HERE)
+
+
+DATASET = """\
+name: live
+harness:
+  factory: {factory}
+  params: {params}
+cases:
+  - id: support
+    input: What is the weather in Paris and Rome?
+    assertions:
+      - {{type: agent.handoff, from: triage, to: weather}}
+      - {{type: tool.parallel, tools: [get_weather, get_weather]}}
+      - {{type: tool.failed, name: get_alerts, count: 1}}
+      - {{type: tool.calledWith, name: get_weather, args: {{city: Rome}}, status: ok}}
+      - {{type: metric.tokens.max, value: {tokens}}}
+      - {{type: output.contains, text: sunny}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("factory", "params"),
+    [
+        ("openai-agents", "{agent: live_targets.py:triage}"),
+        ("langgraph", "{graph: live_targets.py:graph}"),
+        ("otel", "{target: live_targets.py:bridged_agent}"),
+    ],
+)
+def test_run_a_live_harness_from_a_dataset(
+    factory: str, params: str, mock_url: str, tmp_path: Path
+) -> None:
+    (tmp_path / "live_targets.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(HERE)!r})\nfrom live_targets import *  # noqa\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "COLUMNS": "200"}
+    cli = [sys.executable, "-m", "signal_eval_cli.cli", "run", "d.yaml"]
+    for tokens, code in (("168", 0), ("167", 1)):
+        text = DATASET.format(factory=factory, params=params, tokens=tokens)
+        (tmp_path / "d.yaml").write_text(text, encoding="utf-8")
+        result = subprocess.run(
+            cli, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=180
+        )
+        assert result.returncode == code, result.stdout + result.stderr
+        assert "Traceback" not in result.stderr

@@ -1,0 +1,445 @@
+"""Importing the traces real frameworks wrote (fixtures recorded by tests/record_traces.py).
+
+Every fixture is the same scripted conversation (tests/agent_script.py): triage hands off
+to weather, which calls get_weather twice in one response, then get_alerts (which
+raises), then answers. Assertions that state those facts pass; a wrong version of each
+(wrong argument, reversed order, wrong agent, one token off) fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from trace_facts import SIMPLE_FACTS, SUPPORT_FACTS, facts
+
+from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
+from signal_eval_cli.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+CLI = [sys.executable, "-m", "signal_eval_cli.cli"]
+
+SUPPORT = {
+    "agents_support.json": "openai-agents",
+    "agents_support_streamed.json": "openai-agents",
+    "otel_agents_bridge.json": "otlp",
+    "langgraph_events.jsonl": "langgraph-events",
+    "langgraph_stream.jsonl": "langgraph-stream",
+}
+SIMPLE = ["agents_simple.json", "langgraph_simple_events.jsonl"]
+
+
+def cli(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run(
+        [*CLI, *map(str, args)], cwd=cwd, capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def passes(trace: Trace, assertion: dict[str, Any]) -> bool:
+    return evaluate_assertion(assertion, EvalContext(trace)).passed
+
+
+@pytest.mark.parametrize("name", sorted(SUPPORT))
+def test_support_trace_facts(name: str) -> None:
+    assert facts(import_trace(FIXTURES / name)) == SUPPORT_FACTS
+
+
+@pytest.mark.parametrize("name", SIMPLE)
+def test_trace_without_tools(name: str) -> None:
+    trace = import_trace(FIXTURES / name)
+    assert facts(trace) == SIMPLE_FACTS
+    assert trace.count("tool:*") == 0 and trace.count("agent:activated") == 1
+
+
+@pytest.mark.parametrize("name", sorted(SUPPORT))
+@pytest.mark.parametrize(
+    ("right", "wrong"),
+    [
+        (
+            {"type": "tool.calledWith", "name": "get_weather", "args": {"city": "Rome"}},
+            {"type": "tool.calledWith", "name": "get_weather", "args": {"city": "Berlin"}},
+        ),
+        (
+            {"type": "tool.sequence", "tools": ["get_weather", "get_alerts"]},
+            {"type": "tool.sequence", "tools": ["get_alerts", "get_weather"]},
+        ),
+        (
+            {"type": "agent.activated", "agentId": "weather"},
+            {"type": "agent.activated", "agentId": "billing"},
+        ),
+        (
+            {"type": "metric.tokens.max", "value": 168},
+            {"type": "metric.tokens.max", "value": 167},
+        ),
+        (
+            {"type": "metric.tokens.min", "value": 168},
+            {"type": "metric.tokens.min", "value": 169},
+        ),
+        (
+            {"type": "output.contains", "text": "sunny"},
+            {"type": "output.contains", "text": "rainy"},
+        ),
+        (
+            {
+                "type": "signal.trajectory",
+                "patterns": [
+                    {"pattern": "agent:activated", "payload": {"agent": "triage"}},
+                    {"pattern": "agent:handoff", "payload": {"from": "triage", "to": "weather"}},
+                    {"pattern": "tool:call", "payload": {"name": "get_alerts"}},
+                    "text:complete",
+                ],
+            },
+            {
+                "type": "signal.trajectory",
+                "patterns": [
+                    {"pattern": "tool:call", "payload": {"name": "get_alerts"}},
+                    {"pattern": "agent:handoff", "payload": {"from": "triage", "to": "weather"}},
+                ],
+            },
+        ),
+    ],
+    ids=["calledWith", "sequence", "activated", "tokens-max", "tokens-min", "output", "trajectory"],
+)
+def test_assertions_hold_on_imports_and_wrong_ones_fail(
+    name: str, right: dict[str, Any], wrong: dict[str, Any]
+) -> None:
+    trace = import_trace(FIXTURES / name)
+    assert passes(trace, right)
+    assert not passes(trace, wrong)
+
+
+@pytest.mark.parametrize("name", sorted(SUPPORT))
+def test_format_is_detected_from_content_not_name(name: str, tmp_path: Path) -> None:
+    from signal_eval_cli.traces import detect_format
+    from signal_eval_cli.traces.source import Source
+
+    renamed = tmp_path / "trace.txt"
+    renamed.write_bytes((FIXTURES / name).read_bytes())
+    assert detect_format(Source.read(renamed)) == SUPPORT[name]
+    assert facts(import_trace(renamed)) == SUPPORT_FACTS
+
+
+@pytest.mark.parametrize("name", sorted(SUPPORT))
+def test_parallel_calls_share_the_model_turn_in_emitted_order(name: str) -> None:
+    trace = import_trace(FIXTURES / name)
+    calls = list(trace.matching("tool:call"))
+    paris, rome, alerts = calls
+    assert (paris.payload["input"], rome.payload["input"]) == ({"city": "Paris"}, {"city": "Rome"})
+    assert paris.parent is not None and paris.parent == rome.parent != alerts.parent
+    assert trace.by_id(paris.parent).name == "provider:start"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("name", sorted(SUPPORT))
+def test_failed_tool_result_carries_its_error_and_ok_ones_none(name: str) -> None:
+    trace = import_trace(FIXTURES / name)
+    results = {p["id"]: p for p in trace.payloads("tool:result")}
+    by_name = {c.name: results[c.id] for c in trace.tool_calls}
+    assert isinstance(by_name["get_alerts"]["error"], str) and by_name["get_alerts"]["error"]
+    assert "error" not in by_name["get_weather"]
+    assert by_name["get_weather"]["result"] in ("Paris: sunny", "Rome: sunny")
+
+
+@pytest.mark.parametrize("name", sorted(SUPPORT))
+def test_signals_are_in_start_order_with_agent_sources(name: str) -> None:
+    trace = import_trace(FIXTURES / name)
+    names = [s.name for s in trace]
+    assert names[0] == "harness:start" and names[-2:] == ["text:complete", "harness:end"]
+    assert [a for a, _ in trace.activations][:2] == ["triage", "weather"]
+    assert {s.agent for s in trace.matching("provider:*")} == {"triage", "weather"}
+    assert {s.agent for s in trace.matching("tool:call")} <= {"weather", "tools"}
+    assert len({s.id for s in trace}) == len(trace)
+
+
+def test_langgraph_both_stream_shapes_give_the_same_signals() -> None:
+    events = import_trace(FIXTURES / "langgraph_events.jsonl")
+    stream = import_trace(FIXTURES / "langgraph_stream.jsonl")
+    assert [(s.name, s.payload, s.agent) for s in events] == [
+        (s.name, s.payload, s.agent) for s in stream
+    ]
+
+
+def test_streamed_langgraph_text_becomes_deltas() -> None:
+    trace = import_trace(FIXTURES / "langgraph_events.jsonl")
+    deltas = list(trace.matching("text:delta"))
+    assert "".join(d.payload["content"] for d in deltas) == SUPPORT_FACTS["output"]
+    assert {d.parent for d in deltas} == {
+        trace.rfind("provider:start") and trace[trace.rfind("provider:start")].id
+    }  # type: ignore[index]
+
+
+def test_agents_harness_span_bounds_give_duration() -> None:
+    trace = import_trace(FIXTURES / "agents_support.json")
+    assert trace.latency_ms is not None and trace.latency_ms > 0
+
+
+# -- unknown records are kept ------------------------------------------------------
+
+
+def test_unknown_agents_span_type_is_kept_as_a_signal(tmp_path: Path) -> None:
+    data = json.loads((FIXTURES / "agents_simple.json").read_text(encoding="utf-8"))
+    data["data"].insert(
+        0,
+        {
+            "object": "trace.span",
+            "id": "span_new",
+            "trace_id": "trace_1",
+            "parent_id": None,
+            "started_at": "2026-01-01T00:00:00+00:00",
+            "ended_at": "2026-01-01T00:00:01+00:00",
+            "span_data": {"type": "mcp_tools", "server": "files", "result": ["read"]},
+            "error": None,
+        },
+    )
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    trace = import_trace(path)
+    kept = list(trace.matching("span:mcp_tools"))
+    assert [s.payload for s in kept] == [
+        {"server": "files", "result": ["read"], "spanId": "span_new"}
+    ]
+    assert passes(trace, {"type": "signal.contains", "pattern": "span:mcp_tools"})
+
+
+def _attr(key: str, value: Any) -> dict[str, Any]:
+    from signal_eval_cli.traces.otlp_encode import any_value
+
+    return {"key": key, "value": any_value(value)}
+
+
+def _span(span_id: str, parent: str | None, name: str, start: int, **attrs: Any) -> dict[str, Any]:
+    span: dict[str, Any] = {
+        "traceId": "0" * 31 + "1",
+        "spanId": span_id,
+        "name": name,
+        "startTimeUnixNano": str(start * 1_000_000),
+        "endTimeUnixNano": str((start + 5) * 1_000_000),
+        "attributes": [_attr(k.replace("__", "."), v) for k, v in attrs.items()],
+        "status": attrs.pop("status", {"code": 0}) if "status" in attrs else {"code": 0},
+    }
+    if parent:
+        span["parentSpanId"] = parent
+    return span
+
+
+def _otlp(*spans: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": list(spans)}]}]
+    }
+
+
+def old_names_request() -> dict[str, Any]:
+    """GenAI spans with the pre-1.30 names (prompt/completion tokens, gen_ai.prompt)."""
+    failed = _span(
+        "00000000000000f4",
+        "00000000000000a1",
+        "execute_tool lookup",
+        30,
+        gen_ai__operation__name="execute_tool",
+        gen_ai__tool__name="lookup",
+        gen_ai__tool__call__id="call_1",
+        gen_ai__tool__call__arguments='{"q": "x"}',
+        error__type="TimeoutError",
+    )
+    failed["status"] = {"code": 2, "message": "lookup timed out"}
+    return _otlp(
+        _span(
+            "00000000000000a1",
+            None,
+            "invoke_agent helper",
+            0,
+            gen_ai__operation__name="invoke_agent",
+            gen_ai__agent__name="helper",
+            gen_ai__usage__input_tokens=999,  # the sum of its calls: must not count twice
+            gen_ai__usage__output_tokens=999,
+        ),
+        _span(
+            "00000000000000b2",
+            "00000000000000a1",
+            "chat m",
+            10,
+            gen_ai__operation__name="chat",
+            gen_ai__system="openai",
+            gen_ai__request__model="m-old",
+            gen_ai__usage__prompt_tokens=11,
+            gen_ai__usage__completion_tokens=3,
+            gen_ai__prompt=json.dumps([{"role": "user", "content": "find x"}]),
+        ),
+        failed,
+        _span(
+            "00000000000000c3",
+            "00000000000000a1",
+            "llm",
+            40,
+            openinference__span__kind="LLM",
+            llm__model_name="m-oi",
+            llm__token_count__prompt=7,
+            llm__token_count__completion=2,
+        ),
+        _span("00000000000000d4", "00000000000000a1", "db.query", 50, db__system="sqlite"),
+    )
+
+
+def test_otlp_old_names_openinference_and_aggregates(tmp_path: Path) -> None:
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old_names_request()), encoding="utf-8")
+    trace = import_trace(path)
+    assert trace.input == "find x"
+    assert (trace.metrics.input_tokens, trace.metrics.output_tokens) == (18, 5)
+    assert [p["model"] for p in trace.payloads("provider:start")] == ["m-old", "m-oi"]
+    (result,) = trace.payloads("tool:result")
+    assert result["error"] == "lookup timed out" and result["id"] == "call_1"
+    assert trace.tool_calls[0].input == {"q": "x"}
+    assert [s.payload["name"] for s in trace.matching("span:other")] == ["db.query"]
+    assert trace.activations[0][0] == "helper"
+    assert passes(trace, {"type": "metric.tokens.max", "value": 23})
+    assert not passes(trace, {"type": "metric.tokens.max", "value": 22})
+
+
+# -- bad files: exit 2, located, no traceback ------------------------------------------
+
+
+def _truncated(name: str, tmp_path: Path) -> Path:
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    path = tmp_path / name
+    path.write_text(text[: len(text) // 2], encoding="utf-8")
+    return path
+
+
+def _bad_span(tmp_path: Path) -> Path:
+    data = json.loads((FIXTURES / "agents_support.json").read_text(encoding="utf-8"))
+    victim = data["data"][3]
+    del victim["span_data"]
+    path = tmp_path / "agents.json"
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    return path
+
+
+def _bad_otlp_time(tmp_path: Path) -> Path:
+    request = old_names_request()
+    request["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["startTimeUnixNano"] = "soon"
+    path = tmp_path / "otlp.json"
+    path.write_text(json.dumps(request, indent=1), encoding="utf-8")
+    return path
+
+
+def _bad_langgraph_line(tmp_path: Path) -> Path:
+    lines = (FIXTURES / "langgraph_events.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[4] = '{"event": "on_chain_start", "name": '
+    path = tmp_path / "lg.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "where"),
+    [
+        (lambda p: _truncated("agents_support.json", p), r"agents_support.json:\d+:\d+: not JSON"),
+        (
+            lambda p: _truncated("otel_agents_bridge.json", p),
+            r"otel_agents_bridge.json:\d+:\d+: not JSON",
+        ),
+        (
+            lambda p: _truncated("langgraph_stream.jsonl", p),
+            r"langgraph_stream.jsonl:\d+:\d+: not JSON",
+        ),
+        (_bad_span, r"agents.json:\d+:1: span has no 'span_data' object \(span span_\w+\)"),
+        (
+            _bad_otlp_time,
+            r"otlp.json:\d+:1: 'startTimeUnixNano' is not an integer: 'soon' \(span 00000000000000b2\)",
+        ),
+        (_bad_langgraph_line, r"lg.jsonl:5:\d+: not JSON"),
+    ],
+    ids=[
+        "agents-truncated",
+        "otlp-truncated",
+        "langgraph-truncated",
+        "span-data",
+        "otlp-time",
+        "lg-line",
+    ],
+)
+def test_bad_trace_exits_2_located(make: Any, where: str, tmp_path: Path) -> None:
+    import re
+
+    path = make(tmp_path)
+    before = path.read_bytes()
+    result = cli("import", path, "-o", tmp_path / "out.jsonl", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert re.search(where, result.stderr), result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "out.jsonl").exists()
+    assert path.read_bytes() == before
+    with pytest.raises(InputError):
+        import_trace(path)
+
+
+def test_unknown_format_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text('{"spans": []}', encoding="utf-8")
+    result = cli("import", path, "-o", tmp_path / "o.jsonl", cwd=tmp_path)
+    assert result.returncode == 2 and "unknown trace format" in result.stderr
+
+
+# -- the CLI ------------------------------------------------------------------------------
+
+
+def test_import_cli_writes_jsonl_that_reads_back(tmp_path: Path) -> None:
+    result = cli(
+        "import",
+        *(FIXTURES / n for n in sorted(SUPPORT)),
+        "--out-dir",
+        tmp_path / "out",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    for name in SUPPORT:
+        written = tmp_path / "out" / (Path(name).stem + ".jsonl")
+        assert facts(import_trace(written)) == SUPPORT_FACTS
+
+
+def test_import_cli_needs_an_output(tmp_path: Path) -> None:
+    result = cli("import", FIXTURES / "agents_simple.json", cwd=tmp_path)
+    assert result.returncode == 2 and "--output" in result.stderr
+
+
+DATASET = """\
+name: imported
+cases:
+  - id: agents
+    input: What is the weather in Paris and Rome?
+    assertions: &facts
+      - {type: tool.calledWith, name: get_weather, args: {city: Paris}}
+      - {type: tool.sequence, tools: [get_weather, get_weather, get_alerts]}
+      - {type: agent.activated, agentId: weather}
+      - {type: metric.tokens.max, value: 168}
+      - {type: output.contains, text: sunny}
+  - id: otel
+    assertions: *facts
+  - id: langgraph
+    assertions: *facts
+"""
+
+
+def test_run_traces_accepts_framework_formats(tmp_path: Path) -> None:
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    for case, name in [
+        ("agents", "agents_support.json"),
+        ("otel", "otel_agents_bridge.json"),
+        ("langgraph", "langgraph_events.jsonl"),
+    ]:
+        (traces / f"{case}{Path(name).suffix}").write_bytes((FIXTURES / name).read_bytes())
+    (tmp_path / "d.yaml").write_text(DATASET, encoding="utf-8")
+    result = cli("run", "d.yaml", "--traces", "traces", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 passed, 0 failed" in result.stdout
+    wrong = DATASET.replace("value: 168", "value: 167")
+    (tmp_path / "d.yaml").write_text(wrong, encoding="utf-8")
+    result = cli("run", "d.yaml", "--traces", "traces", cwd=tmp_path)
+    assert result.returncode == 1 and "0 passed, 3 failed" in result.stdout
