@@ -678,8 +678,15 @@ def test_verdict_flag_values_and_message(
 
 def test_every_assertion_type_has_a_pinned_verdict() -> None:
     covered = {case[0]["type"] for case in VERDICTS}
-    scenario_only = {"diff-match", "tests.pass", "tests.stillPass", "tests.count"}
-    assert set(known_types()) - covered <= scenario_only  # pinned in the scenario tests
+    engine = {"agent.activated", "agent.causedBy", "agent.completed", "agent.emitted",
+              "agent.skipped", "all", "any", "not", "file-contains", "file-exists", "llm.judge",
+              "metric.activations", "metric.cost.max", "metric.cost.min", "metric.latency.max",
+              "metric.latency.min", "metric.tokens.max", "metric.tokens.min", "output.contains",
+              "output.json", "output.length", "output.matches", "output.notContains",
+              "signal.contains", "signal.count", "signal.first", "signal.last", "signal.not",
+              "signal.trajectory", "snapshot.at", "snapshot.final", "tool.called",
+              "tool.calledWith", "tool.notCalled", "tool.sequence"}  # fmt: skip
+    assert engine <= covered and engine <= set(known_types())
 
 
 MALFORMED: list[tuple[str, str | None]] = [

@@ -57,8 +57,8 @@ def tool_called_with(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
 
 def _called_with_status(name: str, args: Any, status: str, ctx: EvalContext) -> Outcome:
     """A call of ``name`` matching ``args`` whose result is ``status`` (``ok``/``error``)."""
-    calls = [c for c in ctx.trace.tool_calls if c.name == name]
-    matching = [c for c in calls if match_value(args, c.input)]
+    calls = [c for c in ctx.trace.tool_calls if values_equal(name, c.name)]
+    matching = [c for c in calls if match_pattern(args, c.input)]
     hit = next((c for c in matching if c.status == status), None)
     expected = {"args": args, "status": status}
     if hit is not None:
