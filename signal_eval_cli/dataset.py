@@ -95,6 +95,8 @@ class EvalDataset:
     harness: HarnessSpec | None = None
     judge_model: str | None = None
     repeat: int | None = None
+    proxy: dict[str, Any] = field(default_factory=dict)
+    """The ``proxy:`` section: ``cassette``, ``perCase``, ``match``, ``timing``."""
     path: Path | None = None
 
     def assertions_for(self, case: EvalCase) -> list[dict[str, Any]]:
@@ -114,6 +116,7 @@ class EvalDataset:
             harness=HarnessSpec.from_data(harness) if harness is not None else None,
             judge_model=(data.get("judge") or {}).get("model"),
             repeat=data.get("repeat"),
+            proxy=dict(data.get("proxy") or {}),
             path=path,
         )
 
@@ -129,6 +132,8 @@ class EvalDataset:
             out["defaultTimeout"] = self.default_timeout
         if self.repeat is not None:
             out["repeat"] = self.repeat
+        if self.proxy:
+            out["proxy"] = self.proxy
         if self.metadata:
             out["metadata"] = self.metadata
         if self.default_assertions:

@@ -36,7 +36,12 @@ from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.loading import Document, load_document, validate_document
 from signal_eval_cli.persistence import register_result_kind
-from signal_eval_cli.results import RESULT_SCHEMA_VERSION, DatasetResult, SignalsPolicy
+from signal_eval_cli.results import (
+    RESULT_SCHEMA_VERSION,
+    CaseResult,
+    DatasetResult,
+    SignalsPolicy,
+)
 from signal_eval_cli.runner import RunOptions, run_dataset
 from signal_eval_cli.signals import now_iso
 from signal_eval_cli.validate import DocumentKind, register_document_kind
@@ -235,6 +240,8 @@ class MatrixResult:
     started_at: str = ""
     completed_at: str = ""
     interrupted: bool = False
+    shard: dict[str, Any] | None = None
+    """As :attr:`DatasetResult.shard`."""
 
     kind: ClassVar[str] = "matrix"
 
@@ -256,6 +263,7 @@ class MatrixResult:
             "startedAt": self.started_at,
             "completedAt": self.completed_at,
             "interrupted": self.interrupted,
+            **({"shard": self.shard} if self.shard is not None else {}),
             "comparison": self.comparison.to_dict(),
             "recommendation": self.recommendation.to_dict() if self.recommendation else None,
             "variants": [v.to_dict(signals) for v in self.variants],
@@ -275,6 +283,7 @@ class MatrixResult:
             started_at=str(data.get("startedAt", "")),
             completed_at=str(data.get("completedAt", "")),
             interrupted=bool(data.get("interrupted", False)),
+            shard=data.get("shard"),
         )
 
 
@@ -411,9 +420,12 @@ def recommend(points: Sequence[VariantPoint]) -> VariantRecommendation | None:
 
 @dataclass
 class MatrixOptions(RunOptions):
-    """:class:`RunOptions` plus a callback after each variant."""
+    """:class:`RunOptions` plus a callback after each variant, one after each case that
+    says its variant, and each variant's cases already finished (a resumed journal)."""
 
     on_variant_complete: Callable[[VariantResult], None] | None = None
+    on_variant_case: Callable[[str, CaseResult], None] | None = None
+    finished_by_variant: Mapping[str, Mapping[str, CaseResult]] = field(default_factory=dict)
 
 
 async def run_matrix(
@@ -439,10 +451,25 @@ async def run_matrix(
         options, semaphore=options.semaphore or asyncio.Semaphore(max(1, limit))
     )
     on_variant = getattr(options, "on_variant_complete", None)
+    on_case = getattr(options, "on_variant_case", None)
+    finished = getattr(options, "finished_by_variant", {})
     started_at, started = now_iso(), time.perf_counter()
 
+    def variant_options(variant_id: str) -> RunOptions:
+        own = dataclasses.replace(shared, finished=finished.get(variant_id, {}))
+        then = shared.on_case_complete
+        if on_case is not None:
+
+            def complete(result: CaseResult) -> None:
+                on_case(variant_id, result)
+                if then is not None:
+                    then(result)
+
+            own.on_case_complete = complete
+        return own
+
     async def one(variant: Variant, harness: Any) -> VariantResult:
-        result = await run_dataset(harness, dataset, shared)
+        result = await run_dataset(harness, dataset, variant_options(variant.id))
         done = VariantResult(variant.id, variant.name, result, dict(variant.metadata))
         if on_variant is not None:
             on_variant(done)

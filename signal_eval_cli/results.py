@@ -270,6 +270,9 @@ class DatasetResult:
     completed_at: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
     interrupted: bool = False
+    shard: dict[str, Any] | None = None
+    """A shard's place in the whole run (``index``, ``count``, ``fingerprint``,
+    ``order``): what ``signal-eval merge`` checks; absent from unsharded results."""
 
     def __repr__(self) -> str:
         # A summary, not every signal: asyncio.run() reprs the main task's result on
@@ -325,8 +328,10 @@ class DatasetResult:
             "completedAt": self.completed_at,
             "interrupted": self.interrupted,
             "metadata": self.metadata,
-            "cases": [c.to_dict(signals) for c in self.cases],
         }
+        if self.shard is not None:
+            out["shard"] = self.shard
+        out["cases"] = [c.to_dict(signals) for c in self.cases]
         return out
 
     @classmethod
@@ -340,4 +345,5 @@ class DatasetResult:
             completed_at=str(data.get("completedAt", "")),
             metadata=dict(data.get("metadata", {})),
             interrupted=bool(data.get("interrupted", False)),
+            shard=data.get("shard"),
         )

@@ -14,10 +14,10 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from signal_eval_cli.assertions import EvalContext, Judge, evaluate_assertions
 from signal_eval_cli.dataset import EvalCase, EvalDataset
@@ -25,13 +25,19 @@ from signal_eval_cli.errors import InputError, closest
 from signal_eval_cli.frames import user_location
 from signal_eval_cli.harness.protocol import HarnessContext, collect, runs_on_loop
 from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult
+from signal_eval_cli.sharding import Shard, take_shard
 from signal_eval_cli.signals import Signal, Trace, new_signal_id, now_iso
+
+if TYPE_CHECKING:
+    from signal_eval_cli.proxy.server import ModelProxy
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
     "HarnessThreads",
     "RunOptions",
     "check_filters",
+    "dataset_result",
+    "never_ran",
     "run_case",
     "run_dataset",
     "select_cases",
@@ -61,14 +67,21 @@ class RunOptions:
     on_case_complete: Callable[[CaseResult], None] | None = None
     semaphore: asyncio.Semaphore | None = None
     """Share one limit across several datasets (a matrix); else one is made."""
+    proxy: ModelProxy | None = None
+    """The run's model proxy: each case run gets ``ctx.proxy`` and its calls as signals."""
     executor: Executor | None = None
     """Threads for sync harnesses; else :func:`run_dataset` makes a :class:`HarnessThreads`
     per run (the loop's default pool has only ``cpu_count + 4`` threads, which would
     silently cap the concurrency of sync harnesses that block on I/O)."""
+    shard: Shard | None = None
+    """Run only this slice of the selected cases (``--shard i/N``)."""
+    finished: Mapping[str, CaseResult] = field(default_factory=dict)
+    """Cases already finished (read back from a journal): kept as they are, not run again,
+    and not passed to ``on_case_complete``."""
 
 
 def select_cases(dataset: EvalDataset, options: RunOptions) -> list[EvalCase]:
-    """``only`` first, then tags (any overlap), then case ids."""
+    """``only`` first, then tags (any overlap), then case ids, then the shard."""
     cases = dataset.cases
     if any(c.only for c in cases):
         cases = [c for c in cases if c.only]
@@ -78,7 +91,7 @@ def select_cases(dataset: EvalDataset, options: RunOptions) -> list[EvalCase]:
     if options.case_ids:
         ids = set(options.case_ids)
         cases = [c for c in cases if c.id in ids]
-    return cases
+    return take_shard(cases, [c.id for c in cases], options.shard)
 
 
 def stall_limit_s(dataset: EvalDataset, options: RunOptions) -> float:
@@ -276,6 +289,9 @@ async def _run_once(
     run: int = 0,
 ) -> CaseResult:
     ctx = HarnessContext(case.id, dict(options.params), metadata=dict(case.metadata))
+    proxy = options.proxy
+    if proxy is not None:
+        ctx.proxy = proxy.open(case.id, run, ctx.emit)
     started, started_at = time.perf_counter(), now_iso()
     error: str | None = None
     try:
@@ -287,9 +303,15 @@ async def _run_once(
         error = _describe(exc)
     except (asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
         if _ours(exc):
+            if proxy is not None and ctx.proxy is not None:
+                proxy.close(ctx.proxy, completed=False)  # cut short: record nothing of it
             raise
         timed_out = False
         error = _describe(exc)
+    if proxy is not None and ctx.proxy is not None:
+        session = proxy.close(ctx.proxy, completed=not timed_out)
+        if error is None and session is not None and session.misses:
+            error = session.misses[0]  # the harness swallowed the miss: still the case's failure
     if timed_out:
         ctx.cancelled.set()
         error = f"timed out after {timeout_ms:g} ms"
@@ -394,7 +416,7 @@ async def run_dataset(
         threads = HarnessThreads()
         options = dataclasses.replace(options, executor=threads)
     semaphore = options.semaphore or asyncio.Semaphore(max(1, limit))
-    results: list[CaseResult | None] = [None] * len(cases)
+    results: list[CaseResult | None] = [options.finished.get(c.id) for c in cases]
     stop = asyncio.Event()
 
     async def run_one(index: int) -> None:
@@ -424,15 +446,29 @@ async def run_dataset(
 
     # A fixed pool of workers pulling the next index, rather than one task per case
     # queued on the semaphore: no thousands of idle tasks, fewer loop hops per case.
-    pending = iter(range(len(cases)))
+    todo = [i for i, result in enumerate(results) if result is None]
+    pending = iter(todo)
     try:
-        await asyncio.gather(*(worker() for _ in range(min(max(1, limit), len(cases)))))
+        await asyncio.gather(*(worker() for _ in range(min(max(1, limit), len(todo)))))
     finally:
         if threads is not None:  # don't wait: a hung sync harness must not hang the run
             threads.shutdown(wait=False, cancel_futures=True)
+    return dataset_result(dataset, cases, results, options, started_at, started)
+
+
+def dataset_result(
+    dataset: EvalDataset,
+    cases: Sequence[EvalCase],
+    results: Sequence[CaseResult | None],
+    options: RunOptions,
+    started_at: str,
+    started: float,
+) -> DatasetResult:
+    """The run's result (whatever executed it): a case that never started (fail-fast) is
+    still reported, N/N; ``started`` is the ``time.perf_counter()`` at the start."""
     finished: list[CaseResult] = []
     for result, case in zip(results, cases, strict=True):
-        if result is None:  # never started (fail-fast): still reported, N/N
+        if result is None:
             result = _not_run(case)
             if options.on_case_complete is not None:
                 options.on_case_complete(result)
@@ -454,5 +490,13 @@ def _skipped(case: EvalCase) -> CaseResult:
 def _not_run(case: EvalCase) -> CaseResult:
     skipped = _skipped(case)
     if not case.skip:  # a skip: case keeps its own reason, not fail-fast's
-        skipped.error = "not run (fail-fast)"
+        skipped.error = NOT_RUN
     return skipped
+
+
+NOT_RUN = "not run (fail-fast)"
+
+
+def never_ran(result: CaseResult) -> bool:
+    """A case fail-fast stopped before it started: not finished (a resume runs it)."""
+    return result.skipped and result.error == NOT_RUN

@@ -206,7 +206,12 @@ def test_run_matrix_shares_one_concurrency_limit(toy: Path) -> None:
     done: list[str] = []
     options = MatrixOptions(concurrency=3, on_variant_complete=lambda v: done.append(v.variant_id))
     result = asyncio.run(run_matrix(matrix.variants, matrix.dataset, options, name=matrix.name))
-    live = sys.modules[next(m for m in sys.modules if m.startswith("signal_eval_user_"))]
+    live = next(  # this test's harness module (other tests load theirs in the same process)
+        m
+        for name, m in list(sys.modules.items())
+        if name.startswith("signal_eval_user_")
+        and Path(getattr(m, "__file__", "") or "").resolve() == (toy / "harness.py").resolve()
+    )
     assert live.LIVE["peak"] == 3  # 30 case runs, never more than 3 at once
     assert sorted(done) == ["bad", "cheap", "strong"]
     assert [v.variant_id for v in result.variants] == ["strong", "cheap", "bad"]

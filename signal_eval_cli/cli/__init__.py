@@ -16,6 +16,7 @@ from signal_eval_cli.cli.common import EXIT_INPUT, print_problems
 from signal_eval_cli.cli.compare import compare_command
 from signal_eval_cli.cli.import_traces import import_command
 from signal_eval_cli.cli.matrix import matrix_command
+from signal_eval_cli.cli.merge import merge_command
 from signal_eval_cli.cli.report import report_command
 from signal_eval_cli.cli.run import run_command
 from signal_eval_cli.cli.scenario import scenario_command
@@ -63,6 +64,7 @@ app.command("matrix")(matrix_command)
 app.command("compare")(compare_command)
 app.command("validate")(validate_command)
 app.command("scenario")(scenario_command)
+app.command("merge")(merge_command)
 app.command("import")(import_command)
 app.command("report")(report_command)
 

@@ -8,6 +8,7 @@ that finished are kept in ``--output``).
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -30,19 +31,30 @@ from signal_eval_cli.cli.common import (
     signals_policy,
     write_reports,
 )
+from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, matrix_run
+from signal_eval_cli.cli.journaled import (
+    ForceOpt,
+    JournaledRun,
+    ResumeOpt,
+    RetryOpt,
+    ShardOpt,
+    shard_option,
+)
 from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.errors import InputError
+from signal_eval_cli.fingerprint import matrix_fingerprint
+from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.matrix import (
     MatrixOptions,
     MatrixResult,
     VariantResult,
     load_matrix,
-    run_matrix,
 )
 from signal_eval_cli.reports._format import fmt_pass_rate
 from signal_eval_cli.reports.console_matrix import print_matrix
-from signal_eval_cli.results import SignalsPolicy
-from signal_eval_cli.runner import select_cases
+from signal_eval_cli.results import CaseResult, SignalsPolicy
+from signal_eval_cli.resume import build_matrix
+from signal_eval_cli.runner import never_ran, select_cases
 from signal_eval_cli.scenarios.matrix import ScenarioMatrix, run_scenario_matrix
 from signal_eval_cli.signals import now_iso
 
@@ -63,11 +75,19 @@ def matrix_command(
     html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
     quiet: QuietOpt = False,
+    resume: ResumeOpt = False,
+    retry: RetryOpt = None,
+    force: ForceOpt = False,
+    shard: ShardOpt = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = None,
 ) -> None:
     """Run a matrix of harness variants over one dataset (or of agents over scenarios);
     rank them and recommend one."""
     policy = signals_policy(signals)
     check_outputs(output, markdown, junit, html)
+    chosen_shard = shard_option(shard)
     try:
         matrix = load_matrix(file)
     except InputError as exc:
@@ -82,6 +102,13 @@ def matrix_command(
 
     started = now_iso()
     if isinstance(matrix, ScenarioMatrix):
+        if resume or retry or chosen_shard or executor != "local":
+            fail_input(
+                InputError(
+                    f"{file}: --resume, --retry, --shard and --executor ray are not supported "
+                    "for a matrix of agents over scenarios yet"
+                )
+            )
         try:
             result = asyncio.run(
                 run_scenario_matrix(
@@ -99,21 +126,59 @@ def matrix_command(
             )
         _finish(result, output, markdown, junit, html, policy)
     options = MatrixOptions(
-        concurrency=concurrency, repeat=repeat, on_variant_complete=variant_done
+        concurrency=concurrency,
+        repeat=repeat,
+        on_variant_complete=variant_done,
+        shard=chosen_shard,
     )
-    total = len(select_cases(matrix.dataset, options)) * len(matrix.variants)
-    with Progress(total, quiet=quiet) as progress:
+    selected = [c.id for c in select_cases(matrix.dataset, options)]
+    header = JournalHeader(
+        "matrix",
+        matrix.name,
+        [c.id for c in select_cases(matrix.dataset, replace(options, shard=None))],
+        matrix_fingerprint(matrix.dataset, matrix.variants, {"repeat": repeat}),
+        chosen_shard,
+        variants=[{"id": v.id, "name": v.name, "metadata": v.metadata} for v in matrix.variants],
+    )
+    journal = JournaledRun(output, header, resume=resume, retry=retry, force=force)
+    options.finished_by_variant = {
+        v.id: {
+            case: CaseResult.from_dict(data)
+            for case, data in journal.plan.finished(v.id).items()
+            if case in set(selected)
+        }
+        for v in matrix.variants
+    }
+    kept = sum(len(f) for f in options.finished_by_variant.values())
+
+    def journaled(variant_id: str, result: CaseResult) -> None:
+        if not never_ran(result):
+            journal.record((variant_id, result.case_id), result.to_dict("all"))
+
+    options.on_variant_case = journaled
+    started = now_iso()
+    with Progress(len(selected) * len(matrix.variants) - kept, quiet=quiet) as progress:
         options.on_case_complete = progress
         try:
-            result = asyncio.run(
-                run_matrix(matrix.variants, matrix.dataset, options, name=matrix.name)
+            running = matrix_run(
+                executor,
+                matrix.variants,
+                matrix.dataset,
+                options,
+                name=matrix.name,
+                ray_address=ray_address,
+                ray_actors=ray_actors,
             )
+            result = asyncio.run(running)
         except InputError as exc:
             fail_input(exc)
         except KeyboardInterrupt:
             result = MatrixResult.of(
                 matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
             )
+    entries = journal.entries()
+    if entries is not None:  # the results are what the journal holds
+        result = build_matrix(header, entries, ran=result)
     _finish(result, output, markdown, junit, html, policy)
 
 

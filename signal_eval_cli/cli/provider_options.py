@@ -30,6 +30,7 @@ from signal_eval_cli.runner import RunOptions
 
 __all__ = [
     "JudgeModelOpt",
+    "LiveOpt",
     "MaxConnectionsOpt",
     "PriceOpt",
     "ProviderFlags",
@@ -57,6 +58,13 @@ RecordMissingOpt = Annotated[
     bool,
     typer.Option(
         "--record-missing", help="Replay what the cassette has; record only the calls it lacks."
+    ),
+]
+LiveOpt = Annotated[
+    bool,
+    typer.Option(
+        "--live",
+        help="Pass the harness's model calls through to the real API; record nothing, replay nothing.",
     ),
 ]
 ReplayOpt = Annotated[
@@ -111,12 +119,13 @@ def _uses_judge(value: Any) -> bool:
     return False
 
 
-def _accepts(factory: Any, name: str) -> bool:
+def _declares(factory: Any, name: str) -> bool:
+    """Whether the factory names ``name`` as a parameter (``**kwargs`` does not count: a
+    harness must never receive options it did not ask for)."""
     try:
-        parameters = inspect.signature(factory).parameters
+        return name in inspect.signature(factory).parameters
     except (TypeError, ValueError):
-        return True
-    return name in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+        return False
 
 
 @dataclass
@@ -130,6 +139,7 @@ class ProviderFlags:
     max_connections: int | None = None
     judge_model: str | None = None
     prices: list[str] = field(default_factory=list)
+    live: bool = False
 
     @property
     def mode(self) -> str:
@@ -139,6 +149,7 @@ class ProviderFlags:
                 ("record", self.record),
                 ("record-missing", self.record_missing),
                 ("replay", self.replay),
+                ("live", self.live),
             )
             if on
         ]
@@ -157,12 +168,28 @@ class ProviderFlags:
     def harness_params(
         self, dataset: EvalDataset, harness: str | None, params: dict[str, Any]
     ) -> dict[str, Any]:
-        """``params`` for the harness factory with ``provider`` and ``provider_options`` set."""
+        """``params`` for the harness factory, with ``provider`` and ``provider_options``
+        set for a harness that declares them (the built-in reactive one). Any other
+        harness makes its own calls, which the run's proxy records and replays."""
         mode = self.mode
         spec = dataset.harness if harness is None else None
         base = dict(spec.params) if spec is not None else {}
         merged = {**base, **params}
+        factory_name = harness or (spec.factory if spec is not None else None)
+        if factory_name is not None:
+            base_dir = base_dir_of(dataset.path) if dataset.path is not None else None
+            factory = load_factory(factory_name, base_dir=base_dir)
+            if not _declares(factory, "provider_options"):
+                if self.provider and not _declares(factory, "provider"):
+                    raise InputError(
+                        f"harness '{factory_name}' takes no 'provider' parameter: its own model "
+                        "calls are recorded and replayed through the run's proxy without one "
+                        "(drop --provider)"
+                    )
+                return {**params, "provider": self.provider} if self.provider else params
         provider = self.provider or merged.get("provider")
+        if mode == "live":
+            mode = "auto"
         if (
             not isinstance(provider, str)
             or provider == "cassette"
@@ -176,14 +203,6 @@ class ProviderFlags:
             if self.provider:
                 return {**params, "provider": self.provider}
             return params
-        factory_name = harness or (spec.factory if spec is not None else None)
-        if factory_name is not None:
-            base_dir = base_dir_of(dataset.path) if dataset.path is not None else None
-            factory = load_factory(factory_name, base_dir=base_dir)
-            if not _accepts(factory, "provider_options"):
-                if self.provider and not _accepts(factory, "provider"):
-                    raise InputError(f"harness '{factory_name}' takes no 'provider' parameter")
-                return {**params, "provider": provider}
         given = dict(merged.get("provider_options") or {})
         flags = self._options()
         prices = {**dict(given.get("prices") or {}), **flags.pop("prices", {})}
@@ -215,18 +234,42 @@ class ProviderFlags:
         spec = dataset.harness
         merged = {**(dict(spec.params) if spec is not None else {}), **params}
         cassette = _judge_cassette(default_cassette(dataset, merged))
-        mode = self.mode
+        mode = "auto" if self.mode == "live" else self.mode
         if mode == "replay" and not cassette.is_file():
             raise InputError(f"{cassette}: judge cassette not found (record it with --record)")
         options.judge = LLMJudge(
             model, provider_options=self._options(), cassette=cassette, mode=mode
         )
 
+    def start_proxy(self, dataset: EvalDataset, options: RunOptions) -> None:
+        """Start the run's model proxy (``options.proxy``): the harness's own calls are
+        replayed, recorded or passed through, and traced, whichever harness it is."""
+        from signal_eval_cli.providers.pricing import default_prices
+        from signal_eval_cli.proxy.config import proxy_for
+
+        prices = default_prices().with_overrides(self._options().get("prices"))
+        order = [c.id for c in dataset.cases]
+        proxy = proxy_for(dataset, self.mode, case_order=order, prices=prices)
+        options.proxy = proxy.start()
+
     @staticmethod
     def finish(options: RunOptions) -> None:
-        """Save every recording (saying where it went) and stop the judge."""
+        """Save every recording (saying where it went), stop the proxy and the judge."""
         for saved in save_all():
             typer.echo(f"recorded {saved.recorded} call(s) to {saved.cassette.path}", err=True)
+        proxy = options.proxy
+        if proxy is not None:
+            proxy.stop()
+            for path in proxy.save():
+                typer.echo(f"recorded the harness's model calls to {path}", err=True)
+            if proxy.misses:
+                typer.echo(
+                    f"{len(proxy.misses)} model call(s) had no recording in "
+                    f"{proxy.cassette.path if proxy.cassette else 'the cassette'}",
+                    err=True,
+                )
+            for failure in proxy.failures[:5]:
+                typer.echo(f"not recorded: {failure}", err=True)
         close = getattr(options.judge, "close", None)
         if callable(close):
             close()

@@ -6,6 +6,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -29,8 +30,18 @@ from signal_eval_cli.cli.common import (
     signals_policy,
     write_reports,
 )
+from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, dataset_run
+from signal_eval_cli.cli.journaled import (
+    ForceOpt,
+    JournaledRun,
+    ResumeOpt,
+    RetryOpt,
+    ShardOpt,
+    shard_option,
+)
 from signal_eval_cli.cli.provider_options import (
     JudgeModelOpt,
+    LiveOpt,
     MaxConnectionsOpt,
     PriceOpt,
     ProviderFlags,
@@ -41,14 +52,17 @@ from signal_eval_cli.cli.provider_options import (
 )
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
 from signal_eval_cli.errors import InputError
+from signal_eval_cli.fingerprint import dataset_fingerprint
 from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.harness.recorded import RecordedTraces
+from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.reports.console import print_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult
+from signal_eval_cli.resume import build_dataset
 from signal_eval_cli.runner import (
     RunOptions,
     check_filters,
-    run_dataset,
+    never_ran,
     select_cases,
     stall_limit_s,
 )
@@ -58,6 +72,13 @@ from signal_eval_cli.watchdog import LoopWatchdog
 _T = TypeVar("_T")
 
 __all__ = ["build_harness", "partial_result", "run_command"]
+
+
+def harness_spec(dataset: EvalDataset, harness: str | None, params: dict[str, Any]) -> HarnessSpec:
+    """The entry point and params :func:`build_harness` resolves (what a Ray actor resolves)."""
+    spec = HarnessSpec(harness, {}) if harness else dataset.harness
+    assert spec is not None  # build_harness refused a dataset without one
+    return HarnessSpec(spec.factory, {**spec.params, **params})
 
 
 def build_harness(
@@ -120,13 +141,22 @@ def run_command(
     record: RecordOpt = False,
     record_missing: RecordMissingOpt = False,
     replay: ReplayOpt = False,
+    live: LiveOpt = False,
     max_connections: MaxConnectionsOpt = None,
     judge_model: JudgeModelOpt = None,
     price: PriceOpt = None,
+    resume: ResumeOpt = False,
+    retry: RetryOpt = None,
+    force: ForceOpt = False,
+    shard: ShardOpt = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = None,
 ) -> None:
     """Run a dataset (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
     check_outputs(output, markdown, junit, html)
+    chosen_shard = shard_option(shard)
     try:
         dataset = load_dataset(dataset_path)
         options = RunOptions(
@@ -136,19 +166,51 @@ def run_command(
             fail_fast=fail_fast,
             timeout=timeout,
             repeat=repeat,
+            shard=chosen_shard,
         )
         check_filters(dataset, options)  # a typo'd --case/--tag must not run nothing, green
         flags = ProviderFlags(
-            provider, record, record_missing, replay, max_connections, judge_model, price or []
+            provider,
+            record,
+            record_missing,
+            replay,
+            max_connections,
+            judge_model,
+            price or [],
+            live,
         )
         params = parse_params(param or [])
+        meaning = {
+            "params": params,
+            "timeout": timeout,
+            "repeat": repeat,
+            "provider": provider,
+            "judgeModel": judge_model,
+            "price": price or [],
+            "traces": str(traces) if traces else None,
+        }
         if traces is None:
             params = flags.harness_params(dataset, harness, params)
         subject = build_harness(dataset, harness, params, traces, options)
+        spec = harness_spec(dataset, harness, params) if traces is None else None
         flags.configure_judge(dataset, options, params)
+        if traces is None:
+            flags.start_proxy(dataset, options)
     except InputError as exc:
         fail_input(exc)
     selected = select_cases(dataset, options)
+    header = JournalHeader(
+        "dataset",
+        dataset.name,
+        [c.id for c in select_cases(dataset, replace(options, shard=None))],
+        dataset_fingerprint(dataset, harness, meaning),
+        chosen_shard,
+        dict(dataset.metadata),
+    )
+    journal = JournaledRun(output, header, resume=resume, retry=retry, force=force)
+    options.finished = {
+        case_id: CaseResult.from_dict(data) for case_id, data in journal.plan.finished().items()
+    }
     started = now_iso()
     reports: dict[str, Any] = {
         "output": output,
@@ -157,22 +219,44 @@ def run_command(
         "signals": policy,
         "html": html,
     }
-    with Progress(len(selected), quiet=quiet) as progress:
-        options.on_case_complete = progress
+    try:
+        with Progress(
+            len(selected) - len(options.finished.keys() & {c.id for c in selected}), quiet=quiet
+        ) as progress:
 
-        def stalled(location: str, seconds: float) -> None:
-            progress.__exit__()
-            finish_stalled(dataset, selected, progress.results, started, location, seconds, reports)
+            def finished(result: CaseResult) -> None:
+                if not never_ran(result):
+                    journal.record(("", result.case_id), result.to_dict("all"))
+                progress(result)
 
-        try:
-            result = asyncio.run(
-                watched(
-                    run_dataset(subject, dataset, options), stall_limit_s(dataset, options), stalled
+            options.on_case_complete = finished
+
+            def stalled(location: str, seconds: float) -> None:
+                progress.__exit__()
+                kept = [options.finished[c.id] for c in selected if c.id in options.finished]
+                done = [*kept, *progress.results]  # a resumed run's kept cases finished too
+                finish_stalled(dataset, selected, done, started, location, seconds, reports)
+
+            try:
+                running = dataset_run(
+                    executor,
+                    dataset,
+                    subject,
+                    options,
+                    spec=spec,
+                    ray_address=ray_address,
+                    ray_actors=ray_actors,
                 )
-            )
-        except KeyboardInterrupt:
-            result = partial_result(dataset, selected, progress.results, started)
-    flags.finish(options)
+                result = asyncio.run(watched(running, stall_limit_s(dataset, options), stalled))
+            except KeyboardInterrupt:
+                result = partial_result(dataset, selected, progress.results, started)
+            except InputError as exc:  # Ray could not start or join the cluster
+                fail_input(exc)
+    finally:  # also on a crash: the proxy never outlives the run
+        flags.finish(options)
+    entries = journal.entries()
+    if entries is not None:  # the results are what the journal holds
+        result = build_dataset(header, entries, ran=result)
     print_dataset(result, out)
     write_reports(result, **reports)
     if result.interrupted:

@@ -28,7 +28,18 @@ from signal_eval_cli.cli.common import (
     out,
     write_reports,
 )
+from signal_eval_cli.cli.journaled import (
+    ForceOpt,
+    JournaledRun,
+    ResumeOpt,
+    RetryOpt,
+    ShardOpt,
+    shard_option,
+)
 from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.fingerprint import canonical, scenarios_fingerprint
+from signal_eval_cli.journal import JournalHeader
+from signal_eval_cli.resume import build_scenarios, run_slot, scenario_from_journal, slot_run
 from signal_eval_cli.scenarios import (
     Scenario,
     ScenarioResult,
@@ -38,6 +49,7 @@ from signal_eval_cli.scenarios import (
     update_expected_diffs,
 )
 from signal_eval_cli.scenarios.goals import TAIL_WIDTH, GoalResult
+from signal_eval_cli.sharding import take_shard
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["partial_run", "scenario_command", "scenario_tables"]
@@ -180,9 +192,14 @@ def scenario_command(
     ] = None,
     junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report.")] = None,
     html: HtmlOpt = None,
+    resume: ResumeOpt = False,
+    retry: RetryOpt = None,
+    force: ForceOpt = False,
+    shard: ShardOpt = None,
 ) -> None:
     """Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals."""
     check_outputs(output, markdown, junit, html)
+    chosen_shard = shard_option(shard)
     if not targets and not all_:
         fail_input(InputError("give scenario ids or files, or --all"))
     if update_expected and repeat > 1:
@@ -196,7 +213,32 @@ def scenario_command(
     except KeyboardInterrupt:  # nothing ran yet
         err.print("interrupted", style="yellow")
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    finished: list[ScenarioResult] = []
+    every = [s.id for s in scenarios]
+    fingerprint = {
+        **scenarios_fingerprint(scenarios, root),  # every shard's: they merge
+        "params": canonical({"repeat": repeat}),
+    }
+    scenarios = take_shard(scenarios, every, chosen_shard)
+    header = JournalHeader(
+        "scenarios",
+        "scenarios",
+        every,
+        fingerprint,
+        chosen_shard,
+        variants=[{"id": run_slot(run)} for run in range(max(1, repeat))],
+    )
+    journal = JournaledRun(output, header, resume=resume, retry=retry, force=force)
+    kept = {
+        (sid, run): scenario_from_journal(data)
+        for (slot, sid), data in journal.plan.kept.items()
+        for run in [slot_run(slot)]
+    }
+    finished: list[ScenarioResult] = list(kept.values())
+
+    def complete(result: ScenarioResult) -> None:
+        journal.record((run_slot(result.run), result.id), result.to_dict() | {"tags": result.tags})
+        finished.append(result)
+
     started_at, started = now_iso(), time.perf_counter()
     try:
         run = asyncio.run(
@@ -205,8 +247,9 @@ def scenario_command(
                 root=root,
                 concurrency=concurrency,
                 keep_workdir=keep_workdir,
-                on_complete=finished.append,
+                on_complete=complete,
                 repeat=repeat,
+                finished=kept,
             )
         )
     except InputError as exc:
@@ -214,6 +257,9 @@ def scenario_command(
     except KeyboardInterrupt:
         # asyncio.run cancelled the running scenarios: their goals' groups are killed.
         run = partial_run(scenarios, finished, started_at, started)
+    entries = journal.entries()
+    if entries is not None:  # the results are what the journal holds
+        run = build_scenarios(header, entries, ran=run)
     if update_expected and not run.interrupted:
         _update(scenarios, run)
     for result in run.scenarios:

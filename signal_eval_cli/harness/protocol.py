@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from signal_eval_cli.proxy.route import CaseRoute, sdk_client
 from signal_eval_cli.signals import Signal, as_signal, new_signal_id, now_iso
 
 __all__ = ["Harness", "HarnessContext", "RunFunction", "collect", "runs_on_loop"]
@@ -41,6 +42,25 @@ class HarnessContext:
     signals: list[Signal] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    proxy: CaseRoute | None = None
+    """This case's address on the run's model proxy (``None`` when the run has none):
+    ``proxy.openai_base_url``, ``proxy.anthropic_base_url``, ``proxy.env`` for subprocesses."""
+
+    def openai(self, *, async_: bool = False, **kwargs: Any) -> Any:
+        """An ``openai.OpenAI`` (``async_=True``: ``AsyncOpenAI``) client; through the run's
+        proxy when there is one, so its calls are recorded, replayed and traced."""
+        if self.proxy is not None:
+            return self.proxy.openai(async_=async_, **kwargs)
+        return sdk_client("openai", "AsyncOpenAI" if async_ else "OpenAI", None, "", **kwargs)
+
+    def anthropic(self, *, async_: bool = False, **kwargs: Any) -> Any:
+        """An ``anthropic.Anthropic`` (``async_=True``: ``AsyncAnthropic``) client, as
+        :meth:`openai`."""
+        if self.proxy is not None:
+            return self.proxy.anthropic(async_=async_, **kwargs)
+        name = "AsyncAnthropic" if async_ else "Anthropic"
+        return sdk_client("anthropic", name, None, "", **kwargs)
+
     workspace: Path | None = None
     """The directory a scenario's agent edits (None outside scenarios)."""
 

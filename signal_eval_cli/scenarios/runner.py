@@ -252,6 +252,7 @@ class ScenarioRunResult(DatasetResult):
             completed_at=self.completed_at,
             metadata=dict(self.metadata),
             interrupted=self.interrupted,
+            shard=self.shard,
         )
 
     def to_dict(self, signals: SignalsPolicy = "failed") -> dict[str, Any]:
@@ -276,6 +277,7 @@ class ScenarioRunResult(DatasetResult):
             completed_at=str(data.get("completedAt", "")),
             metadata=dict(data.get("metadata", {})),
             interrupted=bool(data.get("interrupted", False)),
+            shard=data.get("shard"),
             scenarios=scenarios,
         )
 
@@ -587,9 +589,11 @@ async def run_scenarios(
     keep_workdir: bool = False,
     on_complete: Callable[[ScenarioResult], None] | None = None,
     repeat: int = 1,
+    finished: Mapping[tuple[str, int], ScenarioResult] | None = None,
 ) -> ScenarioRunResult:
     """Run scenarios (each ``repeat`` times, independently), ``concurrency`` at a time;
-    results in the order given."""
+    results in the order given. A run in ``finished`` (by scenario id and run number, read
+    back from a journal) is kept, not run again."""
     started_at, started = now_iso(), time.perf_counter()
     for scenario in scenarios:  # bad input stops everything before anything runs
         _check_types(scenario)
@@ -601,6 +605,8 @@ async def run_scenarios(
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
     async def one(scenario: Scenario, run: int) -> ScenarioResult:
+        if finished and (scenario.id, run) in finished:
+            return finished[(scenario.id, run)]
         async with semaphore:
             result = await run_scenario(scenario, root=root, keep_workdir=keep_workdir)
         result.run = run

@@ -1,0 +1,97 @@
+"""``--executor local|ray``: where a run's cases execute. Ray is imported only when asked."""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine, Sequence
+from typing import Annotated, Any
+
+import typer
+
+from signal_eval_cli.cli.common import fail_input
+from signal_eval_cli.dataset import EvalDataset, HarnessSpec
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.matrix import MatrixOptions, MatrixResult, Variant, run_matrix
+from signal_eval_cli.results import DatasetResult
+from signal_eval_cli.runner import RunOptions, run_dataset
+
+__all__ = ["ExecutorOpt", "RayActorsOpt", "RayAddressOpt", "dataset_run", "matrix_run"]
+
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        metavar="local|ray",
+        help="Where cases run: this process (local) or a Ray cluster (ray: needs the ray extra).",
+    ),
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Ray cluster to join (host:port, ray://host:10001, auto); default: a local one."
+    ),
+]
+RayActorsOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help="Ray actors (default: one per cluster CPU), each --concurrency at once."
+    ),
+]
+
+
+def dataset_run(
+    executor: str,
+    dataset: EvalDataset,
+    harness: Any,
+    options: RunOptions,
+    *,
+    spec: HarnessSpec | None,
+    ray_address: str | None = None,
+    ray_actors: int | None = None,
+) -> Coroutine[Any, Any, DatasetResult]:
+    """The coroutine running ``dataset``: on this event loop, or on Ray actors that
+    build the harness from ``spec`` themselves (objects do not travel; entry points do)."""
+    if executor == "local":
+        return run_dataset(harness, dataset, options)
+    if spec is None and executor == "ray":
+        fail_input(InputError("--executor ray runs a harness: it cannot evaluate --traces"))
+    settings = _ray_settings(executor, options, ray_address, ray_actors)
+    from signal_eval_cli.ray_executor import VariantSpec, run_dataset_ray
+
+    assert spec is not None
+    base_dir = dataset.path.parent.resolve() if dataset.path else None  # actors' cwd differs
+    return run_dataset_ray(
+        dataset, VariantSpec(spec.factory, dict(spec.params), base_dir), options, settings
+    )
+
+
+def _ray_settings(
+    executor: str, options: RunOptions, address: str | None, actors: int | None
+) -> Any:
+    """Settings for ``--executor ray`` (Ray importable), or exit 2 saying what is wrong."""
+    if executor != "ray":
+        fail_input(InputError(f"--executor must be local or ray, got {executor!r}"))
+    from signal_eval_cli.ray_executor import RaySettings, import_ray
+
+    try:
+        import_ray()
+    except InputError as exc:
+        fail_input(exc)
+    return RaySettings(address=address, actors=actors, concurrency=options.concurrency)
+
+
+def matrix_run(
+    executor: str,
+    variants: Sequence[Variant],
+    dataset: EvalDataset,
+    options: MatrixOptions,
+    *,
+    name: str,
+    ray_address: str | None = None,
+    ray_actors: int | None = None,
+) -> Coroutine[Any, Any, MatrixResult]:
+    """The coroutine running a matrix: here, or on Ray actors holding every variant."""
+    if executor == "local":
+        return run_matrix(variants, dataset, options, name=name)
+    settings = _ray_settings(executor, options, ray_address, ray_actors)
+    from signal_eval_cli.ray_executor import run_matrix_ray
+
+    return run_matrix_ray(variants, dataset, options, settings, name=name)

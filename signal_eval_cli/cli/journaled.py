@@ -1,0 +1,109 @@
+"""The options every running command shares for journals, resume, retry and shards,
+and the glue between a command and its journal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from signal_eval_cli.cli.common import err, fail_input
+from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.journal import JournalHeader, Key, journal_path, read_journal
+from signal_eval_cli.resume import JournalPlan, open_journal
+from signal_eval_cli.sharding import Shard, parse_shard
+
+__all__ = ["ForceOpt", "JournaledRun", "ResumeOpt", "RetryOpt", "ShardOpt", "shard_option"]
+
+ResumeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--resume",
+        help="Continue the run whose journal is beside --output: finished cases are kept.",
+    ),
+]
+RetryOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="errored|failed",
+        help="Like --resume, and run again the cases that errored (or failed).",
+    ),
+]
+ForceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force", help="Resume even though the dataset, harness, params or version changed."
+    ),
+]
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="INDEX/COUNT",
+        help="Run only shard INDEX of COUNT (1/4 … 4/4); join shards with 'signal-eval merge'.",
+    ),
+]
+
+
+def shard_option(text: str | None) -> Shard | None:
+    """The parsed ``--shard``, or exit 2 with the reason."""
+    if text is None:
+        return None
+    try:
+        return parse_shard(text)
+    except InputError as exc:
+        fail_input(exc)
+
+
+class JournaledRun:
+    """A command's journal: opened (or resumed) before anything runs, written as each
+    unit finishes, read back to build the results."""
+
+    def __init__(
+        self,
+        output: Path | None,
+        header: JournalHeader,
+        *,
+        resume: bool,
+        retry: str | None,
+        force: bool,
+    ) -> None:
+        self.header = header
+        try:
+            self.plan: JournalPlan = open_journal(
+                output, header, resume=resume, retry=retry, force=force
+            )
+        except InputError as exc:
+            fail_input(exc)
+        except OSError as exc:  # a read-only folder, a full disk: before anything ran
+            where = journal_path(output) if output is not None else Path(".")
+            fail_input(
+                InputError(
+                    [Problem(str(where), 0, 0, f"cannot write the journal: {exc.strerror or exc}")]
+                )
+            )
+        if self.plan.fresh:
+            err.print(f"no journal beside {output}: starting from the beginning")
+        elif resume or retry:
+            own = set(header.own_ids())
+            kept = sum(1 for _, c in self.plan.kept if c in own)
+            err.print(
+                f"resuming {self.plan.journal.path if self.plan.journal else ''}: "
+                f"{kept} finished kept"
+                + (f", {len(self.plan.retried)} to run again" if retry else ""),
+                highlight=False,
+            )
+
+    def record(self, key: Key, data: dict[str, Any]) -> None:
+        """On disk (fsync'd) before the unit is reported anywhere else."""
+        self.plan.record(key, data)
+
+    def entries(self) -> dict[Key, dict[str, Any]] | None:
+        """Close the journal and read back its entries (None when there is no journal)."""
+        self.plan.close()
+        if self.plan.journal is None:
+            return None
+        try:
+            return read_journal(self.plan.journal.path).entries
+        except InputError as exc:
+            fail_input(exc)

@@ -1,0 +1,64 @@
+"""``signal-eval merge PART... -o all.json``: join shards (results files or journals)
+into the result one unsharded run would have written.
+
+Exit codes as ``run``: 0 all passed (a matrix: merged), 1 cases failed, 2 the parts
+do not make one whole run (missing, duplicated, mismatched or unfinished shards).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from signal_eval_cli.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    JunitOpt,
+    MarkdownOpt,
+    SignalsOpt,
+    check_outputs,
+    fail_input,
+    out,
+    signals_policy,
+    write_reports,
+)
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.matrix import MatrixResult
+from signal_eval_cli.merging import merge_parts
+
+__all__ = ["merge_command"]
+
+
+def merge_command(
+    parts: Annotated[
+        list[Path],
+        typer.Argument(metavar="PART...", help="Every shard's results file (or journal)."),
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Write the merged results JSON here.")
+    ],
+    markdown: MarkdownOpt = None,
+    junit: JunitOpt = None,
+    signals: SignalsOpt = "failed",
+) -> None:
+    """Join the shards of one run (--shard i/N) into one result, as if run unsharded."""
+    policy = signals_policy(signals)
+    check_outputs(output, markdown, junit)
+    try:
+        result = merge_parts(parts)
+    except InputError as exc:
+        fail_input(exc)
+    if isinstance(result, MatrixResult):
+        from signal_eval_cli.reports.console_matrix import print_matrix
+
+        print_matrix(result, out)
+        passed = True
+    else:
+        from signal_eval_cli.reports.console import print_dataset
+
+        print_dataset(result, out)
+        passed = result.passed
+    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy)
+    raise typer.Exit(EXIT_OK if passed else EXIT_FAILED)

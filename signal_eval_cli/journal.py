@@ -1,0 +1,226 @@
+"""The run journal: every finished case, appended and fsync'd, so a crash loses only
+what was in flight.
+
+A journal is JSON lines next to the results file (``out.json`` → ``out.json.journal.jsonl``).
+The first line is a header saying what the run was (kind, name, the selected case ids in
+order, the fingerprint of what gives results their meaning, the shard); each later line
+is one finished unit: ``{"variant": "", "case": ID, "result": {...}}`` with the case's
+full JSON (every signal: the results file applies ``--signals`` when it is built).
+
+``kill -9`` can leave a torn last line; :func:`read_journal` ignores it (the case it
+held was in flight) and :func:`rewrite_journal` drops it before appending again. A
+damaged line anywhere else is an input error (``file:line:col``), never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.files import atomic_write_bytes
+from signal_eval_cli.sharding import shard_ids
+
+__all__ = [
+    "JOURNAL_SUFFIX",
+    "Journal",
+    "JournalContents",
+    "JournalHeader",
+    "journal_path",
+    "read_journal",
+    "rewrite_journal",
+]
+
+JOURNAL_VERSION = 1
+JOURNAL_SUFFIX = ".journal.jsonl"
+Key = tuple[str, str]
+"""(variant id, case id); the variant is ``""`` outside a matrix."""
+
+
+def journal_path(output: Path) -> Path:
+    """Where the journal of a run writing ``output`` lives: right beside it."""
+    return output.with_name(output.name + JOURNAL_SUFFIX)
+
+
+@dataclass(slots=True)
+class JournalHeader:
+    """What a run was: enough to rebuild its result from the journal alone."""
+
+    kind: str
+    """``dataset``, ``matrix`` or ``scenarios``."""
+    name: str
+    order: list[str]
+    """The selected case (scenario) ids of the whole run, every shard's, in the order
+    results list them."""
+    fingerprint: dict[str, str]
+    shard: tuple[int, int] | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    variants: list[dict[str, Any]] = field(default_factory=list)
+    """A matrix's variants: ``{"id", "name", "metadata"}`` each, in order."""
+
+    def own_ids(self) -> list[str]:
+        """The ids this run's shard runs (all of :attr:`order` when unsharded)."""
+        if self.shard is None:
+            return list(self.order)
+        mine = shard_ids(self.order, self.shard)
+        return [i for i in self.order if i in mine]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "signalEvalJournal": JOURNAL_VERSION,
+            "kind": self.kind,
+            "name": self.name,
+            "fingerprint": self.fingerprint,
+            "shard": list(self.shard) if self.shard else None,
+            "metadata": self.metadata,
+            "variants": self.variants,
+            "order": self.order,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JournalHeader:
+        shard = data.get("shard")
+        return cls(
+            kind=str(data["kind"]),
+            name=str(data["name"]),
+            order=[str(i) for i in data["order"]],
+            fingerprint={str(k): str(v) for k, v in dict(data["fingerprint"]).items()},
+            shard=(int(shard[0]), int(shard[1])) if shard else None,
+            metadata=dict(data.get("metadata") or {}),
+            variants=[dict(v) for v in data.get("variants") or []],
+        )
+
+
+@dataclass(slots=True)
+class JournalContents:
+    header: JournalHeader
+    entries: dict[Key, dict[str, Any]]
+    """Finished units by key; a later line for the same key (a retry) wins."""
+    path: Path
+
+
+def _entry_line(key: Key, result: Mapping[str, Any]) -> bytes:
+    line = json.dumps(
+        {"variant": key[0], "case": key[1], "result": result},
+        ensure_ascii=False,
+        separators=(",", ":"),
+        default=str,
+    )
+    return (line + "\n").encode()
+
+
+def _header_line(header: JournalHeader) -> bytes:
+    return (json.dumps(header.to_dict(), ensure_ascii=False, default=str) + "\n").encode()
+
+
+class Journal:
+    """An open journal: :meth:`record` returns once the line is on disk (flush + fsync)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: IO[bytes] | None = open(path, "ab")  # noqa: SIM115 - closed by close()
+
+    @classmethod
+    def start(
+        cls, path: Path, header: JournalHeader, kept: Iterable[tuple[Key, Mapping[str, Any]]] = ()
+    ) -> Journal:
+        """Write a new journal (header and ``kept`` entries, atomically) and open it."""
+        rewrite_journal(path, header, kept)
+        return cls(path)
+
+    def record(self, key: Key, result: Mapping[str, Any]) -> None:
+        self.record_many([(key, result)])
+
+    def record_many(self, items: Iterable[tuple[Key, Mapping[str, Any]]]) -> None:
+        """Append the lines, then one fsync covering them all (a batch from a worker)."""
+        if self._handle is None:
+            raise ValueError(f"journal {self.path} is closed")
+        data = b"".join(_entry_line(key, result) for key, result in items)
+        if not data:
+            return
+        self._handle.write(data)
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def rewrite_journal(
+    path: Path, header: JournalHeader, entries: Iterable[tuple[Key, Mapping[str, Any]]]
+) -> None:
+    """Replace the journal at ``path`` with ``header`` and ``entries`` (atomically)."""
+    data = _header_line(header) + b"".join(_entry_line(k, r) for k, r in entries)
+    atomic_write_bytes(path, data)
+
+
+def read_journal(path: Path) -> JournalContents:
+    """Read a journal; a torn last line (a crash mid-write) is ignored."""
+    name = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError([Problem(name, 0, 0, f"cannot read journal: {exc.strerror}")]) from None
+    lines = raw.split(b"\n")
+    torn = lines.pop()  # after the last newline: empty, or a line the crash cut short
+    del torn
+    if not lines:
+        raise InputError([Problem(name, 1, 1, "not a signal-eval journal: it is empty")])
+    header = _parse_header(name, lines[0])
+    entries: dict[Key, dict[str, Any]] = {}
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            key = (str(entry["variant"]), str(entry["case"]))
+            result = entry["result"]
+            if not isinstance(result, dict):
+                raise TypeError("result is not an object")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(
+                [Problem(name, number, 1, f"damaged journal entry: {type(exc).__name__}: {exc}")]
+            ) from None
+        entries[key] = result
+    return JournalContents(header, entries, path)
+
+
+def _parse_header(name: str, line: bytes) -> JournalHeader:
+    try:
+        data = json.loads(line)
+        if not isinstance(data, dict) or "signalEvalJournal" not in data:
+            raise ValueError("no signalEvalJournal key")
+    except ValueError:
+        raise InputError(
+            [Problem(name, 1, 1, "not a signal-eval journal (its first line is no journal header)")]
+        ) from None
+    if data["signalEvalJournal"] != JOURNAL_VERSION:
+        raise InputError(
+            [
+                Problem(
+                    name,
+                    1,
+                    1,
+                    f"journal version {data['signalEvalJournal']!r} is not supported "
+                    f"(this signal-eval reads {JOURNAL_VERSION})",
+                )
+            ]
+        )
+    try:
+        return JournalHeader.from_dict(data)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise InputError(
+            [Problem(name, 1, 1, f"damaged journal header: {type(exc).__name__}: {exc}")]
+        ) from None

@@ -1,0 +1,483 @@
+"""The loopback model proxy: one per run, on 127.0.0.1, in its own thread and loop.
+
+Modes: ``replay`` answers from the cassette only (a miss is a 400 naming the case,
+the request and what changed, and a ``provider:error`` in the case's trace);
+``record`` calls upstream and records every call; ``record-missing`` replays what it
+can and records the rest; ``live`` passes through and records nothing. Upstream is
+``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL`` as they were when the proxy was made,
+else the providers' usual endpoints; keys come from that environment (or from the
+client) and are never written. 429, 5xx, dropped connections and timeouts are
+retried with the run's :class:`RetryPolicy` before the client sees them.
+
+Why its own thread: an in-process harness may call a *sync* SDK from async code,
+blocking the runner's loop; a proxy on that loop could then never answer. Why
+aiohttp: its C HTTP parser keeps the proxy's cost per call well under a
+millisecond, and the ``openai``/``anthropic`` extras already pull it in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import json
+import os
+import threading
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import unquote
+
+from signal_eval_cli.providers.pricing import PriceTable, default_prices
+from signal_eval_cli.providers.reliability import RetryPolicy, parse_retry_after
+from signal_eval_cli.proxy.apis import SSEEvent, provider_of, split_events
+from signal_eval_cli.proxy.calls import CallSignals
+from signal_eval_cli.proxy.cassette import Interaction, ProxyCassette, SessionKey
+from signal_eval_cli.proxy.matching import normalise, request_key
+from signal_eval_cli.proxy.route import PLACEHOLDER_KEY, CaseRoute, client_env
+from signal_eval_cli.proxy.session import CaseSession, Emit
+
+__all__ = ["PROXY_MODES", "ModelProxy", "ProxyMode", "Upstream"]
+
+ProxyMode = Literal["replay", "record", "record-missing", "live"]
+PROXY_MODES: tuple[ProxyMode, ...] = ("replay", "record", "record-missing", "live")
+
+_RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+_DROP_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "accept-encoding",
+        "te",
+        "upgrade",
+        "proxy-authorization",
+        "proxy-connection",
+    }
+)
+_RUNNING: weakref.WeakSet[ModelProxy] = weakref.WeakSet()
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where record and live calls go, and the keys to put in place of a placeholder."""
+
+    openai: str = "https://api.openai.com/v1"
+    anthropic: str = "https://api.anthropic.com"
+    openai_key: str | None = None
+    anthropic_key: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Upstream:
+        env = os.environ if environ is None else environ
+        return cls(
+            (env.get("OPENAI_BASE_URL") or cls.openai).rstrip("/"),
+            (env.get("ANTHROPIC_BASE_URL") or cls.anthropic).rstrip("/"),
+            env.get("OPENAI_API_KEY"),
+            env.get("ANTHROPIC_API_KEY"),
+        )
+
+    def url(self, path: str, query: str) -> str:
+        """``/v1/chat/completions`` → the upstream URL (the OpenAI base ends in ``/v1``)."""
+        if provider_of(path) == "anthropic":
+            base = self.anthropic
+        else:
+            base, path = self.openai, path.removeprefix("/v1")
+        return f"{base}{path}" + (f"?{query}" if query else "")
+
+    def headers(self, given: Mapping[str, str], path: str) -> dict[str, str]:
+        out = {k: v for k, v in given.items() if k.lower() not in _DROP_HEADERS}
+        if provider_of(path) == "anthropic":
+            for name in list(out):
+                if name.lower() == "x-api-key" and out[name] == PLACEHOLDER_KEY:
+                    out[name] = self.anthropic_key or ""
+        for name in list(out):
+            if name.lower() == "authorization" and out[name] == f"Bearer {PLACEHOLDER_KEY}":
+                key = self.anthropic_key if provider_of(path) == "anthropic" else self.openai_key
+                out[name] = f"Bearer {key or ''}"
+        return out
+
+
+class _UpstreamFailed(Exception):
+    """Upstream never answered well (after retries): the client gets ``status``."""
+
+    def __init__(self, message: str, status: int = 502, body: bytes | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class ModelProxy:
+    """Start with ``with ModelProxy(...) as proxy:`` (or :meth:`start` / :meth:`stop`)."""
+
+    def __init__(
+        self,
+        cassette: ProxyCassette | None = None,
+        mode: ProxyMode = "live",
+        *,
+        match: Sequence[str] | None = None,
+        upstream: Upstream | None = None,
+        prices: PriceTable | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float = 600.0,
+        timing: bool = False,
+        case_order: Sequence[str] = (),
+    ) -> None:
+        if mode not in PROXY_MODES:
+            raise ValueError(f"mode must be one of {', '.join(PROXY_MODES)}, got {mode!r}")
+        if mode != "live" and cassette is None:
+            raise ValueError(f"mode {mode!r} needs a cassette")
+        self.cassette = cassette
+        self.mode: ProxyMode = mode
+        self.match = list(match) if match is not None else None
+        self.upstream = upstream or Upstream.from_env()
+        self.prices = prices or default_prices()
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        self.timing = timing
+        self.case_order = list(case_order)
+        self.sessions: dict[SessionKey, CaseSession] = {}
+        self.finished: list[CaseSession] = []
+        self.written: list[Path] = []
+        self._recorded: dict[SessionKey, list[Interaction]] = {}
+        self._pending: dict[SessionKey, list[Interaction]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._stopped: asyncio.Event | None = None
+        self._client: Any = None
+        self.port = 0
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> ModelProxy:
+        """Load the cassette (errors raise here, before any case runs) and serve."""
+        if self.mode != "live" and self.cassette is not None:
+            for item in self.cassette.load():
+                self._recorded.setdefault(item.session, []).append(item)
+        ready = threading.Event()
+        failure: list[BaseException] = []
+        self._thread = threading.Thread(
+            target=self._serve, args=(ready, failure), name="signal-eval-proxy", daemon=True
+        )
+        self._thread.start()
+        ready.wait()
+        if failure:
+            raise failure[0]
+        _RUNNING.add(self)
+        return self
+
+    def _serve(self, ready: threading.Event, failure: list[BaseException]) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._main(ready))
+        except BaseException as exc:  # reported to start() when it happens while starting
+            failure.append(exc)
+        finally:
+            ready.set()
+            loop.close()
+
+    async def _main(self, ready: threading.Event) -> None:
+        from aiohttp import ClientSession, ClientTimeout, DummyCookieJar, TCPConnector, web
+
+        self._stopped = asyncio.Event()
+        server = web.Server(self._handle, access_log=None)
+        runner = web.ServerRunner(server, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+        await site.start()
+        self.port = int(runner.addresses[0][1])
+        self._client = ClientSession(
+            connector=TCPConnector(limit=0, ttl_dns_cache=300),
+            timeout=ClientTimeout(total=None, sock_connect=30, sock_read=self.timeout),
+            cookie_jar=DummyCookieJar(),
+            auto_decompress=True,
+        )
+        ready.set()
+        try:
+            await self._stopped.wait()
+        finally:
+            await runner.cleanup()
+            await self._client.close()
+
+    def stop(self) -> None:
+        """Stop serving (the port is closed when this returns). Safe to call twice."""
+        loop, thread, stopped = self._loop, self._thread, self._stopped
+        if loop is not None and thread is not None and stopped is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                loop.call_soon_threadsafe(stopped.set)
+            thread.join(30)
+        self._thread = None
+        _RUNNING.discard(self)
+
+    def __enter__(self) -> ModelProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """Run-level variables (no case prefix): right while one case runs at a time."""
+        return client_env(f"{self.url}/v1", self.url, os.environ)
+
+    # -- cases ------------------------------------------------------------------------------
+
+    def open(self, case_id: str, run: int = 0, emit: Emit | None = None) -> CaseRoute:
+        """Start attributing ``/c/<case_id>/<run>/…`` requests to this case."""
+        recorded = self._recorded.get((case_id, run))
+        if recorded is None and run:
+            recorded = self._recorded.get((case_id, 0))  # recorded before repeats were kept apart
+        self.sessions[(case_id, run)] = CaseSession(
+            case_id, run, emit, list(recorded or []), self.match
+        )
+        return CaseRoute(self.url, case_id, run)
+
+    def close(self, route: CaseRoute, *, completed: bool = True) -> CaseSession | None:
+        """The case ended: keep what it recorded unless it was cut short or a call failed."""
+        session = self.sessions.pop((route.case_id, route.run), None)
+        if session is None:
+            return None
+        self.finished.append(session)
+        if completed and not session.failures and session.new and self.mode != "live":
+            self._pending[session.key] = session.recording()
+        return session
+
+    def save(self) -> list[Path]:
+        """Write what the finished cases recorded (nothing for a failed case)."""
+        if self.cassette is None or not self._pending:
+            return []
+        pending, self._pending = self._pending, {}
+        written = self.cassette.save(
+            pending, replace=self.mode == "record", case_order=self.case_order
+        )
+        self.written += written
+        return written
+
+    @property
+    def misses(self) -> list[str]:
+        return [m for s in [*self.finished, *self.sessions.values()] for m in s.misses]
+
+    @property
+    def failures(self) -> list[str]:
+        return [m for s in [*self.finished, *self.sessions.values()] for m in s.failures]
+
+    # -- HTTP -------------------------------------------------------------------------------
+
+    def _session(self, raw_path: str) -> tuple[CaseSession | None, str]:
+        if raw_path.startswith("/c/"):
+            parts = raw_path.split("/", 4)
+            if len(parts) == 5 and parts[3].isdigit():
+                key = (unquote(parts[2]), int(parts[3]))
+                return self.sessions.get(key), "/" + parts[4]
+            return None, raw_path
+        open_now = list(self.sessions.values())
+        return (open_now[0] if len(open_now) == 1 else None), raw_path
+
+    async def _handle(self, request: Any) -> Any:
+        from aiohttp import web
+
+        raw = await request.read()
+        session, path = self._session(request.rel_url.raw_path)
+        if session is None:
+            return _error(
+                404,
+                f"signal-eval proxy: no case is running under {request.rel_url.raw_path} "
+                "(use ctx.proxy's base URLs or ctx.openai(); the bare /v1 address works only "
+                "while a single case runs)",
+            )
+        try:
+            body = json.loads(raw) if raw else None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = raw.decode("utf-8", "replace")
+        norm = normalise(body)
+        key = request_key(request.method, path, norm, self.match)
+        call = session.next_call()
+        signals = CallSignals(session.emit, path, body, self.prices)
+        if self.mode in ("replay", "record-missing"):
+            found = session.take(key)
+            if found is not None:
+                return await self._replay(request, found, signals)
+            if self.mode == "replay":
+                message = session.miss(request.method, path, norm, key, call)
+                signals.error(message, "cassette_miss")
+                return _error(400, message, "cassette_miss")
+        began = time.perf_counter()
+        try:
+            response, answer = await self._forward(request, path, raw, signals)
+        except _UpstreamFailed as exc:
+            message = f"case '{session.case}': {request.method} {path}: {exc}"
+            session.fail(message)
+            signals.error(message, "upstream_failed")
+            if exc.body is not None:
+                return web.Response(
+                    status=exc.status, body=exc.body, content_type="application/json"
+                )
+            return _error(exc.status, message, "upstream_failed")
+        duration = (time.perf_counter() - began) * 1000
+        signals.end(duration)
+        if self.mode != "live":
+            status, content_type, data, events = answer
+            session.add(
+                Interaction(
+                    session.case,
+                    call,
+                    request.method,
+                    path,
+                    norm,
+                    status,
+                    _parsed(data, content_type) if events is None else None,
+                    events,
+                    duration,
+                    session.run,
+                    "application/json" if events is not None else content_type,
+                )
+            )
+        return response
+
+    async def _replay(self, request: Any, item: Interaction, signals: CallSignals) -> Any:
+        from aiohttp import web
+
+        if self.timing and item.duration_ms:
+            await asyncio.sleep(item.duration_ms / 1000)
+        if item.events is None:
+            signals.body(item.response)
+            signals.end(item.duration_ms)
+            return web.Response(
+                status=item.status, body=item.body_bytes(), content_type=item.content_type
+            )
+        response = web.StreamResponse(status=item.status, headers=_SSE_HEADERS)
+        await response.prepare(request)
+        for event in item.events:
+            signals.event(event)
+            await response.write(event.encode())
+        await response.write_eof()
+        signals.end(item.duration_ms)
+        return response
+
+    async def _forward(
+        self, request: Any, path: str, raw: bytes, signals: CallSignals
+    ) -> tuple[Any, tuple[int, str, bytes, list[SSEEvent] | None]]:
+        """Call upstream (retrying what is worth retrying) and relay the answer."""
+        from aiohttp import ClientError, web
+
+        url = self.upstream.url(path, request.rel_url.raw_query_string)
+        headers = self.upstream.headers(request.headers, path)
+        attempt = 0
+        while True:
+            retry_after: float | None = None
+            try:
+                async with self._client.request(
+                    request.method, url, data=raw or None, headers=headers
+                ) as upstream:
+                    content_type = upstream.headers.get("Content-Type", "application/json")
+                    if upstream.status in _RETRY_STATUS and attempt < self.retry.max_retries:
+                        await upstream.read()
+                        retry_after = parse_retry_after(upstream.headers)
+                        raise _Retry(f"HTTP {upstream.status}")
+                    if upstream.status >= 400:
+                        data = await upstream.read()
+                        raise _UpstreamFailed(
+                            f"upstream answered HTTP {upstream.status}: {data[:300]!r}",
+                            upstream.status,
+                            data,
+                        )
+                    if "text/event-stream" not in content_type:
+                        data = await upstream.read()
+                        signals.body(_parsed(data, content_type.split(";")[0]))
+                        response = web.Response(
+                            status=upstream.status,
+                            body=data,
+                            headers={"Content-Type": content_type},
+                        )
+                        return response, (
+                            upstream.status,
+                            content_type.split(";")[0].strip(),
+                            data,
+                            None,
+                        )
+                    relay = web.StreamResponse(status=upstream.status, headers=_SSE_HEADERS)
+                    await relay.prepare(request)
+                    events: list[SSEEvent] = []
+                    buffer = b""
+                    try:
+                        async for chunk in upstream.content.iter_any():
+                            blocks, buffer = split_events(buffer + chunk)
+                            await _relay(blocks, relay, events, signals)
+                    except (ClientError, asyncio.TimeoutError) as exc:
+                        # half a stream was relayed: it cannot be retried; cut the client off
+                        raise _StreamCut(f"the stream broke off: {exc!r}") from exc
+                    if buffer.strip():  # a last event without its blank line
+                        await _relay(split_events(buffer + b"\n\n")[0], relay, events, signals)
+                    await relay.write_eof()
+                    return relay, (upstream.status, "text/event-stream", b"", events)
+            except _Retry:
+                pass
+            except _StreamCut as exc:
+                raise _UpstreamFailed(str(exc)) from exc
+            except (ClientError, asyncio.TimeoutError, OSError) as exc:
+                if attempt >= self.retry.max_retries:
+                    raise _UpstreamFailed(
+                        f"upstream failed after {attempt + 1} attempt(s): "
+                        f"{type(exc).__name__}: {exc}",
+                        502,
+                    ) from exc
+            await asyncio.sleep(self.retry.delay(attempt, retry_after))
+            attempt += 1
+
+
+async def _relay(
+    blocks: list[bytes], relay: Any, events: list[SSEEvent], signals: CallSignals
+) -> None:
+    """Pass complete SSE events on to the client as they come, keeping and tracing each."""
+    for block in blocks:
+        event = SSEEvent.parse(block)
+        if event is not None:
+            events.append(event)
+            signals.event(event)
+        await relay.write(block)
+
+
+class _Retry(Exception):
+    pass
+
+
+class _StreamCut(Exception):
+    pass
+
+
+_SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+
+
+def _parsed(data: bytes, content_type: str) -> Any:
+    if "json" in content_type:
+        try:
+            return json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            pass
+    return data.decode("utf-8", "replace")
+
+
+def _error(status: int, message: str, code: str = "proxy_error") -> Any:
+    from aiohttp import web
+
+    body = {"error": {"message": message, "type": code, "code": code}}
+    return web.Response(status=status, text=json.dumps(body), content_type="application/json")
+
+
+def stop_all() -> None:
+    """Stop every running proxy (at interpreter exit: no port outlives the run)."""
+    for proxy in list(_RUNNING):
+        proxy.stop()
+
+
+atexit.register(stop_all)

@@ -1,0 +1,103 @@
+"""One case's run through the proxy: what it may replay, what it recorded, what missed.
+
+Replay looks a request up by its key among the case's recorded calls; identical
+requests replay in the order they were recorded. A miss explains itself: the case,
+the request, and what changed against the recorded call it most likely stands for
+(the next unused one on the same path).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from signal_eval_cli.proxy.cassette import Interaction, SessionKey
+from signal_eval_cli.proxy.matching import changes, request_key
+
+__all__ = ["CaseSession", "Emit"]
+
+Emit = Callable[..., Any]
+"""``ctx.emit``: ``emit(name, payload, *, agent=None, parent=None) -> Signal``."""
+
+
+@dataclass
+class CaseSession:
+    """Created when a case starts, closed when it ends (by the runner)."""
+
+    case: str
+    run: int
+    emit: Emit | None
+    recorded: list[Interaction] = field(default_factory=list)
+    match: Sequence[str] | None = None
+    new: list[Interaction] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+    calls: int = 0
+    _by_key: dict[str, list[Interaction]] = field(default_factory=dict)
+    _used: set[int] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        for item in self.recorded:
+            key = request_key(item.method, item.path, item.body, self.match)
+            self._by_key.setdefault(key, []).append(item)
+
+    @property
+    def key(self) -> SessionKey:
+        return (self.case, self.run)
+
+    def next_call(self) -> int:
+        with self._lock:
+            self.calls += 1
+            return self.calls - 1
+
+    def take(self, key: str) -> Interaction | None:
+        """The next unused recording of this request, in recorded order."""
+        with self._lock:
+            for item in self._by_key.get(key, ()):
+                if id(item) not in self._used:
+                    self._used.add(id(item))
+                    return item
+        return None
+
+    def miss(self, method: str, path: str, body: Any, key: str, call: int) -> str:
+        """Why nothing answers this request, with what changed since recording."""
+        model = body.get("model") if isinstance(body, dict) else None
+        what = f"{method} {path}" + (f" (model {model})" if model else "") + f", call #{call}"
+        same = [i for i in self._by_key.get(key, ())]
+        if same:
+            because = f"it was recorded {len(same)} time(s) and this is repeat #{len(same) + 1}"
+        else:
+            with self._lock:
+                unused = [i for i in self.recorded if id(i) not in self._used and i.path == path]
+            nearest = next((i for i in unused if i.call == call), unused[0] if unused else None)
+            if nearest is not None:
+                diff = changes(nearest.body, body, self.match)
+                because = f"changed since call #{nearest.call} was recorded: " + "; ".join(diff)
+            elif self.recorded:
+                because = f"all {len(self.recorded)} recorded call(s) of this case are used up"
+            else:
+                because = "nothing is recorded for this case"
+        message = (
+            f"no recorded answer for case '{self.case}'"
+            + (f" run {self.run}" if self.run else "")
+            + f": {what} (request {key}); {because}. Re-record with --record "
+            "(or --record-missing)"
+        )
+        with self._lock:
+            self.misses.append(message)
+        return message
+
+    def add(self, interaction: Interaction) -> None:
+        with self._lock:
+            self.new.append(interaction)
+
+    def fail(self, message: str) -> None:
+        with self._lock:
+            self.failures.append(message)
+
+    def recording(self) -> list[Interaction]:
+        """What this session recorded, in the order its calls were made."""
+        return sorted(self.new, key=lambda i: i.call)

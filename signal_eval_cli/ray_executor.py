@@ -1,0 +1,365 @@
+"""The Ray executor: a dataset's (or a matrix's) cases run on a Ray cluster.
+
+Each actor is a Ray *async actor* running the existing asyncio runner
+(:func:`~signal_eval_cli.runner.run_dataset`) with its own concurrency limit. The driver
+keeps every actor fed: it sends small batches of cases as the actor's slots free up, and
+each batch's results come back (and go to ``on_case_complete``: the journal) as soon as
+the batch is done. An actor (or its node) that dies has its in-flight batch sent to a
+fresh actor; a result is accepted once per case, so no case is lost or counted twice.
+A case that kills its worker ``max_attempts`` times is reported errored, not retried
+forever.
+
+Ray is imported only here, and only when a run asks for it (extra ``[ray]``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.dataset import EvalDataset
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.results import CaseResult, DatasetResult
+from signal_eval_cli.runner import RunOptions, _not_run, dataset_result, select_cases
+from signal_eval_cli.signals import now_iso
+
+__all__ = ["RaySettings", "VariantSpec", "run_dataset_ray", "run_matrix_ray", "run_units_ray"]
+
+Unit = tuple[str, int]
+"""(variant id, index of the case in the selected cases)."""
+
+
+@dataclass(slots=True)
+class RaySettings:
+    address: str | None = None
+    """A running cluster (``ray://host:10001``, ``host:6379``, ``auto``); None starts a local one."""
+    actors: int | None = None
+    """How many actors; default: one per CPU the cluster has (at least 1)."""
+    concurrency: int = 4
+    """Cases each actor runs at once."""
+    batch: int | None = None
+    """Cases per call to an actor; default ``concurrency // 4`` (at least 1)."""
+    max_attempts: int = 3
+    """Times a case may be in flight on a worker that died before it is reported errored."""
+    on_actors: Callable[[list[Any]], None] | None = None
+    """Called with the actor handles once they are up (tests kill one)."""
+
+
+@dataclass(slots=True)
+class VariantSpec:
+    """How an actor builds a harness: an entry point, params, and where files resolve."""
+
+    factory: str
+    params: dict[str, Any] = field(default_factory=dict)
+    base_dir: Path | None = None
+
+
+@dataclass(slots=True)
+class _Job:
+    """What every actor receives once: the cases and how to run them."""
+
+    dataset: EvalDataset
+    cases: list[Any]
+    variants: dict[str, VariantSpec]
+    options: RunOptions
+
+
+def import_ray() -> Any:
+    """``ray``, or an input error saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError(
+            "--executor ray needs Ray: pip install 'signal-eval[ray]' (or pip install ray)"
+        ) from None
+    return ray
+
+
+def _ensure_ray(ray: Any, address: str | None) -> None:
+    if ray.is_initialized():
+        return
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    try:
+        if address:
+            ray.init(address=address, log_to_driver=True, logging_level="warning")
+        else:
+            ray.init(include_dashboard=False, logging_level="warning")
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        raise InputError(f"--ray-address {address or '(local)'}: cannot connect: {exc}") from None
+
+
+class _CaseWorker:
+    """Body of the actor (wrapped with ``ray.remote`` lazily): holds the harnesses, one
+    semaphore for all its calls (its concurrency), one pool of harness threads."""
+
+    def __init__(self, job: _Job, concurrency: int) -> None:
+        from signal_eval_cli.harness.entrypoints import resolve_harness
+        from signal_eval_cli.runner import HarnessThreads
+
+        self.job = job
+        self.harnesses = {
+            vid: resolve_harness(spec.factory, dict(spec.params), base_dir=spec.base_dir)
+            for vid, spec in job.variants.items()
+        }
+        self.threads = HarnessThreads()
+        self.concurrency = concurrency
+        self.semaphore: asyncio.Semaphore | None = None
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    async def run(self, variant: str, indices: list[int]) -> list[dict[str, Any]]:
+        from signal_eval_cli.runner import run_dataset
+
+        if self.semaphore is None:  # made on the actor's own event loop
+            self.semaphore = asyncio.Semaphore(self.concurrency)
+        job = self.job
+        subset = dataclasses.replace(job.dataset, cases=[job.cases[i] for i in indices])
+        options = dataclasses.replace(
+            job.options,
+            tags=(),
+            case_ids=(),
+            shard=None,
+            finished={},
+            fail_fast=False,
+            on_case_complete=None,
+            semaphore=self.semaphore,
+            executor=self.threads,
+        )
+        result = await run_dataset(self.harnesses[variant], subset, options)
+        return [c.to_dict("all") for c in result.cases]
+
+
+async def run_units_ray(
+    job: _Job,
+    units: Sequence[Unit],
+    settings: RaySettings,
+    on_result: Callable[[Unit, CaseResult], bool],
+) -> None:
+    """Run ``units`` on Ray actors; ``on_result`` gets each unit's result exactly once
+    and returns False to stop feeding new work (fail-fast)."""
+    ray = import_ray()
+    _ensure_ray(ray, settings.address)
+    concurrency = max(1, settings.concurrency)
+    batch = max(1, settings.batch or concurrency // 4)
+    count = settings.actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    # No CPU reserved (asking for more actors than CPUs must not hang), spread over nodes.
+    worker_class = ray.remote(num_cpus=0, scheduling_strategy="SPREAD")(_CaseWorker)
+    try:
+        job_ref = ray.put(job)
+    except Exception as exc:  # pickling: a judge or params that cannot travel
+        raise InputError(f"--executor ray: cannot send the run to the actors: {exc}") from None
+
+    def spawn() -> Any:
+        return worker_class.options(max_concurrency=concurrency + 2, max_restarts=0).remote(
+            job_ref, concurrency
+        )
+
+    actors = [spawn() for _ in range(count)]
+    try:  # up before the clock matters; a harness that cannot load on a worker stops here
+        await asyncio.gather(*(a.pid.remote() for a in actors))
+    except ray.exceptions.RayError as exc:
+        for actor in actors:
+            ray.kill(actor, no_restart=True)
+        raise InputError(f"--executor ray: the actors could not start: {_reason(exc)}") from None
+    if settings.on_actors is not None:
+        settings.on_actors(list(actors))
+    by_variant: dict[str, deque[int]] = {}
+    for variant, index in units:
+        by_variant.setdefault(variant, deque()).append(index)
+    queue: deque[tuple[str, list[int]]] = deque()
+    for variant, waiting in by_variant.items():
+        while waiting:
+            queue.append((variant, [waiting.popleft() for _ in range(min(batch, len(waiting)))]))
+    load = [0] * count
+    attempts: dict[Unit, int] = {}
+    done: set[Unit] = set()
+    pending: dict[asyncio.Future[Any], tuple[int, str, list[int]]] = {}
+    feeding = True
+
+    def feed() -> None:
+        for slot in sorted(range(count), key=lambda s: load[s]):
+            while feeding and queue and load[slot] + len(queue[0][1]) <= concurrency + batch:
+                variant, indices = queue.popleft()
+                ref = actors[slot].run.remote(variant, indices)
+                pending[asyncio.wrap_future(ref.future())] = (slot, variant, indices)
+                load[slot] += len(indices)
+
+    try:
+        feed()
+        while pending:
+            finished, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for future in finished:
+                slot, variant, indices = pending.pop(future)
+                load[slot] -= len(indices)
+                try:
+                    rows = future.result()
+                except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
+                    _replace(ray, actors, slot, spawn)
+                    retry = _note_death(attempts, variant, indices, settings.max_attempts)
+                    for index in indices:
+                        if (variant, index) not in retry and (variant, index) not in done:
+                            done.add((variant, index))
+                            feeding &= on_result((variant, index), _died(job, index))
+                    if retry:
+                        queue.appendleft((variant, [i for _, i in retry]))
+                    continue
+                for index, row in zip(indices, rows, strict=True):
+                    if (variant, index) in done:
+                        continue  # never twice
+                    done.add((variant, index))
+                    feeding &= on_result((variant, index), CaseResult.from_dict(row))
+            feed()
+    finally:
+        for actor in actors:
+            ray.kill(actor, no_restart=True)
+
+
+def _reason(exc: BaseException) -> str:
+    """The last line of a Ray error (its cause), not the whole remote traceback."""
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else type(exc).__name__
+
+
+def _replace(ray: Any, actors: list[Any], slot: int, spawn: Callable[[], Any]) -> None:
+    """A dead actor's slot gets a fresh actor (unless it was replaced already)."""
+    with contextlib.suppress(Exception):  # already gone
+        ray.kill(actors[slot], no_restart=True)
+    actors[slot] = spawn()
+
+
+def _note_death(
+    attempts: dict[Unit, int], variant: str, indices: list[int], max_attempts: int
+) -> list[Unit]:
+    """The units of a batch whose worker died that may run again."""
+    again = []
+    for index in indices:
+        unit = (variant, index)
+        attempts[unit] = attempts.get(unit, 0) + 1
+        if attempts[unit] < max_attempts:
+            again.append(unit)
+    return again
+
+
+def _died(job: _Job, index: int) -> CaseResult:
+    case = job.cases[index]
+    return CaseResult(
+        case.id,
+        passed=False,
+        name=case.name,
+        error="the Ray worker running this case died every time it was tried",
+        tags=list(case.tags),
+    )
+
+
+def make_job(
+    dataset: EvalDataset, variants: Mapping[str, VariantSpec], options: RunOptions
+) -> tuple[_Job, list[Any]]:
+    """The job the actors receive, and the selected cases (the units' indices point here)."""
+    cases = select_cases(dataset, options)
+    plain = dataclasses.replace(
+        options,
+        on_case_complete=None,
+        semaphore=None,
+        executor=None,
+        judge=None,
+        finished={},
+    )
+    return _Job(dataset, cases, dict(variants), plain), cases
+
+
+async def run_dataset_ray(
+    dataset: EvalDataset,
+    harness: VariantSpec,
+    options: RunOptions,
+    settings: RaySettings,
+) -> DatasetResult:
+    """:func:`~signal_eval_cli.runner.run_dataset` on Ray: the same result, minus timings."""
+    started_at, started = now_iso(), time.perf_counter()
+    job, cases = make_job(dataset, {"": harness}, options)
+    results: list[CaseResult | None] = [options.finished.get(c.id) for c in cases]
+    units = [("", i) for i, r in enumerate(results) if r is None]
+
+    def accept(unit: Unit, result: CaseResult) -> bool:
+        results[unit[1]] = result
+        if options.on_case_complete is not None:
+            options.on_case_complete(result)
+        return not (options.fail_fast and not result.passed and not result.skipped)
+
+    await run_units_ray(job, units, settings, accept)
+    return dataset_result(dataset, cases, results, options, started_at, started)
+
+
+def variant_spec(variant: Any, dataset: EvalDataset) -> VariantSpec:
+    """What an actor needs to build a matrix variant's harness (its entry point)."""
+    from signal_eval_cli.dataset import HarnessSpec
+
+    spec, base_dir = variant.harness, variant.base_dir
+    if spec is None:
+        spec, base_dir = dataset.harness, dataset.path.parent if dataset.path else None
+    base_dir = base_dir.resolve() if base_dir is not None else None  # actors run elsewhere
+    if isinstance(spec, str):
+        spec = HarnessSpec(spec)
+    if not isinstance(spec, HarnessSpec):
+        raise InputError(
+            f"variant '{variant.id}': --executor ray needs an entry point, not a harness object"
+        )
+    return VariantSpec(spec.factory, {**spec.params, **variant.params}, base_dir)
+
+
+async def run_matrix_ray(
+    variants: Sequence[Any],
+    dataset: EvalDataset,
+    options: Any,
+    settings: RaySettings,
+    *,
+    name: str | None = None,
+) -> Any:
+    """:func:`~signal_eval_cli.matrix.run_matrix` on Ray: every variant's cases share the
+    actors (each actor holds every variant's harness)."""
+    from signal_eval_cli.matrix import MatrixResult, VariantResult
+
+    started_at, started = now_iso(), time.perf_counter()
+    for v in variants:  # resolvable here first: a typo fails before anything runs
+        v.build(dataset)
+    job, cases = make_job(dataset, {v.id: variant_spec(v, dataset) for v in variants}, options)
+    finished_by_variant = getattr(options, "finished_by_variant", {})
+    on_case = getattr(options, "on_variant_case", None)
+    results = {v.id: [finished_by_variant.get(v.id, {}).get(c.id) for c in cases] for v in variants}
+    units = [(vid, i) for vid, rows in results.items() for i, r in enumerate(rows) if r is None]
+
+    def accept(unit: Unit, result: CaseResult) -> bool:
+        results[unit[0]][unit[1]] = result
+        if on_case is not None:
+            on_case(unit[0], result)
+        if options.on_case_complete is not None:
+            options.on_case_complete(result)
+        return not (options.fail_fast and not result.passed and not result.skipped)
+
+    await run_units_ray(job, units, settings, accept)
+
+    done = []
+    for v in variants:
+        rows = [
+            r if r is not None else _not_run(c) for r, c in zip(results[v.id], cases, strict=True)
+        ]
+        result = DatasetResult(dataset.name, rows, metadata=dict(dataset.metadata))
+        variant = VariantResult(v.id, v.name, result, dict(v.metadata))
+        done.append(variant)
+        if getattr(options, "on_variant_complete", None) is not None:
+            options.on_variant_complete(variant)
+    return MatrixResult.of(
+        name or dataset.name,
+        done,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        started_at=started_at,
+        completed_at=now_iso(),
+    )

@@ -1,0 +1,265 @@
+"""Resuming and retrying a run from its journal, and building results from journal lines.
+
+``--resume`` keeps every finished unit of the journal and runs the rest; ``--retry
+errored`` (``failed``) also drops the units that errored (failed) so they run again. Both
+refuse, with the reasons, a journal whose fingerprint differs from the run's (the
+dataset, harness, params or version changed) unless ``force``. The journal is then
+rewritten (header, kept entries; a torn last line gone) and reopened for appending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.fingerprint import differences, digest
+from signal_eval_cli.journal import (
+    Journal,
+    JournalHeader,
+    Key,
+    journal_path,
+    read_journal,
+)
+from signal_eval_cli.results import CaseResult, DatasetResult
+
+__all__ = [
+    "RETRY_CHOICES",
+    "JournalPlan",
+    "build_dataset",
+    "build_matrix",
+    "build_scenarios",
+    "open_journal",
+    "shard_block",
+]
+
+_R = TypeVar("_R")
+Retry = Literal["errored", "failed"]
+RETRY_CHOICES: tuple[Retry, ...] = ("errored", "failed")
+
+
+def _errored(result: Mapping[str, Any]) -> bool:
+    return bool(result.get("error")) and not result.get("skipped")
+
+
+def _failed(result: Mapping[str, Any]) -> bool:
+    return not result.get("passed") and not result.get("skipped")
+
+
+_RETRY: dict[str, Callable[[Mapping[str, Any]], bool]] = {"errored": _errored, "failed": _failed}
+
+
+@dataclass(slots=True)
+class JournalPlan:
+    """The open journal (None when the run writes no results file) and what it keeps."""
+
+    journal: Journal | None
+    kept: dict[Key, dict[str, Any]] = field(default_factory=dict)
+    retried: list[Key] = field(default_factory=list)
+    fresh: bool = False
+    """Resuming found no journal (the run died before writing one): it starts afresh."""
+
+    def finished(self, variant: str = "") -> dict[str, dict[str, Any]]:
+        """Kept units of ``variant`` by case id."""
+        return {case: data for (v, case), data in self.kept.items() if v == variant}
+
+    def record(self, key: Key, result: Mapping[str, Any]) -> None:
+        if self.journal is not None:
+            self.journal.record(key, result)
+
+    def close(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
+
+
+def _journaled(output: Path | None) -> bool:
+    """A results file that is a plain path (not a stream or a device) gets a journal."""
+    if output is None:
+        return False
+    text = str(output)
+    return not (text.startswith(("/dev/", "/proc/")) or output.is_char_device())
+
+
+def open_journal(
+    output: Path | None,
+    header: JournalHeader,
+    *,
+    resume: bool = False,
+    retry: str | None = None,
+    force: bool = False,
+) -> JournalPlan:
+    """Start the journal beside ``output``, or continue it (``resume``/``retry``)."""
+    if retry is not None and retry not in _RETRY:
+        raise InputError(f"--retry must be errored or failed, got {retry!r}")
+    again = resume or retry is not None
+    if not _journaled(output):
+        if again:
+            flag = "--resume" if resume else "--retry"
+            raise InputError(
+                f"{flag} needs --output FILE: the journal it continues lives beside that file"
+            )
+        return JournalPlan(None)
+    assert output is not None
+    path = journal_path(output)
+    if not again:
+        return JournalPlan(Journal.start(path, header))
+    if not path.is_file():  # killed before its first line: nothing finished yet
+        return JournalPlan(Journal.start(path, header), fresh=True)
+    contents = read_journal(path)
+    before = contents.header
+    if before.kind != header.kind:
+        raise InputError(
+            [Problem(str(path), 1, 1, f"cannot resume: it is a {before.kind} run's journal")]
+        )
+    reasons = differences(
+        {**before.fingerprint, "shard": _shard_text(before.shard)},
+        {**header.fingerprint, "shard": _shard_text(header.shard)},
+    )
+    if reasons and not force:
+        raise InputError(
+            [
+                Problem(
+                    str(path),
+                    1,
+                    1,
+                    "cannot resume: "
+                    + "; ".join(reasons)
+                    + " since this journal was started (its results would mean something "
+                    "else). Run without --resume/--retry to start over, or add --force "
+                    "to keep its finished cases anyway",
+                )
+            ]
+        )
+    redo = _RETRY.get(retry or "")
+    kept = {k: v for k, v in contents.entries.items() if redo is None or not redo(v)}
+    retried = [k for k in contents.entries if k not in kept]
+    return JournalPlan(Journal.start(path, header, kept.items()), kept, retried)
+
+
+def _shard_text(shard: tuple[int, int] | None) -> str:
+    return f"{shard[0]}/{shard[1]}" if shard else "none"
+
+
+def shard_block(header: JournalHeader) -> dict[str, Any] | None:
+    """The ``shard`` field a sharded run's results carry (see :mod:`signal_eval_cli.merging`)."""
+    if header.shard is None:
+        return None
+    return {
+        "index": header.shard[0],
+        "count": header.shard[1],
+        "fingerprint": digest(header.fingerprint),
+        "order": header.order,
+    }
+
+
+def build_dataset(
+    header: JournalHeader,
+    entries: Mapping[Key, Mapping[str, Any]],
+    ran: DatasetResult | None = None,
+    variant: str = "",
+) -> DatasetResult:
+    """The result of a dataset run from its journal entries, in the header's order.
+
+    A case the journal lacks is taken from ``ran`` (a case fail-fast never started, a
+    skipped one) if there; else it is missing and the result is ``interrupted``.
+    """
+    ran_cases = {c.case_id: c for c in ran.cases} if ran is not None else {}
+    cases: list[CaseResult] = []
+    own = header.own_ids()
+    for case_id in own:
+        data = entries.get((variant, case_id))
+        if data is not None:
+            cases.append(CaseResult.from_dict(data))
+        elif case_id in ran_cases:
+            cases.append(ran_cases[case_id])
+    result = DatasetResult(
+        name=header.name,
+        cases=cases,
+        metadata=dict(header.metadata),
+        interrupted=len(cases) < len(own) or (ran is not None and ran.interrupted),
+        shard=shard_block(header),
+    )
+    return _timed(result, ran)
+
+
+def _timed(result: _R, ran: Any) -> _R:
+    """``result`` with the timings of ``ran`` (the run that produced the journal lines)."""
+    if ran is not None:
+        result.duration_ms, result.started_at = ran.duration_ms, ran.started_at  # type: ignore[attr-defined]
+        result.completed_at = ran.completed_at  # type: ignore[attr-defined]
+    return result
+
+
+def build_matrix(
+    header: JournalHeader, entries: Mapping[Key, Mapping[str, Any]], ran: Any = None
+) -> Any:
+    """A matrix's result from its journal: each variant's cases, then the ranking.
+
+    ``ran`` (a :class:`~signal_eval_cli.matrix.MatrixResult`, maybe partial) lends the
+    timings and the cases fail-fast never started.
+    """
+    from signal_eval_cli.matrix import MatrixResult, VariantResult
+
+    ran_variants = {v.variant_id: v.result for v in ran.variants} if ran is not None else {}
+    variants = []
+    for v in header.variants:
+        result = build_dataset(header, entries, ran_variants.get(v["id"]), variant=v["id"])
+        result.shard = None  # the matrix carries it
+        if result.cases or v["id"] in ran_variants:
+            variants.append(
+                VariantResult(v["id"], str(v["name"]), result, dict(v.get("metadata") or {}))
+            )
+    complete = len(variants) == len(header.variants) and not any(
+        v.result.interrupted for v in variants
+    )
+    matrix = MatrixResult.of(
+        header.name,
+        variants,
+        interrupted=not complete or (ran is not None and ran.interrupted),
+        shard=shard_block(header),
+    )
+    return _timed(matrix, ran)
+
+
+def run_slot(run: int) -> str:
+    """A repeated scenario's journal key slot: ``""`` for run 0 (as unrepeated), ``run2``…"""
+    return f"run{run}" if run else ""
+
+
+def slot_run(slot: str) -> int:
+    return int(slot[3:]) if slot.startswith("run") else 0
+
+
+def scenario_from_journal(data: Mapping[str, Any]) -> Any:
+    """A journaled scenario result (its tags ride along: its own JSON has none)."""
+    from signal_eval_cli.scenarios import ScenarioResult
+
+    scenario = ScenarioResult.from_dict(data)
+    scenario.tags = [str(t) for t in data.get("tags") or []]
+    return scenario
+
+
+def build_scenarios(
+    header: JournalHeader, entries: Mapping[Key, Mapping[str, Any]], ran: Any = None
+) -> Any:
+    """A scenario run's result from its journal, in the header's order (each scenario's
+    runs, when repeated, in run order)."""
+    from signal_eval_cli.scenarios import ScenarioRunResult
+
+    slots = [str(v["id"]) for v in header.variants] or [""]
+    scenarios = []
+    own = header.own_ids()
+    for sid in own:
+        for slot in slots:
+            data = entries.get((slot, sid))
+            if data is not None:
+                scenarios.append(scenario_from_journal(data))
+    run = ScenarioRunResult.of(
+        scenarios,
+        name=header.name,
+        interrupted=len(scenarios) < len(own) * len(slots) or (ran is not None and ran.interrupted),
+        shard=shard_block(header),
+    )
+    return _timed(run, ran)

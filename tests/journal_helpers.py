@@ -1,0 +1,31 @@
+"""Comparing results minus timings (what differs between two runs of the same cases)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+TIMING_KEYS = {
+    "durationMs", "startedAt", "completedAt", "timestamp", "evaluationMs",
+    "caseIndex", "caseIndexSha256",  # the index holds latencies
+    "id", "parentId", "parent",  # signal ids are random per run
+    "workdir",  # a temp dir per run
+}  # fmt: skip
+
+
+def without_timings(value: Any) -> Any:
+    """``value`` with every timing field dropped (and aggregate latencies)."""
+    if isinstance(value, dict):
+        return {
+            k: without_timings(v)
+            for k, v in value.items()
+            if k not in TIMING_KEYS and not (k.endswith("LatencyMs") or k == "latencyMs")
+        }
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def load(path: Path) -> Any:
+    return without_timings(json.loads(path.read_text()))

@@ -1,0 +1,266 @@
+"""The run journal, --resume and --retry through the real CLI: kill -9 at random
+moments then resume, refusals when what the results mean changed, retries that run
+only the errored (failed) cases."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from signal_eval_cli.journal import journal_path, read_journal
+
+CLI = Path(sys.executable).parent / "signal-eval"
+HERE = Path(__file__).parent
+
+HARNESS = """\
+import asyncio
+from pathlib import Path
+
+def create():
+    async def run(input, ctx):
+        with open(Path(__file__).with_name("calls.log"), "a") as log:
+            log.write(ctx.case_id + "\\n")
+        await asyncio.sleep(input["sleep"])
+        if input.get("boom") and not Path(__file__).with_name("fixed").exists():
+            raise RuntimeError("boom")
+        ctx.emit("harness:end", {"output": input["text"]})
+    return run
+"""
+
+
+def write_eval(directory: Path, n: int = 16, *, text: str = "t") -> Path:
+    (directory / "h.py").write_text(HARNESS)
+    cases = []
+    for i in range(n):
+        boom = "true" if i % 7 == 3 else "false"
+        pattern = "nope" if i % 7 == 5 else "harness:end"  # fails, without an error
+        cases.append(
+            f"  - id: c{i}\n"
+            f"    input: {{sleep: {0.002 * (i % 5)}, boom: {boom}, text: {text}{i}}}\n"
+            f"    assertions: [{{type: signal.contains, pattern: '{pattern}'}}]\n"
+        )
+    path = directory / "eval.yaml"
+    path.write_text("name: journal\nharness: h.py:create\ncases:\n" + "".join(cases))
+    return path
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CLI), *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def case_ids(output: Path) -> list[str]:
+    return [c["caseId"] for c in json.loads(output.read_text())["cases"]]
+
+
+def calls(directory: Path) -> list[str]:
+    log = directory / "calls.log"
+    return log.read_text().split() if log.exists() else []
+
+
+class Forker:
+    """tests/forking_cli.py: forked CLI runs, started in milliseconds."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HERE / "forking_cli.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        reply: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        return reply
+
+    def start(self, argv: list[str], cwd: Path) -> int:
+        return int(self._ask({"run": argv, "cwd": str(cwd)})["pid"])
+
+    def wait(self, pid: int) -> int:
+        return int(self._ask({"wait": pid})["rc"])
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def forker() -> Iterator[Forker]:
+    f = Forker()
+    try:
+        yield f
+    finally:
+        f.close()
+
+
+def entry_lines(path: Path) -> int:
+    try:
+        return max(0, path.read_bytes().count(b"\n") - 1)
+    except OSError:
+        return 0
+
+
+def test_kill_9_at_random_moments_then_resume_keeps_every_case_exactly_once(
+    tmp_path: Path, forker: Forker
+) -> None:
+    n = 10
+    rng = random.Random(16)
+    expected: dict[str, bool] | None = None
+    midway = 0
+    for trial in range(20):
+        directory = tmp_path / f"t{trial}"
+        directory.mkdir()
+        path = write_eval(directory, n)
+        output = directory / "out.json"
+        journal = journal_path(output)
+        argv = ["run", path.name, "-o", output.name, "-q", "--concurrency", "3"]
+        pid = forker.start(argv, directory)
+        target = rng.randint(0, n)  # kill once this many cases are in the journal…
+        deadline = time.monotonic() + 60
+        while entry_lines(journal) < target and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(rng.random() * 0.01)  # …plus a little: anywhere in a case or a write
+        os.kill(pid, signal.SIGKILL)
+        killed = forker.wait(pid)
+        assert killed in (-signal.SIGKILL, 0, 1), killed
+        kept = read_journal(journal).entries if journal.exists() else {}
+        midway += killed == -signal.SIGKILL and 0 < len(kept) < n
+        rc = forker.wait(forker.start([*argv, "--resume"], directory))
+        assert rc == 1, f"trial {trial}: resume exited {rc}"  # two cases fail on purpose
+        ids = case_ids(output)
+        assert ids == [f"c{i}" for i in range(n)], f"trial {trial}: {ids}"
+        # a case finished before the kill was not run again
+        ran_again = calls(directory)[len(calls(directory)) - (n - len(kept)) :]
+        assert not {case for (_, case) in kept} & set(ran_again)
+        outcome = {c["caseId"]: c["passed"] for c in json.loads(output.read_text())["cases"]}
+        expected = expected or outcome
+        assert outcome == expected
+        lines = [json.loads(x) for x in journal.read_text().splitlines()[1:]]
+        assert sorted(e["case"] for e in lines) == sorted(f"c{i}" for i in range(n))
+    assert expected is not None and sum(expected.values()) == n - 2
+    assert midway >= 5, f"only {midway} of 20 kills landed mid-run"
+
+
+def test_a_changed_dataset_refuses_to_resume_and_force_overrides(tmp_path: Path) -> None:
+    path = write_eval(tmp_path, 6)
+    first = cli("run", "eval.yaml", "-o", "out.json", "-q", cwd=tmp_path)
+    assert first.returncode == 1, first.stderr
+    journal = journal_path(tmp_path / "out.json")
+    before = journal.read_bytes(), (tmp_path / "out.json").read_bytes()
+    path.write_text(path.read_text().replace("text: t1}", "text: changed1}"))
+    refused = cli("run", "eval.yaml", "-o", "out.json", "-q", "--resume", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "cannot resume: the dataset changed" in refused.stderr
+    assert "--force" in refused.stderr and "Traceback" not in refused.stderr
+    assert (journal.read_bytes(), (tmp_path / "out.json").read_bytes()) == before
+    again = cli("run", "eval.yaml", "-o", "out.json", "-q", "--retry", "errored", cwd=tmp_path)
+    assert again.returncode == 2 and "the dataset changed" in again.stderr
+    forced = cli("run", "eval.yaml", "-o", "out.json", "-q", "--resume", "--force", cwd=tmp_path)
+    assert forced.returncode == 1, forced.stderr
+    assert len(calls(tmp_path)) == 6  # everything was kept: nothing ran again
+
+
+def test_a_comment_does_not_change_the_meaning_but_a_param_does(tmp_path: Path) -> None:
+    path = write_eval(tmp_path, 4)
+    assert cli("run", "eval.yaml", "-o", "out.json", "-q", cwd=tmp_path).returncode == 1
+    path.write_text("# a comment\n" + path.read_text())
+    kept = cli("run", "eval.yaml", "-o", "out.json", "-q", "--resume", cwd=tmp_path)
+    assert kept.returncode == 1, kept.stderr
+    assert len(calls(tmp_path)) == 4
+    changed = cli(
+        "run", "eval.yaml", "-o", "out.json", "-q", "--resume", "--timeout", "900", cwd=tmp_path
+    )
+    assert changed.returncode == 2
+    assert "the params or run options changed" in changed.stderr and "900" in changed.stderr
+    (tmp_path / "h.py").write_text(HARNESS + "\n# edited\n")
+    edited = cli("run", "eval.yaml", "-o", "out.json", "-q", "--resume", cwd=tmp_path)
+    assert edited.returncode == 2 and "the harness changed" in edited.stderr
+
+
+def test_retry_errored_reruns_only_the_errored_cases(tmp_path: Path) -> None:
+    write_eval(tmp_path, 16)
+    assert cli("run", "eval.yaml", "-o", "out.json", "-q", cwd=tmp_path).returncode == 1
+    errored = {
+        c["caseId"]
+        for c in json.loads((tmp_path / "out.json").read_text())["cases"]
+        if c.get("error")
+    }
+    assert errored == {"c3", "c10"}
+    (tmp_path / "fixed").write_text("")
+    (tmp_path / "calls.log").unlink()
+    retried = cli("run", "eval.yaml", "-o", "out.json", "-q", "--retry", "errored", cwd=tmp_path)
+    assert retried.returncode == 1, retried.stderr  # c5 and c12 still fail their assertion
+    assert sorted(calls(tmp_path)) == ["c10", "c3"]
+    cases = json.loads((tmp_path / "out.json").read_text())["cases"]
+    assert [c["caseId"] for c in cases] == [f"c{i}" for i in range(16)]
+    assert {c["caseId"] for c in cases if not c["passed"]} == {"c5", "c12"}
+    (tmp_path / "calls.log").unlink()
+    failed = cli("run", "eval.yaml", "-o", "out.json", "-q", "--retry", "failed", cwd=tmp_path)
+    assert failed.returncode == 1
+    assert sorted(calls(tmp_path)) == ["c12", "c5"]
+
+
+def test_a_torn_last_line_is_dropped_and_a_damaged_one_refused(tmp_path: Path) -> None:
+    write_eval(tmp_path, 5)
+    assert cli("run", "eval.yaml", "-o", "out.json", "-q", cwd=tmp_path).returncode == 1
+    journal = journal_path(tmp_path / "out.json")
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(b"".join(lines[:-1]) + lines[-1][:40])  # a crash mid-write
+    (tmp_path / "calls.log").unlink()
+    resumed = cli("run", "eval.yaml", "-o", "out.json", "-q", "--resume", cwd=tmp_path)
+    assert resumed.returncode == 1, resumed.stderr
+    assert len(calls(tmp_path)) == 1  # only the torn case ran again
+    assert case_ids(tmp_path / "out.json") == [f"c{i}" for i in range(5)]
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(lines[0] + b"{not json\n" + b"".join(lines[1:]))
+    damaged = cli("run", "eval.yaml", "-o", "out.json", "-q", "--resume", cwd=tmp_path)
+    assert damaged.returncode == 2
+    assert f"{journal.name}:2:1: damaged journal entry" in damaged.stderr
+
+
+def test_resume_needs_an_output_and_starts_afresh_without_a_journal(tmp_path: Path) -> None:
+    write_eval(tmp_path, 3)
+    no_output = cli("run", "eval.yaml", "-q", "--resume", cwd=tmp_path)
+    assert no_output.returncode == 2 and "--resume needs --output" in no_output.stderr
+    bad = cli("run", "eval.yaml", "-o", "o.json", "-q", "--retry", "flaky", cwd=tmp_path)
+    assert bad.returncode == 2 and "--retry must be errored or failed" in bad.stderr
+    fresh = cli("run", "eval.yaml", "-o", "o.json", "-q", "--resume", cwd=tmp_path)
+    assert fresh.returncode == 0, fresh.stderr
+    assert "starting from the beginning" in fresh.stderr
+    assert case_ids(tmp_path / "o.json") == ["c0", "c1", "c2"]
+
+
+def test_the_results_file_is_built_from_the_journal(tmp_path: Path) -> None:
+    write_eval(tmp_path, 4)
+    done = cli("run", "eval.yaml", "-o", "out.json", "-q", "--signals", "all", cwd=tmp_path)
+    assert done.returncode == 1
+    journal = read_journal(journal_path(tmp_path / "out.json"))
+    saved = json.loads((tmp_path / "out.json").read_text())["cases"]
+    for case in saved:
+        assert journal.entries[("", case["caseId"])] == case
+
+
+def test_an_unwritable_journal_is_an_input_error_before_anything_runs(tmp_path: Path) -> None:
+    write_eval(tmp_path, 2)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "out.json.journal.jsonl").mkdir()  # the journal's path is taken by a folder
+    done = cli("run", "eval.yaml", "-o", "locked/out.json", "-q", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "cannot write the journal" in done.stderr and "Traceback" not in done.stderr
+    assert calls(tmp_path) == []

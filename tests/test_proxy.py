@@ -1,0 +1,448 @@
+"""The run's model proxy: real openai/anthropic SDKs recorded against a loopback mock,
+then replayed offline with the mock stopped, identically."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mock_servers import Fault, MockLLMServer, Reply, ToolUse
+
+from signal_eval_cli.dataset import EvalDataset
+from signal_eval_cli.providers.reliability import RetryPolicy
+from signal_eval_cli.proxy.cassette import ProxyCassette
+from signal_eval_cli.proxy.matching import changes, normalise, request_key
+from signal_eval_cli.proxy.server import ModelProxy, Upstream
+from signal_eval_cli.runner import RunOptions, run_dataset
+from signal_eval_cli.validate import validate_path
+
+FAST = RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.05)
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {"name": "get_weather", "parameters": {"type": "object"}},
+}
+
+
+def responder(call: Any) -> Reply | str:
+    text = call.last_user_text
+    if "weather" in text:
+        return Reply("", tool_calls=[ToolUse("get_weather", {"city": "Paris"})])
+    return Reply(f"answer to {text} from {call.api}")
+
+
+def upstream(mock: MockLLMServer | None) -> Upstream:
+    """The mock's address, or (mock stopped) a dead port: replay must not need it."""
+    url = mock.url if mock is not None else "http://127.0.0.1:9"
+    return Upstream(f"{url}/v1", url, "sk-secret-openai", "sk-secret-anthropic")
+
+
+def sdk_calls(ctx: Any, text: str) -> list[str]:
+    """Sync, streaming and tool calls with both SDKs; returns what the harness saw."""
+    oa, an = ctx.openai(), ctx.anthropic()
+    messages = [{"role": "user", "content": text}]
+    out = [
+        oa.chat.completions.create(model="gpt-4o-mini", messages=messages)
+        .choices[0]
+        .message.content
+    ]
+    stream = oa.chat.completions.create(model="gpt-4o-mini", messages=messages, stream=True)
+    out.append("".join(c.choices[0].delta.content or "" for c in stream if c.choices))
+    tool = oa.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": f"weather for {text}"}],
+        tools=[WEATHER_TOOL],
+    )
+    out.append(tool.choices[0].message.tool_calls[0].function.name)
+    msg = an.messages.create(model="claude-3-5-haiku", max_tokens=64, messages=messages)
+    out.append(msg.content[0].text)
+    with an.messages.stream(model="claude-3-5-haiku", max_tokens=64, messages=messages) as s:
+        out.append("".join(s.text_stream))
+    tool_use = an.messages.create(
+        model="claude-3-5-haiku",
+        max_tokens=64,
+        messages=[{"role": "user", "content": f"weather for {text}"}],
+        tools=[{"name": "get_weather", "input_schema": {"type": "object"}}],
+    )
+    out.append(tool_use.content[0].name)
+    return out
+
+
+async def async_calls(ctx: Any, text: str) -> list[str]:
+    oa, an = ctx.openai(async_=True), ctx.anthropic(async_=True)
+    messages = [{"role": "user", "content": f"async {text}"}]
+    out = [
+        (await oa.chat.completions.create(model="gpt-4o", messages=messages))
+        .choices[0]
+        .message.content
+    ]
+    stream = await oa.chat.completions.create(model="gpt-4o", messages=messages, stream=True)
+    out.append("".join([c.choices[0].delta.content or "" async for c in stream if c.choices]))
+    async with an.messages.stream(model="claude-3-5-haiku", max_tokens=64, messages=messages) as s:
+        out.append("".join([t async for t in s.text_stream]))
+    return out
+
+
+class SyncHarness:
+    def run(self, input: Any, ctx: Any) -> list[dict[str, Any]]:
+        return [{"name": "text:complete", "payload": {"content": "|".join(sdk_calls(ctx, input))}}]
+
+
+class AsyncHarness:
+    async def run(self, input: Any, ctx: Any) -> list[dict[str, Any]]:
+        out = await async_calls(ctx, input)
+        return [{"name": "text:complete", "payload": {"content": "|".join(out)}}]
+
+
+def dataset(tmp_path: Path, n: int, **proxy: Any) -> EvalDataset:
+    data = {
+        "name": "proxied",
+        "proxy": proxy,
+        "cases": [{"id": f"case-{i}", "input": f"question {i}"} for i in range(n)],
+    }
+    return EvalDataset.from_data(data, tmp_path / "proxied.yaml")
+
+
+def comparable(result: Any) -> list[Any]:
+    """Each case's signals without ids and timestamps (parents as positions)."""
+    out = []
+    for case in result.cases:
+        signals = [s for s in case.signals if not s.name.startswith("harness:")]
+        index = {s.id: i for i, s in enumerate(signals)}
+        out.append(
+            (
+                case.case_id,
+                case.passed,
+                case.error,
+                [(s.name, s.payload, index.get(s.parent)) for s in signals],
+            )
+        )
+    return out
+
+
+def run(harness: Any, ds: EvalDataset, mode: str, mock: MockLLMServer | None, **kw: Any) -> Any:
+    from signal_eval_cli.proxy.config import proxy_cassette
+
+    concurrency = kw.pop("concurrency", 4)
+    proxy = ModelProxy(
+        proxy_cassette(ds),
+        mode,  # type: ignore[arg-type]
+        upstream=upstream(mock),
+        retry=FAST,
+        match=ds.proxy.get("match"),
+        case_order=[c.id for c in ds.cases],
+        **kw,
+    )
+    options = RunOptions(concurrency=concurrency, proxy=proxy.start())
+    try:
+        result = asyncio.run(run_dataset(harness, ds, options))
+    finally:
+        proxy.stop()
+    proxy.save()
+    return result, proxy
+
+
+@pytest.mark.parametrize("harness", [SyncHarness(), AsyncHarness()], ids=["sync", "async"])
+def test_sdks_record_then_replay_offline_identically(tmp_path: Path, harness: Any) -> None:
+    ds = dataset(tmp_path, 3)
+    with MockLLMServer(responder) as mock:
+        recorded, proxy = run(harness, ds, "record", mock)
+        calls = len(mock.calls)
+    assert all(c.passed for c in recorded.cases), [c.error for c in recorded.cases]
+    assert calls == len(recorded.cases) * (6 if isinstance(harness, SyncHarness) else 3)
+    cassette = tmp_path / "cassettes" / "proxied.proxy.yaml"
+    text = cassette.read_text()
+    assert "sk-secret" not in text and "signal-eval-proxy" not in text  # keys never written
+    replayed, proxy = run(harness, ds, "replay", None)
+    assert proxy.misses == []
+    assert comparable(replayed) == comparable(recorded)
+    first = recorded.cases[0]
+    output = next(s for s in first.signals if s.name == "text:complete").payload["content"]
+    assert "question 0 from openai" in output and "question 0 from anthropic" in output
+    names = [s.name for s in first.signals]
+    assert names.count("provider:start") == names.count("provider:end") == calls // 3
+    assert "text:delta" in names
+    if isinstance(harness, SyncHarness):
+        tools = [s.payload for s in first.signals if s.name == "tool:call"]
+        assert [t["name"] for t in tools] == ["get_weather", "get_weather"]
+        assert tools[0]["input"] == {"city": "Paris"}
+    end = next(s for s in first.signals if s.name == "provider:end").payload
+    assert end["usage"]["inputTokens"] > 0 and end["cost"] > 0 and end["durationMs"] >= 0
+
+
+def test_streams_are_replayed_event_by_event(tmp_path: Path) -> None:
+    ds = dataset(tmp_path, 1)
+    with MockLLMServer(responder) as mock:
+        run(SyncHarness(), ds, "record", mock)
+    data = json.loads(
+        json.dumps(ProxyCassette(tmp_path / "cassettes/proxied.proxy.yaml").load()[1].to_dict())
+    )
+    stream = data["response"]["stream"]
+    assert stream[-1]["data"] == "[DONE]" and len(stream) >= 4
+    assert stream[1]["data"]["choices"][0]["delta"]["content"] == "answer "
+    _, proxy = run(SyncHarness(), ds, "replay", None)
+    assert proxy.misses == []
+
+
+def test_a_changed_request_is_a_miss_that_says_what_changed(tmp_path: Path) -> None:
+    ds = dataset(tmp_path, 2)
+    with MockLLMServer(responder) as mock:
+        run(AsyncHarness(), ds, "record", mock)
+    changed = dataset(tmp_path, 2)
+    changed.cases[1].input = "question changed"
+    result, proxy = run(AsyncHarness(), changed, "replay", None)
+    assert result.cases[0].passed
+    assert not result.cases[1].passed
+    message = proxy.misses[0]
+    assert "case 'case-1'" in message and "POST /v1/chat/completions" in message
+    assert '"async question 1" → "async question changed"' in message
+    assert "cassette_miss" in result.cases[1].error or "no recorded answer" in result.cases[1].error
+    errors = [s for s in result.cases[1].signals if s.name == "provider:error"]
+    assert errors and errors[0].payload["code"] == "cassette_miss"
+
+
+def test_record_missing_records_only_what_is_missing(tmp_path: Path) -> None:
+    ds = dataset(tmp_path, 2)
+    with MockLLMServer(responder) as mock:
+        run(AsyncHarness(), ds, "record", mock)
+        mock.reset()
+        grown = dataset(tmp_path, 3)
+        result, _ = run(AsyncHarness(), grown, "record-missing", mock)
+        assert all(c.passed for c in result.cases)
+        assert len(mock.calls) == 3  # only case-2's calls went upstream
+    replayed, proxy = run(AsyncHarness(), grown, "replay", None)
+    assert proxy.misses == [] and all(c.passed for c in replayed.cases)
+
+
+class Repeating:
+    """Asks the same thing three times: each gets the next recorded answer."""
+
+    def run(self, input: Any, ctx: Any) -> list[dict[str, Any]]:
+        client = ctx.openai()
+        texts = [
+            client.chat.completions.create(
+                model="gpt-4o-mini",
+                messages=[{"role": "user", "content": input}],
+                temperature=0.5,
+                user=f"noise-{n}",  # noise: not matched
+            )
+            .choices[0]
+            .message.content
+            for n in range(3)
+        ]
+        return [{"name": "text:complete", "payload": {"content": texts}}]
+
+
+def test_identical_requests_replay_in_order_and_noise_is_ignored(tmp_path: Path) -> None:
+    counter = iter(range(100))
+    ds = dataset(tmp_path, 1, match=["model", "messages"])
+    with MockLLMServer(lambda call: f"answer #{next(counter)}") as mock:
+        recorded, _ = run(Repeating(), ds, "record", mock)
+    texts = recorded.cases[0].signals[-2].payload["content"]
+    assert texts == ["answer #0", "answer #1", "answer #2"]
+    replayed, proxy = run(Repeating(), ds, "replay", None)
+    assert replayed.cases[0].signals[-2].payload["content"] == texts
+    assert proxy.misses == []
+
+
+def test_matching_normalises_tool_call_ids_key_order_and_noise() -> None:
+    def body(call_id: str, order: int) -> dict[str, Any]:
+        messages = [
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "f", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": call_id, "content": "42"},
+        ]
+        fields = {"model": "m", "messages": messages, "metadata": {"at": order}, "user": str(order)}
+        return dict(reversed(fields.items())) if order else fields
+
+    a, b = normalise(body("call_abc", 0)), normalise(body("call_xyz", 1))
+    assert request_key("POST", "/v1/chat/completions", a) == request_key(
+        "POST", "/v1/chat/completions", b
+    )
+    assert a["messages"][1]["tool_call_id"] == "call_1"
+    c = normalise({**body("call_abc", 0), "temperature": 1})
+    assert request_key("POST", "/v1/chat/completions", c) != request_key(
+        "POST", "/v1/chat/completions", a
+    )
+    assert request_key("POST", "/v1/chat/completions", c, ["model", "messages"]) == request_key(
+        "POST", "/v1/chat/completions", a, ["model", "messages"]
+    )
+    assert changes(a, c) == ["temperature added (1)"]
+
+
+class ThreeCalls:
+    """Three calls whose answers name the case: cross-talk would show."""
+
+    async def run(self, input: Any, ctx: Any) -> list[dict[str, Any]]:
+        client = ctx.openai(async_=True)
+        out = []
+        for n in range(3):
+            r = await client.chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": f"{input} step {n}"}]
+            )
+            out.append(r.choices[0].message.content)
+        await client.close()
+        return [{"name": "text:complete", "payload": {"content": out}}]
+
+
+def test_200_concurrent_cases_no_cross_talk_identical_over_10_replays(tmp_path: Path) -> None:
+    ds = dataset(tmp_path, 200)
+    with MockLLMServer(responder, latency=0.01) as mock:
+        recorded, _ = run(ThreeCalls(), ds, "record", mock, concurrency=200)
+        assert [c.error for c in recorded.cases if c.error] == []
+        assert len(mock.calls) == 600
+    for case in recorded.cases:
+        number = case.case_id.split("-")[1]
+        outputs = case.signals[-2].payload["content"]
+        assert outputs == [f"answer to question {number} step {n} from openai" for n in range(3)]
+    expected = comparable(recorded)
+    for _ in range(10):
+        replayed, proxy = run(ThreeCalls(), ds, "replay", None, concurrency=200)
+        assert proxy.misses == []
+        assert comparable(replayed) == expected
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import sys, openai
+    client = openai.OpenAI()  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment alone
+    r = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": sys.argv[1]}])
+    print(r.choices[0].message.content)
+    """
+)
+
+
+class Subprocesses:
+    """A Python SDK script and curl, pointed at the proxy by ``ctx.proxy.env`` only."""
+
+    def __init__(self, script: Path) -> None:
+        self.script = script
+
+    async def run(self, input: Any, ctx: Any) -> list[dict[str, Any]]:
+        import os
+
+        env = {**os.environ, **ctx.proxy.env}
+        env.pop("PYTHONPATH", None)
+        py = await asyncio.create_subprocess_exec(
+            sys.executable, str(self.script), input, env=env, stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await py.communicate()
+        body = json.dumps(
+            {
+                "model": "claude-3-5-haiku",
+                "max_tokens": 32,
+                "messages": [{"role": "user", "content": f"curl {input}"}],
+            }
+        )
+        curl = await asyncio.create_subprocess_shell(
+            'curl -sS "$ANTHROPIC_BASE_URL/v1/messages" -H "x-api-key: $ANTHROPIC_API_KEY" '
+            f"-H 'content-type: application/json' -d '{body}'",
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        answer, _ = await curl.communicate()
+        text = json.loads(answer)["content"][0]["text"]
+        return [{"name": "text:complete", "payload": {"content": [out.decode().strip(), text]}}]
+
+
+def test_subprocesses_record_and_replay_through_the_environment(tmp_path: Path) -> None:
+    script = tmp_path / "agent.py"
+    script.write_text(SCRIPT)
+    ds = dataset(tmp_path, 3)
+    with MockLLMServer(responder) as mock:
+        recorded, _ = run(Subprocesses(script), ds, "record", mock)
+        assert len(mock.calls) == 6
+        assert {c.key for c in mock.calls} == {"sk-secret-openai", "sk-secret-anthropic"}
+    assert recorded.cases[2].signals[-2].payload["content"] == [
+        "answer to question 2 from openai",
+        "answer to curl question 2 from anthropic",
+    ]
+    replayed, proxy = run(Subprocesses(script), ds, "replay", None)
+    assert proxy.misses == [] and comparable(replayed) == comparable(recorded)
+
+
+def test_upstream_faults_are_retried_and_recorded_once(tmp_path: Path) -> None:
+    ds = dataset(tmp_path, 1)
+    with MockLLMServer(responder) as mock:
+        mock.fail_next(
+            Fault.status_code(429, retry_after="0"), Fault.status_code(503), Fault.drop()
+        )
+        result, proxy = run(Repeating(), ds, "record", mock)
+        assert result.cases[0].passed and proxy.failures == []
+        assert mock.pending_faults == 0 and len(mock.calls) == 6
+
+
+def test_a_failed_recording_never_overwrites_a_good_cassette(tmp_path: Path) -> None:
+    ds = dataset(tmp_path, 2)
+    cassette = tmp_path / "cassettes" / "proxied.proxy.yaml"
+    with MockLLMServer(responder) as mock:
+        run(AsyncHarness(), ds, "record", mock)
+        good = cassette.read_bytes()
+        mock.fail_next(*[Fault.status_code(500)] * 20, match=lambda c: "question 1" in c.prompt)
+        result, proxy = run(AsyncHarness(), ds, "record", mock)
+    assert result.cases[0].passed and not result.cases[1].passed
+    assert proxy.failures and "case 'case-1'" in proxy.failures[0]
+    kept = ProxyCassette(cassette).load()
+    assert [i.case for i in kept].count("case-1") == 3  # the good recording of case-1 stays
+    assert cassette.read_bytes().count(b"case-1") == good.count(b"case-1")
+    with MockLLMServer(responder) as mock:  # a timeout is retried too, then fails cleanly
+        mock.fail_next(*[Fault.slow(5)] * 30)
+        quick = RetryPolicy(max_retries=1, base_delay=0.01)
+        proxy = ModelProxy(
+            ProxyCassette(cassette), "record", upstream=upstream(mock), retry=quick, timeout=0.3
+        )
+        options = RunOptions(proxy=proxy.start())
+        result = asyncio.run(run_dataset(Repeating(), dataset(tmp_path, 1), options))
+        proxy.stop()
+        proxy.save()
+    assert not result.cases[0].passed and "upstream failed after 2 attempt(s)" in proxy.failures[0]
+    assert cassette.read_bytes().count(b"case-0") == good.count(b"case-0")
+
+
+def test_per_case_cassettes(tmp_path: Path) -> None:
+    ds = dataset(tmp_path, 2, perCase=True)
+    with MockLLMServer(responder) as mock:
+        run(AsyncHarness(), ds, "record", mock)
+    files = sorted(p.name for p in (tmp_path / "cassettes" / "proxied.proxy").iterdir())
+    assert files == ["case-0.yaml", "case-1.yaml"]
+    _, proxy = run(AsyncHarness(), ds, "replay", None)
+    assert proxy.misses == []
+
+
+def test_validate_knows_proxy_cassettes_and_locates_problems(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text("version: 1\ninteractions: []\n")
+    assert validate_path(good) == ("proxy cassette", [])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "version: 1\ninteractions:\n  - case: a\n    request: {method: POST}\n    response: {status: 200}\n"
+    )
+    kind, problems = validate_path(bad)
+    assert kind == "invalid" and problems[0].line == 4 and "path" in problems[0].message
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_the_proxy_is_gone_when_stopped(tmp_path: Path) -> None:
+    proxy = ModelProxy().start()
+    port = proxy.port
+    assert port_open(port)
+    proxy.stop()
+    assert not port_open(port)
+    proxy.stop()  # twice is fine

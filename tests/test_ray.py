@@ -1,0 +1,159 @@
+"""The Ray executor on a real local Ray instance (ray.init(num_cpus=2)): the same results
+as the local executor (minus timings), and every case exactly once when an actor dies
+mid-run, through the library and through the CLI (--executor ray --ray-address).
+
+One test function on purpose: under pytest-xdist a second one could start a second Ray
+instance on the other worker (two clusters on two cores)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from journal_helpers import load, without_timings
+
+from signal_eval_cli.dataset import load_dataset
+from signal_eval_cli.harness.entrypoints import resolve_harness
+from signal_eval_cli.journal import journal_path
+from signal_eval_cli.matrix import MatrixOptions, Variant, run_matrix
+from signal_eval_cli.ray_executor import (
+    RaySettings,
+    VariantSpec,
+    run_dataset_ray,
+    run_matrix_ray,
+)
+from signal_eval_cli.runner import RunOptions, run_dataset
+
+ray = pytest.importorskip("ray")  # installed by `make setup` (extra [ray]); CI runs this
+
+CLI = Path(sys.executable).parent / "signal-eval"
+
+HARNESS = """\
+import asyncio
+import os
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def create(bonus=0):
+    async def run(input, ctx):
+        with open(HERE / "calls.log", "a") as log:
+            log.write(f"{ctx.case_id} {os.getpid()}\\n")
+        await asyncio.sleep(0.01 * (input["n"] % 4))
+        if input["n"] == input.get("die_at", -1):
+            marker = HERE / f"died-{ctx.case_id}"
+            if not marker.exists():  # the first time only: the actor's process dies
+                marker.write_text("")
+                os._exit(1)
+        if input["n"] % 5 == 3:
+            raise ValueError("an errored case")
+        ctx.emit("harness:end", {"output": f"out {input['n'] + bonus}", "durationMs": input["n"]})
+    return run
+"""
+
+
+def write_eval(directory: Path, n: int, die_at: int = -1) -> Path:
+    (directory / "h.py").write_text(HARNESS)
+    cases = "".join(
+        f"  - id: c{i}\n    input: {{n: {i}, die_at: {die_at}}}\n"
+        f"    assertions: [{{type: signal.contains, pattern: harness:end}},"
+        f" {{type: output.contains, text: '{i % 3}'}}]\n"
+        for i in range(n)
+    )
+    path = directory / "eval.yaml"
+    path.write_text(f"name: on-ray\nharness: h.py:create\ncases:\n{cases}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    try:
+        yield str(ray.get_runtime_context().gcs_address)
+    finally:
+        ray.shutdown()
+
+
+def as_dicts(result: object) -> object:
+    return without_timings(result.to_dict("all"))  # type: ignore[attr-defined]
+
+
+def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path: Path) -> None:
+    # 1. library: the same results as the local executor
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    dataset = load_dataset(write_eval(lib, 30))
+    spec = VariantSpec("h.py:create", {"bonus": 1}, base_dir=lib)
+    options = RunOptions(concurrency=4, params={})
+    local = asyncio.run(
+        run_dataset(resolve_harness("h.py:create", {"bonus": 1}, base_dir=lib), dataset, options)
+    )
+    settings = RaySettings(address=cluster, actors=2, concurrency=4, batch=2)
+    on_ray = asyncio.run(run_dataset_ray(dataset, spec, RunOptions(concurrency=4), settings))
+    assert as_dicts(on_ray) == as_dicts(local)
+    pids = {line.split()[1] for line in (lib / "calls.log").read_text().splitlines()[30:]}
+    assert len(pids) == 2  # both actors ran cases
+    variants = [
+        Variant("one", "One", "h.py:create", {"bonus": 1}, base_dir=lib),
+        Variant("two", "Two", "h.py:create", {"bonus": 2}, base_dir=lib),
+    ]
+    small = dataclasses.replace(dataset, cases=dataset.cases[:12])
+    local_matrix = asyncio.run(run_matrix(variants, small, MatrixOptions(concurrency=4)))
+    ray_matrix = asyncio.run(
+        run_matrix_ray(variants, small, MatrixOptions(concurrency=4), settings)
+    )
+    # every variant's cases are equal; the ranking may break a latency tie either way
+    assert as_dicts(ray_matrix)["variants"] == as_dicts(local_matrix)["variants"]
+
+    # 2. CLI: an actor dies mid-run (case c7 kills its process the first time): every case
+    #    exactly once in the results and in the journal, equal to the local run
+    cli_dir = tmp_path / "cli"
+    cli_dir.mkdir()
+    write_eval(cli_dir, 40, die_at=7)
+    (cli_dir / "died-c7").write_text("")  # the local run must not die
+    local_run = subprocess.run(
+        [str(CLI), "run", "eval.yaml", "-o", "local.json", "-q"],
+        cwd=cli_dir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert local_run.returncode == 1, local_run.stderr
+    (cli_dir / "died-c7").unlink()
+    (cli_dir / "calls.log").unlink()
+    args = [
+        "run",
+        "eval.yaml",
+        "-o",
+        "ray.json",
+        "-q",
+        "--executor",
+        "ray",
+        "--ray-address",
+        cluster,
+    ]
+    args += ["--ray-actors", "2", "--concurrency", "3"]
+    done = subprocess.run(
+        [str(CLI), *args], cwd=cli_dir, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 1, done.stderr  # the errored cases fail, as locally
+    assert "Traceback" not in done.stderr
+    assert (cli_dir / "died-c7").exists()  # an actor really died
+    calls = [line.split() for line in (cli_dir / "calls.log").read_text().splitlines()]
+    assert [c for c, _ in calls].count("c7") == 2  # run again elsewhere
+    assert len({pid for _, pid in calls}) >= 3  # two actors, then a fresh one
+    saved = json.loads((cli_dir / "ray.json").read_text())["cases"]
+    assert [c["caseId"] for c in saved] == [f"c{i}" for i in range(40)]
+    lines = journal_path(cli_dir / "ray.json").read_text().splitlines()[1:]
+    assert sorted(json.loads(x)["case"] for x in lines) == sorted(f"c{i}" for i in range(40))
+    on_ray_cases, local_cases = load(cli_dir / "ray.json"), load(cli_dir / "local.json")
+    for mine, theirs in zip(on_ray_cases["cases"], local_cases["cases"], strict=True):
+        assert mine == theirs
+    assert on_ray_cases == local_cases

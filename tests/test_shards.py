@@ -1,0 +1,214 @@
+"""--shard i/N and `signal-eval merge` (in process, through the Typer app): merged shards
+equal the unsharded result minus timings; missing, duplicated, mismatched or unfinished
+shards are refused; matrices and scenarios resume and shard too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from journal_helpers import load
+from typer.testing import CliRunner
+
+from signal_eval_cli.cli import app
+from signal_eval_cli.journal import journal_path
+from signal_eval_cli.sharding import parse_shard, shard_ids
+
+HARNESS = """\
+from pathlib import Path
+
+def create(style="plain"):
+    async def run(input, ctx):
+        with open(Path(__file__).with_name("calls.log"), "a") as log:
+            log.write(f"{style}:{ctx.case_id}\\n")
+        if input.get("boom"):
+            raise RuntimeError("boom")
+        ctx.emit("harness:end", {"output": f"{style} {input['n']}", "durationMs": input["n"]})
+    return run
+"""
+
+
+def write_eval(directory: Path, n: int = 23) -> Path:
+    (directory / "h.py").write_text(HARNESS)
+    cases = "".join(
+        f"  - id: case-{i}\n    tags: [t{i % 3}]\n"
+        f"    input: {{n: {i}, boom: {'true' if i % 9 == 4 else 'false'}}}\n"
+        f"    assertions: [{{type: output.contains, text: '{i % 4}'}}]\n"
+        for i in range(n)
+    )
+    path = directory / "eval.yaml"
+    path.write_text(f"name: shards\nharness: h.py:create\nmetadata: {{team: x}}\ncases:\n{cases}")
+    return path
+
+
+def invoke(*args: object) -> tuple[int, str]:
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    return result.exit_code, result.output
+
+
+def calls(directory: Path) -> list[str]:
+    log = directory / "calls.log"
+    return log.read_text().split() if log.exists() else []
+
+
+def test_shards_are_balanced_deterministic_and_cover_every_case_once() -> None:
+    ids = [f"id-{i}" for i in range(101)]
+    for count in range(1, 8):
+        parts = [shard_ids(ids, (i, count)) for i in range(1, count + 1)]
+        assert sorted(x for p in parts for x in p) == sorted(ids)
+        assert max(map(len, parts)) - min(map(len, parts)) <= 1
+        assert parts == [shard_ids(list(reversed(ids)), (i, count)) for i in range(1, count + 1)]
+    assert shard_ids(ids, (2, 3)) == {i for i in shard_ids(ids, (2, 3))}  # no hash seed
+    assert parse_shard("2/5") == (2, 5)
+    for bad in ("0/3", "4/3", "1/0", "x", "1-3"):
+        with pytest.raises(Exception, match="--shard"):
+            parse_shard(bad)
+
+
+def test_merged_shards_equal_the_unsharded_run_for_n_1_to_5(tmp_path: Path) -> None:
+    write_eval(tmp_path)
+    whole = tmp_path / "whole.json"
+    code, _ = invoke("run", tmp_path / "eval.yaml", "-o", whole, "-q")
+    assert code == 1
+    expected = load(whole)
+    for count in range(1, 6):
+        parts = []
+        for index in range(1, count + 1):
+            part = tmp_path / f"part-{index}-of-{count}.json"
+            invoke("run", tmp_path / "eval.yaml", "-o", part, "-q", "--shard", f"{index}/{count}")
+            parts.append(part)
+        merged = tmp_path / f"merged-{count}.json"
+        code, output = invoke("merge", *parts, "-o", merged)
+        assert code == 1, output  # the same failures as the whole run
+        assert load(merged) == expected, count
+        # journals merge too, and mixed with results files
+        mixed = [journal_path(parts[0]), *parts[1:]]
+        code, output = invoke("merge", *mixed, "-o", tmp_path / "mixed.json")
+        assert code == 1, output
+        assert load(tmp_path / "mixed.json") == expected
+
+
+def test_missing_duplicated_mismatched_and_unfinished_shards_are_refused(tmp_path: Path) -> None:
+    path = write_eval(tmp_path)
+    parts = [tmp_path / f"p{i}.json" for i in (1, 2, 3)]
+    for i, part in enumerate(parts, start=1):
+        invoke("run", path, "-o", part, "-q", "--shard", f"{i}/3")
+    code, output = invoke("merge", parts[0], parts[2], "-o", tmp_path / "m.json")
+    assert code == 2 and "shard(s) 2/3 missing" in output
+    code, output = invoke("merge", *parts, parts[1], "-o", tmp_path / "m.json")
+    assert code == 2 and "shard 2/3 given twice" in output
+    whole = tmp_path / "whole.json"
+    invoke("run", path, "-o", whole, "-q")
+    code, output = invoke("merge", whole, "-o", tmp_path / "m.json")
+    assert code == 2 and "not a shard" in output
+    other = tmp_path / "other.json"
+    invoke("run", path, "-o", other, "-q", "--shard", "2/3", "-p", "style=fancy")
+    code, output = invoke("merge", parts[0], other, parts[2], "-o", tmp_path / "m.json")
+    assert code == 2 and "from another run" in output
+    four = tmp_path / "four.json"
+    invoke("run", path, "-o", four, "-q", "--shard", "2/4")
+    code, output = invoke("merge", parts[0], four, parts[2], "-o", tmp_path / "m.json")
+    assert code == 2 and "is one of 3" in output
+    journal = journal_path(parts[1])
+    journal.write_text("".join(journal.read_text().splitlines(keepends=True)[:-2]))
+    code, output = invoke("merge", parts[0], journal, parts[2], "-o", tmp_path / "m.json")
+    assert code == 2 and "incomplete" in output and "--resume" in output
+    assert not (tmp_path / "m.json").exists()
+
+
+MATRIX = """\
+name: styles
+dataset: eval.yaml
+variants:
+  - {id: plain, name: Plain, params: {style: plain}}
+  - {id: fancy, name: Fancy, params: {style: fancy}}
+"""
+
+
+def test_a_matrix_resumes_and_shards_like_a_dataset(tmp_path: Path) -> None:
+    write_eval(tmp_path, 9)
+    (tmp_path / "m.yaml").write_text(MATRIX)
+    whole = tmp_path / "whole.json"
+    assert invoke("matrix", tmp_path / "m.yaml", "-o", whole, "-q")[0] == 0
+    expected = load(whole)
+    assert len(calls(tmp_path)) == 18
+    journal = journal_path(whole)
+    lines = journal.read_text().splitlines(keepends=True)
+    journal.write_text("".join(lines[:8]))  # a crash after 7 of 18 cases
+    (tmp_path / "calls.log").unlink()
+    code, output = invoke("matrix", tmp_path / "m.yaml", "-o", whole, "-q", "--resume")
+    assert code == 0, output
+    assert len(calls(tmp_path)) == 11
+    assert load(whole) == expected
+    (tmp_path / "calls.log").unlink()
+    assert invoke("matrix", tmp_path / "m.yaml", "-o", whole, "-q", "--retry", "errored")[0] == 0
+    assert sorted(calls(tmp_path)) == ["fancy:case-4", "plain:case-4"]
+    parts = [tmp_path / f"p{i}.json" for i in (1, 2)]
+    for i, part in enumerate(parts, start=1):
+        invoke("matrix", tmp_path / "m.yaml", "-o", part, "-q", "--shard", f"{i}/2")
+    code, output = invoke("merge", *parts, "-o", tmp_path / "merged.json")
+    assert code == 0, output
+    assert load(tmp_path / "merged.json") == expected
+
+
+def scenario(sid: str, fail: bool = False) -> dict[str, object]:
+    return {
+        "id": sid,
+        "title": f"scenario {sid}",
+        "adapterId": "python-pytest",
+        "tags": ["smoke"],
+        "goals": [
+            {
+                "goal": "check",
+                "command": "{python}",
+                "args": ["-c", f"raise SystemExit({int(fail)})"],
+            }
+        ],
+        "fixture": {"path": "fx"},
+        "agentTask": {"instruction": f"WRITE|{sid}.txt|hello {sid}\n"},
+        "patternAssertions": [{"type": "file-exists", "path": f"{sid}.txt"}],
+    }
+
+
+def essence(path: Path) -> object:
+    """A scenario result minus what differs between runs of the same scenarios (timings in
+    goal messages, temp paths and signal ids inside each trace)."""
+    data = load(path)
+    for scenario in data["scenarios"]:
+        scenario["signals"] = [s["name"] for s in scenario["signals"]]
+    for case in data["cases"]:
+        case.pop("signals", None)
+        case["assertions"] = [(a["assertion"], a["passed"]) for a in case["assertions"]]
+    return data
+
+
+def test_scenarios_resume_and_merge_like_a_dataset(tmp_path: Path) -> None:
+    (tmp_path / "fx").mkdir()
+    (tmp_path / "fx" / "README").write_text("fixture\n")
+    (tmp_path / "scenarios").mkdir()
+    for i in range(5):
+        data = scenario(f"s{i}", fail=i == 2)
+        (tmp_path / "scenarios" / f"s{i}.json").write_text(json.dumps(data))
+    common = ["--all", "--dir", tmp_path / "scenarios", "--root", tmp_path]
+    whole = tmp_path / "whole.json"
+    code, output = invoke("scenario", *common, "-o", whole)
+    assert code == 1, output
+    expected = essence(whole)
+    journal = journal_path(whole)
+    lines = journal.read_text().splitlines(keepends=True)
+    journal.write_text("".join(lines[:3]))
+    assert invoke("scenario", *common, "-o", whole, "--resume")[0] == 1
+    assert essence(whole) == expected
+    assert (
+        json.loads(journal.read_text().splitlines()[1])["result"] == json.loads(lines[1])["result"]
+    )
+    parts = [tmp_path / f"p{i}.json" for i in (1, 2, 3)]
+    for i, part in enumerate(parts, start=1):
+        invoke("scenario", *common, "-o", part, "--shard", f"{i}/3")
+    code, output = invoke("merge", *parts, "-o", tmp_path / "merged.json")
+    assert code == 1, output
+    assert essence(tmp_path / "merged.json") == expected
+    (tmp_path / "fx" / "README").write_text("changed\n")
+    code, output = invoke("scenario", *common, "-o", whole, "--resume")
+    assert code == 2 and "a scenario fixture changed" in output
