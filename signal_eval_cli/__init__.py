@@ -16,7 +16,13 @@ from signal_eval_cli.assertions import (
 )
 from signal_eval_cli.compare import CompareOptions, Comparison, compare, compare_files
 from signal_eval_cli.dataset import EvalCase, EvalDataset, HarnessSpec, load_dataset, save_dataset
-from signal_eval_cli.errors import EvalError, InputError, Problem, UnknownAssertionType
+from signal_eval_cli.errors import (
+    EvalError,
+    InputError,
+    InvalidAssertion,
+    Problem,
+    UnknownAssertionType,
+)
 from signal_eval_cli.harness import HarnessContext, load_factory, resolve_harness
 from signal_eval_cli.matrix import MatrixResult, Variant, load_matrix, run_matrix
 from signal_eval_cli.persistence import load_result, save_result
@@ -54,6 +60,7 @@ __all__ = [
     "HarnessContext",
     "HarnessSpec",
     "InputError",
+    "InvalidAssertion",
     "Judge",
     "JudgeRequest",
     "JudgeVerdict",

@@ -26,6 +26,7 @@ from typing import Any
 
 from signal_eval_cli.limits import loads_json
 from signal_eval_cli.results import CaseMetrics, CaseResult, real
+from signal_eval_cli.signals import as_count
 
 __all__ = ["INDEX_KEY", "SEAL_KEY", "SealedResult", "build_index", "open_sealed", "seal"]
 
@@ -61,9 +62,9 @@ _CASE_COLUMNS: tuple[_Column, ...] = (
 )
 _METRIC_COLUMNS: tuple[_Column, ...] = (
     ("latencyMs", float, 0.0),
-    ("inputTokens", int, 0),
-    ("outputTokens", int, 0),
-    ("totalTokens", int, 0),
+    ("inputTokens", as_count, 0),
+    ("outputTokens", as_count, 0),
+    ("totalTokens", as_count, 0),
     ("cost", float, 0.0),
     ("activations", int, 0),
     ("runs", int, 1),

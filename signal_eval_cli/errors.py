@@ -11,6 +11,7 @@ from dataclasses import dataclass
 __all__ = [
     "EvalError",
     "InputError",
+    "InvalidAssertion",
     "Problem",
     "UnknownAssertionType",
     "closest",
@@ -46,6 +47,11 @@ class InputError(EvalError):
             problems = [Problem("", 0, 0, problems)]  # about arguments, not a file
         self.problems = problems
         super().__init__("\n".join(map(str, problems)))
+
+
+class InvalidAssertion(EvalError, ValueError):
+    """An assertion built in code that is malformed (a missing field, ``between: [1]``):
+    the loader reports these with their location; the API raises them."""
 
 
 class UnknownAssertionType(EvalError, KeyError):

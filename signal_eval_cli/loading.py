@@ -26,7 +26,12 @@ from signal_eval_cli.limits import (
     JsonProblem,
     loads_json,
 )
-from signal_eval_cli.patterns import compile_glob, compile_regex, matcher_problems, parse_path
+from signal_eval_cli.patterns import (
+    compile_glob,
+    compile_regex,
+    matcher_problems,
+    pattern_problems,
+)
 
 __all__ = ["SCHEMA_DIR", "Document", "load_document", "schema_validator", "validate_document"]
 
@@ -494,7 +499,9 @@ def _assertion_problems(
         elif isinstance(step, Mapping):
             if isinstance(step.get("pattern"), str):
                 yield from _glob_problem(doc, (*step_path, "pattern"), step["pattern"])
-            yield from _matcher_problems(doc, (*step_path, "payload"), step.get("payload"))
+            yield from _matcher_problems(
+                doc, (*step_path, "payload"), pattern_problems(step.get("payload"))
+            )
     if node["type"] == "output.matches" and isinstance(node.get("regex"), str):
         flags = node.get("flags", "")
         try:
@@ -506,20 +513,18 @@ def _assertion_problems(
             jsonschema.Draft202012Validator.check_schema(node["schema"])
         except jsonschema.SchemaError as exc:
             yield doc.problem((*path, "schema"), f"invalid JSON Schema: {exc.message}")
-    if isinstance(node.get("path"), str) and node["type"].startswith("snapshot."):
-        try:
-            parse_path(node["path"])
-        except ValueError as exc:
-            yield doc.problem((*path, "path"), str(exc))
-    for field in ("payload", "args", "value"):
-        yield from _matcher_problems(doc, (*path, field), node.get(field))
+    for field in ("payload", "args"):
+        yield from _matcher_problems(doc, (*path, field), pattern_problems(node.get(field)))
+    yield from _matcher_problems(doc, (*path, "value"), matcher_problems(node.get("value")))
     low, high = node.get("min"), node.get("max")
     if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
         yield doc.problem((*path, "min"), f"min ({low}) is greater than max ({high})")
 
 
-def _matcher_problems(doc: Document, path: JsonPath, expected: Any) -> Iterator[Problem]:
-    for suffix, message in matcher_problems(expected, ""):
+def _matcher_problems(
+    doc: Document, path: JsonPath, found: list[tuple[str, str]]
+) -> Iterator[Problem]:
+    for suffix, message in found:
         yield doc.problem((*path, *(_token(t) for t in suffix.split("/")[1:])), message)
 
 

@@ -18,8 +18,11 @@ __all__ = [
     "compile_regex",
     "get_path",
     "is_matcher",
+    "match_pattern",
     "match_value",
+    "matcher_problems",
     "parse_path",
+    "pattern_problems",
     "set_path",
     "values_equal",
 ]
@@ -76,78 +79,70 @@ def _search(pattern: re.Pattern[str], text: str) -> str | None:
 
 # -- paths ---------------------------------------------------------------------------
 
-_PATH_TOKEN = re.compile(r"\[(-?\d+)\]|\[[\"']([^\"']*)[\"']\]|([^.\[\]]+)|(\.)")
+_BRACKET = re.compile(r"\[([^\[\]]*)\]")
+_CANONICAL_INDEX = re.compile(r"0|[1-9][0-9]{0,17}")
 
 
 @lru_cache(maxsize=4096)
-def parse_path(path: str) -> tuple[str | int, ...]:
-    """``a.b[0].c`` → ``("a", "b", 0, "c")``; ``["x.y"]`` quotes a key with dots."""
-    tokens: list[str | int] = []
-    pos = 0
-    while pos < len(path):
-        found = _PATH_TOKEN.match(path, pos)
-        if found is None:
-            raise ValueError(f"invalid path {path!r} at character {pos + 1}")
-        index, quoted, key, _dot = found.groups()
-        if index is not None:
-            tokens.append(int(index))
-        elif quoted is not None:
-            tokens.append(quoted)
-        elif key is not None:
-            tokens.append(key)
-        pos = found.end()
-    if not tokens:
-        raise ValueError("a path must not be empty")
-    return tuple(tokens)
+def parse_path(path: str) -> tuple[str, ...]:
+    """The keys of a path: ``a.b[0].c`` → ``("a", "b", "0", "c")``; ``""`` → ``()``.
+
+    Every string is a path, so a state key such as ``"["`` can never break anything:
+    ``[x]`` means ``.x`` (``a[b]`` is ``a.b``), dots separate keys, and quotes or
+    unmatched brackets are ordinary characters of a key.
+    """
+    if not path:
+        return ()
+    dotted = _BRACKET.sub(r".\1", path)
+    if _BRACKET.match(path):
+        dotted = dotted[1:]  # a leading [x] is the first key, not an empty key then x
+    return tuple(dotted.split("."))
+
+
+def _index(key: str, length: int) -> int | None:
+    """``key`` as a list index below ``length``: canonical non-negative integers only
+    (``0``, ``12``; never ``-1``, ``01`` or ``+1``), as JavaScript reads array keys."""
+    if _CANONICAL_INDEX.fullmatch(key) is None:
+        return None
+    index = int(key)
+    return index if index < length else None
 
 
 def get_path(value: Any, path: str) -> tuple[bool, Any]:
-    """Follow ``path`` into nested dicts/lists: ``(found, value)``.
+    """Follow ``path`` into nested objects and lists: ``(found, value)``.
 
-    A numeric segment after a dot (``files.0``) indexes a list too.
+    ``files.0`` and ``files[0]`` both index a list; an empty path is ``value`` itself.
     """
-    for token in parse_path(path):
+    for key in parse_path(path):
         if isinstance(value, Mapping):
-            key = str(token)
             if key not in value:
                 return False, None
             value = value[key]
-        elif isinstance(value, list) and _as_index(token, len(value)) is not None:
-            value = value[_as_index(token, len(value))]  # type: ignore[index]
+        elif isinstance(value, (list, tuple)) and (index := _index(key, len(value))) is not None:
+            value = value[index]
         else:
             return False, None
     return True, value
 
 
 def set_path(value: Any, path: str, new: Any) -> Any:
-    """Return a copy of ``value`` with ``path`` set to ``new``; containers on the way are copied."""
-    return _set(value, parse_path(path), new)
-
-
-def _set(value: Any, tokens: tuple[str | int, ...], new: Any) -> Any:
-    if not tokens:
-        return new
-    head, rest = tokens[0], tokens[1:]
-    if isinstance(value, list):
-        index = _as_index(head, len(value))
+    """Return a copy of ``value`` with ``path`` set to ``new``; containers on the way are
+    copied, missing ones created as objects; one past the end of a list appends to it."""
+    spine: list[tuple[Any, Any]] = []  # (copied container, key or index), top down
+    for key in parse_path(path):
+        index = _index(key, len(value) + 1) if isinstance(value, list) else None
         if index is not None:
-            copy = list(value)
-            copy[index] = _set(value[index], rest, new)
-            return copy
-        if str(head) == str(len(value)):  # one past the end appends, as in JavaScript
-            return [*value, _set(None, rest, new)]
-    result = dict(value) if isinstance(value, Mapping) else {}
-    result[str(head)] = _set(result.get(str(head)), rest, new)
-    return result
-
-
-def _as_index(token: str | int, length: int) -> int | None:
-    if isinstance(token, str):
-        if not token.lstrip("-").isdigit():
-            return None
-        token = int(token)
-    index = token + length if token < 0 else token
-    return index if 0 <= index < length else None
+            container: Any = [*value, None] if index == len(value) else list(value)
+            spine.append((container, index))
+            value = container[index]
+        else:
+            container = dict(value) if isinstance(value, Mapping) else {}
+            spine.append((container, key))
+            value = container.get(key)
+    for container, slot in reversed(spine):
+        container[slot] = new
+        new = container
+    return new
 
 
 # -- values ---------------------------------------------------------------------------
@@ -226,13 +221,17 @@ def match_value(expected: Any, actual: Any) -> bool:
       never equals ``null``) and match;
     - an array matches element by element and must have the same length;
     - scalars compare strictly (booleans never equal numbers).
+
+    Raises ``ValueError`` for a matcher with a bad operand (``between: [1]``).
     """
     if is_matcher(expected):
+        for key, operand in expected.items():
+            problem = _operand_problem(key, operand)
+            if problem:
+                raise ValueError(problem)
         return all(_MATCHERS[key](actual, operand) for key, operand in expected.items())
     if isinstance(expected, Mapping):
-        return isinstance(actual, Mapping) and all(
-            key in actual and match_value(value, actual[key]) for key, value in expected.items()
-        )
+        return _match_object(expected, actual)
     if isinstance(expected, (list, tuple)):
         return (
             isinstance(actual, (list, tuple))
@@ -240,6 +239,21 @@ def match_value(expected: Any, actual: Any) -> bool:
             and all(match_value(e, a) for e, a in zip(expected, actual, strict=True))
         )
     return values_equal(expected, actual)
+
+
+def _match_object(expected: Mapping[str, Any], actual: Any) -> bool:
+    return isinstance(actual, Mapping) and all(
+        key in actual and match_value(value, actual[key]) for key, value in expected.items()
+    )
+
+
+def match_pattern(expected: Any, actual: Any) -> bool:
+    """Match a ``payload`` or ``args`` pattern: its top level is an object pattern, never
+    a matcher (``{contains: a}`` wants a key ``contains`` equal to ``"a"``); matchers
+    stand at any depth below. A non-object pattern matches as :func:`match_value`."""
+    if isinstance(expected, Mapping):
+        return _match_object(expected, actual)
+    return match_value(expected, actual)
 
 
 def matcher_problems(expected: Any, where: str = "") -> list[tuple[str, str]]:
@@ -261,6 +275,13 @@ def matcher_problems(expected: Any, where: str = "") -> list[tuple[str, str]]:
         for i, value in enumerate(expected):
             problems.extend(matcher_problems(value, f"{where}/{i}"))
     return problems
+
+
+def pattern_problems(expected: Any, where: str = "") -> list[tuple[str, str]]:
+    """:func:`matcher_problems` of a ``payload``/``args`` pattern (top level: an object)."""
+    if isinstance(expected, Mapping):
+        return [p for k, v in expected.items() for p in matcher_problems(v, f"{where}/{k}")]
+    return matcher_problems(expected, where)
 
 
 def _operand_problem(key: str, operand: Any) -> str | None:

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from signal_eval_cli.assertions import AssertionResult
-from signal_eval_cli.signals import Signal, Trace
+from signal_eval_cli.signals import Signal, Trace, as_count
 
 __all__ = [
     "RESULT_SCHEMA_VERSION",
@@ -39,9 +39,9 @@ def real(value: Any) -> float:
 @dataclass(slots=True)
 class CaseMetrics:
     latency_ms: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    total_tokens: int = 0
+    input_tokens: float = 0
+    output_tokens: float = 0
+    total_tokens: float = 0
     cost: float = 0.0
     activations: int = 0
     runs: int = 1
@@ -90,9 +90,9 @@ class CaseMetrics:
         get = data.get  # positional arguments, in field order
         return cls(
             real(get("latencyMs", 0.0)),
-            int(get("inputTokens", 0)),
-            int(get("outputTokens", 0)),
-            int(get("totalTokens", 0)),
+            as_count(get("inputTokens", 0)),
+            as_count(get("outputTokens", 0)),
+            as_count(get("totalTokens", 0)),
             real(get("cost", 0.0)),
             int(get("activations", 0)),
             max(1, int(get("runs", 1))),
@@ -222,7 +222,7 @@ class AggregateMetrics:
     p99_latency_ms: float = 0.0
     total_cost: float = 0.0
     avg_cost_per_case: float = 0.0
-    total_tokens: int = 0
+    total_tokens: float = 0
     avg_tokens_per_case: float = 0.0
     total_activations: int = 0
 

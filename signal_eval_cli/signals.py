@@ -24,7 +24,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from signal_eval_cli.patterns import compile_glob, set_path
+from signal_eval_cli.jsjson import js_stringify
+from signal_eval_cli.patterns import compile_glob, set_path, values_equal
 
 if TYPE_CHECKING:
     from signal_eval_cli.errors import Problem
@@ -65,7 +66,8 @@ class Signal:
     payload: Any = None
     id: str = ""
     timestamp: str | float | None = None
-    agent: str | None = None
+    agent: Any = None
+    """``source.agent`` as written: never coerced, so the number 5 is not the name "5"."""
     parent: str | None = None
     extra: dict[str, Any] | None = field(default=None, repr=False)
 
@@ -100,7 +102,7 @@ class Signal:
             payload=data.get("payload"),
             id=str(data.get("id") or ""),
             timestamp=data.get("timestamp"),
-            agent=_opt_str(source.get("agent")),
+            agent=source.get("agent"),
             parent=_opt_str(source.get("parent")),
             extra=extra or None,
         )
@@ -120,7 +122,7 @@ class Signal:
 _SIGNAL_KEYS = frozenset({"id", "name", "payload", "timestamp", "source"})
 
 
-def _opt_str(value: Any) -> str | None:
+def _opt_str(value: Any) -> str | None:  # ids are names, not values: "7" and 7 are one id
     return None if value is None else str(value)
 
 
@@ -133,7 +135,7 @@ class ToolCall:
     """A ``tool:call`` joined with its ``tool:result`` (by ``id``) when there is one."""
 
     id: str | None
-    name: str
+    name: Any
     input: Any
     position: int
     result: Any = None
@@ -152,14 +154,14 @@ class ToolCall:
 @dataclass(frozen=True, slots=True)
 class TraceMetrics:
     latency_ms: float | None
-    input_tokens: int
-    output_tokens: int
+    input_tokens: float
+    output_tokens: float
     cost: float
     activations: int
 
     @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
+    def total_tokens(self) -> float:
+        return as_count(self.input_tokens + self.output_tokens)
 
 
 class _CodeTable(dict[str, str]):
@@ -300,10 +302,10 @@ class Trace:
 
     @cached_property
     def final_state(self) -> Any:
-        """The ``state`` of the last ``harness:end``, else the state after every change."""
-        last = self.rfind("harness:end")
-        if last is not None:
-            payload = self.signals[last].payload
+        """``payload.state`` of the last ``harness:end`` that has a ``state`` key, else the
+        state after every change."""
+        for position in reversed(list(self.positions("harness:end"))):
+            payload = self.signals[position].payload
             if isinstance(payload, Mapping) and "state" in payload:
                 return payload["state"]
         return self.state_after(len(self.signals) - 1)
@@ -319,8 +321,6 @@ class Trace:
         last = self.rfind("provider:end")
         if last is not None:
             output = _field(self.signals[last].payload, "output")
-            if isinstance(output, Mapping) and isinstance(output.get("text"), str):
-                return str(output["text"])  # an SDK-style {text, ...} message
             if output is not None:
                 return _text(output)
         return "".join(_text(_field(s.payload, "content")) for s in self._last_stream())
@@ -349,8 +349,8 @@ class Trace:
             agents = [p.get("agent") if isinstance(p, Mapping) else None for p in payloads]
         return list(zip(agents, signals, strict=True))
 
-    def activations_of(self, agent: str) -> list[Signal]:
-        return [signal for who, signal in self.activations if who == agent]
+    def activations_of(self, agent: Any) -> list[Signal]:
+        return [signal for who, signal in self.activations if values_equal(agent, who)]
 
     @cached_property
     def tool_call_payloads(self) -> list[Mapping[str, Any]]:
@@ -358,16 +358,17 @@ class Trace:
         return [p for p in self.payloads("tool:call") if isinstance(p, Mapping)]
 
     @cached_property
-    def tool_names(self) -> list[str]:
-        """Names of every ``tool:call``, in order (``payload.name``, or ``toolName``)."""
-        return [str(p.get("name", p.get("toolName"))) for p in self.tool_call_payloads]
+    def tool_names(self) -> list[Any]:
+        """Names of every ``tool:call``, in order (``payload.name``, or ``toolName``), as
+        written: a call without a name has ``None``, never the name ``"None"``."""
+        return [p.get("name", p.get("toolName")) for p in self.tool_call_payloads]
 
-    def tool_inputs(self, name: str) -> list[Any]:
+    def tool_inputs(self, name: Any) -> list[Any]:
         """Inputs (``input``, or ``args``) of the calls of tool ``name``, in order."""
         return [
             p.get("input", p.get("args"))
             for p, called in zip(self.tool_call_payloads, self.tool_names, strict=True)
-            if called == name
+            if values_equal(name, called)
         ]
 
     @cached_property
@@ -386,7 +387,7 @@ class Trace:
             calls.append(
                 ToolCall(
                     id=call_id,
-                    name=str(payload.get("name", payload.get("toolName"))),
+                    name=payload.get("name", payload.get("toolName")),
                     input=payload.get("input", payload.get("args")),
                     position=position,
                     result=result.get("result"),
@@ -460,7 +461,7 @@ class Trace:
                 started = models.get(signal.parent, model) if signal.parent else model
                 priced = payload.get("model", started)
                 if isinstance(priced, str):
-                    cost += default_prices().cost(priced, int(tokens_in), int(tokens_out))
+                    cost += default_prices().cost(priced, tokens_in, tokens_out)
         return inputs, outputs, cost
 
     @property
@@ -469,8 +470,8 @@ class Trace:
         latency = self.latency_ms
         return TraceMetrics(
             latency_ms=latency if latency is not None else self.timestamp_span_ms,
-            input_tokens=int(inputs),
-            output_tokens=int(outputs),
+            input_tokens=as_count(inputs),
+            output_tokens=as_count(outputs),
             cost=cost,
             activations=self.count("agent:activated"),
         )
@@ -536,9 +537,24 @@ def _field(payload: Any, key: str) -> Any:
 
 
 def _text(value: Any) -> str:
+    """Content as text: a string as is, ``{text: "T"}`` as ``"T"``, anything else as
+    ``JSON.stringify`` writes it; ``None`` is ``""``."""
     if value is None:
         return ""
-    return value if isinstance(value, str) else json.dumps(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("text"), str):
+        return str(value["text"])  # an SDK-style {text, ...} message
+    try:
+        return js_stringify(value)
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply to write>"
+
+
+def as_count(value: Any) -> float:
+    """A token count as given: ``2`` (or ``2.0``) is the int ``2``, ``2.5`` stays ``2.5``."""
+    number = float(value)
+    return int(number) if number.is_integer() else number
 
 
 def _is_number(value: Any) -> bool:

@@ -1,8 +1,27 @@
-"""Reading /proc in tests that check no process outlives a kill (Linux only)."""
+"""Process helpers for tests: /proc readers (no process outlives a kill; Linux only),
+waiting for a child's line, and a rendezvous that shows concurrency by an event."""
 
 from __future__ import annotations
 
+import queue
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
+
+RENDEZVOUS = """\
+import pathlib, sys, time
+me, others = pathlib.Path(sys.argv[1]), [pathlib.Path(o) for o in sys.argv[2:]]
+me.touch()
+deadline = time.monotonic() + 120
+while not all(o.exists() for o in others) and time.monotonic() < deadline:
+    time.sleep(0.02)
+sys.exit(0 if all(o.exists() for o in others) else 1)
+"""
+"""A goal that passes only if the others started while it ran: it marks its own file and
+waits for theirs. Run one after the other, the first would give up: concurrency is shown by
+the event, whatever the machine's speed."""
 
 _DEAD = ("Z", "X")  # a zombie is dead, just not yet reaped
 
@@ -29,3 +48,33 @@ def group_members(pgid: int) -> list[int]:
             if fields is not None and int(fields[2]) == pgid and fields[0] not in _DEAD:
                 members.append(int(entry.name))
     return members
+
+
+def wait_for_line(stream: IO[str], wanted: Callable[[str], bool], timeout_s: float) -> list[str]:
+    """Lines read from ``stream`` up to and including the first ``wanted`` one.
+
+    A thread reads, so a child that prints nothing cannot block the test past
+    ``timeout_s`` (a bound on a hang, not on speed); the lines seen are returned either
+    way, for the failure message. The thread keeps draining the stream afterwards.
+    """
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        seen.append(line)
+        if wanted(line):
+            break
+    return seen

@@ -11,6 +11,8 @@ from conftest import check, fails, passes, review_trace, trace
 from signal_eval_cli import (
     AssertionResult,
     EvalContext,
+    EvalError,
+    InvalidAssertion,
     JudgeRequest,
     JudgeVerdict,
     Trace,
@@ -297,15 +299,30 @@ def test_results_do_not_depend_on_evaluation_order() -> None:
     assert forward == backward == [True, True, True, True]
 
 
-def test_malformed_assertion_through_the_api_fails_with_the_reason() -> None:
-    """Datasets are validated at load time; a hand-built dict gets a failed result, not a crash."""
-    missing = evaluate_assertion({"type": "signal.contains"}, trace("x"))
-    assert (
-        not missing.passed
-        and missing.message == "invalid signal.contains assertion: missing field 'pattern'"
-    )
-    bad_regex = evaluate_assertion({"type": "output.matches", "regex": "(open"}, trace("x"))
-    assert not bad_regex.passed and "invalid regex" in bad_regex.message
+@pytest.mark.parametrize(
+    ("assertion", "message"),
+    [
+        ({"type": "signal.contains"}, "invalid signal.contains assertion: missing field 'pattern'"),
+        ({"type": "output.matches", "regex": "(open"}, "invalid output.matches assertion: "),
+        (
+            {"type": "snapshot.final", "path": "", "value": {"between": [1]}},
+            "invalid snapshot.final assertion: 'between' needs [min, max] numbers, got [1]",
+        ),
+        (
+            {"type": "not", "assertion": {"type": "signal.contains"}},
+            "invalid signal.contains assertion: missing field 'pattern'",
+        ),
+    ],
+)
+def test_malformed_assertion_through_the_api_raises_the_packages_error(
+    assertion: dict[str, object], message: str
+) -> None:
+    """Datasets are validated at load time; a hand-built malformed dict raises our own
+    error (never IndexError from ``between: [1]``), naming the problem."""
+    with pytest.raises(InvalidAssertion) as raised:
+        evaluate_assertion(assertion, trace("x"))
+    assert str(raised.value).startswith(message)
+    assert isinstance(raised.value, EvalError)
 
 
 def test_jsonl_with_a_byte_order_mark_loads(tmp_path: Path) -> None:
@@ -318,7 +335,6 @@ def test_jsonl_with_a_byte_order_mark_loads(tmp_path: Path) -> None:
     "inner",
     [
         {"type": "llm.judge", "criteria": ["is rude"], "minScore": 0.5},  # no judge configured
-        {"type": "snapshot.final", "path": "a["},  # invalid path
         {"type": "file-exists", "path": "x.txt"},  # no workspace outside a scenario
         {"type": "all", "assertions": [{"type": "llm.judge", "criteria": ["x"], "minScore": 1}]},
     ],

@@ -120,7 +120,6 @@ cases:
         ("output.matches", "regex", '"(unclosed"', "invalid regex"),
         ("signal.contains", "pattern", '"***"', "bad pattern"),
         ("signal.contains", "pattern", '""', "should be non-empty"),
-        ("snapshot.final", "path", '"a..["', "invalid path 'a..['"),
     ],
 )
 def test_bad_regex_or_glob_is_a_located_load_error(
@@ -262,7 +261,8 @@ cases:
       - type: output.contains
         txt: x
       - type: snapshot.final
-        path: "a["
+        path: ""
+        value: {between: [1]}
       - type: signal.trajectory
         patterns:
           - {pattern: b, payload: {q: {matches: "(("}}}
@@ -272,10 +272,10 @@ cases:
     assert [f.split(": ", 1)[0] for f in found] == [
         f"{path}:6:9",
         f"{path}:7:9",
-        f"{path}:9:15",
-        f"{path}:12:49",
+        f"{path}:10:26",
+        f"{path}:13:49",
     ], found
-    assert "unknown field 'txt'" in found[1] and "invalid path" in found[2]
+    assert "unknown field 'txt'" in found[1] and "'between' needs [min, max]" in found[2]
     assert "invalid regex" in found[3]
 
 

@@ -235,23 +235,24 @@ def test_compile_regex_errors_are_value_errors(source: str, flags: str) -> None:
 
 def test_parse_path() -> None:
     assert parse_path("analysis.confidence") == ("analysis", "confidence")
-    assert parse_path("files[0].path") == ("files", 0, "path")
-    assert parse_path("a[-1]") == ("a", -1)
-    assert parse_path('["x.y"].z') == ("x.y", "z")
-    with pytest.raises(ValueError):
-        parse_path("")
+    assert parse_path("files[0].path") == ("files", "0", "path")
+    assert parse_path("a[-1]") == ("a", "-1")
+    assert parse_path('a["b"]') == ("a", '"b"')  # quotes are part of the key
+    assert parse_path("[0].a") == ("0", "a")
+    assert parse_path("") == ()  # the whole state
+    assert parse_path("[") == ("[",) and parse_path("a[b") == ("a[b",)
 
 
 def test_get_path() -> None:
     state = {"files": [{"path": "a.py"}, {"path": "b.py"}], "n": None, "x.y": 1}
     assert get_path(state, "files[1].path") == (True, "b.py")
     assert get_path(state, "files.0.path") == (True, "a.py")
-    assert get_path(state, "files[-1].path") == (True, "b.py")
+    assert get_path(state, "files[-1].path") == (False, None)  # no negative indexing
     assert get_path(state, "n") == (True, None)  # null exists
     assert get_path(state, "files[2]") == (False, None)
     assert get_path(state, "missing.deep") == (False, None)
     assert get_path(state, "n.deeper") == (False, None)
-    assert get_path(state, '["x.y"]') == (True, 1)
+    assert get_path(state, "") == (True, state)
     assert get_path("text", "length") == (False, None)
     assert get_path(None, "a") == (False, None)
 

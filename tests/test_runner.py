@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import wait_for_line
 
 from signal_eval_cli import (
     EvalCase,
@@ -90,8 +91,8 @@ def test_blocking_sync_harnesses_get_a_thread_each_up_to_the_concurrency() -> No
     started = time.perf_counter()
     result = run(harness, dataset(24), concurrency=12)
     assert result.passed_cases == 24
-    assert peak.peak == 12
-    assert time.perf_counter() - started < 1.5  # 2 waves of 150 ms, not 24 × 150 ms
+    assert peak.peak == 12  # twelve at once, never more
+    assert time.perf_counter() - started < 24 * 0.15  # not one after the other
 
 
 # -- timeouts -------------------------------------------------------------------------------------
@@ -112,7 +113,7 @@ def test_timeout_cancels_a_hanging_harness_quickly() -> None:
     data.cases[1].timeout = 50
     started = time.perf_counter()
     result = run(harness, data, timeout=120, concurrency=3)
-    assert time.perf_counter() - started < 3
+    assert time.perf_counter() - started < 20  # not the harness's 30 s
     errors = [c.error for c in result.cases]
     assert errors == ["timed out after 120 ms", "timed out after 50 ms", "timed out after 120 ms"]
     assert sorted(cancelled) == ["c0", "c1", "c2"]
@@ -123,12 +124,12 @@ def test_timeout_cancels_a_hanging_harness_quickly() -> None:
 def test_dataset_default_timeout_applies_and_a_sync_harness_cannot_hold_the_run() -> None:
     def harness(input: Any, ctx: HarnessContext) -> None:
         ctx.emit("harness:start")
-        time.sleep(0.6)  # blocks its thread, not the loop
+        time.sleep(30)  # blocks its thread, not the loop
         ctx.emit("harness:end")
 
     started = time.perf_counter()
     result = run(harness, dataset(2, default_timeout=80), concurrency=2)
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 20  # not the harness's 30 s
     assert [c.error for c in result.cases] == ["timed out after 80 ms"] * 2
 
 
@@ -449,6 +450,8 @@ def test_file_entry_points_resolve_against_the_dataset_not_the_cwd(tmp_path: Pat
 
 
 def test_ctrl_c_keeps_what_finished_and_exits_130(tmp_path: Path) -> None:
+    """Cases 3-20 wait (cancellably) for ten minutes: whatever the machine's load, Ctrl-C
+    lands while case 3 runs, and exactly the two finished cases are kept."""
     output = tmp_path / "partial.json"
     process = subprocess.Popen(
         [
@@ -466,25 +469,21 @@ def test_ctrl_c_keeps_what_finished_and_exits_130(tmp_path: Path) -> None:
         text=True,
         env={**os.environ, "COLUMNS": "120"},
     )
-    assert process.stderr is not None
-    seen: list[str] = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = process.stderr.readline()
-        if not line:
-            break
-        seen.append(line)
-        if line.startswith("[2/20]"):
-            break
-    assert any(line.startswith("[2/20]") for line in seen), seen
-    process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=30)
-    assert process.returncode == 130, stdout + stderr
+    try:
+        assert process.stderr is not None
+        seen = wait_for_line(process.stderr, lambda line: line.startswith("[2/20]"), 300)
+        assert seen and seen[-1].startswith("[2/20]"), seen
+        process.send_signal(signal.SIGINT)
+        stdout, _ = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, stdout
     data = json.loads(output.read_text())
     assert data["interrupted"] is True
     finished = [c["caseId"] for c in data["cases"]]
-    assert 2 <= len(finished) < 20
-    assert finished == [f"slow-{i:02d}" for i in range(1, len(finished) + 1)]
+    assert finished == ["slow-01", "slow-02"]
     assert all(c["passed"] for c in data["cases"])
     reloaded = load_result(output)
     assert reloaded.interrupted and reloaded.total_cases == len(finished)

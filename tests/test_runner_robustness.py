@@ -32,7 +32,7 @@ def create():
     def run(input, ctx):
         if input.get("stuck"):
             Path(__file__).with_name("started").write_text("yes")
-            time.sleep(100)
+            time.sleep(600)  # far longer than any bound below: waiting for it shows
         ctx.emit("harness:end")
     return run
 """
@@ -61,7 +61,7 @@ def test_a_stuck_sync_harness_neither_starves_later_cases_nor_keeps_the_process(
         [str(CLI), *args, "--output", str(output)],
         capture_output=True,
         text=True,
-        timeout=9,
+        timeout=300,
     )
     elapsed = time.monotonic() - started
     assert done.returncode == 1, done.stdout + done.stderr
@@ -69,7 +69,7 @@ def test_a_stuck_sync_harness_neither_starves_later_cases_nor_keeps_the_process(
     assert cases["a"]["passed"] and cases["c"]["passed"], cases
     assert not cases["b"]["passed"]
     assert "timed out" in cases["b"]["error"]
-    assert elapsed < 6, elapsed
+    assert elapsed < 120, elapsed  # it did not wait for the stuck thread's 600 s
 
 
 def test_ctrl_c_exits_while_a_sync_harness_is_stuck(tmp_path: Path) -> None:
@@ -81,12 +81,12 @@ def test_ctrl_c_exits_while_a_sync_harness_is_stuck(tmp_path: Path) -> None:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 6
+        deadline = time.monotonic() + 120  # a bound on a hang, not on speed
         while not (tmp_path / "started").exists() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert (tmp_path / "started").exists(), "the stuck case never started"
         process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=3)
+        stdout, stderr = process.communicate(timeout=120)
     finally:
         process.kill()
         process.wait()
@@ -163,7 +163,7 @@ def test_our_own_cancellation_still_propagates() -> None:
 
     started = time.monotonic()
     asyncio.run(main())
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 60  # not the harness's 100 s
 
 
 def test_our_timeout_still_times_out_an_async_harness() -> None:
@@ -274,7 +274,7 @@ def test_filters_that_select_nothing_are_input_errors(
         [str(CLI), "run", str(tmp_path / "eval.yaml"), *args],
         capture_output=True,
         text=True,
-        timeout=9,
+        timeout=120,
         env={**os.environ, "COLUMNS": "200"},
     )
     assert done.returncode == 2, done.stdout + done.stderr

@@ -310,6 +310,14 @@ def test_reports_and_compare_treat_scenarios_as_cases(project: Path) -> None:
 CLI = Path(sys.executable).parent / "signal-eval"
 
 
+def _command_of(pid: int) -> bytes:
+    """``/proc/<pid>/cmdline`` (empty once the process is gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _gone(pid: int, timeout_s: float = 5.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while alive(pid) or group_members(pid):
@@ -338,7 +346,8 @@ def test_ctrl_c_writes_the_finished_scenarios_and_kills_running_goals(tmp_path: 
             "fixture": {"path": "fx"},
         },
     )
-    # The goal's shell writes its pid (its process group) and becomes `sleep 20`.
+    # The goal's shell writes its pid (its process group) and becomes `sleep 600`: far longer
+    # than the test, so however loaded the machine, Ctrl-C lands while the goal runs.
     write_json(
         scenarios / "stuck.json",
         {
@@ -349,7 +358,7 @@ def test_ctrl_c_writes_the_finished_scenarios_and_kills_running_goals(tmp_path: 
                     "goal": "hang",
                     "command": "sh",
                     "args": ["-c", f"echo $$ > '{marker}.tmp' && mv '{marker}.tmp' '{marker}' "
-                             "&& exec sleep 20"],
+                             "&& exec sleep 600"],
                 }
             ],
             "fixture": {"path": "fx"},
@@ -369,26 +378,26 @@ def test_ctrl_c_writes_the_finished_scenarios_and_kills_running_goals(tmp_path: 
     sleeper = None
     try:
         # Scenarios run one at a time, in order: the stuck goal started, so quick finished.
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300  # a bound on a hang, not on speed
         while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         assert marker.exists(), process.communicate(timeout=30)
         sleeper = int(marker.read_text())
-        deadline = time.monotonic() + 10
-        while not Path(f"/proc/{sleeper}/cmdline").read_bytes().startswith(b"sleep"):
-            assert time.monotonic() < deadline, "the goal never became `sleep 20`"
+        deadline = time.monotonic() + 300
+        while not _command_of(sleeper).startswith(b"sleep"):
+            assert time.monotonic() < deadline, "the goal never became `sleep 600`"
             time.sleep(0.02)
         os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
-        stdout, stderr = process.communicate(timeout=30)
+        stdout, stderr = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-        leftover = sleeper is not None and not _gone(sleeper)
+        leftover = sleeper is not None and not _gone(sleeper, timeout_s=120)
         if leftover:
             os.killpg(sleeper, signal.SIGKILL)  # type: ignore[arg-type]
     assert process.returncode == 130, stdout + stderr
-    assert not leftover, "the running goal's `sleep 20` outlived the CLI"
+    assert not leftover, "the running goal's `sleep 600` outlived the CLI"
     assert "Traceback" not in stderr, stderr
     data = json.loads(output.read_text())
     assert data["interrupted"] is True

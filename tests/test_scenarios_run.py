@@ -7,11 +7,11 @@ import json
 import shutil
 import stat
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import RENDEZVOUS
 
 from signal_eval_cli.diffing import unified_diff
 from signal_eval_cli.persistence import load_result, save_result
@@ -405,11 +405,22 @@ def test_run_result_is_a_dataset_result_and_round_trips(root: Path, tmp_path: Pa
 
 
 def test_scenarios_run_concurrently_and_keep_their_order(root: Path) -> None:
-    sleep = {"goal": "sleep", "command": PY, "args": ["-c", "import time; time.sleep(0.8)"]}
-    scenarios = [scenario(id=f"s{i}", goals=[sleep]) for i in range(3)]
-    started = time.monotonic()
+    marks = [str(root / f"started-{i}") for i in range(3)]
+    scenarios = [
+        scenario(
+            id=f"s{i}",
+            goals=[
+                {
+                    "goal": "meet",
+                    "command": PY,
+                    "args": ["-c", RENDEZVOUS, marks[i], *(m for m in marks if m != marks[i])],
+                }
+            ],
+        )
+        for i in range(3)
+    ]
     result = asyncio.run(run_scenarios(scenarios, root=root, concurrency=3))
-    assert time.monotonic() - started < 2.0
+    assert all(s.passed for s in result.scenarios), [s.id for s in result.scenarios]
     assert [s.id for s in result.scenarios] == ["s0", "s1", "s2"]
     assert all(s.passed for s in result.scenarios)
 

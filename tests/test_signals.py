@@ -185,7 +185,7 @@ def test_output_is_last_text_complete() -> None:
     )
     assert t.output == "second"
     assert trace(("text:complete", {"content": None})).output == ""
-    assert trace(("text:complete", {"content": {"a": 1}})).output == '{"a": 1}'
+    assert trace(("text:complete", {"content": {"a": 1}})).output == '{"a":1}'
     assert trace("harness:end").output == ""
 
 

@@ -12,11 +12,11 @@ PREVIEW_ITEMS = 5
 
 
 def bounds(
-    assertion: Mapping[str, Any], *, at_least_once: bool = True
+    assertion: Mapping[str, Any], *, at_least_once: bool
 ) -> tuple[int | float | None, int | float | None]:
     """``(min, max)``: ``exact`` (or ``count``) overrides ``min``/``max``.
 
-    With no bound at all the default is "at least once" unless told otherwise.
+    With no bound at all: "at least once" when ``at_least_once``, else no constraint.
     """
     exact = assertion.get("exact", assertion.get("count"))
     if exact is not None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from signal_eval_cli.errors import UnknownAssertionType
+from signal_eval_cli.errors import InvalidAssertion, UnknownAssertionType
 from signal_eval_cli.signals import Signal, Trace
 
 __all__ = [
@@ -226,7 +226,8 @@ def evaluate_assertion(
 ) -> AssertionResult:
     """Evaluate one assertion against a trace, a list of signals, or an :class:`EvalContext`.
 
-    Raises :class:`UnknownAssertionType` for a ``type`` nobody registered.
+    Raises :class:`UnknownAssertionType` for a ``type`` nobody registered and
+    :class:`InvalidAssertion` for a malformed one (datasets are checked when loaded).
     """
     data = as_mapping(assertion)
     check = lookup(data.get("type"))
@@ -234,12 +235,10 @@ def evaluate_assertion(
     started = time.perf_counter()
     try:
         outcome = check(data, ctx)
-    except UnknownAssertionType:
+    except (UnknownAssertionType, InvalidAssertion):
         raise
-    except (KeyError, TypeError, ValueError) as exc:  # a malformed assertion fails, loudly
-        outcome = Outcome(
-            False, f"invalid {data.get('type')} assertion: {_describe(exc)}", errored=True
-        )
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise InvalidAssertion(f"invalid {data.get('type')} assertion: {_describe(exc)}") from None
     elapsed = (time.perf_counter() - started) * 1000
     return AssertionResult(
         assertion=data,

@@ -8,14 +8,14 @@ from typing import Any
 
 from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, count_outcome, short
 from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
-from signal_eval_cli.patterns import match_value
+from signal_eval_cli.patterns import match_pattern
 from signal_eval_cli.signals import Signal, Trace
 
 TRAJECTORY_PREVIEW = 50
 
 
 def _carries(signal: Signal, payload: Any) -> bool:
-    return payload is None or match_value(payload, signal.payload)
+    return payload is None or match_pattern(payload, signal.payload)
 
 
 def _find(trace: Trace, pattern: str, payload: Any, start: int = 0) -> int | None:

@@ -7,24 +7,29 @@ from typing import Any
 
 from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, count_outcome, short
 from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
-from signal_eval_cli.patterns import match_value
+from signal_eval_cli.patterns import match_pattern, values_equal
 
 
-def _called_names(ctx: EvalContext) -> list[str]:
+def _called_names(ctx: EvalContext) -> list[Any]:
     return ctx.trace.tool_names
+
+
+def _calls_of(name: Any, names: list[Any]) -> int:
+    """How many calls are named ``name``: strictly, so ``5`` is not ``"5"``."""
+    return sum(values_equal(name, called) for called in names)
 
 
 @assertion("tool.called")
 def tool_called(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     names = _called_names(ctx)
     return count_outcome(
-        f"calls of tool '{a['name']}'", names.count(a["name"]), a, _first_distinct(names)
+        f"calls of tool '{a['name']}'", _calls_of(a["name"], names), a, _first_distinct(names)
     )
 
 
 @assertion("tool.notCalled")
 def tool_not_called(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
-    count = _called_names(ctx).count(a["name"])
+    count = _calls_of(a["name"], _called_names(ctx))
     if count == 0:
         return Outcome(True, f"tool '{a['name']}' was not called", 0, 0)
     return Outcome(False, f"tool '{a['name']}' was called {count} time(s)", 0, count)
@@ -36,7 +41,7 @@ def tool_called_with(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     if status is not None:
         return _called_with_status(name, args, status, ctx)
     calls = ctx.trace.tool_inputs(name)
-    match = next((c for c in calls if match_value(args, c)), None)
+    match = next((c for c in calls if match_pattern(args, c)), None)
     if match is not None:
         return Outcome(True, f"'{name}' called with {short(match)}", args, match)
     if not calls:
@@ -52,8 +57,8 @@ def tool_called_with(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
 
 def _called_with_status(name: str, args: Any, status: str, ctx: EvalContext) -> Outcome:
     """A call of ``name`` matching ``args`` whose result is ``status`` (``ok``/``error``)."""
-    calls = [c for c in ctx.trace.tool_calls if c.name == name]
-    matching = [c for c in calls if match_value(args, c.input)]
+    calls = [c for c in ctx.trace.tool_calls if values_equal(name, c.name)]
+    matching = [c for c in calls if match_pattern(args, c.input)]
     hit = next((c for c in matching if c.status == status), None)
     expected = {"args": args, "status": status}
     if hit is not None:
@@ -128,10 +133,11 @@ def tool_sequence(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     names = _called_names(ctx)
     step = 0
     for name in names:
-        if step < len(expected) and name == expected[step]:
+        if step < len(expected) and values_equal(expected[step], name):
             step += 1
     if step == len(expected):
-        return Outcome(True, f"tools called in order: {' → '.join(expected)}", expected, names)
+        order = " → ".join(map(str, expected))
+        return Outcome(True, f"tools called in order: {order}", expected, names)
     after = f" after '{expected[step - 1]}'" if step else ""
     return Outcome(
         False,
@@ -142,5 +148,7 @@ def tool_sequence(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-def _first_distinct(names: list[str]) -> list[str]:
-    return list(dict.fromkeys(names))[:PREVIEW_ITEMS]
+def _first_distinct(names: list[Any]) -> list[str]:
+    """The first distinct names, for a message (a name that is not a string is shown as JSON)."""
+    shown = dict.fromkeys(name if isinstance(name, str) else short(name) for name in names)
+    return list(shown)[:PREVIEW_ITEMS]

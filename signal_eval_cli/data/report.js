@@ -54,27 +54,16 @@
     }).join("");
     return new RegExp("^(?:" + body + ")$");
   }
-  var PATH_TOKEN = /\[(-?\d+)\]|\[["']([^"']*)["']\]|([^.\[\]]+)|(\.)/y;
-  function parsePath(path) {
-    var tokens = [], pos = 0, m;
-    while (pos < path.length) {
-      PATH_TOKEN.lastIndex = pos;
-      m = PATH_TOKEN.exec(path);
-      if (!m) return null;
-      if (m[1] !== undefined) tokens.push(parseInt(m[1], 10));
-      else if (m[2] !== undefined) tokens.push(m[2]);
-      else if (m[3] !== undefined) tokens.push(m[3]);
-      pos = PATH_TOKEN.lastIndex;
-    }
-    return tokens.length ? tokens : null;
+  function parsePath(path) {  // patterns.parse_path: every string is a path, [x] means .x
+    if (!path) return [];
+    var dotted = path.replace(/\[([^\[\]]*)\]/g, ".$1");
+    if (/^\[[^\[\]]*\]/.test(path)) dotted = dotted.slice(1);
+    return dotted.split(".");
   }
-  function asIndex(token, length) {
-    if (typeof token === "string") {
-      if (!/^-?\d+$/.test(token)) return null;
-      token = parseInt(token, 10);
-    }
-    var i = token < 0 ? token + length : token;
-    return i >= 0 && i < length ? i : null;
+  function asIndex(token, length) {  // canonical non-negative integers only: not -1, not 01
+    if (!/^(?:0|[1-9][0-9]{0,17})$/.test(token)) return null;
+    var i = parseInt(token, 10);
+    return i < length ? i : null;
   }
   function isMapping(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
   function setTokens(value, tokens, next) {
@@ -118,8 +107,7 @@
     for (var i = 0; i <= index && i < signals.length; i++) {
       var writes = stateWrites(signals[i]);
       for (var w = 0; w < writes.length; w++) {
-        var tokens = parsePath(writes[w][0]);
-        if (tokens) state = setTokens(state, tokens, writes[w][1]);
+        state = setTokens(state, parsePath(writes[w][0]), writes[w][1]);
       }
     }
     return state;

@@ -59,9 +59,10 @@ from signal_eval_cli.paths import base_dir_of, default_cassette, resolve_from
 from signal_eval_cli.patterns import (
     compile_glob,
     get_path,
+    match_pattern,
     match_value,
     matcher_problems,
-    parse_path,
+    pattern_problems,
     set_path,
     values_equal,
 )
@@ -237,10 +238,6 @@ def _semantic_problems(doc: Document) -> list[Problem]:
             problems += _guard_problems(doc, agent["when"], (*at, "when"))
         for key, source in (agent.get("updates") or {}).items():
             problems += _source_problems(doc, source, (*at, "updates", key))
-            try:
-                parse_path(key)
-            except ValueError as exc:
-                problems.append(doc.problem((*at, "updates", key), str(exc), key=True))
         for j, emit in enumerate(agent.get("emits", [])):
             if isinstance(emit, Mapping):
                 for name, source in (emit.get("payload") or {}).items():
@@ -277,7 +274,7 @@ def _guard_problems(
     if "payload" in guard:
         problems += [
             doc.problem((*at, "payload", *p.split("/")[1:]), m)
-            for p, m in matcher_problems(guard["payload"])
+            for p, m in pattern_problems(guard["payload"])
         ]
     if not set(guard) - {"reason"}:
         problems.append(
@@ -294,11 +291,6 @@ def _guard_problems(
 def _state_matchers(guard: Mapping[str, Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for path, expected in (guard.get("state") or {}).items():
-        try:
-            parse_path(path)
-        except ValueError as exc:
-            out.append((f"/{path}", str(exc)))
-            continue
         out += [(f"/{path}{p}", m) for p, m in matcher_problems(expected)]
     return out
 
@@ -377,7 +369,7 @@ def guard_failure(guard: Mapping[str, Any], state: Any, trigger: Signal | None) 
             return f"trigger '{name}' does not match '{guard['signal']}'"
     if "payload" in guard:
         payload = trigger.payload if trigger is not None else None
-        if not match_value(guard["payload"], payload):
+        if not match_pattern(guard["payload"], payload):
             return f"trigger payload {short(payload)} does not match {short(guard['payload'])}"
     for sub in guard.get("all", []):
         failure = guard_failure(sub, state, trigger)

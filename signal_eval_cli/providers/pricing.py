@@ -29,7 +29,7 @@ class Price:
     input: float
     output: float
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
+    def cost(self, input_tokens: float, output_tokens: float) -> float:
         return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
 
     @classmethod
@@ -94,7 +94,7 @@ class PriceTable:
         self._cache[model] = found
         return found
 
-    def cost(self, model: str | None, input_tokens: int, output_tokens: int) -> float:
+    def cost(self, model: str | None, input_tokens: float, output_tokens: float) -> float:
         price = self.lookup(model)
         return price.cost(input_tokens, output_tokens) if price is not None else 0.0
 

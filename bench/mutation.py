@@ -1,0 +1,508 @@
+"""Mutation score of the engine: do its tests catch a wrong verdict?
+
+Draws a seeded sample of mutants from every mutation site of the engine
+(``patterns.py``, ``signals.py``, ``jsjson.py``, ``assertions/*.py``): comparison and
+boolean swaps, constants ±1, return values negated, statements deleted, off-by-one
+slices. Each mutant runs against the engine's own tests, only those that execute the
+mutated statement (a line map is traced once, first), fastest first, stopping at the
+first failure. A mutant whose tests all pass survived.
+
+Mutants listed in ``bench/equivalent_mutants.txt`` (reviewed: equivalent by
+construction, each with its reason) are left out of the score, never whole categories.
+
+Prints the survivors (``file:line original → mutant``), the score with its 95% (Wilson)
+interval and sample size, and ``mutation_score: <percent>`` last.
+
+Run: .venv/bin/python bench/mutation.py [--sample N] [--seed S] [--workers W]
+(``make mutation``). A copy of this file is the pytest plugin the runs load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+PACKAGE = "signal_eval_cli"
+ASSERTION_MODULES = (
+    "_helpers _registry agent compose files judge metric output signal snapshot tool"
+)
+TARGETS = [  # listed, not globbed: the plugin runs from a copy of this file elsewhere
+    f"{PACKAGE}/patterns.py",
+    f"{PACKAGE}/signals.py",
+    f"{PACKAGE}/jsjson.py",
+    *(
+        f"{PACKAGE}/assertions/{name}.py"
+        for name in (
+            "_helpers",
+            "_registry",
+            "agent",
+            "compose",
+            "files",
+            "judge",
+            "metric",
+            "output",
+            "signal",
+            "snapshot",
+            "tool",
+        )
+    ),
+]
+TESTS = [
+    "tests/test_engine_verdicts.py",
+    "tests/test_engine_semantics.py",
+    "tests/test_assertions_agent.py",
+    "tests/test_assertions_compose_judge.py",
+    "tests/test_assertions_metric_output_tool.py",
+    "tests/test_assertions_signal.py",
+    "tests/test_assertions_state.py",
+    "tests/test_signals.py",
+    "tests/test_patterns.py",
+    "tests/test_loading.py",
+]
+EQUIVALENT = BENCH / "equivalent_mutants.txt"
+CACHE = ROOT / ".mutation-cache"
+
+
+# -- mutants ---------------------------------------------------------------------------
+
+_SWAPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+_DELETABLE = (
+    ast.Assign,
+    ast.AugAssign,
+    ast.Expr,
+    ast.Return,
+    ast.Raise,
+    ast.If,
+    ast.Continue,
+    ast.Break,
+)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    path: str  # relative to the repository
+    line: int
+    start: int  # byte offsets of the replaced source
+    end: int
+    replacement: str
+    original: str
+    in_function: bool
+    statement_lines: tuple[int, int]
+
+    @property
+    def label(self) -> str:
+        return f"{self.path}:{self.line} {_one_line(self.original)} → {_one_line(self.replacement)}"
+
+    def apply(self, source: bytes) -> bytes:
+        return source[: self.start] + self.replacement.encode() + source[self.end :]
+
+
+def _one_line(text: str, limit: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _offsets(source: bytes) -> list[int]:
+    starts, total = [0], 0
+    for line in source.splitlines(keepends=True):
+        total += len(line)
+        starts.append(total)
+    return starts
+
+
+_SOURCES: dict[str, bytes] = {}
+
+
+def mutants_of(path: str) -> list[Mutant]:
+    source = _SOURCES.setdefault(path, (ROOT / path).read_bytes())
+    tree = ast.parse(source)
+    starts = _offsets(source)
+    found: list[Mutant] = []
+    skip: set[int] = set()  # ids of nodes never mutated: annotations, docstrings, f-strings
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for arg in (*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs):
+                if arg.annotation is not None:
+                    skip.update(map(id, ast.walk(arg.annotation)))
+            if node.returns is not None:
+                skip.update(map(id, ast.walk(node.returns)))
+        if isinstance(node, ast.AnnAssign):
+            skip.update(map(id, ast.walk(node.annotation)))
+        if isinstance(node, ast.JoinedStr):
+            skip.update(map(id, ast.walk(node)))
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(map(id, ast.walk(node)))
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            skip.update(map(id, ast.walk(node)))
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and _is_docstring(body[0]):
+            skip.update(map(id, ast.walk(body[0])))
+
+    def visit(node: ast.AST, in_function: bool, statement: ast.stmt | None) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for default in (*node.args.defaults, *node.args.kw_defaults):
+                if default is not None:
+                    visit(default, in_function, statement)
+            if not isinstance(node, ast.Lambda):
+                for decorator in node.decorator_list:
+                    visit(decorator, in_function, statement)
+            inner = node.body if isinstance(node.body, list) else [node.body]
+            for child in inner:
+                visit(child, True, child if isinstance(child, ast.stmt) else statement)
+            return
+        if isinstance(node, ast.stmt):
+            statement = node
+        if id(node) not in skip:
+            for replacement, target in _replacements(node):
+                found.append(
+                    _mutant(path, source, starts, target, replacement, in_function, statement)
+                )
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_function, statement)
+
+    visit(tree, False, None)
+    return found
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _replacements(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """``(new source, node it replaces)`` for every mutation of ``node``."""
+    if isinstance(node, ast.Compare):
+        for i, op in enumerate(node.ops):
+            if type(op) in _SWAPS:
+                ops = [*node.ops]
+                ops[i] = _SWAPS[type(op)]()
+                yield f"({ast.unparse(ast.Compare(node.left, ops, node.comparators))})", node
+    elif isinstance(node, ast.BoolOp):
+        other: ast.boolop = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        yield f"({ast.unparse(ast.BoolOp(other, node.values))})", node
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield f"({ast.unparse(node.operand)})", node
+    elif isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool):
+            yield repr(not value), node
+        elif isinstance(value, int):
+            yield f"({value + 1})", node
+            yield f"({value - 1})", node
+        elif isinstance(value, float):
+            yield f"({value + 1})", node
+    elif isinstance(node, ast.Slice):
+        for bound in (node.lower, node.upper):
+            if bound is not None:
+                yield f"({ast.unparse(bound)} + 1)", bound
+    value = node.value if isinstance(node, ast.Return) else None
+    if value is not None and not (isinstance(value, ast.Constant) and value.value is None):
+        yield f"(not ({ast.unparse(value)}))", value
+    if isinstance(node, _DELETABLE) and not _is_docstring(node):  # type: ignore[arg-type]
+        yield "pass", node
+
+
+def _mutant(
+    path: str,
+    source: bytes,
+    starts: list[int],
+    node: Any,
+    replacement: str,
+    in_function: bool,
+    statement: ast.stmt | None,
+) -> Mutant:
+    start = starts[node.lineno - 1] + node.col_offset
+    end = starts[node.end_lineno - 1] + node.end_col_offset
+    lines = (statement.lineno, statement.end_lineno or statement.lineno) if statement else (0, 0)
+    return Mutant(
+        path,
+        node.lineno,
+        start,
+        end,
+        replacement,
+        source[start:end].decode(),
+        in_function,
+        lines,
+    )
+
+
+def reviewed_equivalents() -> dict[str, str]:
+    """``label → reason`` from ``bench/equivalent_mutants.txt`` (``label  # reason``)."""
+    out: dict[str, str] = {}
+    if EQUIVALENT.exists():
+        for line in EQUIVALENT.read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith("#"):
+                label, _, reason = line.partition("  # ")
+                out[label.strip()] = reason.strip()
+    return out
+
+
+# -- running tests against a mutant -------------------------------------------------------------
+
+
+class Workspace:
+    """A private copy of the package that one worker mutates, one mutant at a time."""
+
+    def __init__(self, base: Path) -> None:
+        self.dir = base
+        shutil.copytree(ROOT / PACKAGE, base / PACKAGE, symlinks=False)
+        # The plugin, on its own: bench/ itself must not be importable (bench/html.py
+        # would shadow the standard library's html).
+        shutil.copy(Path(__file__), base / "mutation_plugin.py")
+        self.hypothesis = base / "hypothesis"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {
+            **os.environ,
+            "PYTHONPATH": str(self.dir),
+            "HYPOTHESIS_STORAGE_DIRECTORY": str(self.hypothesis),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            **extra,
+        }
+
+    def pytest(self, select: list[str] | None, timeout: float, **env: str) -> tuple[int, float]:
+        """Run the engine tests (``select``: only these node ids, in this order; only their
+        files are collected)."""
+        extra = dict(env)
+        files = TESTS
+        if select is not None:
+            chosen = self.dir / "select.json"
+            chosen.write_text(json.dumps(select))
+            extra["MUTATION_SELECT"] = str(chosen)
+            files = sorted({t.split("::", 1)[0] for t in select}, key=TESTS.index)
+        command = [sys.executable, "-P", "-m", "pytest", "-x", "-q", "-p", "no:randomly",
+                   "-p", "no:cacheprovider", "-p", "mutation_plugin", *files]  # fmt: skip
+        started = time.perf_counter()
+        try:
+            done = subprocess.run(
+                command, cwd=ROOT, env=self.env(**extra), capture_output=True, timeout=timeout
+            )
+        except subprocess.TimeoutExpired:
+            return -1, time.perf_counter() - started
+        return done.returncode, time.perf_counter() - started
+
+    def run(self, mutant: Mutant, select: list[str], timeout: float) -> tuple[str, float]:
+        target = self.dir / mutant.path
+        original = _SOURCES[mutant.path]  # as read when the mutants were made
+        target.write_bytes(mutant.apply(original))
+        try:
+            code, seconds = self.pytest(select, timeout)
+        finally:
+            target.write_bytes(original)
+        verdict = {0: "survived", -1: "killed (timeout)", 5: "not run"}.get(code, "killed")
+        return verdict, seconds
+
+
+def line_map(workspace: Workspace) -> tuple[dict[str, float], dict[tuple[str, int], list[str]]]:
+    """Trace the unmutated tests once: each test's duration and the target lines it runs.
+
+    Cached under ``.mutation-cache/`` by a hash of the engine and its tests.
+    """
+    digest = hashlib.sha256()
+    for name in [*TARGETS, *TESTS, "tests/conftest.py"]:
+        digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes())
+    out = CACHE / f"lines-{digest.hexdigest()[:16]}.json"
+    seconds = 0.0
+    if not out.exists():
+        CACHE.mkdir(exist_ok=True)
+        traced = workspace.dir / "lines.json"
+        code, seconds = workspace.pytest(None, 3600, MUTATION_TRACE=str(traced))
+        if code != 0:
+            raise SystemExit(f"the engine tests fail without any mutant (exit {code}): fix them")
+        shutil.move(traced, out)
+    data = json.loads(out.read_text())
+    durations = {nodeid: entry["s"] for nodeid, entry in data.items()}
+    lines: dict[tuple[str, int], list[str]] = {}
+    for nodeid, entry in data.items():
+        for path, line in entry["lines"]:
+            lines.setdefault((path, line), []).append(nodeid)
+    how = f"traced in {seconds:.0f} s" if seconds else f"cached in {out.relative_to(ROOT)}"
+    print(f"line map: {len(data)} tests, {how}", file=sys.stderr)
+    return durations, lines
+
+
+def tests_for(
+    mutant: Mutant, durations: dict[str, float], lines: dict[tuple[str, int], list[str]]
+) -> list[str]:
+    """The tests that run the mutated statement, fastest first (every test for a mutant
+    of module-level code, which runs at import)."""
+    if not mutant.in_function:
+        chosen = set(durations)
+    else:
+        first, last = mutant.statement_lines
+        chosen = {t for n in range(first, last + 1) for t in lines.get((mutant.path, n), ())}
+    return sorted(chosen, key=lambda t: (durations[t], t))
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sample", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=19)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    population = [m for path in TARGETS for m in mutants_of(path)]
+    sample = random.Random(args.seed).sample(population, min(args.sample, len(population)))
+    equivalents = reviewed_equivalents()
+    excluded = [m for m in sample if m.label in equivalents]
+    scored = [m for m in sample if m.label not in equivalents]
+    print(
+        f"mutation: {len(sample)} of {len(population)} mutants (seed {args.seed}) of "
+        f"{len(TARGETS)} engine modules, {args.workers} workers",
+        file=sys.stderr,
+    )
+    with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
+        workspaces = [Workspace(Path(tmp) / f"w{i}") for i in range(args.workers)]
+        durations, lines = line_map(workspaces[0])
+        free = list(workspaces)
+        lock = threading.Lock()
+        results: dict[Mutant, str] = {}
+
+        def one(mutant: Mutant) -> None:
+            select = tests_for(mutant, durations, lines)
+            if not select:
+                results[mutant] = "survived (no test runs it)"
+                return
+            with lock:
+                workspace = free.pop()
+            try:
+                # Generous: a loaded machine is slow, and a timeout counts as a kill.
+                timeout = 300 + 10 * sum(durations[t] for t in select)
+                results[mutant], seconds = workspace.run(mutant, select, timeout)
+            finally:
+                with lock:
+                    free.append(workspace)
+            print(f"  {results[mutant]:<17} {seconds:5.1f} s  {mutant.label}", file=sys.stderr)
+
+        with ThreadPoolExecutor(args.workers) as pool:
+            list(pool.map(one, scored))
+    survivors = [m for m in scored if results[m].startswith("survived")]
+    not_run = [m for m in scored if results[m] == "not run"]
+    judged = [m for m in scored if m not in not_run]
+    killed = len(judged) - len(survivors)
+    low, high = wilson(killed, len(judged))
+    print(f"\nsurvivors ({len(survivors)}):")
+    for m in sorted(survivors, key=lambda m: (m.path, m.line)):
+        print(f"  {m.label}  [{results[m]}]")
+    if not_run:
+        print(
+            f"not run ({len(not_run)}; selection found no test): "
+            + "; ".join(m.label for m in not_run)
+        )
+    print(f"reviewed equivalent mutants in the sample, not scored ({len(excluded)}):")
+    for m in excluded:
+        print(f"  {m.label}  # {equivalents[m.label]}")
+    print(f"reviewed list: {len(equivalents)} entries in {EQUIVALENT.relative_to(ROOT)}")
+    score = 100 * killed / len(judged) if judged else 0.0
+    print(
+        f"killed {killed} of {len(judged)} sampled mutants: {score:.1f}% "
+        f"(95% interval {100 * low:.1f}–{100 * high:.1f}%), sample size {len(judged)}, "
+        f"{time.perf_counter() - started:.0f} s"
+    )
+    print(f"mutation_score: {score:.1f}")
+
+
+# -- the pytest plugin the runs load (-p mutation_plugin) ---------------------------------------------
+
+_TRACE_OUT = os.environ.get("MUTATION_TRACE")
+_SELECT = os.environ.get("MUTATION_SELECT")
+_traced: dict[str, dict[str, Any]] = {}
+_hits: set[tuple[str, int]] = set()
+_files: dict[str, str] = {}  # absolute path of a traced module -> its repository path
+
+
+def _local(frame: FrameType, event: str, arg: Any) -> Any:
+    if event == "line":
+        _hits.add((_files[frame.f_code.co_filename], frame.f_lineno))
+    return _local
+
+
+def _global(frame: FrameType, event: str, arg: Any) -> Any:
+    return _local if frame.f_code.co_filename in _files else None
+
+
+def pytest_configure(config: Any) -> None:
+    from hypothesis import settings
+
+    # Deterministic examples, no deadline (tracing is slow), no shared example database.
+    settings.register_profile("mutation", deadline=None, derandomize=True, database=None)
+    settings.load_profile("mutation")
+    if _TRACE_OUT:
+        base = Path(os.environ["PYTHONPATH"].split(os.pathsep)[0])
+        _files.update({str(base / t): t for t in TARGETS})
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    if _SELECT:
+        order = {nodeid: i for i, nodeid in enumerate(json.loads(Path(_SELECT).read_text()))}
+        items[:] = sorted((i for i in items if i.nodeid in order), key=lambda i: order[i.nodeid])
+
+
+def _trace_protocol(item: Any) -> Iterator[None]:
+    _hits.clear()
+    began = time.perf_counter()
+    sys.settrace(_global)
+    threading.settrace(_global)
+    try:
+        yield
+    finally:
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type]
+        _traced[item.nodeid] = {"s": time.perf_counter() - began, "lines": sorted(_hits)}
+
+
+if _TRACE_OUT:
+    import pytest
+
+    pytest_runtest_protocol = pytest.hookimpl(hookwrapper=True)(_trace_protocol)
+
+    def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+        Path(str(_TRACE_OUT)).write_text(json.dumps(_traced))
+
+
+if __name__ == "__main__":
+    main()
