@@ -272,6 +272,7 @@ def make_job(
         executor=None,
         judge=None,
         finished={},
+        proxy=None,  # this process's loopback record/replay server cannot travel to an actor
     )
     return _Job(dataset, cases, dict(variants), plain), cases
 
