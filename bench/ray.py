@@ -46,7 +46,12 @@ def main() -> None:
     local_s = time.perf_counter() - started
     assert local.passed_cases == CASES
 
-    ray.init(num_cpus=ACTORS, include_dashboard=False, logging_level="warning")
+    ray.init(
+        num_cpus=ACTORS,
+        include_dashboard=False,
+        logging_level="warning",
+        _node_ip_address="127.0.0.1",
+    )
     try:
         up: list[float] = []
         settings = RaySettings(

@@ -91,7 +91,7 @@ def _ensure_ray(ray: Any, address: str | None) -> None:
         if address:
             ray.init(address=address, log_to_driver=True, logging_level="warning")
         else:
-            ray.init(include_dashboard=False, logging_level="warning")
+            ray.init(include_dashboard=False, logging_level="warning", _node_ip_address="127.0.0.1")
     except (ConnectionError, ValueError, RuntimeError) as exc:
         raise InputError(f"--ray-address {address or '(local)'}: cannot connect: {exc}") from None
 

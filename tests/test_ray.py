@@ -74,7 +74,12 @@ def write_eval(directory: Path, n: int, die_at: int = -1) -> Path:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        logging_level="warning",
+        _node_ip_address="127.0.0.1",
+    )
     try:
         yield str(ray.get_runtime_context().gcs_address)
     finally:
