@@ -124,7 +124,7 @@ def build_workspace(root: Path) -> dict[str, tuple[str, bytes]]:
         code = _run_cli(root, ["run", "code-review.yaml", "-q", "--signals", "all", "-o", name])
         assert code in (0, 1), f"seed run exited {code}"
     results = json.loads((root / "baseline.json").read_text())
-    (root / "traces").mkdir()
+    (root / "traces").mkdir(exist_ok=True)
     for case in results["cases"]:
         lines = [json.dumps(s) for s in case.get("signals", [])]
         (root / "traces" / f"{case['caseId']}.jsonl").write_text("\n".join(lines) + "\n")

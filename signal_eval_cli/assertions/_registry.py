@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from signal_eval_cli.errors import InvalidAssertion, UnknownAssertionType
+from signal_eval_cli.regex_budget import RegexTimeout
 from signal_eval_cli.signals import Signal, Trace
 
 __all__ = [
@@ -237,6 +238,9 @@ def evaluate_assertion(
         outcome = check(data, ctx)
     except (UnknownAssertionType, InvalidAssertion):
         raise
+    except RegexTimeout as exc:  # a user's regex over its budget fails its assertion, any type
+        elapsed = (time.perf_counter() - started) * 1000
+        return AssertionResult(data, False, str(exc), evaluation_ms=elapsed, errored=True)
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise InvalidAssertion(f"invalid {data.get('type')} assertion: {_describe(exc)}") from None
     elapsed = (time.perf_counter() - started) * 1000
