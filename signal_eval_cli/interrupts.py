@@ -9,6 +9,7 @@ the writing of what finished. Exit codes follow the shell's 128 + signal number:
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -33,7 +34,10 @@ class Interrupts:
     def handle(self, signum: int, frame: FrameType | None) -> None:
         if self.received is None:
             self.received = signum
-            raise KeyboardInterrupt
+            # Stop the way Ctrl-C does: inside asyncio.run its own SIGINT handler cancels the
+            # run gracefully (a KeyboardInterrupt raised here, mid-loop, could leave it hung).
+            os.kill(os.getpid(), signal.SIGINT)
+            return
         self.later.append(signum)  # the run is already unwinding: let it write
 
     @property
@@ -53,7 +57,9 @@ def interrupts() -> Iterator[Interrupts]:
     if threading.current_thread() is not threading.main_thread():
         yield caught
         return
-    previous: dict[int, Any] = {sig: signal.signal(sig, caught.handle) for sig in HANDLED}
+    previous: dict[int, Any] = {
+        sig: signal.signal(sig, caught.handle) for sig in HANDLED if sig != signal.SIGINT
+    }
     try:
         yield caught
     finally:
