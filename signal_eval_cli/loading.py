@@ -495,19 +495,25 @@ _GLOB_FIELDS = ("pattern", "afterSignal", "triggerPattern", "signal")
 
 
 def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, Mapping[str, Any]]]:
-    """Every mapping with a string ``type`` under an ``assertions``-like list, recursively."""
-    if isinstance(data, Mapping):
-        if (
-            isinstance(data.get("type"), str)
-            and path
-            and (isinstance(path[-1], int) or path[-1] == "assertion")
-        ):
-            yield path, data
-        for key, value in data.items():
-            yield from assertion_nodes(value, (*path, key))
-    elif isinstance(data, list):
-        for i, value in enumerate(data):
-            yield from assertion_nodes(value, (*path, i))
+    """Every mapping with a string ``type`` under an ``assertions``-like list, recursively
+    (in document order; a loop over containers only, as a dataset may hold millions)."""
+    stack: list[tuple[Any, JsonPath]] = [(data, path)]
+    while stack:
+        node, where = stack.pop()
+        children: Any
+        if isinstance(node, dict):
+            if (
+                where
+                and isinstance(node.get("type"), str)
+                and (isinstance(where[-1], int) or where[-1] == "assertion")
+            ):
+                yield where, node
+            children = node.items()
+        elif isinstance(node, list):
+            children = enumerate(node)
+        else:
+            continue
+        stack.extend([(v, (*where, k)) for k, v in children if isinstance(v, (dict, list))][::-1])
 
 
 def _semantic_problems(doc: Document) -> Iterator[Problem]:
@@ -550,8 +556,10 @@ def _assertion_problems(
         except jsonschema.SchemaError as exc:
             yield doc.problem((*path, "schema"), f"invalid JSON Schema: {exc.message}")
     for field in ("payload", "args"):
-        yield from _matcher_problems(doc, (*path, field), pattern_problems(node.get(field)))
-    yield from _matcher_problems(doc, (*path, "value"), matcher_problems(node.get("value")))
+        if field in node:
+            yield from _matcher_problems(doc, (*path, field), pattern_problems(node[field]))
+    if "value" in node:
+        yield from _matcher_problems(doc, (*path, "value"), matcher_problems(node["value"]))
     low, high = node.get("min"), node.get("max")
     if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
         yield doc.problem((*path, "min"), f"min ({low}) is greater than max ({high})")
