@@ -12,6 +12,7 @@ Timed, each as a child process (wall, CPU and peak RSS from ``wait4``):
 - the floor, in the same run: a child that only iterates libyaml's events over the file
   (``yaml.parse`` with the C parser), what any PyYAML-based reader pays.
 Last line: ``load_100k_s: <validate wall s>`` (target ≤ 5 s and ≤ 500 MB).
+``python bench/load.py 10000`` times a 10,000-case dataset (an older build, for comparison).
 """
 
 from __future__ import annotations
@@ -93,15 +94,16 @@ def measure(argv: list[str], cwd: Path) -> dict[str, Any]:
 
 
 def main() -> int:
+    cases = int(sys.argv[1]) if len(sys.argv) > 1 else CASES  # fewer, to time an old build
     work = Path(tempfile.mkdtemp(prefix="signal-eval-load-"))
     try:
-        dataset = work / "d100k.yaml"
-        write_dataset(dataset, CASES)
+        dataset = work / "dataset.yaml"
+        write_dataset(dataset, cases)
         traces = work / "traces"
         traces.mkdir()
         shutil.copy(ROOT / "datasets/traces/langgraph.jsonl", traces / "case-0.jsonl")
         size = dataset.stat().st_size / 1e6
-        print(f"dataset: {CASES:,} cases, {size:.1f} MB; load {os.getloadavg()[0]:.2f}")
+        print(f"dataset: {cases:,} cases, {size:.1f} MB; load {os.getloadavg()[0]:.2f}")
         floor = measure([sys.executable, "-c", FLOOR, str(dataset)], work)
         validate = measure([*CLI, "validate", str(dataset)], work)
         run = measure(
@@ -126,7 +128,7 @@ def main() -> int:
             )
         print(f"load inside run: {in_run} s")
         print(f"validate_cpu_vs_floor: {validate['cpu'] / floor['cpu']:.2f}")
-        print(f"load_100k_s: {validate['wall']:.2f}")
+        print(f"load_{cases // 1000}k_s: {validate['wall']:.2f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -10,6 +10,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# Imported now: the submodule of the same name would shadow a lazy ``compare``.
+from signal_eval_cli.compare import CompareOptions, Comparison, compare, compare_files
+
 if TYPE_CHECKING:
     from signal_eval_cli.assertions import (
         AssertionResult,
@@ -22,7 +25,6 @@ if TYPE_CHECKING:
         evaluate_assertions,
         known_types,
     )
-    from signal_eval_cli.compare import CompareOptions, Comparison, compare, compare_files
     from signal_eval_cli.dataset import (
         EvalCase,
         EvalDataset,
@@ -122,8 +124,6 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "AssertionResult": "signal_eval_cli.assertions",
     "CaseMetrics": "signal_eval_cli.results",
     "CaseResult": "signal_eval_cli.results",
-    "CompareOptions": "signal_eval_cli.compare",
-    "Comparison": "signal_eval_cli.compare",
     "DatasetResult": "signal_eval_cli.results",
     "EvalCase": "signal_eval_cli.dataset",
     "EvalContext": "signal_eval_cli.assertions",
@@ -148,8 +148,6 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "UnknownAssertionType": "signal_eval_cli.errors",
     "Variant": "signal_eval_cli.matrix",
     "assertion": "signal_eval_cli.assertions",
-    "compare": "signal_eval_cli.compare",
-    "compare_files": "signal_eval_cli.compare",
     "evaluate_assertion": "signal_eval_cli.assertions",
     "evaluate_assertions": "signal_eval_cli.assertions",
     "generate_json_report": "signal_eval_cli.reports.json_report",
