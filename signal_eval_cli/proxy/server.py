@@ -151,6 +151,8 @@ class ModelProxy:
         self._stopped: asyncio.Event | None = None
         self._client: Any = None
         self.port = 0
+        self.cpu_seconds = 0.0
+        """CPU time the serving thread spent (known once stopped): what the proxy costs."""
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -174,6 +176,7 @@ class ModelProxy:
     def _serve(self, ready: threading.Event, failure: list[BaseException]) -> None:
         loop = asyncio.new_event_loop()
         self._loop = loop
+        began = time.thread_time()
         try:
             loop.run_until_complete(self._main(ready))
         except BaseException as exc:  # reported to start() when it happens while starting
@@ -181,6 +184,7 @@ class ModelProxy:
         finally:
             ready.set()
             loop.close()
+            self.cpu_seconds = time.thread_time() - began
 
     async def _main(self, ready: threading.Event) -> None:
         from aiohttp import ClientSession, ClientTimeout, DummyCookieJar, TCPConnector, web
