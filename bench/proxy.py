@@ -137,6 +137,7 @@ def main() -> None:
     latency_added = figures["record"][1] - figures["direct"][1]
     process_added = (figures["record"][2] - figures["direct"][2]) * 1000 / args.cases
     print(f"ideal wall: {ideal:.3f} s (recorded durations: {replay_ideal:.3f} s)")
+    print(f"direct wall / ideal (the floor without the proxy): {figures['direct'][0] / ideal:.3f}")
     print(f"record wall / direct wall: {figures['record'][0] / figures['direct'][0]:.3f}")
     print(
         f"replay wall / ideal of the recorded durations: {figures['replay'][0] / replay_ideal:.3f}"
