@@ -1,19 +1,20 @@
 """1,000 one-call cases at concurrency 100 against the loopback mock (100 ms), direct
 and through the run's model proxy (record, then replay).
 
-Each case's harness POSTs one chat completion with a shared ``httpx.AsyncClient``:
-to the mock directly, or to the case's proxy prefix (``ctx.proxy.openai_base_url``).
-The mock (``bench/mock_llm.py``) runs in its own process. Per call we time the
-request as the harness sees it. ``proxy_overhead_ms_per_call`` is the CPU time the
-proxy's thread spends per recorded call (``ModelProxy.cpu_seconds``: on a shared
-machine load inflates latency, not work); the mean added latency and the process
-CPU of the record run minus the direct run (both measured in this run) are printed
-too. Replay runs with ``timing: true``
-(each call waits its recorded duration), so its ideal wall time is cases /
-concurrency × 100 ms (and, printed beside it, the sum of the recorded durations over
-the concurrency: what a perfect replay of this recording takes).
+Each case's harness POSTs one chat completion with a shared ``aiohttp`` session (the
+transport of the built-in providers; ``--client httpx``: an ``httpx.AsyncClient``, whose
+pool costs milliseconds of CPU per call at this concurrency), to the mock directly or to
+the case's proxy prefix (``ctx.proxy.openai_base_url``). The mock
+(``bench/mock_llm.py``) runs in its own process. Per call we time the request as the
+harness sees it. ``proxy_overhead_ms_per_call`` is the CPU time the proxy's thread
+spends per recorded call (``ModelProxy.cpu_seconds``: on a shared machine load inflates
+latency, not work); the mean added latency and the process CPU of the record run minus
+the direct run (both measured in this run) are printed too. Replay runs with ``timing:
+true`` (each call waits its recorded duration), so its ideal wall time is cases /
+concurrency × 100 ms (and, printed beside it, the sum of the recorded durations over the
+concurrency: what a perfect replay of this recording takes).
 
-    python bench/proxy.py [--cases 1000] [--concurrency 100] [--latency-ms 100]
+    python bench/proxy.py [--cases 1000] [--concurrency 100] [--latency-ms 100] [--client aiohttp]
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def _start_mock() -> Any:
 
 
 class OneCall:
-    def __init__(self, client: httpx.AsyncClient, direct: str | None) -> None:
+    def __init__(self, client: Any, direct: str | None) -> None:
         self.client, self.direct = client, direct
         self.latencies: list[float] = []
 
@@ -62,10 +63,27 @@ class OneCall:
         base = self.direct or ctx.proxy.openai_base_url
         body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": input}]}
         began = time.perf_counter()
-        reply = await self.client.post(f"{base}/chat/completions", json=body)
+        if isinstance(self.client, httpx.AsyncClient):
+            reply = await self.client.post(f"{base}/chat/completions", json=body)
+            reply.raise_for_status()
+            answer = reply.json()
+        else:
+            async with self.client.post(f"{base}/chat/completions", json=body) as response:
+                response.raise_for_status()
+                answer = await response.json()
         self.latencies.append((time.perf_counter() - began) * 1000)
-        reply.raise_for_status()
-        return [{"name": "text:complete", "payload": {"content": reply.json()["id"]}}]
+        return [{"name": "text:complete", "payload": {"content": answer["id"]}}]
+
+
+def make_client(kind: str, connections: int) -> Any:
+    """The harness's HTTP client: aiohttp (the transport of the built-in providers), or
+    httpx (whose pool costs milliseconds of CPU per call at this concurrency)."""
+    if kind == "httpx":
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        return httpx.AsyncClient(limits=limits, timeout=60)
+    import aiohttp
+
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=connections))
 
 
 async def once(
@@ -87,6 +105,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("--client", choices=("aiohttp", "httpx"), default="aiohttp")
     args = parser.parse_args()
     ds = EvalDataset.from_data(
         {"name": "bench", "cases": [{"id": f"c{i}", "input": f"q {i}"} for i in range(args.cases)]},
@@ -96,15 +115,12 @@ def main() -> None:
     mock, port = _start_mock()(args.latency_ms)
     mock_url = f"http://127.0.0.1:{port}"
     upstream = Upstream(f"{mock_url}/v1", mock_url, "sk-bench", "sk-bench")
-    limits = httpx.Limits(
-        max_connections=args.concurrency, max_keepalive_connections=args.concurrency
-    )
     figures: dict[str, tuple[float, float, float]] = {}
     proxy_cpu: dict[str, float] = {}
     try:
 
         async def measure() -> None:
-            async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+            async with make_client(args.client, args.concurrency) as client:
                 for name in ("direct", "record", "replay"):
                     harness = OneCall(client, f"{mock_url}/v1" if name == "direct" else None)
                     proxy = None
