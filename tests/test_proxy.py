@@ -163,6 +163,7 @@ def test_sdks_record_then_replay_offline_identically(tmp_path: Path, harness: An
     replayed, proxy = run(harness, ds, "replay", None)
     assert proxy.misses == []
     assert comparable(replayed) == comparable(recorded)
+    assert proxy.cpu_seconds > 0  # what serving cost, known once stopped (bench/proxy.py)
     first = recorded.cases[0]
     output = next(s for s in first.signals if s.name == "text:complete").payload["content"]
     assert "question 0 from openai" in output and "question 0 from anthropic" in output
