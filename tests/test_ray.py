@@ -1,9 +1,10 @@
 """The Ray executor on a real local Ray instance (ray.init(num_cpus=2)): the same results
-as the local executor (minus timings), and every case exactly once when an actor dies
-mid-run, through the library and through the CLI (--executor ray --ray-address).
+as the local executor (minus timings) for datasets, matrices and scenarios, and every case
+exactly once when an actor dies mid-run, through the library and through the CLI
+(--executor ray --ray-address).
 
-One test function on purpose: under pytest-xdist a second one could start a second Ray
-instance on the other worker (two clusters on two cores)."""
+One Ray instance for the module; under pytest-xdist the module stays on one worker
+(``xdist_group`` with ``make test``'s ``--dist loadgroup``): never two clusters on two cores."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from journal_helpers import load, without_timings
+from journal_helpers import load, scenario_essence, without_timings
 
 from signal_eval_cli.dataset import load_dataset
 from signal_eval_cli.harness.entrypoints import resolve_harness
@@ -29,8 +30,10 @@ from signal_eval_cli.ray_executor import (
     run_matrix_ray,
 )
 from signal_eval_cli.runner import RunOptions, run_dataset
+from signal_eval_cli.scenarios.on_ray import _ShippedFixture
 
 ray = pytest.importorskip("ray")  # installed by `make setup` (extra [ray]); CI runs this
+pytestmark = pytest.mark.xdist_group("ray")
 
 CLI = Path(sys.executable).parent / "signal-eval"
 
@@ -90,10 +93,6 @@ def as_dicts(result: object) -> object:
     return without_timings(result.to_dict("all"))  # type: ignore[attr-defined]
 
 
-@pytest.mark.skip(
-    reason="known flaky (issue 16, open): the killed actor's case is sometimes not "
-    "re-run elsewhere (seen 2 of ~6 runs); see the closing note"
-)
 def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path: Path) -> None:
     # 1. library: the same results as the local executor
     lib = tmp_path / "lib"
@@ -166,3 +165,72 @@ def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path:
     for mine, theirs in zip(on_ray_cases["cases"], local_cases["cases"], strict=True):
         assert mine == theirs
     assert on_ray_cases == local_cases
+
+
+def write_scenarios(directory: Path, count: int) -> None:
+    """``count`` scenarios over one fixture; s1 fails its goal. Each goal logs the pid of
+    the process that runs it (the CLI locally, an actor on Ray)."""
+    (directory / "fx").mkdir()
+    (directory / "fx" / "README").write_text("fixture\n")
+    (directory / "scenarios").mkdir()
+    log = directory / "goal-parents.log"
+    for i in range(count):
+        script = f"import os; open({str(log)!r}, 'a').write(f'{{os.getppid()}}\\n'); raise SystemExit({int(i == 1)})"
+        scenario = {
+            "id": f"s{i}",
+            "adapterId": "python-pytest",
+            "goals": [{"goal": "check", "command": "{python}", "args": ["-c", script]}],
+            "fixture": {"path": "fx"},
+            "agentTask": {"instruction": f"WRITE|s{i}.txt|hello s{i}\n"},
+            "patternAssertions": [{"type": "file-exists", "path": f"s{i}.txt"}],
+            "assertions": [{"type": "signal.count", "pattern": "goal:end", "exact": 1}],
+        }
+        (directory / "scenarios" / f"s{i}.json").write_text(json.dumps(scenario))
+
+
+def test_scenarios_on_ray_equal_local(cluster: str, tmp_path: Path) -> None:
+    write_scenarios(tmp_path, 4)
+    common = [str(CLI), "scenario", "--all", "--dir", "scenarios", "--root", "."]
+
+    def scenario(*args: str) -> list[str]:
+        done = subprocess.run(
+            [*common, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 1, done.stderr  # s1 fails, as intended
+        assert "Traceback" not in done.stderr
+        log = tmp_path / "goal-parents.log"
+        parents = log.read_text().split()
+        log.unlink()
+        return parents
+
+    here = scenario("-o", "local.json")
+    ray_args = ["--executor", "ray", "--ray-address", cluster, "--ray-actors", "2"]
+    there = scenario("-o", "ray.json", *ray_args, "--repeat", "2")
+    assert len(there) == 8 and len(set(there)) == 2  # two actors ran the goals
+    assert not set(there) & set(here)
+    local, on_ray = (
+        scenario_essence(tmp_path / "local.json"),
+        scenario_essence(tmp_path / "ray.json"),
+    )
+    saved = json.loads((tmp_path / "ray.json").read_text())["scenarios"]
+    assert [(s["id"], s["run"]) for s in saved] == [(f"s{i}", r) for i in range(4) for r in (0, 1)]
+    assert on_ray["scenarios"][::2] == local["scenarios"]  # run 0 of each
+    assert [c["passed"] for c in on_ray["cases"]] == [True, False, True, True]
+    journal = journal_path(tmp_path / "ray.json").read_text().splitlines()[1:]
+    assert len(journal) == 8
+
+
+def test_a_fixture_ships_to_a_worker_without_it(tmp_path: Path) -> None:
+    fixture = tmp_path / "fx"
+    (fixture / "src").mkdir(parents=True)
+    (fixture / "src" / "app.py").write_text("print('shipped')\n")
+    shipped = _ShippedFixture.of(fixture)
+    assert shipped.materialize() == str(fixture)  # the same content here: used in place
+    (fixture / "src" / "app.py").write_text("changed on this node\n")
+    copy = Path(shipped.materialize())
+    assert copy != fixture and copy.name == "fx"
+    assert (copy / "src" / "app.py").read_text() == "print('shipped')\n"
+    (fixture / "src" / "app.py").unlink()
+    (fixture / "src").rmdir()
+    fixture.rmdir()  # a node that has no such directory at all
+    assert (Path(shipped.materialize()) / "src" / "app.py").read_text() == "print('shipped')\n"
