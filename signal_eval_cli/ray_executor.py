@@ -1,13 +1,16 @@
-"""The Ray executor: a dataset's (or a matrix's) cases run on a Ray cluster.
+"""The Ray executor: a run's units (a dataset's or a matrix's cases, scenarios) run on a
+Ray cluster.
 
-Each actor is a Ray *async actor* running the existing asyncio runner
-(:func:`~signal_eval_cli.runner.run_dataset`) with its own concurrency limit. The driver
-keeps every actor fed: it sends small batches of cases as the actor's slots free up, and
-each batch's results come back (and go to ``on_case_complete``: the journal) as soon as
-the batch is done. An actor (or its node) that dies has its in-flight batch sent to a
-fresh actor; a result is accepted once per case, so no case is lost or counted twice.
-A case that kills its worker ``max_attempts`` times is reported errored, not retried
-forever.
+Each actor is a Ray *async actor* holding a :class:`Job` (for cases: the existing asyncio
+runner, :func:`~signal_eval_cli.runner.run_dataset`) with its own concurrency limit. The
+driver keeps every actor fed: it sends batches of units as the actor's slots free up (at
+most one batch beyond its concurrency, so an actor never idles waiting for the driver),
+and each batch's results come back (and go to ``on_case_complete``: the journal) as soon
+as the batch is done. An actor (or its node) that dies has its in-flight batches sent to a
+fresh actor, one unit at a time and alone on it (so the unit that kills its worker is
+told from the bystanders); a result is accepted once per unit, so no unit is lost or
+counted twice. A unit that kills the worker it runs alone on ``max_attempts`` times is
+reported errored, not retried forever.
 
 Ray is imported only here, and only when a run asks for it (extra ``[ray]``).
 """
@@ -32,6 +35,7 @@ from signal_eval_cli.runner import RunOptions, _not_run, dataset_result, select_
 from signal_eval_cli.signals import now_iso
 
 __all__ = [
+    "DIED",
     "Job",
     "RaySettings",
     "VariantSpec",
@@ -53,9 +57,11 @@ class RaySettings:
     concurrency: int = 4
     """Cases each actor runs at once."""
     batch: int | None = None
-    """Cases per call to an actor; default ``concurrency // 4`` (at least 1)."""
+    """Units per call to an actor; default ``concurrency // 2`` (at least 1)."""
     max_attempts: int = 3
-    """Times a case may be in flight on a worker that died before it is reported errored."""
+    """Times a unit may kill the worker it runs alone on before it is reported errored.
+    Units in flight on a worker that dies run again one at a time, each alone on an actor,
+    so only the one that kills it is blamed."""
     on_actors: Callable[[list[Any]], None] | None = None
     """Called with the actor handles once they are up (tests kill one)."""
 
@@ -125,7 +131,7 @@ class _CasesJob:
         ).to_dict("all")
 
 
-DIED = "the Ray worker running this case died every time it was tried"
+DIED = "the Ray worker running it died every time it was tried"
 
 
 def import_ray() -> Any:
@@ -180,6 +186,8 @@ class _Call:
     actor: Any
     variant: str
     indices: list[int]
+    alone: bool = False
+    """A suspect running by itself: if the actor dies, this unit killed it."""
 
 
 async def run_units_ray(
@@ -217,28 +225,67 @@ async def run_units_ray(
     if settings.on_actors is not None:
         settings.on_actors(list(actors))
     queue = deque(_batches(units, batch))
+    suspects: deque[Unit] = deque()
+    """Units that were in flight on a worker that died: each runs alone on an actor."""
     load = [0] * count
+    alone: set[int] = set()
+    """Slots running one suspect and nothing else."""
     attempts: dict[Unit, int] = {}
     done: set[Unit] = set()
     pending: dict[asyncio.Future[Any], _Call] = {}
     feeding = True
 
+    def send(slot: int, variant: str, indices: list[int], by_itself: bool = False) -> None:
+        actor = actors[slot]
+        ref = actor.run.remote(variant, indices)
+        call = _Call(slot, actor, variant, indices, by_itself)
+        pending[asyncio.wrap_future(ref.future())] = call
+        load[slot] += len(indices)
+        if by_itself:
+            alone.add(slot)
+
     def feed() -> None:
+        if not feeding:
+            return
+        drain = None
+        for slot in range(count):
+            if suspects and load[slot] == 0:
+                variant, index = suspects.popleft()
+                send(slot, variant, [index], by_itself=True)
+        if suspects:  # the least loaded actor takes no new batch: it drains for the next one
+            drain = min(
+                (s for s in range(count) if s not in alone), key=load.__getitem__, default=None
+            )
         # An actor holds at most one batch beyond its concurrency: it never idles waiting
         # for the driver, and no actor hoards the queue.
-        for slot in sorted(range(count), key=lambda s: load[s]):
-            while feeding and queue and load[slot] + len(queue[0][1]) <= concurrency + batch:
-                variant, indices = queue.popleft()
-                actor = actors[slot]
-                ref = actor.run.remote(variant, indices)
-                pending[asyncio.wrap_future(ref.future())] = _Call(slot, actor, variant, indices)
-                load[slot] += len(indices)
+        for slot in sorted(range(count), key=load.__getitem__):
+            if slot in alone or slot == drain:
+                continue
+            while queue and load[slot] + len(queue[0][1]) <= concurrency + batch:
+                send(slot, *queue.popleft())
 
     def accept(unit: Unit, row: dict[str, Any]) -> None:
         nonlocal feeding
         if unit not in done:  # never twice
             done.add(unit)
             feeding &= on_result(unit, row)
+
+    def died(call: _Call) -> None:
+        """A worker died with ``call`` in flight: blame a unit only when it ran alone."""
+        if actors[call.slot] is call.actor:  # its other batches fail too: replace it once
+            with contextlib.suppress(Exception):  # already gone
+                ray.kill(call.actor, no_restart=True)
+            actors[call.slot] = spawn()
+        units = [(call.variant, index) for index in call.indices]
+        if not call.alone:
+            suspects.extend(units)
+            return
+        (unit,) = units
+        attempts[unit] = attempts.get(unit, 0) + 1
+        if attempts[unit] < settings.max_attempts:
+            suspects.appendleft(unit)
+        else:
+            accept(unit, job.died(*unit))
 
     try:
         feed()
@@ -247,23 +294,11 @@ async def run_units_ray(
             for future in finished:
                 call = pending.pop(future)
                 load[call.slot] -= len(call.indices)
+                alone.discard(call.slot)
                 try:
                     rows = future.result()
                 except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
-                    if actors[call.slot] is call.actor:  # its other batches fail too: once
-                        with contextlib.suppress(Exception):  # already gone
-                            ray.kill(call.actor, no_restart=True)
-                        actors[call.slot] = spawn()
-                    again = []
-                    for index in call.indices:
-                        unit = (call.variant, index)
-                        attempts[unit] = attempts.get(unit, 0) + 1
-                        if attempts[unit] < settings.max_attempts:
-                            again.append(index)
-                        else:
-                            accept(unit, job.died(*unit))
-                    if again:
-                        queue.appendleft((call.variant, again))
+                    died(call)
                     continue
                 for index, row in zip(call.indices, rows, strict=True):
                     accept((call.variant, index), row)

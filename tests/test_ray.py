@@ -24,6 +24,7 @@ from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.journal import journal_path
 from signal_eval_cli.matrix import MatrixOptions, Variant, run_matrix
 from signal_eval_cli.ray_executor import (
+    DIED,
     RaySettings,
     VariantSpec,
     run_dataset_ray,
@@ -234,3 +235,36 @@ def test_a_fixture_ships_to_a_worker_without_it(tmp_path: Path) -> None:
     (fixture / "src").rmdir()
     fixture.rmdir()  # a node that has no such directory at all
     assert (Path(shipped.materialize()) / "src" / "app.py").read_text() == "print('shipped')\n"
+
+
+def test_a_case_that_always_kills_its_worker_is_reported_errored(
+    cluster: str, tmp_path: Path
+) -> None:
+    (tmp_path / "h.py").write_text(
+        "import os\n\n"
+        "def create():\n"
+        "    async def run(input, ctx):\n"
+        "        with open(os.path.join(os.path.dirname(__file__), 'calls.log'), 'a') as log:\n"
+        "            log.write(f'{ctx.case_id}\\n')\n"
+        "        if input == 'poison':\n"
+        "            os._exit(1)\n"
+        "        ctx.emit('harness:end', {'output': input})\n"
+        "    return run\n"
+    )
+    (tmp_path / "eval.yaml").write_text(
+        "name: poison\nharness: h.py:create\ncases:\n"
+        + "".join(
+            f"  - {{id: {c}, input: {c}, assertions: [{{type: signal.contains, pattern: harness:end}}]}}\n"
+            for c in ("fine", "poison")
+        )
+    )
+    dataset = load_dataset(tmp_path / "eval.yaml")
+    spec = VariantSpec("h.py:create", base_dir=tmp_path)
+    settings = RaySettings(address=cluster, actors=1, concurrency=1, max_attempts=2)
+    result = asyncio.run(run_dataset_ray(dataset, spec, RunOptions(concurrency=1), settings))
+    assert [(c.case_id, c.passed, c.error) for c in result.cases] == [
+        ("fine", True, None),
+        ("poison", False, DIED),
+    ]
+    # once beside "fine" (in flight on the same actor), then alone twice: max_attempts
+    assert (tmp_path / "calls.log").read_text().split().count("poison") == 3

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.fingerprint import tree_hash
-from signal_eval_cli.ray_executor import RaySettings, run_units_ray
+from signal_eval_cli.ray_executor import DIED, RaySettings, run_units_ray
 from signal_eval_cli.resume import run_slot, scenario_from_journal, slot_run
 from signal_eval_cli.scenarios.model import Scenario
 from signal_eval_cli.scenarios.runner import (
@@ -106,7 +106,7 @@ class _ScenariosJob:
             passed=False,
             title=scenario.title,
             adapter_id=scenario.adapter_id,
-            error="the Ray worker running this scenario died every time it was tried",
+            error=DIED,
             source=str(scenario.source) if scenario.source else None,
             tags=list(scenario.tags),
             run=slot_run(variant),
