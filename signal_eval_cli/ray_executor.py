@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import socket
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -149,6 +150,8 @@ def _ensure_ray(ray: Any, address: str | None) -> None:
     if ray.is_initialized():
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address:
+        _check_reachable(address)
     try:
         if address:
             ray.init(address=address, log_to_driver=True, logging_level="warning")
@@ -156,6 +159,21 @@ def _ensure_ray(ray: Any, address: str | None) -> None:
             ray.init(include_dashboard=False, logging_level="warning", _node_ip_address="127.0.0.1")
     except (ConnectionError, ValueError, RuntimeError) as exc:
         raise InputError(f"--ray-address {address or '(local)'}: cannot connect: {exc}") from None
+
+
+def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
+    """An input error, now, when nothing listens at ``host:port`` (``ray.init`` would retry
+    for minutes). ``auto`` and addresses without a port are left to Ray."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise InputError(
+            f"--ray-address {address}: cannot connect: {exc.strerror or exc} "
+            "(start a cluster with 'ray start --head', or leave --ray-address out for a local one)"
+        ) from None
 
 
 class _Worker:

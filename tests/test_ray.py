@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -268,3 +269,17 @@ def test_a_case_that_always_kills_its_worker_is_reported_errored(
     ]
     # once beside "fine" (in flight on the same actor), then alone twice: max_attempts
     assert (tmp_path / "calls.log").read_text().split().count("poison") == 3
+
+
+def test_an_unreachable_ray_address_is_an_input_error_not_a_hang(tmp_path: Path) -> None:
+    write_eval(tmp_path, 2)
+    with socket.socket() as probe:  # a port nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    args = ["run", "eval.yaml", "--executor", "ray", "--ray-address", f"127.0.0.1:{port}"]
+    done = subprocess.run(
+        [str(CLI), *args], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"--ray-address 127.0.0.1:{port}: cannot connect" in done.stderr
+    assert "Traceback" not in done.stderr
