@@ -41,7 +41,7 @@ browser:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 test: lint browser
-	$(BIN)/python -m pytest -n 2 --dist loadgroup  # a group (the Ray tests' one cluster) stays on one worker
+	$(BIN)/python -m pytest -n 2
 
 bench: setup
 	for b in bench/*.py; do [ $$b = bench/mutation.py ] || { echo "== $$b"; $(BIN)/python $$b || exit 1; }; done

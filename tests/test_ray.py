@@ -3,8 +3,10 @@ as the local executor (minus timings) for datasets, matrices and scenarios, and 
 exactly once when an actor dies mid-run, through the library and through the CLI
 (--executor ray --ray-address).
 
-One Ray instance for the module; under pytest-xdist the module stays on one worker
-(``xdist_group`` with ``make test``'s ``--dist loadgroup``): never two clusters on two cores."""
+One test function uses the cluster, on purpose: under pytest-xdist a second one could
+start a second Ray instance on the other worker (two clusters on two cores; ``xdist_group``
+does not help: ``--dist loadgroup`` of pytest-xdist 3.8 ignores it under pytest 9.2). Its
+parts are the ``check_*`` functions below."""
 
 from __future__ import annotations
 
@@ -35,7 +37,6 @@ from signal_eval_cli.runner import RunOptions, run_dataset
 from signal_eval_cli.scenarios.on_ray import _ShippedFixture
 
 ray = pytest.importorskip("ray")  # installed by `make setup` (extra [ray]); CI runs this
-pytestmark = pytest.mark.xdist_group("ray")
 
 CLI = Path(sys.executable).parent / "signal-eval"
 
@@ -77,7 +78,7 @@ def write_eval(directory: Path, n: int, die_at: int = -1) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def cluster() -> Iterator[str]:
     ray.init(
         num_cpus=2,
@@ -96,6 +97,13 @@ def as_dicts(result: object) -> object:
 
 
 def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path: Path) -> None:
+    for check in (check_cases, check_scenarios, check_a_case_that_always_kills_its_worker):
+        directory = tmp_path / check.__name__
+        directory.mkdir()
+        check(cluster, directory)
+
+
+def check_cases(cluster: str, tmp_path: Path) -> None:
     # 1. library: the same results as the local executor
     lib = tmp_path / "lib"
     lib.mkdir()
@@ -190,7 +198,7 @@ def write_scenarios(directory: Path, count: int) -> None:
         (directory / "scenarios" / f"s{i}.json").write_text(json.dumps(scenario))
 
 
-def test_scenarios_on_ray_equal_local(cluster: str, tmp_path: Path) -> None:
+def check_scenarios(cluster: str, tmp_path: Path) -> None:
     write_scenarios(tmp_path, 4)
     common = [str(CLI), "scenario", "--all", "--dir", "scenarios", "--root", "."]
 
@@ -238,9 +246,7 @@ def test_a_fixture_ships_to_a_worker_without_it(tmp_path: Path) -> None:
     assert (Path(shipped.materialize()) / "src" / "app.py").read_text() == "print('shipped')\n"
 
 
-def test_a_case_that_always_kills_its_worker_is_reported_errored(
-    cluster: str, tmp_path: Path
-) -> None:
+def check_a_case_that_always_kills_its_worker(cluster: str, tmp_path: Path) -> None:
     (tmp_path / "h.py").write_text(
         "import os\n\n"
         "def create():\n"
