@@ -28,6 +28,7 @@ from signal_eval_cli.cli.common import (
     out,
     write_reports,
 )
+from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, scenarios_run
 from signal_eval_cli.cli.journaled import (
     ForceOpt,
     JournaledRun,
@@ -46,7 +47,6 @@ from signal_eval_cli.scenarios import (
     ScenarioResult,
     ScenarioRunResult,
     find_scenarios,
-    run_scenarios,
     update_expected_diffs,
 )
 from signal_eval_cli.scenarios.goals import TAIL_WIDTH, GoalResult
@@ -197,6 +197,9 @@ def scenario_command(
     retry: RetryOpt = None,
     force: ForceOpt = False,
     shard: ShardOpt = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = None,
 ) -> None:
     """Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals."""
     check_outputs(output, markdown, junit, html)
@@ -243,17 +246,19 @@ def scenario_command(
     started_at, started = now_iso(), time.perf_counter()
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
         try:
-            run = asyncio.run(
-                run_scenarios(
-                    scenarios,
-                    root=root,
-                    concurrency=concurrency,
-                    keep_workdir=keep_workdir,
-                    on_complete=complete,
-                    repeat=repeat,
-                    finished=kept,
-                )
+            running = scenarios_run(
+                executor,
+                scenarios,
+                concurrency=concurrency,
+                ray_address=ray_address,
+                ray_actors=ray_actors,
+                root=root,
+                keep_workdir=keep_workdir,
+                on_complete=complete,
+                repeat=repeat,
+                finished=kept,
             )
+            run = asyncio.run(running)
         except InputError as exc:
             fail_input(exc)
         except KeyboardInterrupt:

@@ -53,6 +53,7 @@ __all__ = [
     "ScenarioResult",
     "ScenarioRunResult",
     "capture_baselines",
+    "check_scenarios",
     "fixture_dir",
     "run_scenario",
     "run_scenarios",
@@ -581,6 +582,18 @@ async def run_scenario(
     return result
 
 
+def check_scenarios(scenarios: Sequence[Scenario], root: Path | str) -> None:
+    """Raise :class:`InputError` for an unknown assertion type or a missing fixture: bad
+    input stops everything before anything runs."""
+    for scenario in scenarios:
+        _check_types(scenario)
+        fixture = fixture_dir(scenario, Path(root).resolve())
+        if not fixture.is_dir():
+            raise InputError(
+                [scenario.problem(("fixture", "path"), f"fixture directory not found: {fixture}")]
+            )
+
+
 async def run_scenarios(
     scenarios: Sequence[Scenario],
     *,
@@ -595,13 +608,7 @@ async def run_scenarios(
     results in the order given. A run in ``finished`` (by scenario id and run number, read
     back from a journal) is kept, not run again."""
     started_at, started = now_iso(), time.perf_counter()
-    for scenario in scenarios:  # bad input stops everything before anything runs
-        _check_types(scenario)
-        fixture = fixture_dir(scenario, Path(root).resolve())
-        if not fixture.is_dir():
-            raise InputError(
-                [scenario.problem(("fixture", "path"), f"fixture directory not found: {fixture}")]
-            )
+    check_scenarios(scenarios, root)
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
     async def one(scenario: Scenario, run: int) -> ScenarioResult:
