@@ -5,11 +5,13 @@ stopped, identically; every call is ``provider:*`` signals under the step that m
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +179,31 @@ def test_replay_from_a_directory_outside_the_repo(
     assert done.returncode == 0, done.stdout + done.stderr
     [replayed] = json.loads(out.read_text())["scenarios"]
     assert comparable(replayed) == comparable(recorded)
+
+
+def test_a_step_waits_for_its_calls_to_emit_their_end() -> None:
+    """A streamed answer's client may exit before the proxy's thread emits
+    ``provider:end``: the step waits for it, so it lands under the step, in order."""
+    from signal_eval_cli.scenarios.runner import _Recorder
+
+    recorder = _Recorder()
+    recorder.step = recorder.emit("agent:start", {})
+    start = recorder.call_signal("provider:start", {"model": "m"})
+    release = threading.Event()
+
+    def finish() -> None:
+        release.wait(30)
+        recorder.call_signal("provider:end", {"model": "m"}, parent=start)
+
+    threading.Thread(target=finish, daemon=True).start()
+
+    async def step() -> list[str]:
+        waiting = asyncio.ensure_future(recorder.settled(timeout_s=60))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()  # the call is still open
+        release.set()
+        await waiting
+        return [s.name for s in recorder.signals]
+
+    assert asyncio.run(step()) == ["agent:start", "provider:start", "provider:end"]
+    assert start.parent == recorder.step.id
