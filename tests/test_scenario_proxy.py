@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 from mock_servers import Call, MockLLMServer, Reply
+from typer.testing import CliRunner
 
+from signal_eval_cli.cli import app
 from tests.test_scenario_agents import AGENTS, project, run
 
 CLI = Path(sys.executable).parent / "signal-eval"
@@ -207,3 +209,21 @@ def test_a_step_waits_for_its_calls_to_emit_their_end() -> None:
 
     assert asyncio.run(step()) == ["agent:start", "provider:start", "provider:end"]
     assert start.parent == recorder.step.id
+
+
+def test_a_broken_cassette_or_two_modes_are_exit_2_before_anything_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    agent = {"command": ["{python}", "-c", f"open({str(marker)!r}, 'w')"]}
+    path = project(tmp_path, agent)
+    cassette = tmp_path / "cassettes" / "scenario.proxy.yaml"
+    cassette.parent.mkdir()
+    cassette.write_text("version: 1\ninteractions:\n  - case: 3\n")
+    result = CliRunner().invoke(app, ["scenario", str(path), "--root", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert f"{cassette}:3:11: 'case' is missing or mistyped" in result.output
+    cassette.unlink()
+    result = CliRunner().invoke(
+        app, ["scenario", str(path), "--root", str(tmp_path), "--record", "--replay"]
+    )
+    assert result.exit_code == 2 and "choose one of --record, --replay" in result.output
+    assert not marker.exists() and "Traceback" not in result.output
