@@ -76,3 +76,28 @@ def test_every_export_is_the_defining_modules_object() -> None:
 def test_each_commands_summary_is_its_docstring(name: str) -> None:
     doc = " ".join((inspect.getdoc(command_function(name)) or "").split())
     assert doc.startswith(COMMANDS[name][1])
+
+
+def test_ctrl_c_while_the_cli_imports_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    """The console script guards the CLI's import (a Ctrl-C in the first half second)."""
+    probe = (
+        "import builtins\n"
+        "real = builtins.__import__\n"
+        "def interrupted(name, *args, **kwargs):\n"
+        "    if name == 'signal_eval_cli.cli':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = interrupted\n"
+        "from signal_eval_entry import main\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert (done.returncode, done.stderr) == (130, "interrupted\n")
+
+
+def test_the_console_script_is_the_guarded_entry() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["scripts"] == {"signal-eval": "signal_eval_entry:main"}
