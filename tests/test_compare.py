@@ -172,6 +172,29 @@ def test_latency_threshold_is_relative_and_strict(
     assert not result.summary.should_block
 
 
+@pytest.mark.parametrize(
+    ("base", "cand", "floor", "expected"),
+    [
+        (0, 19, 50.0, set()),  # +∞ % of timer noise on a fast harness
+        (1, 4, 50.0, set()),
+        (100, 150, 50.0, set()),  # exactly at the floor: not beyond it
+        (100, 151, 50.0, {"metric_degraded"}),
+        (0, 19, 0.0, {"metric_degraded"}),  # floor off: from zero any increase counts
+        (300, 200, 50.0, {"metric_improved"}),
+    ],
+)
+def test_a_latency_change_within_the_floor_never_counts(
+    base: float, cand: float, floor: float, expected: set[str]
+) -> None:
+    result = compare(
+        dataset(case("a", latency=base)),
+        dataset(case("a", latency=cand)),
+        CompareOptions(latency_floor_ms=floor),
+    )
+    assert {c.type for c in [*result.regressions, *result.improvements]} == expected
+    assert (result.summary.verdict == "equivalent") == (not expected)
+
+
 def test_cost_from_zero_counts_as_degraded() -> None:
     result = compare(dataset(case("a", cost=0.0)), dataset(case("a", cost=0.002)))
     assert [(r.metric, r.type) for r in result.regressions] == [("cost", "metric_degraded")]

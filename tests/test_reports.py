@@ -273,3 +273,43 @@ def test_intervals_show_the_decimals_it_takes_to_tell_the_ends_apart(
     low: float, high: float, shown: str
 ) -> None:
     assert fmt_interval(low, high) == shown
+
+
+# -- interrupted runs: never shown as a clean run -------------------------------------------------
+
+
+def interrupted() -> DatasetResult:
+    result = dataset(case("ok"), case("also-ok"))
+    result.interrupted = True
+    return result
+
+
+def test_markdown_of_an_interrupted_run_is_never_green() -> None:
+    clean = generate_markdown_report(dataset(case("ok"), case("also-ok")))
+    assert clean.startswith("## ✅ ")
+    text = generate_markdown_report(interrupted())
+    assert text.startswith("## ⚠️ ") and "✅" not in text.splitlines()[0]
+    assert "⚠️ Interrupted: only the cases that finished are shown." in text
+    partial = matrix()
+    partial.interrupted = True
+    assert "⚠️ Interrupted: only the cases that finished are shown." in (
+        generate_markdown_report(partial)
+    )
+
+
+def test_junit_of_an_interrupted_run_has_an_errored_case_and_stays_valid() -> None:
+    import xmlschema
+
+    xml = junit_xml(interrupted())
+    root = ET.fromstring(xml)
+    assert (root.get("tests"), root.get("errors")) == ("3", "1")
+    (stand_in,) = [c for c in root.iter("testcase") if c.get("name") == "(run interrupted)"]
+    error = stand_in.find("error")
+    assert error is not None and error.get("type") == "interrupted"
+    assert "only the cases that finished" in (error.get("message") or "")
+    xsd = Path(__file__).parent / "fixtures" / "junit" / "junit-10.xsd"
+    assert list(xmlschema.XMLSchema(str(xsd)).iter_errors(xml)) == []
+    assert ET.fromstring(junit_xml(dataset(case("ok")))).get("errors") == "0"
+    empty = MatrixResult.of("m", [])
+    empty.interrupted = True  # no variant finished: the stand-in still has a suite
+    assert ET.fromstring(junit_xml(empty)).get("errors") == "1"

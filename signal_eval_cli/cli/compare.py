@@ -45,6 +45,9 @@ def compare_command(
     latency_threshold: Annotated[
         float, typer.Option(min=0, help="Relative latency change that counts (0.10 = 10%).")
     ] = 0.10,
+    latency_floor_ms: Annotated[
+        float, typer.Option(min=0, help="A latency change of at most this many ms never counts.")
+    ] = 50.0,
     cost_threshold: Annotated[
         float, typer.Option(min=0, help="Relative cost change that counts (0.10 = 10%).")
     ] = 0.10,
@@ -75,6 +78,7 @@ def compare_command(
         options = CompareOptions(
             pass_rate_threshold=pass_rate_threshold,
             latency_threshold=latency_threshold,
+            latency_floor_ms=latency_floor_ms,
             cost_threshold=cost_threshold,
             significance=significance,
         )

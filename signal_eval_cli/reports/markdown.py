@@ -62,7 +62,8 @@ def generate_markdown_report(result: Any, options: ReportOptions | None = None) 
     elif isinstance(result, MatrixResult):
         lines = _matrix(result, opts)
     elif is_case_results(result):
-        lines = _case_results(result.name, result.cases, opts, _duration(result))
+        interrupted = bool(getattr(result, "interrupted", False))
+        lines = _case_results(result.name, result.cases, opts, _duration(result), interrupted)
     else:
         raise TypeError(f"no Markdown report for {type(result).__name__}")
     if opts.html_link:
@@ -118,6 +119,10 @@ def _prose(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """User or model text on one line, with no HTML a renderer would swallow."""
     flat = " ".join(text.split())
     return html.escape(truncate(flat, limit), quote=False)
+
+
+INTERRUPTED = "⚠️"
+"""Heads a partial result: never ✅, whatever the finished cases did."""
 
 
 def _icon(passed: bool) -> str:
@@ -239,11 +244,15 @@ def _case_results(
     cases: Sequence[CaseResult],
     opts: ReportOptions,
     duration_ms: float | None,
+    interrupted: bool = False,
     level: int = 2,
 ) -> list[str]:
     stats = pass_rate_stats(cases)
     skipped = len(cases) - stats.cases
-    lines = [f"{'#' * level} {_icon(stats.passed_cases == stats.cases)} {_prose(name)}", ""]
+    icon = INTERRUPTED if interrupted else _icon(stats.passed_cases == stats.cases)
+    lines = [f"{'#' * level} {icon} {_prose(name)}", ""]
+    if interrupted:
+        lines += [f"{INTERRUPTED} Interrupted: only the cases that finished are shown.", ""]
     lines += _headline(stats, AggregateMetrics.of(cases), duration_ms)
     if skipped:
         lines += [f"{skipped} case{'s' if skipped > 1 else ''} skipped.", ""]
@@ -291,7 +300,7 @@ def _matrix(result: MatrixResult, opts: ReportOptions) -> list[str]:
     lines += _table(headers, rows, "clrrrrr")
     lines += ["★ on the Pareto frontier (pass rate ↑, cost ↓, p50 latency ↓) · 🎯 recommended", ""]
     if result.interrupted:
-        lines += ["⚠️ Interrupted: only the variants that finished are shown.", ""]
+        lines += [f"{INTERRUPTED} Interrupted: only the cases that finished are shown.", ""]
     for v in result.variants:
         stats = pass_rate_stats(v.result.cases)
         if stats.passed_cases == stats.cases and not opts.include_passing_details:
