@@ -30,10 +30,26 @@ def _check_result(doc: Document) -> None:
         raise InputError(problems)
 
 
+def _check_dataset(doc: Document) -> None:
+    """Schema, then the harness it names (see :func:`check_harness`), located at it."""
+    from signal_eval_cli.harness.entrypoints import check_harness
+
+    dataset = dataset_from_document(doc)
+    if dataset.harness is None:
+        return
+    try:
+        check_harness(dataset.harness.factory, dataset.harness.params, dataset_path=Path(doc.path))
+    except InputError as exc:
+        node = ("harness", "factory") if isinstance(doc.data["harness"], Mapping) else ("harness",)
+        raise InputError(
+            [p if p.line > 0 else doc.problem(node, str(p)) for p in exc.problems]
+        ) from exc
+
+
 _KINDS: list[DocumentKind] = [
     # a results file also has "cases": recognise it by what only results carry
     DocumentKind("result", lambda data: "schemaVersion" in data and "kind" in data, _check_result),
-    DocumentKind("dataset", lambda data: "cases" in data, dataset_from_document),
+    DocumentKind("dataset", lambda data: "cases" in data, _check_dataset),
 ]
 
 

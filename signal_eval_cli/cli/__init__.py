@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from signal_eval_cli.cli.command import Command
 from signal_eval_cli.cli.common import EXIT_INPUT, print_problems
 from signal_eval_cli.cli.compare import compare_command
 from signal_eval_cli.cli.import_traces import import_command
@@ -59,14 +60,14 @@ def _main(
     """Evaluate AI agent workflows by asserting over the signals they emit."""
 
 
-app.command("run")(run_command)
-app.command("matrix")(matrix_command)
-app.command("compare")(compare_command)
-app.command("validate")(validate_command)
-app.command("scenario")(scenario_command)
-app.command("merge")(merge_command)
-app.command("import")(import_command)
-app.command("report")(report_command)
+app.command("run", cls=Command)(run_command)
+app.command("matrix", cls=Command)(matrix_command)
+app.command("compare", cls=Command)(compare_command)
+app.command("validate", cls=Command)(validate_command)
+app.command("scenario", cls=Command)(scenario_command)
+app.command("merge", cls=Command)(merge_command)
+app.command("import", cls=Command)(import_command)
+app.command("report", cls=Command)(report_command)
 
 
 def main() -> None:

@@ -38,26 +38,42 @@ def _details(case: CaseResult) -> Text:
     return text
 
 
-def dataset_table(result: DatasetResult) -> Table:
+MIN_DETAILS_WIDTH = 30
+"""Narrower than this, the failed assertions go below the table instead of in a column."""
+
+
+def dataset_table(result: DatasetResult, *, details: bool = True) -> Table:
+    """One row per case; ``details=False`` leaves out the failed-assertions column."""
     table = Table(title=result.name, title_justify="left", show_lines=False)
     table.add_column("case", style="cyan", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("checks", justify="right", no_wrap=True)
     table.add_column("latency", justify="right", no_wrap=True)
     table.add_column("cost", justify="right", no_wrap=True)
-    table.add_column("failed assertions", overflow="fold")
+    if details:
+        table.add_column("failed assertions", overflow="fold")
     for case in result.cases:
         total = len(case.assertions)
         passed = total - len(case.failed_assertions)
-        table.add_row(
+        row: list[str | Text] = [
             case.case_id,
             case_status(case),
-            f"{passed}/{total}" if not case.skipped else "-",
+            f"{passed}/{total}" if not case.skipped and (total or not case.error) else "-",
             f"{case.metrics.latency_ms:,.0f} ms" if not case.skipped else "-",
             f"${case.metrics.cost:.4f}" if not case.skipped else "-",
-            _details(case),
-        )
+        ]
+        table.add_row(*row, *([_details(case)] if details else []))
     return table
+
+
+def failures_below(result: DatasetResult) -> list[Text]:
+    """For a narrow terminal: ``case — why`` per failed case, to print under the table."""
+    lines = []
+    for case in result.cases:
+        why = _details(case)
+        if why:
+            lines.append(Text.assemble((case.case_id, "bold cyan"), " — ", why))
+    return lines
 
 
 def summary_line(result: DatasetResult) -> Text:
@@ -81,5 +97,11 @@ def summary_line(result: DatasetResult) -> Text:
 
 def print_dataset(result: DatasetResult, console: Console | None = None) -> None:
     console = console or Console()
-    console.print(dataset_table(result))
+    narrow = console.measure(dataset_table(result, details=False)).maximum
+    if console.width - narrow >= MIN_DETAILS_WIDTH:
+        console.print(dataset_table(result))
+    else:  # no room for a readable column: the reasons go under the table, full width
+        console.print(dataset_table(result, details=False))
+        for line in failures_below(result):
+            console.print(line)
     console.print(summary_line(result))
