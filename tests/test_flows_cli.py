@@ -238,3 +238,51 @@ def test_an_unset_step_summary_means_no_markdown(tmp_path: Path, command: str) -
     )  # fmt: skip
     assert shell.returncode == 0, shell.stderr
     assert "no Markdown report" in shell.stderr and "GITHUB_STEP_SUMMARY" in shell.stderr
+
+
+FLAKY = """\
+import itertools
+import os
+
+counter = itertools.count()
+
+
+def create():
+    def run(input, ctx):
+        ok = input == "a" and os.environ["MODE"] == "base" and next(counter) % 5 != 0
+        ctx.emit("text:complete", {"content": "yes" if ok else "no"})
+
+    return run
+"""
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_compare_with_repeats_shows_run_level_pass_rates(tmp_path: Path, place: str) -> None:
+    """Case a passes 4/5 runs in the baseline and 0/5 in the candidate, b never passes:
+    the case-level rates are 0% on both sides, the runs are not."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "h.py").write_text(FLAKY)
+    cases = [
+        {"id": i, "input": i, "assertions": [{"type": "output.contains", "text": "yes"}]}
+        for i in ("a", "b")
+    ]
+    data = {"name": "flaky", "harness": "h.py:create", "cases": cases}
+    (project / "d.yaml").write_text(yaml.safe_dump(data))
+    cwd = project if place == "root" else tmp_path
+    dataset = "d.yaml" if place == "root" else str(project / "d.yaml")
+    for side in ("base", "cand"):
+        run = cli(
+            "run", dataset, "--repeat", "5", "--concurrency", "1", "-q", "-o", f"{tmp_path}/{side}.json",
+            cwd=cwd, env={"MODE": side},
+        )  # fmt: skip
+        assert run.returncode == 1, run.stderr
+    md = tmp_path / "c.md"
+    done = cli(
+        "compare", f"{tmp_path}/base.json", f"{tmp_path}/cand.json", "--fail-on-regression",
+        "--markdown", str(md), cwd=cwd,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    text = " ".join(done.stdout.split())
+    assert "verdict: worse" in text and "runs passed 40% (4/10) → 0% (0/10)" in text, text
+    assert "| runs passed | 40% (4/10) | 0% (0/10) |" in md.read_text()

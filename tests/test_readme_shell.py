@@ -47,7 +47,10 @@ def test_the_ci_recipe_and_the_html_block_run_as_written(tmp_path: Path, summary
     assert json.loads((project / "cand.json").read_text())["totalCases"] == 11
     if summary == "set":
         text = (tmp_path / "step-summary.md").read_text()
-        assert "## ❌ Code Review Agent Eval" in text and "## 🟰 Comparison: Code Review Agent Eval" in text
+        assert (
+            "## ❌ Code Review Agent Eval" in text
+            and "## 🟰 Comparison: Code Review Agent Eval" in text
+        )
     else:
         assert done.stderr.count("no Markdown report") == 2, done.stderr
     assert (
