@@ -286,3 +286,24 @@ def test_compare_with_repeats_shows_run_level_pass_rates(tmp_path: Path, place: 
     text = " ".join(done.stdout.split())
     assert "verdict: worse" in text and "runs passed 40% (4/10) → 0% (0/10)" in text, text
     assert "| runs passed | 40% (4/10) | 0% (0/10) |" in md.read_text()
+
+
+def test_run_checks_every_datasets_harness_before_running_any(tmp_path: Path) -> None:
+    """A typo'd factory in the second dataset stops the run before the first one runs,
+    located at its harness line; a factory param given with --param counts."""
+    (tmp_path / "h.py").write_text(
+        "def create(tone):\n    return lambda input, ctx: [{'name': 'text:complete', 'payload': {'content': tone}}]\n"
+    )
+    case = [{"id": "c", "input": 1, "assertions": [{"type": "output.contains", "text": "x"}]}]
+    for name, factory in (("one", "create"), ("two", "craete")):
+        data = {"name": name, "harness": f"h.py:{factory}", "cases": case}
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    done = cli("run", "one.yaml", "two.yaml", "-p", "tone=x", "-o", "{dataset}.json", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (
+        "two.yaml:2:10: harness 'h.py:craete'" in done.stderr
+        and "did you mean 'create'?" in done.stderr
+    )
+    assert not (tmp_path / "one.json").exists()  # nothing ran
+    ok = cli("run", "one.yaml", "-p", "tone=x", "-q", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stdout + ok.stderr

@@ -69,6 +69,7 @@ from signal_eval_cli.runner import (
     stall_limit_s,
 )
 from signal_eval_cli.signals import now_iso
+from signal_eval_cli.validate import load_checked_dataset
 from signal_eval_cli.watchdog import LoopWatchdog
 
 _T = TypeVar("_T")
@@ -181,7 +182,13 @@ def run_command(
         provider, record, record_missing, replay, max_connections, judge_model, price or [], live
     )
     params = parse_params(param or [])
-    datasets = load_selected(dataset_paths, options, harness if traces is None else None, params)
+    datasets = load_selected(
+        dataset_paths,
+        options,
+        harness if traces is None else None,
+        params,
+        checks_harness=traces is None,
+    )
     totals: list[DatasetResult] = []
     for dataset, reports in zip(datasets, paths, strict=True):
         if dataset is None:
@@ -239,18 +246,28 @@ def report_paths(datasets: list[Path], **paths: Path | None) -> list[dict[str, P
 
 
 def load_selected(
-    paths: list[Path], options: RunOptions, harness: str | None, params: dict[str, Any]
+    paths: list[Path],
+    options: RunOptions,
+    harness: str | None,
+    params: dict[str, Any],
+    *,
+    checks_harness: bool,
 ) -> list[EvalDataset | None]:
     """Every dataset, loaded and checked before any case runs (every problem printed):
-    the filters must select some case, and with ``--harness`` the factory must load. A
+    the filters must select some case and the harness must load (``--harness`` and
+    ``--param`` included; not with ``--traces``, which runs none). A
     dataset the filters select nothing from is ``None`` when another one has cases."""
     datasets: list[EvalDataset | None] = []
     problems = []
     for path in paths:
         try:
-            dataset = load_dataset(path)
-            if harness is not None:
+            if harness is not None:  # --harness replaces the one the dataset names
+                dataset = load_dataset(path)
                 check_harness(harness, params, dataset_path=path)
+            elif checks_harness:
+                dataset = load_checked_dataset(path, params)
+            else:  # --traces: the harness is not run
+                dataset = load_dataset(path)
             datasets.append(dataset)
         except InputError as exc:
             problems += exc.problems
