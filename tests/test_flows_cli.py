@@ -307,3 +307,9 @@ def test_run_checks_every_datasets_harness_before_running_any(tmp_path: Path) ->
     assert not (tmp_path / "one.json").exists()  # nothing ran
     ok = cli("run", "one.yaml", "-p", "tone=x", "-q", cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_a_scenario_id_outside_the_repo_says_where_it_looked(tmp_path: Path) -> None:
+    done = cli("scenario", "fix-add", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"looked in {tmp_path / 'scenarios'}" in done.stderr and "Traceback" not in done.stderr
