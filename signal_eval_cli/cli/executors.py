@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Coroutine, Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from signal_eval_cli.cli.common import fail_input
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.matrix import MatrixOptions, MatrixResult, Variant, run_matrix
 from signal_eval_cli.results import DatasetResult
 from signal_eval_cli.runner import RunOptions, run_dataset
+
+if TYPE_CHECKING:  # a plain run does not import the matrix machinery
+    from signal_eval_cli.matrix import MatrixOptions, MatrixResult, Variant
 
 __all__ = ["ExecutorOpt", "RayActorsOpt", "RayAddressOpt", "dataset_run", "matrix_run"]
 
@@ -90,6 +92,8 @@ def matrix_run(
 ) -> Coroutine[Any, Any, MatrixResult]:
     """The coroutine running a matrix: here, or on Ray actors holding every variant."""
     if executor == "local":
+        from signal_eval_cli.matrix import run_matrix
+
         return run_matrix(variants, dataset, options, name=name)
     settings = _ray_settings(executor, options, ray_address, ray_actors)
     from signal_eval_cli.ray_executor import run_matrix_ray

@@ -23,12 +23,14 @@ from signal_eval_cli.cli.common import (
     Progress,
     QuietOpt,
     SignalsOpt,
+    TableOpt,
     check_outputs,
     err,
     fail_input,
     out,
     parse_params,
     signals_policy,
+    table_choice,
     write_reports,
 )
 from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, dataset_run
@@ -58,7 +60,7 @@ from signal_eval_cli.harness.entrypoints import check_harness, resolve_harness
 from signal_eval_cli.harness.recorded import RecordedTraces
 from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.journal import JournalHeader
-from signal_eval_cli.reports.console import print_dataset
+from signal_eval_cli.reports.console import TableChoice, print_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult, SignalsPolicy
 from signal_eval_cli.resume import build_dataset
 from signal_eval_cli.runner import (
@@ -145,6 +147,7 @@ def run_command(
     junit: JunitOpt = None,
     html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
+    table: TableOpt = "auto",
     quiet: QuietOpt = False,
     provider: ProviderOpt = None,
     record: RecordOpt = False,
@@ -165,6 +168,7 @@ def run_command(
 ) -> None:
     """Run datasets (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
+    rows = table_choice(table)
     paths = report_paths(dataset_paths, output=output, html=html, junit=junit, markdown=markdown)
     for each in paths:
         check_outputs(*each.values())
@@ -201,6 +205,7 @@ def run_command(
             params=params,
             traces=traces,
             signals=policy,
+            table=rows,
             reports=reports,
             quiet=quiet,
             journal_options={"resume": resume, "retry": retry, "force": force},
@@ -314,6 +319,7 @@ def run_dataset_command(
     params: dict[str, Any],
     traces: Path | None,
     signals: SignalsPolicy,
+    table: TableChoice,
     reports: dict[str, Path | None],
     quiet: bool,
     journal_options: dict[str, Any],
@@ -355,7 +361,7 @@ def run_dataset_command(
         case_id: CaseResult.from_dict(data) for case_id, data in journal.plan.finished().items()
     }
     started = now_iso()
-    report_options: dict[str, Any] = {**reports, "signals": signals}
+    report_options: dict[str, Any] = {**reports, "signals": signals, "table": table}
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
         try:
             with Progress(
@@ -397,7 +403,7 @@ def run_dataset_command(
         entries = journal.entries()
         if entries is not None:  # the results are what the journal holds
             result = build_dataset(header, entries, ran=result)
-        print_dataset(result, out)
+        print_dataset(result, out, report_options.pop("table"))
         write_reports(result, **report_options)
     return result, caught.exit_code
 
@@ -441,7 +447,7 @@ def finish_stalled(
             )
     result = partial_result(dataset, selected, done, started, interrupted=False)
     try:
-        print_dataset(result, out)
+        print_dataset(result, out, reports.pop("table"))
         write_reports(result, **reports)
         typer.echo(f"error: {reason}", err=True)
     finally:
