@@ -891,6 +891,8 @@ def _summarize(
         "mixed" if worse and better else "worse" if worse else "better" if better else "equivalent"
     )
     critical = [r for r in regressions if r.severity == "critical"]
+    if critical:  # a comparison that blocks is worse, whatever else improved
+        verdict = "worse"
     reason = None
     if critical:
         names = ", ".join(r.case_id for r in critical[:5])

@@ -239,7 +239,8 @@ def test_metrics_of_errored_cases_are_not_compared() -> None:
         ([case("a"), case("b")], [case("a"), case("b")], "equivalent"),
         ([case("a"), case("b", False)], [case("a"), case("b")], "better"),
         ([case("a"), case("b")], [case("a"), case("b", False)], "worse"),
-        ([case("a"), case("b", False)], [case("a", False), case("b")], "mixed"),
+        # a pass → fail blocks: the verdict agrees with the block, whatever else improved
+        ([case("a"), case("b", False)], [case("a", False), case("b")], "worse"),
         ([case("a", cost=0.01)], [case("a", cost=0.02)], "worse"),
         ([case("a", latency=1000)], [case("a", latency=500)], "better"),
         ([case("a", False), case("b", cost=0.01)], [case("a"), case("b", cost=0.05)], "mixed"),

@@ -99,7 +99,8 @@ def test_matrix_markdown_marks_frontier_and_recommendation() -> None:
 
 def test_comparison_markdown_regressions_first_and_blocking() -> None:
     text = generate_markdown_report(comparison())
-    assert text.startswith("## 🔀 Comparison: code-review — mixed, 🚫 blocks merge")
+    # it fixed a case too, but a comparison that blocks is worse (issue 10 item 8)
+    assert text.startswith("## 📉 Comparison: code-review — worse, 🚫 blocks merge")
     assert "> **Blocked:** 1 critical regression: ok" in text
     assert text.index("### Regressions (1)") < text.index("### Fixed (1)")
     assert "| 🔴 critical | `ok` | pass_to_fail |" in text
@@ -114,7 +115,7 @@ def test_write_markdown_report_appends(tmp_path: Path) -> None:
     write_markdown_report(comparison(), summary)
     text = summary.read_text()
     assert text.startswith("# CI\n\n## ❌ code-review")
-    assert "\n\n## 🔀 Comparison" in text
+    assert "\n\n## 📉 Comparison" in text
 
 
 def test_unknown_result_type_is_a_type_error() -> None:

@@ -23,7 +23,7 @@ __all__ = ["COMMANDS", "app", "main"]
 COMMANDS: dict[str, tuple[str, str]] = {  # name: (module:function, its docstring's summary)
     "run": (
         "run:run_command",
-        "Run a dataset (or evaluate recorded traces) and print a table of results.",
+        "Run datasets (or evaluate recorded traces) and print a table of results.",
     ),
     "matrix": (
         "matrix:matrix_command",
@@ -78,8 +78,10 @@ class _LazyGroup(TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in COMMANDS:
             return None
+        from signal_eval_cli.cli.command import Command  # flags refuse a value
+
         single = typer.Typer(**_SETTINGS)
-        single.command(cmd_name)(command_function(cmd_name))
+        single.command(cmd_name, cls=Command)(command_function(cmd_name))
         return typer.main.get_command(single)
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:

@@ -12,6 +12,7 @@ import typer
 import yaml
 from rich.console import Console
 
+from signal_eval_cli.cli.command import LOG
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.persistence import save_result
 from signal_eval_cli.results import CaseResult, SignalsPolicy
@@ -33,7 +34,11 @@ MAX_OUTPUT_NAME = 200  # bytes: NAME_MAX (255) less the atomic write's temp-file
 
 
 def print_problems(error: InputError) -> None:
-    """One ``file:line:col: message`` per line, unwrapped, on stderr."""
+    """One ``file:line:col: message`` per line, unwrapped, on stderr (with ``--verbose``,
+    first the traceback of the exception that caused it)."""
+    cause = error.__cause__ or error.__context__
+    if cause is not None:
+        LOG.debug("caused by:", exc_info=cause)
     for problem in error.problems:
         typer.echo(str(problem), err=True)
 
@@ -102,18 +107,19 @@ class Progress:
         if self.bar is not None:
             self.bar.stop()
 
-    def __call__(self, result: CaseResult) -> None:
+    def __call__(self, result: CaseResult, *, label: str | None = None) -> None:
+        """A finished case; ``label`` names what it ran under (a matrix's variant)."""
         self.results.append(result)
+        status = "skip" if result.skipped else "pass" if result.passed else "FAIL"
+        self.tick(f"{label} › {result.case_id}" if label else result.case_id, status)
+
+    def tick(self, name: str, status: str) -> None:
+        """One more thing finished: advance the bar, or print ``[i/n] name: status``."""
         self.done += 1
         if self.bar is not None:
             self.bar.advance(self.task)
         elif not self.quiet:
-            status = "skip" if result.skipped else "pass" if result.passed else "FAIL"
-            err.print(
-                f"[{self.done}/{self.total}] {result.case_id}: {status}",
-                markup=False,
-                highlight=False,
-            )
+            err.print(f"[{self.done}/{self.total}] {name}: {status}", markup=False, highlight=False)
 
 
 def check_outputs(*paths: Path | None) -> None:

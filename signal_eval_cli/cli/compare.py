@@ -14,10 +14,12 @@ from typing import Annotated
 
 import typer
 
+from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     HtmlOpt,
+    MarkdownOpt,
     SignalsOpt,
     check_outputs,
     err,
@@ -60,14 +62,13 @@ def compare_command(
             min=0, max=1, help="With repeats: Fisher p-value at or below which a drop is real."
         ),
     ] = 0.05,
-    markdown: Annotated[
-        Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
-    ] = None,
+    markdown: MarkdownOpt = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the comparison JSON here.")
     ] = None,
     html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
+    verbose: VerboseOpt = False,
 ) -> None:
     """Compare two results; with --fail-on-regression, exit 1 when a regression blocks."""
     policy = signals_policy(signals)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import EXIT_OK, fail_input, out
 from signal_eval_cli.errors import InputError
 
@@ -30,6 +31,7 @@ def import_command(
             "(default: detected from the content)."
         ),
     ] = None,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Import OpenAI Agents SDK, OTLP/JSON (GenAI) or LangGraph traces as signal JSONL."""
     from signal_eval_cli.signals import write_jsonl

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -45,6 +46,7 @@ def merge_command(
     junit: JunitOpt = None,
     signals: SignalsOpt = "failed",
     table: TableOpt = "auto",
+    verbose: VerboseOpt = False,
 ) -> None:
     """Join the shards of one run (--shard i/N) into one result, as if run unsharded."""
     policy = signals_policy(signals)

@@ -19,11 +19,17 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
     HtmlOpt,
+    JunitOpt,
+    MarkdownOpt,
+    OutputOpt,
+    Progress,
+    QuietOpt,
     check_outputs,
     err,
     fail_input,
@@ -181,9 +187,7 @@ def scenario_command(
     root: Annotated[
         Path, typer.Option(help="Fixture paths and scope: repo resolve against this directory.")
     ] = Path("."),
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write results JSON here (atomically).")
-    ] = None,
+    output: OutputOpt = None,
     keep_workdir: Annotated[
         bool, typer.Option("--keep-workdir", help="Keep each temp working directory.")
     ] = False,
@@ -198,11 +202,10 @@ def scenario_command(
     repeat: Annotated[
         int, typer.Option(min=1, help="Run each scenario N times; it passes only if all do.")
     ] = 1,
-    markdown: Annotated[
-        Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
-    ] = None,
-    junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report.")] = None,
+    markdown: MarkdownOpt = None,
+    junit: JunitOpt = None,
     html: HtmlOpt = None,
+    quiet: QuietOpt = False,
     resume: ResumeOpt = False,
     retry: RetryOpt = None,
     force: ForceOpt = False,
@@ -214,6 +217,7 @@ def scenario_command(
     record_missing: RecordMissingOpt = False,
     replay: ReplayOpt = False,
     live: LiveOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals."""
     check_outputs(output, markdown, junit, html)
@@ -257,9 +261,13 @@ def scenario_command(
     }
     finished: list[ScenarioResult] = list(kept.values())
 
+    progress = Progress(len(scenarios) * repeat - len(kept), quiet=quiet)
+
     def complete(result: ScenarioResult) -> None:
         journal.record((run_slot(result.run), result.id), result.to_dict() | {"tags": result.tags})
         finished.append(result)
+        name = f"{result.id} (run {result.run + 1})" if repeat > 1 else result.id
+        progress.tick(name, "pass" if result.passed else "FAIL")
 
     started_at, started = now_iso(), time.perf_counter()
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
@@ -282,7 +290,8 @@ def scenario_command(
                 finished=kept,
                 **proxied,
             )
-            run = asyncio.run(running)
+            with progress:
+                run = asyncio.run(running)
         except InputError as exc:
             fail_input(exc)
         except KeyboardInterrupt:

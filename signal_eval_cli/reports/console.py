@@ -77,27 +77,45 @@ def _details(case: CaseResult) -> Text:
     return text
 
 
-def dataset_table(result: DatasetResult, cases: Sequence[CaseResult] | None = None) -> Table:
-    """The table of ``cases`` (default: every case of ``result``)."""
+MIN_DETAILS_WIDTH = 30
+"""Narrower than this, the failed assertions go below the table instead of in a column."""
+
+
+def dataset_table(
+    result: DatasetResult, cases: Sequence[CaseResult] | None = None, *, details: bool = True
+) -> Table:
+    """The table of ``cases`` (default: every case of ``result``); ``details=False`` leaves
+    out the failed-assertions column."""
     table = Table(title=result.name, title_justify="left", show_lines=False)
     table.add_column("case", style="cyan", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("checks", justify="right", no_wrap=True)
     table.add_column("latency", justify="right", no_wrap=True)
     table.add_column("cost", justify="right", no_wrap=True)
-    table.add_column("failed assertions", overflow="fold")
+    if details:
+        table.add_column("failed assertions", overflow="fold")
     for case in result.cases if cases is None else cases:
         total = len(case.assertions)
         passed = total - len(case.failed_assertions)
-        table.add_row(
+        row: list[str | Text] = [
             case.case_id,
             case_status(case),
-            f"{passed}/{total}" if not case.skipped else "-",
+            f"{passed}/{total}" if not case.skipped and (total or not case.error) else "-",
             f"{case.metrics.latency_ms:,.0f} ms" if not case.skipped else "-",
             f"${case.metrics.cost:.4f}" if not case.skipped else "-",
-            _details(case),
-        )
+        ]
+        table.add_row(*row, *([_details(case)] if details else []))
     return table
+
+
+def failures_below(cases: Sequence[CaseResult]) -> list[Text]:
+    """For a narrow terminal: ``case — why`` per failed case, to print under the table."""
+    lines = []
+    for case in cases:
+        why = _details(case)
+        if why:
+            lines.append(Text.assemble((case.case_id, "bold cyan"), " — ", why))
+    return lines
 
 
 def summary_line(result: DatasetResult) -> Text:
@@ -138,7 +156,12 @@ def print_dataset(
     console = console or Console()
     shown = table_cases(result.cases, table)
     if shown:
-        console.print(dataset_table(result, shown))
+        narrow = console.measure(dataset_table(result, shown, details=False)).maximum
+        details = console.width - narrow >= MIN_DETAILS_WIDTH
+        console.print(dataset_table(result, shown, details=details))
+        if not details:  # no room for a readable column: the reasons go under the table
+            for line in failures_below(shown):
+                console.print(line)
     if table != "none" and len(shown) < len(result.cases):
         listed = {id(c) for c in shown}
         console.print(hidden_line([c for c in result.cases if id(c) not in listed]))

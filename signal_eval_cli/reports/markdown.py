@@ -28,7 +28,9 @@ from signal_eval_cli.reports._format import (
     fmt_ms,
     fmt_pass_rate,
     fmt_run_rate,
+    fmt_runs,
     is_case_results,
+    repeated,
     truncate,
 )
 from signal_eval_cli.results import AggregateMetrics, CaseResult
@@ -336,6 +338,11 @@ def _comparison(result: Comparison, opts: ReportOptions) -> list[str]:
             fmt_pass_rate(base.stats),
             fmt_pass_rate(cand.stats),
             f"{s.pass_rate_delta * 100:+.1f} pts",
+        ),
+        *(
+            [("runs passed", fmt_runs(base.stats), fmt_runs(cand.stats), "")]
+            if repeated(base.stats, cand.stats)
+            else []
         ),
         (
             "avg latency",
