@@ -185,8 +185,13 @@ def scenario_command(
         Path, typer.Option("--dir", help="Where scenario ids are looked up.")
     ] = Path("scenarios"),
     root: Annotated[
-        Path, typer.Option(help="Fixture paths and scope: repo resolve against this directory.")
-    ] = Path("."),
+        Path | None,
+        typer.Option(
+            help="Fixture paths and scope: repo resolve against this directory "
+            "(default: the scenario file's directory or its nearest parent holding the fixture).",
+            show_default=False,
+        ),
+    ] = None,
     output: OutputOpt = None,
     keep_workdir: Annotated[
         bool, typer.Option("--keep-workdir", help="Keep each temp working directory.")

@@ -31,6 +31,7 @@ from signal_eval_cli.scenarios.runner import (
     ScenarioRunResult,
     check_scenarios,
     fixture_dir,
+    project_root,
     run_scenario,
 )
 from signal_eval_cli.signals import now_iso
@@ -75,7 +76,8 @@ class _ScenariosJob:
 
     scenarios: list[Scenario]
     fixtures: dict[str, _ShippedFixture]
-    root: str
+    roots: list[str]
+    """Each scenario's :func:`project_root` on the driver (``scope: repo`` reads there)."""
     keep_workdir: bool
     local: dict[str, str] = field(default_factory=dict)
     """On the actor: each shipped fixture's path there."""
@@ -88,12 +90,13 @@ class _ScenariosJob:
     ) -> list[dict[str, Any]]:
         async def one(index: int) -> dict[str, Any]:
             scenario = self.scenarios[index]
-            where = self.local[str(fixture_dir(scenario, Path(self.root)))]
+            root = self.roots[index]
+            where = self.local[str(fixture_dir(scenario, root))]
             here = dataclasses.replace(
                 scenario, fixture=dataclasses.replace(scenario.fixture, path=where)
             )
             async with semaphore:
-                result = await run_scenario(here, root=self.root, keep_workdir=self.keep_workdir)
+                result = await run_scenario(here, root=root, keep_workdir=self.keep_workdir)
             result.run = slot_run(variant)
             return result.to_dict() | {"tags": result.tags}
 
@@ -118,7 +121,7 @@ async def run_scenarios_ray(
     scenarios: Sequence[Scenario],
     settings: RaySettings,
     *,
-    root: Path | str = ".",
+    root: Path | str | None = None,
     keep_workdir: bool = False,
     on_complete: Callable[[ScenarioResult], None] | None = None,
     repeat: int = 1,
@@ -127,13 +130,13 @@ async def run_scenarios_ray(
     """:func:`~signal_eval_cli.scenarios.runner.run_scenarios` on Ray actors (each runs
     ``settings.concurrency`` scenarios at once): the same result, minus timings."""
     started_at, started = now_iso(), time.perf_counter()
-    root = Path(root).resolve()
     check_scenarios(scenarios, root)
-    directories = {str(fixture_dir(s, root)) for s in scenarios}
+    roots = [str(project_root(s, root)) for s in scenarios]
+    directories = {str(fixture_dir(s, r)) for s, r in zip(scenarios, roots, strict=True)}
     job = _ScenariosJob(
         [dataclasses.replace(s, document=None) for s in scenarios],  # the parse stays here
         {d: _ShippedFixture.of(Path(d)) for d in sorted(directories)},
-        str(root),
+        roots,
         keep_workdir,
     )
     runs = [(i, run) for i in range(len(scenarios)) for run in range(max(1, repeat))]

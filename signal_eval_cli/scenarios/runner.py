@@ -63,7 +63,9 @@ __all__ = [
     "ScenarioRunResult",
     "capture_baselines",
     "check_scenarios",
+    "existing_fixture",
     "fixture_dir",
+    "project_root",
     "run_scenario",
     "run_scenarios",
 ]
@@ -343,9 +345,44 @@ class _Recorder:
             await asyncio.sleep(0.005)
 
 
-def fixture_dir(scenario: Scenario, root: Path) -> Path:
-    """The fixture directory: ``fixture.path`` relative to ``root`` (unless absolute)."""
-    return root / scenario.fixture.path
+def project_root(scenario: Scenario, root: Path | str | None = None) -> Path:
+    """Where a scenario's relative paths resolve: its fixture and ``scope: repo`` files.
+
+    ``root`` when given (``--root``, the repo-scoped case). Else, whatever the current
+    directory, the scenario file's directory or the nearest parent of it that holds the
+    fixture: ``fixtures/x`` works for a file in ``scenarios/`` beside ``fixtures/``, and
+    so does ``../fixtures/x``. A scenario built in code (no file) uses the current one.
+    """
+    if root is not None:
+        return Path(root).resolve()
+    start = scenario.directory
+    if scenario.source is None:
+        return start
+    return next(
+        (base for base in (start, *start.parents) if (base / scenario.fixture.path).is_dir()),
+        start,
+    )
+
+
+def fixture_dir(scenario: Scenario, root: Path | str | None = None) -> Path:
+    """The fixture directory: ``fixture.path`` under :func:`project_root` (or absolute)."""
+    return project_root(scenario, root) / scenario.fixture.path
+
+
+def existing_fixture(scenario: Scenario, root: Path | str | None = None) -> Path:
+    """:func:`fixture_dir`, or :class:`InputError` saying where it was looked for."""
+    fixture = fixture_dir(scenario, root)
+    if fixture.is_dir():
+        return fixture
+    where = (
+        f"under --root {Path(root).resolve()}"
+        if root is not None
+        else f"in {scenario.directory} and its parents; --root DIR sets the base"
+        if scenario.source is not None
+        else f"in {scenario.directory}"
+    )
+    message = f"fixture directory not found: {scenario.fixture.path} (looked {where})"
+    raise InputError([scenario.problem(("fixture", "path"), message)])
 
 
 def capture_baselines(
@@ -506,7 +543,7 @@ async def _record_changes(
 async def run_scenario(
     scenario: Scenario,
     *,
-    root: Path | str = ".",
+    root: Path | str | None = None,
     keep_workdir: bool = False,
     grace_s: float = KILL_GRACE_S,
     proxies: ScenarioProxies | None = None,
@@ -517,12 +554,8 @@ async def run_scenario(
     ``proxies`` (started for this scenario) carry its model calls; ``run`` is which
     run of the scenario this is (``--repeat``)."""
     _check_types(scenario)
-    root = Path(root).resolve()
-    fixture = fixture_dir(scenario, root)
-    if not fixture.is_dir():
-        raise InputError(
-            [scenario.problem(("fixture", "path"), f"fixture directory not found: {fixture}")]
-        )
+    fixture = existing_fixture(scenario, root)
+    root = project_root(scenario, root)
     recorder = _Recorder()
     emit = recorder.emit
     started = time.perf_counter()
@@ -659,22 +692,18 @@ async def run_scenario(
     return result
 
 
-def check_scenarios(scenarios: Sequence[Scenario], root: Path | str) -> None:
+def check_scenarios(scenarios: Sequence[Scenario], root: Path | str | None = None) -> None:
     """Raise :class:`InputError` for an unknown assertion type or a missing fixture: bad
     input stops everything before anything runs."""
     for scenario in scenarios:
         _check_types(scenario)
-        fixture = fixture_dir(scenario, Path(root).resolve())
-        if not fixture.is_dir():
-            raise InputError(
-                [scenario.problem(("fixture", "path"), f"fixture directory not found: {fixture}")]
-            )
+        existing_fixture(scenario, root)
 
 
 async def run_scenarios(
     scenarios: Sequence[Scenario],
     *,
-    root: Path | str = ".",
+    root: Path | str | None = None,
     concurrency: int = 1,
     keep_workdir: bool = False,
     on_complete: Callable[[ScenarioResult], None] | None = None,
