@@ -41,6 +41,7 @@ from signal_eval_cli.scenarios import (
 )
 from signal_eval_cli.signals import Signal, Trace, read_jsonl, write_jsonl
 from signal_eval_cli.traces import import_trace
+from signal_eval_cli.traces.cases import draft_case, import_cases
 from signal_eval_cli.validate import validate_path
 
 __version__ = "0.1.0"
@@ -78,10 +79,12 @@ __all__ = [
     "assertion",
     "compare",
     "compare_files",
+    "draft_case",
     "evaluate_assertion",
     "evaluate_assertions",
     "generate_json_report",
     "generate_markdown_report",
+    "import_cases",
     "import_trace",
     "known_types",
     "load_dataset",
