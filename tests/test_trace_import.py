@@ -329,6 +329,20 @@ def _bad_otlp_time(tmp_path: Path) -> Path:
     return path
 
 
+def _huge_otlp_time(tmp_path: Path) -> Path:
+    request = old_names_request()
+    request["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["endTimeUnixNano"] = "9" * 400
+    path = tmp_path / "otlp.json"
+    path.write_text(json.dumps(request, indent=1), encoding="utf-8")
+    return path
+
+
+def _deep(tmp_path: Path) -> Path:
+    path = tmp_path / "deep.json"
+    path.write_text('{"resourceSpans": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    return path
+
+
 def _bad_langgraph_line(tmp_path: Path) -> Path:
     lines = (FIXTURES / "langgraph_events.jsonl").read_text(encoding="utf-8").splitlines()
     lines[4] = '{"event": "on_chain_start", "name": '
@@ -354,6 +368,12 @@ def _bad_langgraph_line(tmp_path: Path) -> Path:
             _bad_otlp_time,
             r"otlp.json:\d+:1: 'startTimeUnixNano' is not an integer: 'soon' \(span 00000000000000b2\)",
         ),
+        (
+            _huge_otlp_time,
+            r"otlp.json:\d+:1: 'endTimeUnixNano' is out of range: '9+… \(402 characters\) "
+            r"\(span 00000000000000b2\)",
+        ),
+        (_deep, r"deep.json:1:\d+: not JSON: nested too deep"),
         (_bad_langgraph_line, r"lg.jsonl:5:\d+: not JSON"),
     ],
     ids=[
@@ -362,6 +382,8 @@ def _bad_langgraph_line(tmp_path: Path) -> Path:
         "langgraph-truncated",
         "span-data",
         "otlp-time",
+        "otlp-time-range",
+        "deep",
         "lg-line",
     ],
 )
@@ -443,3 +465,24 @@ def test_run_traces_accepts_framework_formats(tmp_path: Path) -> None:
     (tmp_path / "d.yaml").write_text(wrong, encoding="utf-8")
     result = cli("run", "d.yaml", "--traces", "traces", cwd=tmp_path)
     assert result.returncode == 1 and "0 passed, 3 failed" in result.stdout
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_left_as_it_was_after_an_import_good_or_bad(
+    enabled: bool, tmp_path: Path
+) -> None:
+    """Mapping pauses the cyclic GC; it is restored (never turned on if it was off)."""
+    import gc
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"resourceSpans": [{"scopeSpans": [{"spans": [7]}]}]}', encoding="utf-8")
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        import_trace(FIXTURES / "otel_agents_bridge.json")
+        assert gc.isenabled() is enabled
+        with pytest.raises(InputError):
+            import_trace(bad)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
