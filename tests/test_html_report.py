@@ -127,8 +127,15 @@ def test_comparison_lists_flips_first_with_p_values() -> None:
     }
     markdown = generate_markdown_report(result, ReportOptions(html_link="out/report.html"))
     assert "[report.html](<out/report.html>)" in markdown.splitlines()[2]
-    regressions = markdown[markdown.index("### Regressions") :]
-    assert regressions.index("`flipped`") < regressions.index("`slower`")
+    # only the flipped cases first (as the page's #flips), then metrics, then other changes
+    flipped = markdown[markdown.index("### Flipped (2)") : markdown.index("### Metrics")]
+    assert re.findall(r"\| `(\w+)` \| (pass → fail|fail → pass) \|", flipped) == [
+        ("flipped", "pass → fail"),
+        ("fixed", "fail → pass"),
+    ]
+    assert "one-sided Fisher p = 0.00397" in flipped
+    assert "`slower`" not in flipped
+    assert markdown.index("### Other regressions (1)") < markdown.index("`slower`")
 
 
 def test_run_html_and_markdown_link_from_the_cli(tmp_path: Path) -> None:
