@@ -81,6 +81,10 @@ def test_summary_is_server_rendered() -> None:
     assert "7/10 · 95% CI" in summary
     assert 'data-k="errored"><div class="label">errored</div><div class="value">1<' in summary
     assert 'data-k="flaky"><div class="label">flaky</div><div class="value">1<' in summary
+    assert '<div class="card alert" data-k="errored">' in summary  # red: there are some
+    clean = generate_html_report(dataset([case("a", True)]))
+    assert '<div class="card" data-k="failed">' in clean  # none failed: not drawn in red
+    assert '<div class="card" data-k="errored">' in clean and "card alert" not in clean
 
 
 def test_pareto_has_one_point_per_variant_and_marks_the_frontier() -> None:
