@@ -290,6 +290,15 @@ def test_append_to_every_shape_of_list(text: str, tmp_path: Path) -> None:
     assert load_dataset(path).cases[-1].id == "agents_simple"
 
 
+def test_a_taken_id_gets_a_suffix_and_the_cli_says_how_to_name_the_trace(tmp_path: Path) -> None:
+    (tmp_path / "t.json").write_bytes((FIXTURES / "agents_simple.json").read_bytes())
+    first = cli("import", "t.json", "--case-into", "d.yaml", cwd=tmp_path)
+    assert first.stdout.strip() == "appended case 't' to d.yaml (3 assertions)"
+    again = cli("import", "t.json", "--case-into", "d.yaml", cwd=tmp_path)
+    assert "appended case 't-2' to d.yaml" in again.stdout
+    assert "name the trace DIR/t-2.json" in again.stdout
+
+
 def test_missing_file_is_created_as_a_dataset_and_ids_stay_unique(tmp_path: Path) -> None:
     path = tmp_path / "evals" / "new.yaml"
     first = import_cases([FIXTURES / "agents_simple.json"], path)

@@ -49,9 +49,12 @@ def import_command(
         if output is not None or out_dir is not None:
             _write_jsonl(paths, output, out_dir, format)
         if case_into is not None:
-            for case in import_cases(paths, case_into, format):
+            for path, case in zip(paths, import_cases(paths, case_into, format), strict=True):
+                renamed = case.id != path.stem  # --traces DIR finds a trace by its case id
+                hint = f"; for --traces DIR name the trace DIR/{case.id}{path.suffix}"
                 out.print(
-                    f"appended case '{case.id}' to {case_into} ({len(case.assertions)} assertions)",
+                    f"appended case '{case.id}' to {case_into} ({len(case.assertions)} "
+                    f"assertions{hint if renamed else ''})",
                     highlight=False,
                 )
     except InputError as exc:
