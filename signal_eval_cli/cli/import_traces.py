@@ -39,8 +39,9 @@ def import_command(
         ),
     ] = None,
 ) -> None:
-    """Import OpenAI Agents SDK, OTLP/JSON (GenAI) or LangGraph traces as signal JSONL,
-    or as test cases of a dataset."""
+    """Import OpenAI Agents SDK, OTLP/JSON (GenAI) or LangGraph traces as signal JSONL or test cases.
+
+    With --case-into DATASET, each trace becomes a case appended to the dataset."""
     from signal_eval_cli.traces.cases import import_cases
 
     try:
