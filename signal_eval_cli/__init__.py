@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     )
     from signal_eval_cli.signals import Signal, Trace, read_jsonl, write_jsonl
     from signal_eval_cli.traces import import_trace
+    from signal_eval_cli.traces.cases import draft_case, import_cases
     from signal_eval_cli.validate import validate_path
 
 __version__ = "0.1.0"
@@ -94,10 +95,12 @@ __all__ = [
     "assertion",
     "compare",
     "compare_files",
+    "draft_case",
     "evaluate_assertion",
     "evaluate_assertions",
     "generate_json_report",
     "generate_markdown_report",
+    "import_cases",
     "import_trace",
     "known_types",
     "load_dataset",
@@ -150,8 +153,10 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "assertion": "signal_eval_cli.assertions",
     "evaluate_assertion": "signal_eval_cli.assertions",
     "evaluate_assertions": "signal_eval_cli.assertions",
+    "draft_case": "signal_eval_cli.traces.cases",
     "generate_json_report": "signal_eval_cli.reports.json_report",
     "generate_markdown_report": "signal_eval_cli.reports.markdown",
+    "import_cases": "signal_eval_cli.traces.cases",
     "import_trace": "signal_eval_cli.traces",
     "known_types": "signal_eval_cli.assertions",
     "load_dataset": "signal_eval_cli.dataset",

@@ -102,8 +102,12 @@ def test_comparison_markdown_regressions_first_and_blocking() -> None:
     # it fixed a case too, but a comparison that blocks is worse (issue 10 item 8)
     assert text.startswith("## 📉 Comparison: code-review — worse, 🚫 blocks merge")
     assert "> **Blocked:** 1 critical regression: ok" in text
-    assert text.index("### Regressions (1)") < text.index("### Fixed (1)")
-    assert "| 🔴 critical | `ok` | pass_to_fail |" in text
+    # the flipped cases come first, alone: before the metrics and any other change
+    flipped = text[text.index("### Flipped (2)") : text.index("### Metrics")]
+    assert "| 🔴 critical | `ok` | pass → fail |" in flipped
+    assert "| 🟢 | `wrong` | fail → pass |" in flipped
+    assert flipped.index("`ok`") < flipped.index("`wrong`")
+    assert "Other regressions" not in text  # none here: no empty section
     assert "**New cases (1):** `new`" in text
     assert "### ❌ `ok` — what failed" in text
 
@@ -226,6 +230,7 @@ def test_console_comparison_lists_regressions_first() -> None:
 def test_per_case_metric_improvements_are_collapsed_and_counted() -> None:
     result = compare(dataset(case("a", latency=2000)), dataset(case("a", latency=1000)))
     text = generate_markdown_report(result)
+    assert "No case flipped between pass and fail." in text
     assert "<summary>1 per-case metric improvement</summary>" in text
     assert "latency 2,000 ms → 1,000 ms (-50%, threshold 10%)" in text
     console = render(print_comparison, result)

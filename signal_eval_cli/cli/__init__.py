@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {  # name: (module:function, its docstrin
     ),
     "import": (
         "import_traces:import_command",
-        "Import OpenAI Agents SDK, OTLP/JSON (GenAI) or LangGraph traces as signal JSONL.",
+        "Import OpenAI Agents SDK, OTLP/JSON (GenAI) or LangGraph traces as signal JSONL or test cases.",
     ),
     "report": (
         "report:report_command",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -332,6 +332,10 @@ def _comparison(result: Comparison, opts: ReportOptions) -> list[str]:
         *(f"> **Note:** {_prose(note)}" for note in result.notes),
         *([""] if result.notes else []),
     ]
+    flips = [r for r in result.regressions if r.type == "pass_to_fail"]
+    fixes = [i for i in result.improvements if i.type == "fail_to_pass"]
+    flipped = _changes_section("Flipped", [*flips, *fixes])  # what a reviewer reads first
+    lines += flipped or ["No case flipped between pass and fail.", ""]
     rows = [
         (
             "pass rate",
@@ -363,18 +367,13 @@ def _comparison(result: Comparison, opts: ReportOptions) -> list[str]:
             f"{len(result.new_cases)} new, {len(result.removed_cases)} removed",
         ),
     ]
-    lines += _table(["", "baseline", "candidate", "change"], rows, "lrrr")
-    flips_first = sorted(result.regressions, key=lambda r: r.type != "pass_to_fail")
+    lines += ["### Metrics", "", *_table(["", "baseline", "candidate", "change"], rows, "lrrr")]
     lines += _changes_section(
-        "Regressions",
-        flips_first,
-        lambda r: "🔴 critical" if getattr(r, "severity", "") == "critical" else "🟡 warning",
+        "Other regressions", [r for r in result.regressions if r.type != "pass_to_fail"]
     )
-    fixed = [i for i in result.improvements if i.type != "metric_improved"]
-    metrics = [i for i in result.improvements if i.type == "metric_improved"]
-    lines += _changes_section("Fixed", fixed, lambda _: "🟢")
+    metrics = [i for i in result.improvements if i.type != "fail_to_pass"]
     if metrics:
-        table = _changes_table(metrics, lambda _: "🟢")
+        table = _changes_table(metrics)
         plural = "s" if len(metrics) != 1 else ""
         lines += _details(f"{len(metrics)} per-case metric improvement{plural}", table)
     for title, ids in (("New cases", result.new_cases), ("Removed cases", result.removed_cases)):
@@ -389,18 +388,24 @@ def _comparison(result: Comparison, opts: ReportOptions) -> list[str]:
     return lines
 
 
-def _changes_table(changes: Sequence[CaseChange], badge: Callable[[CaseChange], str]) -> list[str]:
+_CHANGE_WORDS = {"pass_to_fail": "pass → fail", "fail_to_pass": "fail → pass"}
+
+
+def _badge(change: CaseChange) -> str:
+    severity = getattr(change, "severity", None)  # a regression's; improvements have none
+    return {"critical": "🔴 critical", "warning": "🟡 warning"}.get(severity or "", "🟢")
+
+
+def _changes_table(changes: Sequence[CaseChange]) -> list[str]:
     rows = [
-        (badge(c), _code(c.case_id), c.type, _prose(c.description))
+        (_badge(c), _code(c.case_id), _CHANGE_WORDS.get(c.type, c.type), _prose(c.description))
         for c in changes[:MAX_TABLE_ROWS]
     ]
-    lines = _table(["", "case", "type", "what changed"], rows)
+    lines = _table(["", "case", "change", "what changed"], rows)
     if len(changes) > MAX_TABLE_ROWS:
         lines.insert(-1, f"_… {len(changes) - MAX_TABLE_ROWS} more_")
     return lines
 
 
-def _changes_section(
-    title: str, changes: Sequence[CaseChange], badge: Callable[[CaseChange], str]
-) -> list[str]:
-    return [f"### {title} ({len(changes)})", "", *_changes_table(changes, badge)] if changes else []
+def _changes_section(title: str, changes: Sequence[CaseChange]) -> list[str]:
+    return [f"### {title} ({len(changes)})", "", *_changes_table(changes)] if changes else []
