@@ -87,6 +87,21 @@ def test_summary_is_server_rendered() -> None:
     assert '<div class="card" data-k="errored">' in clean and "card alert" not in clean
 
 
+def test_an_interrupted_run_or_matrix_says_so_above_its_summary() -> None:
+    from signal_eval_cli.matrix import MatrixResult, VariantResult
+
+    banner = '<p class="warn" id="interrupted">⚠️ Interrupted: only the cases that finished'
+    partial = dataset([case("a", True)])
+    assert banner not in generate_html_report(partial)
+    partial.interrupted = True
+    page = generate_html_report(partial)
+    assert banner in page and page.index(banner) < page.index('id="summary"')
+    matrix = MatrixResult.of("m", [VariantResult("v", "V", dataset([case("a", True)]))])
+    assert banner not in generate_html_report(matrix)
+    matrix.interrupted = True
+    assert banner in generate_html_report(matrix)
+
+
 def test_pareto_has_one_point_per_variant_and_marks_the_frontier() -> None:
     points = [
         VariantPoint("best", 9, 10, 0.02, 900.0),

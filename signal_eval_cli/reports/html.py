@@ -187,6 +187,16 @@ _NO_JS = (
 )
 
 
+def _interrupted(result: Any) -> str:
+    """A partial result says so above its summary: never read as a clean run."""
+    if not getattr(result, "interrupted", False):
+        return ""
+    return (
+        '<p class="warn" id="interrupted">⚠️ Interrupted: only the cases that finished '
+        "are shown.</p>"
+    )
+
+
 def _when(result: Any) -> str:
     started = getattr(result, "started_at", "") or ""
     duration = getattr(result, "duration_ms", 0.0) or 0.0
@@ -204,6 +214,7 @@ def _run_page(result: Any, signals: SignalsPolicy) -> _Page:
     scenario = any(c.kind == "scenario" for c in cases)
     body = [
         _header("scenarios" if scenario else "run", result.name, _when(result)),
+        _interrupted(result),
         _summary_cards(pass_rate_stats(cases), AggregateMetrics.of(cases), counts),
     ]
     if scenario:
@@ -317,6 +328,7 @@ def _matrix_page(result: MatrixResult, signals: SignalsPolicy) -> _Page:
     body = "".join(
         [
             _header("matrix", result.name, _when(result)),
+            _interrupted(result),
             recommendation,
             '<section id="pareto"><h2>Pass rate vs cost</h2>',
             pareto_svg(points, frontier, rec.variant_id if rec else None),
