@@ -573,12 +573,15 @@ def _check_compatible(baseline: object, candidate: object) -> None:
         if not isinstance(getattr(result, "cases", None), list):
             raise IncompatibleResults(
                 f"the {label} is a {result_kind(result)} result: compare takes results with "
-                "cases (dataset or scenario results); to compare matrix variants, read the "
-                "matrix report or save each variant's result"
+                "cases (dataset or scenario results); a matrix report already compares its "
+                "variants (signal-eval report MATRIX.json --html page.html)"
             )
     base_kind, cand_kind = result_kind(baseline), result_kind(candidate)
     if base_kind != cand_kind:
-        raise IncompatibleResults(f"cannot compare a {base_kind} result with a {cand_kind} result")
+        raise IncompatibleResults(
+            f"cannot compare a {base_kind} result with a {cand_kind} result: run the same "
+            "command (run, or scenario) on both sides"
+        )
 
 
 def _by_id(label: str, result: CaseResults) -> dict[str, CaseResult]:

@@ -176,6 +176,14 @@ def dataset_from_document(doc: Document) -> EvalDataset:
                 )
             )
         seen.setdefault(case["id"], i)
+        if "assertions" not in case and not doc.data.get("defaultAssertions"):
+            problems.append(
+                doc.problem(
+                    ("cases", i),
+                    f"case '{case['id']}' has no 'assertions' and the dataset no "
+                    "'defaultAssertions': nothing would be checked",
+                )
+            )
     if problems:
         raise InputError(problems)
     return EvalDataset.from_data(doc.data, Path(doc.path))

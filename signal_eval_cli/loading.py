@@ -466,6 +466,11 @@ def _explain(doc: Document, error: jsonschema.ValidationError) -> Iterator[Probl
             message += f' — quote it: "{raw}"'
         yield doc.problem(path, f"{_field(path)}{message}")
         return
+    if error.validator in ("anyOf", "oneOf"):  # jsonschema's message would print the value
+        yield doc.problem(
+            path, f"{_field(path)}{_kind(error.instance)} that matches none of the allowed forms"
+        )
+        return
     yield doc.problem(path, f"{_field(path)}{error.message}")
 
 

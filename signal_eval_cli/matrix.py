@@ -571,6 +571,16 @@ def load_matrix(path: str | Path) -> MatrixFile | ScenarioMatrix:
         raise InputError(
             [doc.problem((), "a matrix must be a mapping with 'dataset' and 'variants'")]
         )
+    if "cases" in doc.data and "variants" not in doc.data:
+        raise InputError(
+            [
+                doc.problem(
+                    (),
+                    "this is a dataset (it has 'cases'): run it with `signal-eval run`; "
+                    "`matrix` takes a file with 'dataset' and 'variants'",
+                )
+            ]
+        )
     return matrix_from_document(doc)
 
 

@@ -115,8 +115,12 @@ def stall_limit_s(dataset: EvalDataset, options: RunOptions) -> float:
 
 def check_filters(dataset: EvalDataset, options: RunOptions) -> None:
     """Raise :class:`InputError` for an unknown ``case_ids`` entry, or when the filters
-    select no case at all: a typo'd filter must not run nothing and go green."""
+    select no case at all, or the dataset has none: a run of nothing must not go green."""
     known = [c.id for c in dataset.cases]
+    if not known:
+        raise InputError(
+            f"{dataset.path or dataset.name}: the dataset has no cases: nothing to run"
+        )
     unknown = [
         p for p in dict.fromkeys(options.case_ids) if not any(case_matches(p, i) for i in known)
     ]

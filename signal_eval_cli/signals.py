@@ -35,6 +35,7 @@ __all__ = [
     "ToolCall",
     "Trace",
     "TraceMetrics",
+    "elapsed_ms",
     "read_jsonl",
     "write_jsonl",
 ]
@@ -52,6 +53,17 @@ def now_iso() -> str:
     return (
         _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     )
+
+
+def elapsed_ms(start: str, end: str) -> float:
+    """Milliseconds from one :func:`now_iso` stamp to another (0 when either is unreadable)."""
+    try:
+        delta = _dt.datetime.fromisoformat(end.replace("Z", "+00:00")) - _dt.datetime.fromisoformat(
+            start.replace("Z", "+00:00")
+        )
+    except ValueError:
+        return 0.0
+    return max(0.0, delta.total_seconds() * 1000)
 
 
 @dataclass(slots=True)

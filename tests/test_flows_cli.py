@@ -101,7 +101,9 @@ def test_run_takes_several_datasets_one_result_each(tmp_path: Path, place: str) 
         "run", sets[0], f"{prefix}datasets/broken.yaml", "-q", "-o", f"{tmp_path}/b/{{dataset}}.json",
         cwd=cwd,
     )  # fmt: skip
-    assert broken.returncode == 2 and "broken.yaml:2:9: missing required" in broken.stderr
+    assert (
+        broken.returncode == 2 and "broken.yaml:2:9: case 'a' has no 'assertions'" in broken.stderr
+    )
     assert not (tmp_path / "b").exists()
 
 

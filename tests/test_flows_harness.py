@@ -63,6 +63,9 @@ def test_an_async_harness_blocking_the_loop_ends_the_run_and_names_the_line(
     assert not outcome["c2"][0] and "agents.py:8" in outcome["c2"][1]
     assert not outcome["c3"][0]
     assert "c1" in done.stdout and "c2" in done.stdout  # the table is printed
+    assert data["durationMs"] >= 1000  # the run's wall time, not 0: it waited past the limit
+    row = next(line for line in done.stdout.splitlines() if line.startswith("│ c3"))
+    assert "—" in row and "0 ms" not in row  # nothing was measured: not "0 ms"
 
 
 @pytest.mark.parametrize("place", ["project-root", "outside"])

@@ -70,7 +70,7 @@ from signal_eval_cli.runner import (
     select_cases,
     stall_limit_s,
 )
-from signal_eval_cli.signals import now_iso
+from signal_eval_cli.signals import elapsed_ms, now_iso
 from signal_eval_cli.validate import load_checked_dataset
 from signal_eval_cli.watchdog import LoopWatchdog
 
@@ -467,11 +467,13 @@ def partial_result(
     """What finished before Ctrl-C (or a stuck loop), in dataset order."""
     order = {c.id: i for i, c in enumerate(selected)}
     cases = sorted(finished, key=lambda r: order.get(r.case_id, len(order)))
+    completed = now_iso()
     return DatasetResult(
         dataset.name,
         cases,
+        duration_ms=elapsed_ms(started, completed),
         started_at=started,
-        completed_at=now_iso(),
+        completed_at=completed,
         metadata=dict(dataset.metadata),
         interrupted=interrupted,
     )

@@ -101,11 +101,21 @@ def dataset_table(
             case.case_id,
             case_status(case),
             f"{passed}/{total}" if not case.skipped and (total or not case.error) else "-",
-            f"{case.metrics.latency_ms:,.0f} ms" if not case.skipped else "-",
+            _latency(case),
             f"${case.metrics.cost:.4f}" if not case.skipped else "-",
         ]
         table.add_row(*row, *([_details(case)] if details else []))
     return table
+
+
+def _latency(case: CaseResult) -> str:
+    """What was measured; "—" for a case that errored before anything was (no signal, no
+    time): "0 ms" would read as instant."""
+    if case.skipped:
+        return "-"
+    if case.error and not case.metrics.latency_ms and not case.signals:
+        return "—"
+    return f"{case.metrics.latency_ms:,.0f} ms"
 
 
 def failures_below(cases: Sequence[CaseResult]) -> list[Text]:

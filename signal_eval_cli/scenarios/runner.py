@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from signal_eval_cli.assertions import AssertionResult, EvalContext, evaluate_assertion
 from signal_eval_cli.assertions._registry import lookup
@@ -244,6 +244,9 @@ class ScenarioRunResult(DatasetResult):
     """
 
     scenarios: list[ScenarioResult] = field(default_factory=list)
+
+    kind: ClassVar[str] = "scenarios"
+    """As its results file says (what ``compare`` names in a mismatch)."""
 
     @classmethod
     def of(cls, scenarios: list[ScenarioResult], **fields: Any) -> ScenarioRunResult:
