@@ -24,10 +24,14 @@ import time
 import tracemalloc
 from collections import Counter
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
-from signal_eval_cli import Signal, Trace, evaluate_assertion, known_types
-from signal_eval_cli.assertions import JudgeRequest, JudgeVerdict
+# bench/ itself must not be on the path: bench/html.py would shadow the stdlib's html
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from signal_eval_cli import Signal, Trace, evaluate_assertion, known_types  # noqa: E402
+from signal_eval_cli.assertions import JudgeRequest, JudgeVerdict  # noqa: E402
 
 AGENTS = [f"agent{i}" for i in range(20)]
 TOOLS = ["Read", "Edit", "Write", "Bash", "Grep"]

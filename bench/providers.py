@@ -31,6 +31,9 @@ sys.path.insert(0, str(ROOT))
 
 from mock_client import bare_floor, mock_stats, start_mock  # noqa: E402
 
+# bench/ itself must not be on the path: bench/html.py would shadow the stdlib's html
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
 from signal_eval_cli.dataset import EvalCase, EvalDataset  # noqa: E402
 from signal_eval_cli.harness.reactive import create_harness  # noqa: E402
 from signal_eval_cli.results import DatasetResult  # noqa: E402
