@@ -220,6 +220,9 @@ class CompareOptions:
     """Minimum pass-rate change (absolute) that makes the verdict better or worse."""
     latency_threshold: float = 0.10
     """Relative latency change beyond which a case or the average counts as changed."""
+    latency_floor_ms: float = 50.0
+    """A latency change of at most this many ms never counts, whatever its percentage:
+    on a fast harness 1 ms → 4 ms is +300 % of timer noise."""
     cost_threshold: float = 0.10
     """Relative cost change beyond which a case or the total counts as changed."""
     critical_on_pass_to_fail: bool = True
@@ -665,7 +668,7 @@ def compare(
         if base.error is not None or cand.error is not None:
             continue
         for metric, threshold in metric_thresholds:
-            found = _metric_change(base, cand, metric, threshold)
+            found = _metric_change(base, cand, metric, threshold, opts.latency_floor_ms)
             if found is None:
                 continue
             if isinstance(found, Regression):
@@ -785,13 +788,18 @@ def _repeated_change(
 
 
 def _metric_change(
-    base: CaseResult, cand: CaseResult, metric: Literal["latency", "cost"], threshold: float
+    base: CaseResult,
+    cand: CaseResult,
+    metric: Literal["latency", "cost"],
+    threshold: float,
+    floor_ms: float = 0.0,
 ) -> Regression | Improvement | None:
     b = base.metrics.latency_ms if metric == "latency" else _cost_per_run(base)
     c = cand.metrics.latency_ms if metric == "latency" else _cost_per_run(cand)
     if b == c:
         return None
-    direction = _relative_direction(b, c, threshold)
+    floor = floor_ms if metric == "latency" else 0.0
+    direction = _relative_direction(b, c, threshold, floor)
     if direction == 0:
         return None
     change = f"{(c - b) / b:+.0%}" if b else "from zero"
@@ -819,11 +827,14 @@ def _cost_per_run(case: CaseResult) -> float:
     return case.metrics.cost / max(1, case.metrics.runs)
 
 
-def _relative_direction(base: float, cand: float, threshold: float) -> int:
+def _relative_direction(base: float, cand: float, threshold: float, floor: float = 0.0) -> int:
     """+1 when ``cand`` exceeds ``base`` by more than ``threshold`` (relative), −1 below, else 0.
 
-    From a zero baseline any increase counts (the relative change is unbounded).
+    A change of at most ``floor`` (absolute) is 0. From a zero baseline any increase
+    past the floor counts (the relative change is unbounded).
     """
+    if abs(cand - base) <= floor:
+        return 0
     if base <= 0:
         return 1 if cand > _EPS else 0
     change = (cand - base) / base
@@ -864,7 +875,10 @@ def _summarize(
     latency_delta = common.cand_avg_latency - common.base_avg_latency
     cost_delta = common.cand_cost - common.base_cost
     latency_dir = _relative_direction(
-        common.base_avg_latency, common.cand_avg_latency, opts.latency_threshold
+        common.base_avg_latency,
+        common.cand_avg_latency,
+        opts.latency_threshold,
+        opts.latency_floor_ms,
     )
     cost_dir = _relative_direction(common.base_cost, common.cand_cost, opts.cost_threshold)
     quality_lost = any(r.metric in (None, "passRate") for r in regressions)
@@ -877,6 +891,8 @@ def _summarize(
         "mixed" if worse and better else "worse" if worse else "better" if better else "equivalent"
     )
     critical = [r for r in regressions if r.severity == "critical"]
+    if critical:  # a comparison that blocks is worse, whatever else improved
+        verdict = "worse"
     reason = None
     if critical:
         names = ", ".join(r.case_id for r in critical[:5])

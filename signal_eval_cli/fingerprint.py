@@ -166,7 +166,9 @@ def matrix_fingerprint(
     }
 
 
-def scenarios_fingerprint(scenarios: Iterable[Scenario], root: Path) -> dict[str, str]:
+def scenarios_fingerprint(
+    scenarios: Iterable[Scenario], root: Path | None = None
+) -> dict[str, str]:
     """Scenario runs: each scenario file's content and its fixture directory's."""
     from signal_eval_cli.scenarios.runner import fixture_dir
 
@@ -174,7 +176,7 @@ def scenarios_fingerprint(scenarios: Iterable[Scenario], root: Path) -> dict[str
     sources = [
         (s.id, _file_hash(s.source) if s.source is not None else canonical(repr(s))) for s in chosen
     ]
-    fixtures = {str(fixture_dir(s, root.resolve())) for s in chosen}
+    fixtures = {str(fixture_dir(s, root)) for s in chosen}
     return {
         "scenarios": content_hash(sources),
         "fixtures": join(tree_hash(Path(f)) for f in sorted(fixtures)),

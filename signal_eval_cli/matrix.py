@@ -155,6 +155,8 @@ class VariantPoint:
     ran: int
     cost: float
     latency: float
+    """In whole milliseconds, as shown: a sub-millisecond gap is timer noise, never a
+    reason to rank one variant above another."""
 
     @property
     def pass_rate(self) -> float:
@@ -169,7 +171,7 @@ class VariantPoint:
             stats.passed_cases,
             stats.cases,
             agg.avg_cost_per_case,
-            agg.p50_latency_ms,
+            float(round(agg.p50_latency_ms)),
         )
 
 

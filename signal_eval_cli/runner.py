@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import fnmatch
+import logging
 import queue
 import sys
 import threading
@@ -27,6 +29,8 @@ from signal_eval_cli.harness.protocol import HarnessContext, collect, runs_on_lo
 from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult
 from signal_eval_cli.sharding import Shard, take_shard
 from signal_eval_cli.signals import Signal, Trace, new_signal_id, now_iso
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from signal_eval_cli.proxy.server import ModelProxy
@@ -80,6 +84,11 @@ class RunOptions:
     and not passed to ``on_case_complete``."""
 
 
+def case_matches(pattern: str, case_id: str) -> bool:
+    """``--case``: the id itself, or a shell glob over ids (``sql-*``, ``*-[0-9]``)."""
+    return pattern == case_id or fnmatch.fnmatchcase(case_id, pattern)
+
+
 def select_cases(dataset: EvalDataset, options: RunOptions) -> list[EvalCase]:
     """``only`` first, then tags (any overlap), then case ids, then the shard."""
     cases = dataset.cases
@@ -89,8 +98,7 @@ def select_cases(dataset: EvalDataset, options: RunOptions) -> list[EvalCase]:
         wanted = set(options.tags)
         cases = [c for c in cases if wanted & set(c.tags)]
     if options.case_ids:
-        ids = set(options.case_ids)
-        cases = [c for c in cases if c.id in ids]
+        cases = [c for c in cases if any(case_matches(p, c.id) for p in options.case_ids)]
     return take_shard(cases, [c.id for c in cases], options.shard)
 
 
@@ -109,14 +117,16 @@ def check_filters(dataset: EvalDataset, options: RunOptions) -> None:
     """Raise :class:`InputError` for an unknown ``case_ids`` entry, or when the filters
     select no case at all: a typo'd filter must not run nothing and go green."""
     known = [c.id for c in dataset.cases]
-    unknown = [i for i in dict.fromkeys(options.case_ids) if i not in set(known)]
+    unknown = [
+        p for p in dict.fromkeys(options.case_ids) if not any(case_matches(p, i) for i in known)
+    ]
     if unknown:
         parts = []
-        for case_id in unknown:
-            guess = closest(case_id, known)
-            parts.append(f"{case_id!r}" + (f" (did you mean {guess!r}?)" if guess else ""))
+        for pattern in unknown:
+            guess = closest(pattern, known)
+            parts.append(f"{pattern!r}" + (f" (did you mean {guess!r}?)" if guess else ""))
         raise InputError(
-            f"{dataset.path or dataset.name}: no case with id {', '.join(parts)}"
+            f"{dataset.path or dataset.name}: no case id matches --case {', '.join(parts)}"
             f" (the dataset has {len(known)} case(s))"
         )
     if (options.tags or options.case_ids) and not select_cases(dataset, options):
@@ -270,6 +280,12 @@ def _ours(exc: BaseException) -> bool:
     return isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))  # pragma: no cover
 
 
+def _harness_failed(case: EvalCase, exc: BaseException) -> str:
+    """The case's error line; the full traceback goes to the log (``--verbose``)."""
+    _log.debug("case %r: the harness raised", case.id, exc_info=exc)
+    return _describe(exc)
+
+
 def _describe(exc: BaseException) -> str:
     """``Type: message (at file.py:LINE in function)``: the innermost frame of the
     harness's own code where it was raised (no location when none is the user's)."""
@@ -300,14 +316,14 @@ async def _run_once(
         )
     except Exception as exc:  # the harness's failure is the case's failure, not ours
         timed_out = False
-        error = _describe(exc)
+        error = _harness_failed(case, exc)
     except (asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
         if _ours(exc):
             if proxy is not None and ctx.proxy is not None:
                 proxy.close(ctx.proxy, completed=False)  # cut short: record nothing of it
             raise
         timed_out = False
-        error = _describe(exc)
+        error = _harness_failed(case, exc)
     if proxy is not None and ctx.proxy is not None:
         # a crashed or timed-out case keeps its old recording: never half a new one
         session = proxy.close(ctx.proxy, completed=not timed_out and error is None)

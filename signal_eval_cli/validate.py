@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.dataset import dataset_from_document
+from signal_eval_cli.dataset import EvalDataset, dataset_from_document
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.loading import Document, load_document, validate_document
 from signal_eval_cli.signals import read_jsonl
 
-__all__ = ["DocumentKind", "register_document_kind", "validate_path"]
+__all__ = ["DocumentKind", "load_checked_dataset", "register_document_kind", "validate_path"]
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,38 @@ def _check_result(doc: Document) -> None:
         raise InputError(problems)
 
 
+def _check_dataset(doc: Document, params: Mapping[str, Any] | None = None) -> EvalDataset:
+    """Schema, then the harness it names (see :func:`check_harness`) with its params and
+    ``params`` over them (``run --param``), located at it."""
+    from signal_eval_cli.harness.entrypoints import check_harness
+
+    dataset = dataset_from_document(doc)
+    if dataset.harness is None:
+        return dataset
+    try:
+        merged = {**dataset.harness.params, **(params or {})}
+        check_harness(dataset.harness.factory, merged, dataset_path=Path(doc.path))
+    except InputError as exc:
+        node = ("harness", "factory") if isinstance(doc.data["harness"], Mapping) else ("harness",)
+        raise InputError(
+            [p if p.line > 0 else doc.problem(node, str(p)) for p in exc.problems]
+        ) from exc
+    return dataset
+
+
+def load_checked_dataset(path: str | Path, params: Mapping[str, Any] | None = None) -> EvalDataset:
+    """:func:`~signal_eval_cli.dataset.load_dataset`, and its harness checked as
+    ``validate`` checks it: what ``run`` does before any case runs."""
+    doc = load_document(path)
+    if not isinstance(doc.data, Mapping):
+        raise InputError([doc.problem((), "a dataset must be a mapping with 'name' and 'cases'")])
+    return _check_dataset(doc, params)
+
+
 _KINDS: list[DocumentKind] = [
     # a results file also has "cases": recognise it by what only results carry
     DocumentKind("result", lambda data: "schemaVersion" in data and "kind" in data, _check_result),
-    DocumentKind("dataset", lambda data: "cases" in data, dataset_from_document),
+    DocumentKind("dataset", lambda data: "cases" in data, _check_dataset),
 ]
 
 
@@ -41,9 +70,21 @@ def register_document_kind(kind: DocumentKind) -> None:
     _KINDS.insert(len(_KINDS) - 1, kind)  # before the catch-all "cases" of a dataset
 
 
+# The modules that register the other kinds, in the order they are tried (the library
+# imports lazily: nothing else may have imported them yet).
+_KIND_MODULES = (
+    "signal_eval_cli.providers.cassette",
+    "signal_eval_cli.harness.reactive",
+    "signal_eval_cli.matrix",
+    "signal_eval_cli.scenarios",
+)
+
+
 def validate_path(path: str | Path) -> tuple[str, list[Problem]]:
     """``(kind, problems)`` for one file; no problems means it is valid."""
     name = str(path)
+    for module in _KIND_MODULES:
+        importlib.import_module(module)
     try:
         if name.endswith(".jsonl"):
             read_jsonl(path)

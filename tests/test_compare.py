@@ -172,6 +172,29 @@ def test_latency_threshold_is_relative_and_strict(
     assert not result.summary.should_block
 
 
+@pytest.mark.parametrize(
+    ("base", "cand", "floor", "expected"),
+    [
+        (0, 19, 50.0, set()),  # +∞ % of timer noise on a fast harness
+        (1, 4, 50.0, set()),
+        (100, 150, 50.0, set()),  # exactly at the floor: not beyond it
+        (100, 151, 50.0, {"metric_degraded"}),
+        (0, 19, 0.0, {"metric_degraded"}),  # floor off: from zero any increase counts
+        (300, 200, 50.0, {"metric_improved"}),
+    ],
+)
+def test_a_latency_change_within_the_floor_never_counts(
+    base: float, cand: float, floor: float, expected: set[str]
+) -> None:
+    result = compare(
+        dataset(case("a", latency=base)),
+        dataset(case("a", latency=cand)),
+        CompareOptions(latency_floor_ms=floor),
+    )
+    assert {c.type for c in [*result.regressions, *result.improvements]} == expected
+    assert (result.summary.verdict == "equivalent") == (not expected)
+
+
 def test_cost_from_zero_counts_as_degraded() -> None:
     result = compare(dataset(case("a", cost=0.0)), dataset(case("a", cost=0.002)))
     assert [(r.metric, r.type) for r in result.regressions] == [("cost", "metric_degraded")]
@@ -216,7 +239,8 @@ def test_metrics_of_errored_cases_are_not_compared() -> None:
         ([case("a"), case("b")], [case("a"), case("b")], "equivalent"),
         ([case("a"), case("b", False)], [case("a"), case("b")], "better"),
         ([case("a"), case("b")], [case("a"), case("b", False)], "worse"),
-        ([case("a"), case("b", False)], [case("a", False), case("b")], "mixed"),
+        # a pass → fail blocks: the verdict agrees with the block, whatever else improved
+        ([case("a"), case("b", False)], [case("a", False), case("b")], "worse"),
         ([case("a", cost=0.01)], [case("a", cost=0.02)], "worse"),
         ([case("a", latency=1000)], [case("a", latency=500)], "better"),
         ([case("a", False), case("b", cost=0.01)], [case("a"), case("b", cost=0.05)], "mixed"),

@@ -176,6 +176,63 @@ def test_state_inspector_matches_the_engine(tmp_path: Path, open_report: Any) ->
     opened.check_clean()
 
 
+def test_a_replays_timestamps_give_a_sequence_axis(tmp_path: Path, open_report: Any) -> None:  # noqa: F811
+    """A cassette replay stamps 18 s of run within 1 ms: marks go in order, not on top of
+    each other; a run whose timestamps span its duration keeps the time axis."""
+
+    def signals(span_ms: float) -> list[dict[str, Any]]:
+        names = [
+            "harness:start",
+            "agent:activated",
+            "provider:start",
+            "provider:end",
+            "harness:end",
+        ]
+        out = []
+        for i, name in enumerate(names):
+            payload: dict[str, Any] = {"agent": "a"} if name == "agent:activated" else {}
+            if name == "harness:end":
+                payload = {"durationMs": 18_000}
+            stamp = 1_700_000_000_000 + span_ms * i / (len(names) - 1)
+            out.append({"id": str(i), "name": name, "payload": payload, "timestamp": stamp})
+        return out
+
+    report = tmp_path / "axis.html"
+    write_html_report(dataset([case("a", False)]), report)
+    page = open_report(report).page
+    replayed = page.evaluate("s => SE.timelineModel(s)", signals(1))
+    assert replayed["timeAxis"] is False and replayed["pos"] == [0, 1, 2, 3, 4]
+    live = page.evaluate("s => SE.timelineModel(s)", signals(18_000))
+    assert live["timeAxis"] is True and live["pos"][-1] == 18_000
+
+
+def test_tool_and_snapshot_failures_are_pinned_to_their_signals(
+    tmp_path: Path,
+    open_report: Any,  # noqa: F811
+) -> None:
+    signals = [
+        {"name": "harness:start", "payload": {"state": {}}},
+        {"name": "tool:call", "payload": {"id": "1", "name": "Grep", "input": {}}},
+        {"name": "state:tests.passed:changed", "payload": {"newValue": False}},
+        {"name": "tool:call", "payload": {"id": "2", "name": "Edit", "input": {}}},
+        {"name": "state:notes:changed", "payload": {"newValue": "x"}},
+        {"name": "tool:call", "payload": {"id": "3", "name": "Bash", "input": {}}},
+    ]
+    report = tmp_path / "pins.html"
+    write_html_report(dataset([case("a", False)]), report)
+    page = open_report(report).page
+
+    def pinned(assertion: dict[str, Any]) -> list[int]:
+        result = {"assertion": assertion, "passed": False, "message": "failed"}
+        found = page.evaluate("([r, s]) => SE.pins(r, s).indices", [result, signals])
+        return list(found)
+
+    assert pinned({"type": "tool.called", "name": "Edit", "min": 3}) == [3]
+    assert pinned({"type": "tool.sequence", "tools": ["Bash", "Grep"]}) == [1, 5]
+    assert pinned({"type": "snapshot.final", "path": "tests.passed", "value": True}) == [2]
+    assert pinned({"type": "snapshot.final", "path": "tests", "value": {}}) == [2]
+
+
 def test_a_timeline_of_10000_signals_stays_usable(tmp_path: Path, open_report: Any) -> None:  # noqa: F811
     report = tmp_path / "big.html"
     write_html_report(dataset([case("big", False, signals=agent_signals(10_000))]), report)

@@ -81,6 +81,25 @@ def test_summary_is_server_rendered() -> None:
     assert "7/10 · 95% CI" in summary
     assert 'data-k="errored"><div class="label">errored</div><div class="value">1<' in summary
     assert 'data-k="flaky"><div class="label">flaky</div><div class="value">1<' in summary
+    assert '<div class="card alert" data-k="errored">' in summary  # red: there are some
+    clean = generate_html_report(dataset([case("a", True)]))
+    assert '<div class="card" data-k="failed">' in clean  # none failed: not drawn in red
+    assert '<div class="card" data-k="errored">' in clean and "card alert" not in clean
+
+
+def test_an_interrupted_run_or_matrix_says_so_above_its_summary() -> None:
+    from signal_eval_cli.matrix import MatrixResult, VariantResult
+
+    banner = '<p class="warn" id="interrupted">⚠️ Interrupted: only the cases that finished'
+    partial = dataset([case("a", True)])
+    assert banner not in generate_html_report(partial)
+    partial.interrupted = True
+    page = generate_html_report(partial)
+    assert banner in page and page.index(banner) < page.index('id="summary"')
+    matrix = MatrixResult.of("m", [VariantResult("v", "V", dataset([case("a", True)]))])
+    assert banner not in generate_html_report(matrix)
+    matrix.interrupted = True
+    assert banner in generate_html_report(matrix)
 
 
 def test_pareto_has_one_point_per_variant_and_marks_the_frontier() -> None:
@@ -127,8 +146,15 @@ def test_comparison_lists_flips_first_with_p_values() -> None:
     }
     markdown = generate_markdown_report(result, ReportOptions(html_link="out/report.html"))
     assert "[report.html](<out/report.html>)" in markdown.splitlines()[2]
-    regressions = markdown[markdown.index("### Regressions") :]
-    assert regressions.index("`flipped`") < regressions.index("`slower`")
+    # only the flipped cases first (as the page's #flips), then metrics, then other changes
+    flipped = markdown[markdown.index("### Flipped (2)") : markdown.index("### Metrics")]
+    assert re.findall(r"\| `(\w+)` \| (pass → fail|fail → pass) \|", flipped) == [
+        ("flipped", "pass → fail"),
+        ("fixed", "fail → pass"),
+    ]
+    assert "one-sided Fisher p = 0.00397" in flipped
+    assert "`slower`" not in flipped
+    assert markdown.index("### Other regressions (1)") < markdown.index("`slower`")
 
 
 def test_run_html_and_markdown_link_from_the_cli(tmp_path: Path) -> None:

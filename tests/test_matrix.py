@@ -103,6 +103,24 @@ def test_tie_on_pass_rate_prefers_cheaper_then_faster_then_declared_first() -> N
     assert "declared first" in same.reason
 
 
+def test_a_sub_millisecond_latency_gap_is_a_tie() -> None:
+    """Timer noise (p50 0.2 ms vs 0.4 ms, both shown as 0 ms) never picks a variant."""
+    results = [
+        VariantResult(name, name, dataset(*[case(f"c{i}") for i in range(6)]))
+        for name in ("first", "second", "third")
+    ]
+    for variant, p50 in zip(results, (0.4, 0.2, 0.3), strict=True):
+        for c in variant.result.cases:
+            c.metrics.latency_ms = p50
+    matrix = MatrixResult.of("noise", results)
+    assert matrix.recommendation is not None
+    assert matrix.recommendation.variant_id == "first"
+    assert "declared first" in matrix.recommendation.reason
+    assert matrix.comparison.pareto_frontier == ["first", "second", "third"]
+    slower = [VariantPoint.of(v) for v in results]
+    assert [p.latency for p in slower] == [0.0, 0.0, 0.0]
+
+
 def test_too_few_cases_cap_confidence_at_low() -> None:
     rec = recommend([point("a", 4, 0.01, 100, ran=4), point("b", 0, 0.01, 100, ran=4)])
     assert rec is not None and rec.confidence == "low" and "only 4 cases ran" in rec.reason

@@ -99,10 +99,15 @@ def test_matrix_markdown_marks_frontier_and_recommendation() -> None:
 
 def test_comparison_markdown_regressions_first_and_blocking() -> None:
     text = generate_markdown_report(comparison())
-    assert text.startswith("## 🔀 Comparison: code-review — mixed, 🚫 blocks merge")
+    # it fixed a case too, but a comparison that blocks is worse (issue 10 item 8)
+    assert text.startswith("## 📉 Comparison: code-review — worse, 🚫 blocks merge")
     assert "> **Blocked:** 1 critical regression: ok" in text
-    assert text.index("### Regressions (1)") < text.index("### Fixed (1)")
-    assert "| 🔴 critical | `ok` | pass_to_fail |" in text
+    # the flipped cases come first, alone: before the metrics and any other change
+    flipped = text[text.index("### Flipped (2)") : text.index("### Metrics")]
+    assert "| 🔴 critical | `ok` | pass → fail |" in flipped
+    assert "| 🟢 | `wrong` | fail → pass |" in flipped
+    assert flipped.index("`ok`") < flipped.index("`wrong`")
+    assert "Other regressions" not in text  # none here: no empty section
     assert "**New cases (1):** `new`" in text
     assert "### ❌ `ok` — what failed" in text
 
@@ -114,7 +119,7 @@ def test_write_markdown_report_appends(tmp_path: Path) -> None:
     write_markdown_report(comparison(), summary)
     text = summary.read_text()
     assert text.startswith("# CI\n\n## ❌ code-review")
-    assert "\n\n## 🔀 Comparison" in text
+    assert "\n\n## 📉 Comparison" in text
 
 
 def test_unknown_result_type_is_a_type_error() -> None:
@@ -225,6 +230,7 @@ def test_console_comparison_lists_regressions_first() -> None:
 def test_per_case_metric_improvements_are_collapsed_and_counted() -> None:
     result = compare(dataset(case("a", latency=2000)), dataset(case("a", latency=1000)))
     text = generate_markdown_report(result)
+    assert "No case flipped between pass and fail." in text
     assert "<summary>1 per-case metric improvement</summary>" in text
     assert "latency 2,000 ms → 1,000 ms (-50%, threshold 10%)" in text
     console = render(print_comparison, result)
@@ -273,3 +279,43 @@ def test_intervals_show_the_decimals_it_takes_to_tell_the_ends_apart(
     low: float, high: float, shown: str
 ) -> None:
     assert fmt_interval(low, high) == shown
+
+
+# -- interrupted runs: never shown as a clean run -------------------------------------------------
+
+
+def interrupted() -> DatasetResult:
+    result = dataset(case("ok"), case("also-ok"))
+    result.interrupted = True
+    return result
+
+
+def test_markdown_of_an_interrupted_run_is_never_green() -> None:
+    clean = generate_markdown_report(dataset(case("ok"), case("also-ok")))
+    assert clean.startswith("## ✅ ")
+    text = generate_markdown_report(interrupted())
+    assert text.startswith("## ⚠️ ") and "✅" not in text.splitlines()[0]
+    assert "⚠️ Interrupted: only the cases that finished are shown." in text
+    partial = matrix()
+    partial.interrupted = True
+    assert "⚠️ Interrupted: only the cases that finished are shown." in (
+        generate_markdown_report(partial)
+    )
+
+
+def test_junit_of_an_interrupted_run_has_an_errored_case_and_stays_valid() -> None:
+    import xmlschema
+
+    xml = junit_xml(interrupted())
+    root = ET.fromstring(xml)
+    assert (root.get("tests"), root.get("errors")) == ("3", "1")
+    (stand_in,) = [c for c in root.iter("testcase") if c.get("name") == "(run interrupted)"]
+    error = stand_in.find("error")
+    assert error is not None and error.get("type") == "interrupted"
+    assert "only the cases that finished" in (error.get("message") or "")
+    xsd = Path(__file__).parent / "fixtures" / "junit" / "junit-10.xsd"
+    assert list(xmlschema.XMLSchema(str(xsd)).iter_errors(xml)) == []
+    assert ET.fromstring(junit_xml(dataset(case("ok")))).get("errors") == "0"
+    empty = MatrixResult.of("m", [])
+    empty.interrupted = True  # no variant finished: the stand-in still has a suite
+    assert ET.fromstring(junit_xml(empty)).get("errors") == "1"

@@ -325,6 +325,7 @@ REFERENCE_EXTRAS = {
 
 def test_reference_extra_top_level_fields_are_allowed(tmp_path: Path) -> None:
     path = write(tmp_path, minimal(**REFERENCE_EXTRAS))
+    (tmp_path / "fx").mkdir()  # validate checks the fixture exists too
     assert validate_path(path) == ("scenario", [])
     assert load_scenario(path).id == "demo"
     parse_scenario(minimal(**REFERENCE_EXTRAS))

@@ -204,7 +204,61 @@ def test_unknown_agents_span_type_is_kept_as_a_signal(tmp_path: Path) -> None:
     assert [s.payload for s in kept] == [
         {"server": "files", "result": ["read"], "spanId": "span_new"}
     ]
-    assert passes(trace, {"type": "signal.contains", "pattern": "span:mcp_tools"})
+    found = {"type": "signal.contains", "pattern": "span:mcp_tools", "payload": {"server": "files"}}
+    assert passes(trace, found)
+    assert not passes(trace, {**found, "payload": {"server": "web"}})
+
+
+def _with_line(name: str, at: int, record: Any, tmp_path: Path) -> Path:
+    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines()
+    lines.insert(at, json.dumps(record))
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _otlp_with(span: dict[str, Any], tmp_path: Path) -> Path:
+    data = json.loads((FIXTURES / "otel_agents_bridge.json").read_text(encoding="utf-8"))
+    data["resourceSpans"][0]["scopeSpans"][0]["spans"].append(span)
+    path = tmp_path / "otel.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "kept"),
+    [
+        (
+            lambda p: _otlp_with(
+                _span("00000000000000e5", None, "embeddings m", 1, gen_ai__operation__name="embeddings", gen_ai__request__model="emb"),
+                p,
+            ),
+            {"pattern": "span:embeddings", "payload": {"attributes": {"gen_ai.request.model": "emb"}}},
+        ),
+        (
+            lambda p: _with_line(
+                "langgraph_events.jsonl",
+                3,
+                {"event": "on_custom_event", "name": "progress", "data": {"pct": 50}, "run_id": "r", "metadata": {"langgraph_node": "weather"}, "parent_ids": []},
+                p,
+            ),
+            {"pattern": "langgraph:on_custom_event", "payload": {"name": "progress", "data": {"pct": 50}}},
+        ),
+        (
+            lambda p: _with_line("langgraph_stream.jsonl", 2, ["custom", {"pct": 50}], p),
+            {"pattern": "langgraph:custom", "payload": {"pct": 50}},
+        ),
+    ],
+    ids=["otlp-operation", "langgraph-event", "langgraph-mode"],
+)  # fmt: skip
+def test_unknown_records_of_every_format_are_kept(
+    make: Any, kept: dict[str, Any], tmp_path: Path
+) -> None:
+    trace = import_trace(make(tmp_path))
+    assert passes(trace, {"type": "signal.contains", **kept})
+    wrong = json.loads(json.dumps(kept).replace("50", "51").replace('"emb"', '"other"'))
+    assert not passes(trace, {"type": "signal.contains", **wrong})
+    assert facts(trace) == SUPPORT_FACTS  # kept beside the facts, which stay as they were
 
 
 def _attr(key: str, value: Any) -> dict[str, Any]:
@@ -329,6 +383,20 @@ def _bad_otlp_time(tmp_path: Path) -> Path:
     return path
 
 
+def _huge_otlp_time(tmp_path: Path) -> Path:
+    request = old_names_request()
+    request["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["endTimeUnixNano"] = "9" * 400
+    path = tmp_path / "otlp.json"
+    path.write_text(json.dumps(request, indent=1), encoding="utf-8")
+    return path
+
+
+def _deep(tmp_path: Path) -> Path:
+    path = tmp_path / "deep.json"
+    path.write_text('{"resourceSpans": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    return path
+
+
 def _bad_langgraph_line(tmp_path: Path) -> Path:
     lines = (FIXTURES / "langgraph_events.jsonl").read_text(encoding="utf-8").splitlines()
     lines[4] = '{"event": "on_chain_start", "name": '
@@ -354,6 +422,12 @@ def _bad_langgraph_line(tmp_path: Path) -> Path:
             _bad_otlp_time,
             r"otlp.json:\d+:1: 'startTimeUnixNano' is not an integer: 'soon' \(span 00000000000000b2\)",
         ),
+        (
+            _huge_otlp_time,
+            r"otlp.json:\d+:1: 'endTimeUnixNano' is out of range: '9+… \(402 characters\) "
+            r"\(span 00000000000000b2\)",
+        ),
+        (_deep, r"deep.json:1:\d+: not JSON: nested too deep"),
         (_bad_langgraph_line, r"lg.jsonl:5:\d+: not JSON"),
     ],
     ids=[
@@ -362,6 +436,8 @@ def _bad_langgraph_line(tmp_path: Path) -> Path:
         "langgraph-truncated",
         "span-data",
         "otlp-time",
+        "otlp-time-range",
+        "deep",
         "lg-line",
     ],
 )
@@ -443,3 +519,38 @@ def test_run_traces_accepts_framework_formats(tmp_path: Path) -> None:
     (tmp_path / "d.yaml").write_text(wrong, encoding="utf-8")
     result = cli("run", "d.yaml", "--traces", "traces", cwd=tmp_path)
     assert result.returncode == 1 and "0 passed, 3 failed" in result.stdout
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_left_as_it_was_after_an_import_good_or_bad(
+    enabled: bool, tmp_path: Path
+) -> None:
+    """Mapping pauses the cyclic GC; it is restored (never turned on if it was off)."""
+    import gc
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"resourceSpans": [{"scopeSpans": [{"spans": [7]}]}]}', encoding="utf-8")
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        import_trace(FIXTURES / "otel_agents_bridge.json")
+        assert gc.isenabled() is enabled
+        with pytest.raises(InputError):
+            import_trace(bad)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_the_readme_example_dataset_passes_on_its_framework_traces(tmp_path: Path) -> None:
+    """datasets/frameworks.yaml with datasets/traces (the fixtures), run outside the repo."""
+    import shutil
+
+    from flows_helpers import cli as user_cli
+
+    shutil.copytree(ROOT / "datasets", tmp_path / "datasets")
+    run = user_cli("run", "datasets/frameworks.yaml", "--traces", "datasets/traces", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "3 passed, 0 failed" in run.stdout
+    for name in ("agents-sdk.json", "otel.json", "langgraph.jsonl"):
+        assert facts(import_trace(tmp_path / "datasets" / "traces" / name)) == SUPPORT_FACTS

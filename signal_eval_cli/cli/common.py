@@ -12,6 +12,7 @@ import typer
 import yaml
 from rich.console import Console
 
+from signal_eval_cli.cli.command import LOG
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.persistence import save_result
 from signal_eval_cli.results import CaseResult, SignalsPolicy
@@ -33,7 +34,11 @@ MAX_OUTPUT_NAME = 200  # bytes: NAME_MAX (255) less the atomic write's temp-file
 
 
 def print_problems(error: InputError) -> None:
-    """One ``file:line:col: message`` per line, unwrapped, on stderr."""
+    """One ``file:line:col: message`` per line, unwrapped, on stderr (with ``--verbose``,
+    first the traceback of the exception that caused it)."""
+    cause = error.__cause__ or error.__context__
+    if cause is not None:
+        LOG.debug("caused by:", exc_info=cause)
     for problem in error.problems:
         typer.echo(str(problem), err=True)
 
@@ -48,6 +53,15 @@ def signals_policy(value: str) -> SignalsPolicy:
     if value not in ("all", "failed", "none"):
         fail_input(InputError(f"--signals must be all, failed or none, got {value!r}"))
     return cast(SignalsPolicy, value)
+
+
+def table_choice(value: str) -> Any:
+    """The ``--table`` value, checked: ``auto``, ``all``, ``failed`` or ``none``; else exit 2."""
+    from signal_eval_cli.reports.console import TABLE_CHOICES
+
+    if value not in TABLE_CHOICES:
+        fail_input(InputError(f"--table must be {', '.join(TABLE_CHOICES)}, got {value!r}"))
+    return value
 
 
 def parse_params(items: list[str]) -> dict[str, Any]:
@@ -93,18 +107,19 @@ class Progress:
         if self.bar is not None:
             self.bar.stop()
 
-    def __call__(self, result: CaseResult) -> None:
+    def __call__(self, result: CaseResult, *, label: str | None = None) -> None:
+        """A finished case; ``label`` names what it ran under (a matrix's variant)."""
         self.results.append(result)
+        status = "skip" if result.skipped else "pass" if result.passed else "FAIL"
+        self.tick(f"{label} › {result.case_id}" if label else result.case_id, status)
+
+    def tick(self, name: str, status: str) -> None:
+        """One more thing finished: advance the bar, or print ``[i/n] name: status``."""
         self.done += 1
         if self.bar is not None:
             self.bar.advance(self.task)
         elif not self.quiet:
-            status = "skip" if result.skipped else "pass" if result.passed else "FAIL"
-            err.print(
-                f"[{self.done}/{self.total}] {result.case_id}: {status}",
-                markup=False,
-                highlight=False,
-            )
+            err.print(f"[{self.done}/{self.total}] {name}: {status}", markup=False, highlight=False)
 
 
 def check_outputs(*paths: Path | None) -> None:
@@ -167,17 +182,18 @@ def write_reports(
     signals: SignalsPolicy,
     html: Path | None = None,
 ) -> None:
-    from signal_eval_cli.reports.junit import write_junit_report
-    from signal_eval_cli.reports.markdown import ReportOptions, write_markdown_report
-
     if output is not None:
         writing(output, lambda: save_result(result, output, signals=signals))
         err.print(f"results written to {output}", highlight=False)
     write_html(result, html, signals=signals)
     if markdown is not None:
+        from signal_eval_cli.reports.markdown import ReportOptions, write_markdown_report
+
         options = ReportOptions(html_link=str(html) if html else None)
         writing(markdown, lambda: write_markdown_report(result, markdown, options))
     if junit is not None:
+        from signal_eval_cli.reports.junit import write_junit_report
+
         writing(junit, lambda: write_junit_report(result, junit))
 
 
@@ -221,3 +237,7 @@ HtmlOpt = Annotated[
     typer.Option("--html", help="Write a self-contained offline HTML report (opens from file://)."),
 ]
 SignalsOpt = Annotated[str, typer.Option(help="Signals kept in results: all, failed or none.")]
+TableOpt = Annotated[
+    str,
+    typer.Option(help="Cases in the table: auto (up to 50, failures first), all, failed or none."),
+]

@@ -14,10 +14,12 @@ from typing import Annotated
 
 import typer
 
+from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     HtmlOpt,
+    MarkdownOpt,
     SignalsOpt,
     check_outputs,
     err,
@@ -45,6 +47,9 @@ def compare_command(
     latency_threshold: Annotated[
         float, typer.Option(min=0, help="Relative latency change that counts (0.10 = 10%).")
     ] = 0.10,
+    latency_floor_ms: Annotated[
+        float, typer.Option(min=0, help="A latency change of at most this many ms never counts.")
+    ] = 50.0,
     cost_threshold: Annotated[
         float, typer.Option(min=0, help="Relative cost change that counts (0.10 = 10%).")
     ] = 0.10,
@@ -57,14 +62,13 @@ def compare_command(
             min=0, max=1, help="With repeats: Fisher p-value at or below which a drop is real."
         ),
     ] = 0.05,
-    markdown: Annotated[
-        Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
-    ] = None,
+    markdown: MarkdownOpt = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the comparison JSON here.")
     ] = None,
     html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
+    verbose: VerboseOpt = False,
 ) -> None:
     """Compare two results; with --fail-on-regression, exit 1 when a regression blocks."""
     policy = signals_policy(signals)
@@ -75,6 +79,7 @@ def compare_command(
         options = CompareOptions(
             pass_rate_threshold=pass_rate_threshold,
             latency_threshold=latency_threshold,
+            latency_floor_ms=latency_floor_ms,
             cost_threshold=cost_threshold,
             significance=significance,
         )

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import EXIT_OK, fail_input, out
 from signal_eval_cli.errors import InputError
 
@@ -23,6 +24,14 @@ def import_command(
     out_dir: Annotated[
         Path | None, typer.Option(help="Write DIR/<trace name>.jsonl for each trace.")
     ] = None,
+    case_into: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="DATASET",
+            help="Append a test case per trace to this dataset (created if missing): its "
+            "input, and assertions that pass on the trace (trajectory, tool arguments, output).",
+        ),
+    ] = None,
     format: Annotated[
         str | None,
         typer.Option(
@@ -30,30 +39,51 @@ def import_command(
             "(default: detected from the content)."
         ),
     ] = None,
+    verbose: VerboseOpt = False,
 ) -> None:
-    """Import OpenAI Agents SDK, OTLP/JSON (GenAI) or LangGraph traces as signal JSONL."""
-    from signal_eval_cli.signals import write_jsonl
-    from signal_eval_cli.traces import read_trace_signals
+    """Import OpenAI Agents SDK, OTLP/JSON (GenAI) or LangGraph traces as signal JSONL or test cases.
+
+    With --case-into DATASET, each trace becomes a case appended to the dataset."""
+    from signal_eval_cli.traces.cases import import_cases
 
     try:
-        if output is None and out_dir is None:
-            raise InputError("give --output FILE (one trace) or --out-dir DIR")
-        if output is not None and len(paths) > 1:
-            raise InputError("--output takes one trace; use --out-dir DIR for several")
-        directory = out_dir if out_dir is not None else Path()
-        targets = [output] if output is not None else [directory / f"{p.stem}.jsonl" for p in paths]
-        clash = {t for t in targets if targets.count(t) > 1}
-        if clash:
-            raise InputError(f"two traces would be written to {sorted(map(str, clash))[0]}")
-        inputs = {p.resolve() for p in paths}
-        if any(t.resolve() in inputs for t in targets):
-            raise InputError("an output file is one of the input traces: pick another path")
-        imported = [read_trace_signals(p, format)[0] for p in paths]  # all read before writing
-        if out_dir is not None:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        for signals, target in zip(imported, targets, strict=True):
-            write_jsonl(signals, target)
-            out.print(f"wrote {target} ({len(signals)} signals)", highlight=False)
+        if output is None and out_dir is None and case_into is None:
+            raise InputError("give --output FILE (one trace), --out-dir DIR or --case-into DATASET")
+        if output is not None or out_dir is not None:
+            _write_jsonl(paths, output, out_dir, format)
+        if case_into is not None:
+            for path, case in zip(paths, import_cases(paths, case_into, format), strict=True):
+                renamed = case.id != path.stem  # --traces DIR finds a trace by its case id
+                hint = f"; for --traces DIR name the trace DIR/{case.id}{path.suffix}"
+                out.print(
+                    f"appended case '{case.id}' to {case_into} ({len(case.assertions)} "
+                    f"assertions{hint if renamed else ''})",
+                    highlight=False,
+                )
     except InputError as exc:
         fail_input(exc)
     raise typer.Exit(EXIT_OK)
+
+
+def _write_jsonl(
+    paths: list[Path], output: Path | None, out_dir: Path | None, format: str | None
+) -> None:
+    from signal_eval_cli.signals import write_jsonl
+    from signal_eval_cli.traces import read_trace_signals
+
+    if output is not None and len(paths) > 1:
+        raise InputError("--output takes one trace; use --out-dir DIR for several")
+    directory = out_dir if out_dir is not None else Path()
+    targets = [output] if output is not None else [directory / f"{p.stem}.jsonl" for p in paths]
+    clash = {t for t in targets if targets.count(t) > 1}
+    if clash:
+        raise InputError(f"two traces would be written to {sorted(map(str, clash))[0]}")
+    inputs = {p.resolve() for p in paths}
+    if any(t.resolve() in inputs for t in targets):
+        raise InputError("an output file is one of the input traces: pick another path")
+    imported = [read_trace_signals(p, format)[0] for p in paths]  # all read before writing
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    for signals, target in zip(imported, targets, strict=True):
+        write_jsonl(signals, target)
+        out.print(f"wrote {target} ({len(signals)} signals)", highlight=False)

@@ -14,6 +14,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -83,6 +84,7 @@ def matrix_command(
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = None,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Run a matrix of harness variants over one dataset (or of agents over scenarios);
     rank them and recommend one."""
@@ -155,14 +157,15 @@ def matrix_command(
         }
         kept = sum(len(f) for f in options.finished_by_variant.values())
 
-        def journaled(variant_id: str, result: CaseResult) -> None:
-            if not never_ran(result):
-                journal.record((variant_id, result.case_id), result.to_dict("all"))
-
-        options.on_variant_case = journaled
         started = now_iso()
         with Progress(len(selected) * len(matrix.variants) - kept, quiet=quiet) as progress:
-            options.on_case_complete = progress
+
+            def finished_case(variant_id: str, result: CaseResult) -> None:
+                if not never_ran(result):
+                    journal.record((variant_id, result.case_id), result.to_dict("all"))
+                progress(result, label=variant_id)
+
+            options.on_variant_case = finished_case
             try:
                 running = matrix_run(
                     executor,

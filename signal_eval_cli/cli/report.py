@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_OK,
     HtmlOpt,
@@ -32,6 +33,7 @@ def report_command(
     html: HtmlOpt = None,
     markdown: MarkdownOpt = None,
     signals: SignalsOpt = "all",
+    verbose: VerboseOpt = False,
 ) -> None:
     """Write reports of a saved result (run, scenarios, matrix or comparison)."""
     policy = signals_policy(signals)

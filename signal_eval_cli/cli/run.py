@@ -12,6 +12,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
+from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -22,11 +23,14 @@ from signal_eval_cli.cli.common import (
     Progress,
     QuietOpt,
     SignalsOpt,
+    TableOpt,
     check_outputs,
+    err,
     fail_input,
     out,
     parse_params,
     signals_policy,
+    table_choice,
     write_reports,
 )
 from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, dataset_run
@@ -52,12 +56,12 @@ from signal_eval_cli.cli.provider_options import (
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.fingerprint import dataset_fingerprint
-from signal_eval_cli.harness.entrypoints import resolve_harness
+from signal_eval_cli.harness.entrypoints import check_harness, resolve_harness
 from signal_eval_cli.harness.recorded import RecordedTraces
 from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.journal import JournalHeader
-from signal_eval_cli.reports.console import print_dataset
-from signal_eval_cli.results import CaseResult, DatasetResult
+from signal_eval_cli.reports.console import TableChoice, print_dataset
+from signal_eval_cli.results import CaseResult, DatasetResult, SignalsPolicy
 from signal_eval_cli.resume import build_dataset
 from signal_eval_cli.runner import (
     RunOptions,
@@ -67,6 +71,7 @@ from signal_eval_cli.runner import (
     stall_limit_s,
 )
 from signal_eval_cli.signals import now_iso
+from signal_eval_cli.validate import load_checked_dataset
 from signal_eval_cli.watchdog import LoopWatchdog
 
 _T = TypeVar("_T")
@@ -100,7 +105,13 @@ def build_harness(
 
 
 def run_command(
-    dataset_path: Annotated[Path, typer.Argument(metavar="DATASET", help="Dataset YAML file.")],
+    dataset_paths: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="DATASET...",
+            help="Dataset YAML files, run one after another (each its own result).",
+        ),
+    ],
     traces: Annotated[
         Path | None,
         typer.Option(
@@ -136,6 +147,7 @@ def run_command(
     junit: JunitOpt = None,
     html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
+    table: TableOpt = "auto",
     quiet: QuietOpt = False,
     provider: ProviderOpt = None,
     record: RecordOpt = False,
@@ -152,48 +164,185 @@ def run_command(
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = None,
+    verbose: VerboseOpt = False,
 ) -> None:
-    """Run a dataset (or evaluate recorded traces) and print a table of results."""
+    """Run datasets (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
-    check_outputs(output, markdown, junit, html)
+    rows = table_choice(table)
+    paths = report_paths(dataset_paths, output=output, html=html, junit=junit, markdown=markdown)
+    for each in paths:
+        check_outputs(*each.values())
     chosen_shard = shard_option(shard)
+    options = RunOptions(
+        concurrency=concurrency,
+        tags=tag or (),
+        case_ids=case or (),
+        fail_fast=fail_fast,
+        timeout=timeout,
+        repeat=repeat,
+        shard=chosen_shard,
+    )
+    flags = ProviderFlags(
+        provider, record, record_missing, replay, max_connections, judge_model, price or [], live
+    )
+    params = parse_params(param or [])
+    datasets = load_selected(
+        dataset_paths,
+        options,
+        harness if traces is None else None,
+        params,
+        checks_harness=traces is None,
+    )
+    totals: list[DatasetResult] = []
+    for dataset, reports in zip(datasets, paths, strict=True):
+        if dataset is None:
+            continue  # the filters select none of its cases (said when loading)
+        result, interrupted_code = run_dataset_command(
+            dataset,
+            replace(options),
+            flags,
+            harness=harness,
+            params=params,
+            traces=traces,
+            signals=policy,
+            table=rows,
+            reports=reports,
+            quiet=quiet,
+            journal_options={"resume": resume, "retry": retry, "force": force},
+            executor=(executor, ray_address, ray_actors),
+        )
+        totals.append(result)
+        if result.interrupted:
+            raise typer.Exit(interrupted_code)
+    if len(totals) > 1:
+        out.print(totals_line(totals))
+    raise typer.Exit(EXIT_OK if all(r.passed for r in totals) else EXIT_FAILED)
+
+
+def report_paths(datasets: list[Path], **paths: Path | None) -> list[dict[str, Path | None]]:
+    """Each dataset's report paths: ``{dataset}`` in a path becomes the dataset file's
+    stem. With several datasets, ``--output``, ``--html`` and ``--junit`` need it (one
+    file each); ``--markdown`` may lack it (each dataset appends its section)."""
+    if len(datasets) > 1:
+        shared = [
+            f"--{name}" for name, path in paths.items()
+            if path is not None and name != "markdown" and "{dataset}" not in str(path)
+        ]  # fmt: skip
+        if shared:
+            fail_input(
+                InputError(
+                    f"{', '.join(shared)}: with several datasets each writes its own file: "
+                    "put {dataset} in the path (e.g. results/{dataset}.json)"
+                )
+            )
+        stems = [d.stem for d in datasets]
+        twice = sorted({s for s in stems if stems.count(s) > 1})
+        if twice and any(p is not None and "{dataset}" in str(p) for p in paths.values()):
+            fail_input(
+                InputError(f"two datasets are named {', '.join(twice)}: {{dataset}} would clash")
+            )
+    return [
+        {
+            name: Path(str(path).replace("{dataset}", d.stem)) if path is not None else None
+            for name, path in paths.items()
+        }
+        for d in datasets
+    ]
+
+
+def load_selected(
+    paths: list[Path],
+    options: RunOptions,
+    harness: str | None,
+    params: dict[str, Any],
+    *,
+    checks_harness: bool,
+) -> list[EvalDataset | None]:
+    """Every dataset, loaded and checked before any case runs (every problem printed):
+    the filters must select some case and the harness must load (``--harness`` and
+    ``--param`` included; not with ``--traces``, which runs none). A
+    dataset the filters select nothing from is ``None`` when another one has cases."""
+    datasets: list[EvalDataset | None] = []
+    problems = []
+    for path in paths:
+        try:
+            if harness is not None:  # --harness replaces the one the dataset names
+                dataset = load_dataset(path)
+                check_harness(harness, params, dataset_path=path)
+            elif checks_harness:
+                dataset = load_checked_dataset(path, params)
+            else:  # --traces: the harness is not run
+                dataset = load_dataset(path)
+            datasets.append(dataset)
+        except InputError as exc:
+            problems += exc.problems
+    if problems:
+        fail_input(InputError(problems))
+    loaded = [d for d in datasets if d is not None]
+    if len(loaded) == 1:
+        try:
+            check_filters(loaded[0], options)  # a typo'd --case/--tag must not run nothing
+        except InputError as exc:
+            fail_input(exc)
+        return datasets
+    errors = []
+    for dataset in loaded:
+        try:
+            check_filters(dataset, options)
+        except InputError as exc:
+            errors.append(exc)
+    if len(errors) == len(loaded):  # no dataset has a case the filters select
+        fail_input(InputError([p for e in errors for p in e.problems]))
+    kept: list[EvalDataset | None] = []
+    for dataset in loaded:
+        if select_cases(dataset, options):
+            kept.append(dataset)
+        else:
+            err.print(f"{dataset.path}: no case selected by the filters: not run", highlight=False)
+            kept.append(None)
+    return kept
+
+
+def totals_line(results: list[DatasetResult]) -> str:
+    passed = sum(r.passed_cases for r in results)
+    failed = sum(r.failed_cases for r in results)
+    skipped = sum(r.skipped_cases for r in results)
+    return f"{len(results)} datasets: {passed} passed, {failed} failed, {skipped} skipped"
+
+
+def run_dataset_command(
+    dataset: EvalDataset,
+    options: RunOptions,
+    flags: ProviderFlags,
+    *,
+    harness: str | None,
+    params: dict[str, Any],
+    traces: Path | None,
+    signals: SignalsPolicy,
+    table: TableChoice,
+    reports: dict[str, Path | None],
+    quiet: bool,
+    journal_options: dict[str, Any],
+    executor: tuple[str, str | None, int | None],
+) -> tuple[DatasetResult, int]:
+    """One dataset of ``run``: build its harness, run it, print its table, write its
+    reports. Returns the result and the exit code should it be interrupted."""
     try:
-        dataset = load_dataset(dataset_path)
-        options = RunOptions(
-            concurrency=concurrency,
-            tags=tag or (),
-            case_ids=case or (),
-            fail_fast=fail_fast,
-            timeout=timeout,
-            repeat=repeat,
-            shard=chosen_shard,
-        )
-        check_filters(dataset, options)  # a typo'd --case/--tag must not run nothing, green
-        flags = ProviderFlags(
-            provider,
-            record,
-            record_missing,
-            replay,
-            max_connections,
-            judge_model,
-            price or [],
-            live,
-        )
-        params = parse_params(param or [])
         meaning = {
             "params": params,
-            "timeout": timeout,
-            "repeat": repeat,
-            "provider": provider,
-            "judgeModel": judge_model,
-            "price": price or [],
+            "timeout": options.timeout,
+            "repeat": options.repeat,
+            "provider": flags.provider,
+            "judgeModel": flags.judge_model,
+            "price": flags.prices,
             "traces": str(traces) if traces else None,
         }
+        harness_params = params
         if traces is None:
-            params = flags.harness_params(dataset, harness, params)
-        subject = build_harness(dataset, harness, params, traces, options)
-        spec = harness_spec(dataset, harness, params) if traces is None else None
-        flags.configure_judge(dataset, options, params)
+            harness_params = flags.harness_params(dataset, harness, params)
+        subject = build_harness(dataset, harness, harness_params, traces, options)
+        spec = harness_spec(dataset, harness, harness_params) if traces is None else None
+        flags.configure_judge(dataset, options, harness_params)
         if traces is None:
             flags.start_proxy(dataset, options)
     except InputError as exc:
@@ -204,21 +353,15 @@ def run_command(
         dataset.name,
         [c.id for c in select_cases(dataset, replace(options, shard=None))],
         dataset_fingerprint(dataset, harness, meaning),
-        chosen_shard,
+        options.shard,
         dict(dataset.metadata),
     )
-    journal = JournaledRun(output, header, resume=resume, retry=retry, force=force)
+    journal = JournaledRun(reports["output"], header, **journal_options)
     options.finished = {
         case_id: CaseResult.from_dict(data) for case_id, data in journal.plan.finished().items()
     }
     started = now_iso()
-    reports: dict[str, Any] = {
-        "output": output,
-        "markdown": markdown,
-        "junit": junit,
-        "signals": policy,
-        "html": html,
-    }
+    report_options: dict[str, Any] = {**reports, "signals": signals, "table": table}
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
         try:
             with Progress(
@@ -236,17 +379,19 @@ def run_command(
                     progress.__exit__()
                     kept = [options.finished[c.id] for c in selected if c.id in options.finished]
                     done = [*kept, *progress.results]  # a resumed run's kept cases finished too
-                    finish_stalled(dataset, selected, done, started, location, seconds, reports)
+                    finish_stalled(
+                        dataset, selected, done, started, location, seconds, report_options
+                    )
 
                 try:
                     running = dataset_run(
-                        executor,
+                        executor[0],
                         dataset,
                         subject,
                         options,
                         spec=spec,
-                        ray_address=ray_address,
-                        ray_actors=ray_actors,
+                        ray_address=executor[1],
+                        ray_actors=executor[2],
                     )
                     result = asyncio.run(watched(running, stall_limit_s(dataset, options), stalled))
                 except KeyboardInterrupt:
@@ -258,11 +403,9 @@ def run_command(
         entries = journal.entries()
         if entries is not None:  # the results are what the journal holds
             result = build_dataset(header, entries, ran=result)
-        print_dataset(result, out)
-        write_reports(result, **reports)
-    if result.interrupted:
-        raise typer.Exit(caught.exit_code)
-    raise typer.Exit(EXIT_OK if result.passed else EXIT_FAILED)
+        print_dataset(result, out, report_options.pop("table"))
+        write_reports(result, **report_options)
+    return result, caught.exit_code
 
 
 async def watched(run: Awaitable[_T], limit_s: float, on_stall: Callable[[str, float], None]) -> _T:
@@ -304,7 +447,7 @@ def finish_stalled(
             )
     result = partial_result(dataset, selected, done, started, interrupted=False)
     try:
-        print_dataset(result, out)
+        print_dataset(result, out, reports.pop("table"))
         write_reports(result, **reports)
         typer.echo(f"error: {reason}", err=True)
     finally:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import EXIT_INPUT, EXIT_OK, out, print_problems
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.validate import validate_path
@@ -21,6 +22,7 @@ def validate_command(
             metavar="FILE...", help="Datasets, scenarios, matrices (YAML/JSON) or traces (.jsonl)."
         ),
     ],
+    verbose: VerboseOpt = False,
 ) -> None:
     """Validate files against their schemas; print every problem; exit 0 or 2."""
     invalid = 0

@@ -166,14 +166,15 @@
       else for (i = 0; i < signals.length; i++) if (signals[i].name === "provider:end") add(i);
     } else {
       var pattern = typeof spec.pattern === "string" ? spec.pattern : typeof spec.signal === "string" ? spec.signal : null;
-      var tool = spec.tool || spec.toolName, agent = spec.agentId;
+      var isTool = /^tool\./.test(spec.type || ""), agent = spec.agentId;
+      var tools = (isTool ? [spec.name].concat(Array.isArray(spec.tools) ? spec.tools : []) : [spec.tool || spec.toolName]).filter(function (t) { return typeof t === "string"; });
       var matcher = pattern ? globRe(pattern) : null, n = 0;
       for (i = 0; i < signals.length && n < 500; i++) {
         var s = signals[i], hit = false;
         if (matcher && matcher.test(s.name)) hit = !agent || agentOf(s) === agent;
         else if (!matcher && agent && /^agent:/.test(s.name) && agentOf(s) === agent) hit = true;
-        if (tool && s.name === "tool:call" && isMapping(s.payload) && (s.payload.name === tool || s.payload.toolName === tool)) hit = true;
-        if (spec.path && /^state/.test(spec.type || "") && stateWrites(s).some(function (w) { return w[0] === spec.path || w[0].indexOf(spec.path + ".") === 0 || spec.path.indexOf(w[0] + ".") === 0; })) hit = true;
+        if (tools.length && s.name === "tool:call" && isMapping(s.payload) && (tools.indexOf(s.payload.name) >= 0 || tools.indexOf(s.payload.toolName) >= 0)) hit = true;
+        if (typeof spec.path === "string" && /^snapshot\./.test(spec.type || "") && stateWrites(s).some(function (w) { return w[0] === spec.path || w[0].indexOf(spec.path + ".") === 0 || spec.path.indexOf(w[0] + ".") === 0; })) hit = true;
         if (hit) { add(i); n++; }
       }
     }
@@ -199,7 +200,13 @@
     var known = ts.filter(function (t) { return t !== null; });
     var t0 = known.length ? Math.min.apply(null, known) : 0;
     var t1 = known.length ? Math.max.apply(null, known) : 0;
-    var timeAxis = known.length === signals.length && t1 > t0;
+    // A replayed run writes its timestamps at replay speed: when they span under 1% of the
+    // duration the harness reports, they do not show the run's time, and order is clearer.
+    var ran = 0;
+    signals.forEach(function (s) {
+      if (s.name === "harness:end" && isMapping(s.payload) && typeof s.payload.durationMs === "number") ran = s.payload.durationMs;
+    });
+    var timeAxis = known.length === signals.length && t1 > t0 && !(ran > 0 && t1 - t0 < ran / 100);
     var pos = signals.map(function (s, i) { return timeAxis ? ts[i] - t0 : i; });
     var laneIndex = {}, lanes = [], items = [], endOf = {}, hidden = {};
     function lane(name) {
@@ -367,7 +374,7 @@
         tx.textContent = model.timeAxis ? fmtAxis(v, hi - lo) : "#" + Math.round(v); area.appendChild(tx);
       }
       var visible = model.items.filter(function (it) { return it.x1 >= lo && it.x0 <= hi; });
-      info.textContent = visible.length + " of " + model.items.length + " marks · " + (model.timeAxis ? "time axis" : "sequence axis (timestamps do not vary)") + " · wheel to zoom, drag to pan";
+      info.textContent = visible.length + " of " + model.items.length + " marks · " + (model.timeAxis ? "time axis" : "sequence axis (the timestamps do not show the run's time)") + " · wheel to zoom, drag to pan";
       if (visible.length > 3000) {  // too dense to draw one by one: a density strip per lane
         var bins = {};
         visible.forEach(function (it) { var key = it.lane + ":" + Math.floor(px(it.x0) / 3); bins[key] = (bins[key] || 0) + 1; });

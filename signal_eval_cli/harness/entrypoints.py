@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.errors import InputError
+from signal_eval_cli.errors import InputError, closest
 from signal_eval_cli.paths import base_dir_of, resolve_from
 
-__all__ = ["ENTRY_POINT_GROUP", "load_factory", "load_object", "resolve_harness"]
+__all__ = ["ENTRY_POINT_GROUP", "check_harness", "load_factory", "load_object", "resolve_harness"]
 
 ENTRY_POINT_GROUP = "signal_eval.harnesses"
 
@@ -39,7 +39,8 @@ def load_object(spec: str, *, base_dir: Path | None = None) -> Any:
     module_part, _, attribute = spec.rpartition(":")
     if not module_part or not attribute:
         raise _fail(spec, "expected 'package.module:attribute' or 'path/to/file.py:attribute'")
-    if module_part.endswith(".py") or "/" in module_part or "\\" in module_part:
+    from_file = module_part.endswith(".py") or "/" in module_part or "\\" in module_part
+    if from_file:
         module = _import_file(spec, module_part, base_dir)
     else:
         try:
@@ -51,12 +52,13 @@ def load_object(spec: str, *, base_dir: Path | None = None) -> Any:
                 spec, f"importing '{module_part}' raised {type(exc).__name__}: {exc}"
             ) from None
     target: Any = module
+    owner = f"{module_part} ({module.__file__})" if from_file else f"module '{module_part}'"
     for part in attribute.split("."):
         if not hasattr(target, part):
-            names = ", ".join(n for n in dir(module) if not n.startswith("_"))[:300]
-            raise _fail(
-                spec, f"module '{module.__name__}' has no attribute '{attribute}' (it has: {names})"
-            )
+            names = [n for n in dir(target) if not n.startswith("_")]
+            guess = closest(part, names)
+            hint = f"did you mean '{guess}'?" if guess else f"it has: {', '.join(names)[:300]}"
+            raise _fail(spec, f"{owner} has no attribute '{part}' ({hint})")
         target = getattr(target, part)
     return target
 
@@ -159,6 +161,27 @@ def resolve_harness(
             "(an object with run(input, ctx)) nor a callable (input, ctx)",
         )
     return harness
+
+
+def check_harness(spec: str, params: Mapping[str, Any], *, dataset_path: Path) -> None:
+    """What ``validate`` can check without running a case: the factory imports and is
+    callable, takes ``params``, and (when it has a ``check_params(params, base_dir)``
+    hook, as ``reactive`` does for its agents file) that its params are sound."""
+    base_dir = base_dir_of(dataset_path)
+    factory = load_factory(spec, base_dir=base_dir)
+    kwargs = dict(params)
+    for name, value in (("dataset_dir", base_dir), ("dataset_path", dataset_path)):
+        if _declares(factory, name):
+            kwargs.setdefault(name, value)
+    try:
+        inspect.signature(factory).bind(**kwargs)
+    except TypeError as exc:
+        raise _fail(spec, f"the factory does not take params {dict(params)}: {exc}") from None
+    except ValueError:  # no signature to check (a builtin)
+        pass
+    check = getattr(factory, "check_params", None)
+    if callable(check):
+        check(params, base_dir)
 
 
 def _declares(factory: Callable[..., Any], name: str) -> bool:

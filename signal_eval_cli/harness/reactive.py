@@ -727,6 +727,17 @@ def create_harness(
     return ReactiveHarness(spec, chosen, max_activations=max_activations, params=params)
 
 
+def _check_params(params: Mapping[str, Any], base_dir: Path | None) -> None:
+    """For ``validate``: the agents file exists and is valid (``cassette`` may not exist
+    yet: ``--record`` writes it)."""
+    if "agents" not in params:
+        raise InputError("reactive harness: params need 'agents' (an agents YAML file)")
+    load_agents(params["agents"], base_dir=base_dir)
+
+
+create_harness.check_params = _check_params  # type: ignore[attr-defined]
+
+
 def _base_dir(dataset_dir: str | Path | None, dataset_path: str | Path | None) -> Path | None:
     if dataset_dir is not None:
         return resolve_from(dataset_dir, None)

@@ -18,8 +18,10 @@ __all__ = [
     "fmt_ms",
     "fmt_pass_rate",
     "fmt_run_rate",
+    "fmt_runs",
     "fmt_signed",
     "is_case_results",
+    "repeated",
     "truncate",
 ]
 
@@ -62,6 +64,16 @@ def fmt_run_rate(stats: PassRateStats) -> str:
         f"{stats.run_pass_rate:.0%} of {stats.runs} runs (95% CI "
         f"{fmt_interval(*stats.run_interval)}), {stats.flaky_cases} flaky"
     )
+
+
+def fmt_runs(stats: PassRateStats) -> str:
+    """Run-level pass rate beside the case-level one: ``80% (4/5)`` of the runs."""
+    return f"{stats.run_pass_rate:.0%} ({stats.passed_runs}/{stats.runs})"
+
+
+def repeated(*sides: PassRateStats) -> bool:
+    """Whether any side ran some case more than once (then runs are worth showing)."""
+    return any(s.runs > s.cases for s in sides)
 
 
 def case_status_word(case: CaseResult) -> str:

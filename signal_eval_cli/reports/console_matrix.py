@@ -16,6 +16,8 @@ from signal_eval_cli.reports._format import (
     fmt_interval,
     fmt_ms,
     fmt_pass_rate,
+    fmt_runs,
+    repeated,
 )
 
 __all__ = ["comparison_table", "matrix_table", "print_comparison", "print_matrix"]
@@ -117,7 +119,12 @@ def summary_text(result: Comparison) -> Text:
     text.append(
         f"  · pass rate {fmt_pass_rate(base.stats)} → {fmt_pass_rate(cand.stats)}"
         f" ({s.pass_rate_delta * 100:+.1f} pts)"
-        f" · avg latency {fmt_delta_pct(s.avg_latency_delta_pct)}"
+        + (
+            f" · runs passed {fmt_runs(base.stats)} → {fmt_runs(cand.stats)}"
+            if repeated(base.stats, cand.stats)
+            else ""
+        )
+        + f" · avg latency {fmt_delta_pct(s.avg_latency_delta_pct)}"
         f" · cost {fmt_delta_pct(s.cost_delta_pct)}"
         f" · {len(result.unchanged)} unchanged",
         style="dim",

@@ -145,10 +145,12 @@ def _status_counts(cases: list[CaseResult]) -> dict[str, int]:
     }
 
 
-def _card(key: str, label: str, value: str, note: str = "") -> str:
+def _card(key: str, label: str, value: str, note: str = "", *, alert: bool = False) -> str:
+    """A summary figure; ``alert`` draws it in the failure colour (a count above zero)."""
     note_html = f'<div class="note">{escape(note)}</div>' if note else ""
+    kind = "card alert" if alert else "card"
     return (
-        f'<div class="card" data-k="{key}"><div class="label">{escape(label)}</div>'
+        f'<div class="{kind}" data-k="{key}"><div class="label">{escape(label)}</div>'
         f'<div class="value">{escape(value)}</div>{note_html}</div>'
     )
 
@@ -166,9 +168,9 @@ def _summary_cards(stats: PassRateStats, agg: AggregateMetrics, counts: Mapping[
         _card("p95", "p95 latency", fmt_ms(agg.p95_latency_ms)),
         _card("cost", "cost", fmt_cost(agg.total_cost), f"{fmt_cost(agg.avg_cost_per_case)}/case"),
         _card("tokens", "tokens", f"{agg.total_tokens:,}"),
-        _card("failed", "failed", str(counts["failed"])),
+        _card("failed", "failed", str(counts["failed"]), alert=counts["failed"] > 0),
         _card("flaky", "flaky", str(counts["flaky"])),
-        _card("errored", "errored", str(counts["errored"])),
+        _card("errored", "errored", str(counts["errored"]), alert=counts["errored"] > 0),
         _card("skipped", "skipped", str(counts["skipped"])),
     ]
     return f'<section class="cards" id="summary">{"".join(cards)}</section>'
@@ -183,6 +185,16 @@ _NO_JS = (
     '<noscript><p class="warn">The case table, timelines and state inspector need '
     "JavaScript; the summary above is complete without it.</p></noscript>"
 )
+
+
+def _interrupted(result: Any) -> str:
+    """A partial result says so above its summary: never read as a clean run."""
+    if not getattr(result, "interrupted", False):
+        return ""
+    return (
+        '<p class="warn" id="interrupted">⚠️ Interrupted: only the cases that finished '
+        "are shown.</p>"
+    )
 
 
 def _when(result: Any) -> str:
@@ -202,6 +214,7 @@ def _run_page(result: Any, signals: SignalsPolicy) -> _Page:
     scenario = any(c.kind == "scenario" for c in cases)
     body = [
         _header("scenarios" if scenario else "run", result.name, _when(result)),
+        _interrupted(result),
         _summary_cards(pass_rate_stats(cases), AggregateMetrics.of(cases), counts),
     ]
     if scenario:
@@ -315,6 +328,7 @@ def _matrix_page(result: MatrixResult, signals: SignalsPolicy) -> _Page:
     body = "".join(
         [
             _header("matrix", result.name, _when(result)),
+            _interrupted(result),
             recommendation,
             '<section id="pareto"><h2>Pass rate vs cost</h2>',
             pareto_svg(points, frontier, rec.variant_id if rec else None),

@@ -127,6 +127,18 @@ def _suite(
     return suite
 
 
+def _mark_interrupted(suite: ET.Element, name: str) -> None:
+    """Add an errored test case standing for the cases an interrupt kept from running, so
+    a CI reading the file never shows a partial run as green."""
+    message = "the run was interrupted: only the cases that finished are reported"
+    case = ET.SubElement(
+        suite, "testcase", {"name": "(run interrupted)", "classname": _clean(name), "time": "0.000"}
+    )
+    ET.SubElement(case, "error", {"message": message, "type": "interrupted"}).text = message
+    for key in ("tests", "errors"):
+        suite.set(key, str(int(suite.get(key, "0")) + 1))
+
+
 def junit_xml(result: Any) -> str:
     """The JUnit XML document of a dataset/scenario result or a matrix result."""
     if isinstance(result, MatrixResult):
@@ -154,6 +166,9 @@ def junit_xml(result: Any) -> str:
         raise TypeError(
             f"JUnit reports are for dataset, scenario and matrix results, not {type(result).__name__}"
         )
+    if getattr(result, "interrupted", False):
+        suites = suites or [_suite(name, [], 0.0, "")]
+        _mark_interrupted(suites[-1], name)
     root = ET.Element("testsuites", {"name": _clean(name)})
     for key in ("tests", "failures", "errors"):  # Jenkins' junit-10.xsd has no "skipped" here
         root.set(key, str(sum(int(s.get(key, "0")) for s in suites)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,9 @@ from signal_eval_cli.reports._format import (
     fmt_ms,
     fmt_pass_rate,
     fmt_run_rate,
+    fmt_runs,
     is_case_results,
+    repeated,
     truncate,
 )
 from signal_eval_cli.results import AggregateMetrics, CaseResult
@@ -62,7 +64,8 @@ def generate_markdown_report(result: Any, options: ReportOptions | None = None) 
     elif isinstance(result, MatrixResult):
         lines = _matrix(result, opts)
     elif is_case_results(result):
-        lines = _case_results(result.name, result.cases, opts, _duration(result))
+        interrupted = bool(getattr(result, "interrupted", False))
+        lines = _case_results(result.name, result.cases, opts, _duration(result), interrupted)
     else:
         raise TypeError(f"no Markdown report for {type(result).__name__}")
     if opts.html_link:
@@ -118,6 +121,10 @@ def _prose(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """User or model text on one line, with no HTML a renderer would swallow."""
     flat = " ".join(text.split())
     return html.escape(truncate(flat, limit), quote=False)
+
+
+INTERRUPTED = "⚠️"
+"""Heads a partial result: never ✅, whatever the finished cases did."""
 
 
 def _icon(passed: bool) -> str:
@@ -239,11 +246,15 @@ def _case_results(
     cases: Sequence[CaseResult],
     opts: ReportOptions,
     duration_ms: float | None,
+    interrupted: bool = False,
     level: int = 2,
 ) -> list[str]:
     stats = pass_rate_stats(cases)
     skipped = len(cases) - stats.cases
-    lines = [f"{'#' * level} {_icon(stats.passed_cases == stats.cases)} {_prose(name)}", ""]
+    icon = INTERRUPTED if interrupted else _icon(stats.passed_cases == stats.cases)
+    lines = [f"{'#' * level} {icon} {_prose(name)}", ""]
+    if interrupted:
+        lines += [f"{INTERRUPTED} Interrupted: only the cases that finished are shown.", ""]
     lines += _headline(stats, AggregateMetrics.of(cases), duration_ms)
     if skipped:
         lines += [f"{skipped} case{'s' if skipped > 1 else ''} skipped.", ""]
@@ -291,7 +302,7 @@ def _matrix(result: MatrixResult, opts: ReportOptions) -> list[str]:
     lines += _table(headers, rows, "clrrrrr")
     lines += ["★ on the Pareto frontier (pass rate ↑, cost ↓, p50 latency ↓) · 🎯 recommended", ""]
     if result.interrupted:
-        lines += ["⚠️ Interrupted: only the variants that finished are shown.", ""]
+        lines += [f"{INTERRUPTED} Interrupted: only the cases that finished are shown.", ""]
     for v in result.variants:
         stats = pass_rate_stats(v.result.cases)
         if stats.passed_cases == stats.cases and not opts.include_passing_details:
@@ -321,12 +332,21 @@ def _comparison(result: Comparison, opts: ReportOptions) -> list[str]:
         *(f"> **Note:** {_prose(note)}" for note in result.notes),
         *([""] if result.notes else []),
     ]
+    flips = [r for r in result.regressions if r.type == "pass_to_fail"]
+    fixes = [i for i in result.improvements if i.type == "fail_to_pass"]
+    flipped = _changes_section("Flipped", [*flips, *fixes])  # what a reviewer reads first
+    lines += flipped or ["No case flipped between pass and fail.", ""]
     rows = [
         (
             "pass rate",
             fmt_pass_rate(base.stats),
             fmt_pass_rate(cand.stats),
             f"{s.pass_rate_delta * 100:+.1f} pts",
+        ),
+        *(
+            [("runs passed", fmt_runs(base.stats), fmt_runs(cand.stats), "")]
+            if repeated(base.stats, cand.stats)
+            else []
         ),
         (
             "avg latency",
@@ -347,18 +367,13 @@ def _comparison(result: Comparison, opts: ReportOptions) -> list[str]:
             f"{len(result.new_cases)} new, {len(result.removed_cases)} removed",
         ),
     ]
-    lines += _table(["", "baseline", "candidate", "change"], rows, "lrrr")
-    flips_first = sorted(result.regressions, key=lambda r: r.type != "pass_to_fail")
+    lines += ["### Metrics", "", *_table(["", "baseline", "candidate", "change"], rows, "lrrr")]
     lines += _changes_section(
-        "Regressions",
-        flips_first,
-        lambda r: "🔴 critical" if getattr(r, "severity", "") == "critical" else "🟡 warning",
+        "Other regressions", [r for r in result.regressions if r.type != "pass_to_fail"]
     )
-    fixed = [i for i in result.improvements if i.type != "metric_improved"]
-    metrics = [i for i in result.improvements if i.type == "metric_improved"]
-    lines += _changes_section("Fixed", fixed, lambda _: "🟢")
+    metrics = [i for i in result.improvements if i.type != "fail_to_pass"]
     if metrics:
-        table = _changes_table(metrics, lambda _: "🟢")
+        table = _changes_table(metrics)
         plural = "s" if len(metrics) != 1 else ""
         lines += _details(f"{len(metrics)} per-case metric improvement{plural}", table)
     for title, ids in (("New cases", result.new_cases), ("Removed cases", result.removed_cases)):
@@ -373,18 +388,24 @@ def _comparison(result: Comparison, opts: ReportOptions) -> list[str]:
     return lines
 
 
-def _changes_table(changes: Sequence[CaseChange], badge: Callable[[CaseChange], str]) -> list[str]:
+_CHANGE_WORDS = {"pass_to_fail": "pass → fail", "fail_to_pass": "fail → pass"}
+
+
+def _badge(change: CaseChange) -> str:
+    severity = getattr(change, "severity", None)  # a regression's; improvements have none
+    return {"critical": "🔴 critical", "warning": "🟡 warning"}.get(severity or "", "🟢")
+
+
+def _changes_table(changes: Sequence[CaseChange]) -> list[str]:
     rows = [
-        (badge(c), _code(c.case_id), c.type, _prose(c.description))
+        (_badge(c), _code(c.case_id), _CHANGE_WORDS.get(c.type, c.type), _prose(c.description))
         for c in changes[:MAX_TABLE_ROWS]
     ]
-    lines = _table(["", "case", "type", "what changed"], rows)
+    lines = _table(["", "case", "change", "what changed"], rows)
     if len(changes) > MAX_TABLE_ROWS:
         lines.insert(-1, f"_… {len(changes) - MAX_TABLE_ROWS} more_")
     return lines
 
 
-def _changes_section(
-    title: str, changes: Sequence[CaseChange], badge: Callable[[CaseChange], str]
-) -> list[str]:
-    return [f"### {title} ({len(changes)})", "", *_changes_table(changes, badge)] if changes else []
+def _changes_section(title: str, changes: Sequence[CaseChange]) -> list[str]:
+    return [f"### {title} ({len(changes)})", "", *_changes_table(changes)] if changes else []

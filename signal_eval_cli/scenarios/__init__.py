@@ -4,6 +4,7 @@ Importing this package teaches ``signal-eval validate`` the scenario file kind a
 ``load_result`` the ``scenarios`` result kind.
 """
 
+from signal_eval_cli.loading import Document
 from signal_eval_cli.persistence import register_result_kind
 from signal_eval_cli.scenarios.adapters import ADAPTERS, DEFAULT_TIMEOUT_MS, Adapter, GoalCommand
 from signal_eval_cli.scenarios.goals import GoalResult, run_goal, run_process
@@ -22,6 +23,7 @@ from signal_eval_cli.scenarios.model import (
 from signal_eval_cli.scenarios.runner import (
     ScenarioResult,
     ScenarioRunResult,
+    check_scenarios,
     run_scenario,
     run_scenarios,
 )
@@ -68,5 +70,11 @@ __all__ = [
     "update_expected_diffs",
 ]
 
-register_document_kind(DocumentKind("scenario", is_scenario_data, scenario_from_document))
+
+def _check_scenario(doc: Document) -> None:
+    """What ``scenario`` checks before it runs: the file, then that its fixture exists."""
+    check_scenarios([scenario_from_document(doc)])
+
+
+register_document_kind(DocumentKind("scenario", is_scenario_data, _check_scenario))
 register_result_kind("scenarios", ScenarioRunResult.from_dict)

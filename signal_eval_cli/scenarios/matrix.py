@@ -137,7 +137,7 @@ def scenario_matrix_from_document(doc: Document) -> ScenarioMatrix:
 async def run_scenario_matrix(
     matrix: ScenarioMatrix,
     *,
-    root: Path | str = ".",
+    root: Path | str | None = None,
     concurrency: int = 1,
     repeat: int = 1,
     on_variant_complete: Callable[[VariantResult], None] | None = None,

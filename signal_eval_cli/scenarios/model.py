@@ -11,6 +11,7 @@ near misses of known ones (``titel``, ``Tags``), which are typos.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -450,7 +451,9 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<inline>") -> Scenari
 
 def _scenario_files(directory: Path) -> list[Path]:
     if not directory.is_dir():
-        raise InputError([Problem(str(directory), 0, 0, "scenario directory not found")])
+        where = os.path.abspath(directory)
+        message = f"scenario directory not found (looked in {where}; pass --dir, or a file path)"
+        raise InputError([Problem(str(directory), 0, 0, message)])
     return sorted(p for p in directory.iterdir() if p.suffix in SCENARIO_SUFFIXES)
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
+import functools
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -191,8 +193,19 @@ def _genai_parts(parts: list[Any]) -> tuple[str, list[ToolRequest]]:
 
 
 def _iso(seconds: float) -> str:
-    moment = _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc)
-    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+    """``seconds`` as ``datetime.isoformat`` writes it in UTC to the microsecond (rounded
+    half to even, as ``datetime.fromtimestamp`` does), with ``Z``: the date and time of
+    the whole second are formatted once for all the signals that share it."""
+    whole = math.floor(seconds)
+    micros = round((seconds - whole) * 1e6)
+    if micros == 1_000_000:
+        whole, micros = whole + 1, 0
+    return f"{_second(whole)}.{micros:06d}Z"
+
+
+@functools.lru_cache(maxsize=4096)
+def _second(whole: int) -> str:
+    return _dt.datetime.fromtimestamp(whole, _dt.timezone.utc).isoformat()[:19]
 
 
 class _Emitter:

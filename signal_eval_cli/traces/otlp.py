@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from signal_eval_cli.errors import shorten
 from signal_eval_cli.traces.mapping import (
     AgentRun,
     Facts,
@@ -58,8 +60,8 @@ def looks_like(document: Any) -> bool:
 
 
 def decode_value(value: Any) -> Any:
-    """An OTLP/JSON ``AnyValue`` as a Python value."""
-    if not isinstance(value, Mapping):
+    """An OTLP/JSON ``AnyValue`` as a Python value (a parsed JSON object: a ``dict``)."""
+    if not isinstance(value, dict):
         return value
     if "stringValue" in value:
         return value["stringValue"]
@@ -84,14 +86,17 @@ def _attributes(items: Any) -> dict[str, Any]:
     return {
         str(i["key"]): decode_value(i.get("value"))
         for i in items
-        if isinstance(i, Mapping) and "key" in i
+        if isinstance(i, dict) and "key" in i
     }
+
+
+_HEX_ID = re.compile(r"[0-9a-fA-F]{16}|[0-9a-fA-F]{32}")
 
 
 def _hex_id(value: Any) -> str:
     """Span ids are hex in OTLP/JSON; protobuf's JSON mapping writes base64: accept both."""
-    text = str(value or "")
-    if len(text) in (16, 32) and all(c in "0123456789abcdefABCDEF" for c in text):
+    text = value if isinstance(value, str) else str(value or "")
+    if _HEX_ID.fullmatch(text):
         return text.lower()
     try:
         return base64.b64decode(text, validate=True).hex() if text else ""
@@ -114,18 +119,30 @@ def spans_of(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
                 yield span
 
 
+LAST_NANOS = 253_402_300_799 * 10**9  # 9999-12-31T23:59:59Z: a timestamp can say no later
+
+
 def _nanos(span: Mapping[str, Any], key: str, span_id: str) -> float | None:
     value = span.get(key)
     if value is None:
         return None
     try:
-        return int(value) / 1e9
+        nanos = int(value)
     except (TypeError, ValueError):
-        raise TraceFormatError(f"'{key}' is not an integer: {value!r}", span_id) from None
+        raise TraceFormatError(
+            f"'{key}' is not an integer: {shorten(repr(value))}", span_id
+        ) from None
+    if not 0 <= nanos <= LAST_NANOS:
+        raise TraceFormatError(f"'{key}' is out of range: {shorten(repr(value))}", span_id)
+    return nanos / 1e9
 
 
 def _first(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
-    return next((attributes[k] for k in keys if attributes.get(k) is not None), None)
+    for key in keys:
+        value = attributes.get(key)
+        if value is not None:
+            return value
+    return None
 
 
 def _messages(value: Any) -> Any:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.limits import too_deep_at
 
 __all__ = ["Source", "TraceFormatError"]
 
@@ -57,16 +59,37 @@ class Source:
         at = self.text.find(json.dumps(needle))
         return self.text.count("\n", 0, at) + 1 if at >= 0 else 0
 
-    def document(self) -> Any:
-        """The whole file as one JSON document."""
+    @cached_property
+    def first_value(self) -> tuple[Any, bool]:
+        """``(value, whole)``: the file as one JSON document, else its first JSON line.
+
+        Parsed once: detecting the format and reading the trace share it."""
+        text = self.text.lstrip()
+        if not text:
+            raise self.problem("empty trace file", 0)
         try:
-            return json.loads(self.text)
+            return json.loads(text), True
         except json.JSONDecodeError as exc:
+            whole_error: json.JSONDecodeError | None = exc
+        except ValueError:  # too large an integer, say: report it by line below
+            whole_error = None
+        except RecursionError:
+            line, column = too_deep_at(text) or (1, 1)
             raise InputError(
-                [Problem(self.path, exc.lineno, exc.colno, f"not JSON: {exc.msg}")]
+                [Problem(self.path, line, column, "not JSON: nested too deep")]
             ) from None
-        except (ValueError, RecursionError) as exc:
-            raise InputError([Problem(self.path, 1, 1, f"not JSON: {exc}")]) from None
+        first_line = next(line for line in self.text.split("\n") if line.strip())
+        try:
+            json.loads(first_line)
+        except ValueError:  # not JSONL either: a broken (say, truncated) JSON document
+            if whole_error is not None:
+                problem = Problem(
+                    self.path, whole_error.lineno, whole_error.colno, f"not JSON: {whole_error.msg}"
+                )
+                raise InputError([problem]) from None
+        for _, value in self.lines():
+            return value, False
+        raise self.problem("empty trace file")
 
     def lines(self) -> Iterator[tuple[int, Any]]:
         """``(line number, value)`` of each non-blank JSON line; the first bad one raises."""

@@ -1,0 +1,66 @@
+"""What every ``signal-eval`` command shares beyond its own options.
+
+- ``--verbose`` (:data:`VerboseOpt`): full tracebacks (a harness that raised, a factory
+  that failed to import) on stderr, through the ``signal_eval_cli`` logger; without it an
+  error is one line that locates it in the user's code.
+- Boolean options are plain flags: ``--quiet true`` is refused with a message saying so
+  (click would take ``true`` for an argument, or a second dataset).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import sys
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperCommand
+
+__all__ = ["LOG", "Command", "VerboseOpt"]
+
+LOG = logging.getLogger("signal_eval_cli")
+_BOOLEAN_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
+
+
+def _verbose(value: bool) -> None:
+    if value and not any(getattr(h, "_signal_eval", False) for h in LOG.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler._signal_eval = True  # type: ignore[attr-defined]
+        LOG.addHandler(handler)
+        LOG.setLevel(logging.DEBUG)
+
+
+class Command(TyperCommand):
+    """A Typer command whose flags refuse a value (``--quiet true``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        flags = {
+            name
+            for p in self.params
+            if getattr(p, "is_flag", False)
+            for name in (*p.opts, *getattr(p, "secondary_opts", ()))
+        }
+        for option, value in itertools.pairwise(args):
+            if option == "--":
+                break
+            if option in flags and value.lower() in _BOOLEAN_WORDS:
+                raise typer.BadParameter(
+                    f"{option} is a flag and takes no value: write {option} alone, "
+                    f"or leave it out (got {option} {value})",
+                    ctx,
+                )
+        return super().parse_args(ctx, args)
+
+
+VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        callback=_verbose,
+        is_eager=True,
+        help="Print the full traceback of an error (a harness that raised, a failed import).",
+    ),
+]

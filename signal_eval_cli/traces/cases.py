@@ -1,0 +1,113 @@
+"""A trace becomes a regression test: a case whose drafted assertions state what it did.
+
+:func:`draft_case` reads the facts of a trace (its input, the trajectory of agents,
+handoffs and tools, each tool's arguments and status, the final answer) and writes them
+as assertions that pass on that trace and fail when any of those facts changes.
+:func:`import_cases` imports trace files and appends their cases to a dataset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.dataset import EvalCase
+from signal_eval_cli.dataset_append import append_cases
+from signal_eval_cli.patterns import is_matcher
+from signal_eval_cli.signals import Trace
+from signal_eval_cli.traces import import_trace
+from signal_eval_cli.traces.mapping import as_mapping
+
+__all__ = ["draft_case", "import_cases"]
+
+_TRAJECTORY = {  # the signals a trajectory names, and the payload keys that tell them apart
+    "agent:activated": ("agent",),
+    "agent:handoff": ("from", "to"),
+    "tool:call": ("name",),
+}
+
+
+def draft_case(trace: Trace, id: str) -> EvalCase:
+    """A case with the trace's input and assertions that hold on exactly what it did."""
+    assertions: list[dict[str, Any]] = []
+    steps = [_step(s.name, s.payload) for s in trace if s.name in _TRAJECTORY]
+    if steps:
+        assertions.append({"type": "signal.trajectory", "mode": "strict", "patterns": steps})
+    if trace.count("tool:call") == 0:
+        assertions.append({"type": "signal.not", "pattern": "tool:call"})
+    for check in _tool_checks(trace):
+        if check not in assertions:  # the same call twice is one fact
+            assertions.append(check)
+    for names in _parallel_turns(trace):
+        assertions.append({"type": "tool.parallel", "tools": names})
+    if trace.output:
+        assertions.append({"type": "output.contains", "text": trace.output})
+    return EvalCase(id=id, input=trace.input, assertions=assertions)
+
+
+def _step(name: str, payload: Any) -> dict[str, Any]:
+    fields = as_mapping(payload)
+    return {"pattern": name, "payload": {k: fields[k] for k in _TRAJECTORY[name] if k in fields}}
+
+
+def _tool_checks(trace: Trace) -> Iterable[dict[str, Any]]:
+    """Each call's arguments (and whether it failed, once its result is known)."""
+    for call in trace.tool_calls:
+        if not isinstance(call.name, str) or not call.name:
+            continue
+        if isinstance(call.input, Mapping):
+            check: dict[str, Any] = {
+                "type": "tool.calledWith",
+                "name": call.name,
+                "args": _literal_object(call.input),
+            }
+            if call.status is not None:
+                check["status"] = call.status
+            yield check
+        else:  # arguments that are not an object (text the model wrote that is not JSON)
+            yield {
+                "type": "signal.contains",
+                "pattern": "tool:call",
+                "payload": {"name": call.name, "input": call.input},
+            }
+
+
+_UNWRITABLE = object()
+
+
+def _literal(value: Any) -> Any:
+    """``value`` as a pattern matching it; an object that reads as a matcher (say
+    ``{"contains": "x"}``) cannot be written as a literal and is left out of its parent."""
+    if isinstance(value, Mapping):
+        return _UNWRITABLE if is_matcher(value) else _literal_object(value)
+    if isinstance(value, list):
+        items = [_literal(v) for v in value]
+        return _UNWRITABLE if any(i is _UNWRITABLE for i in items) else items
+    return value
+
+
+def _literal_object(value: Mapping[str, Any]) -> dict[str, Any]:
+    """An object pattern (a deep subset: a key left out still matches)."""
+    out = {str(k): _literal(v) for k, v in value.items()}
+    return {k: v for k, v in out.items() if v is not _UNWRITABLE}
+
+
+def _parallel_turns(trace: Trace) -> list[list[str]]:
+    """The tool names of each model turn that called several tools, in call order."""
+    turns: dict[str, list[str]] = {}
+    for call in trace.tool_calls:
+        if call.turn is not None and isinstance(call.name, str):
+            turns.setdefault(call.turn, []).append(call.name)
+    return [names for names in turns.values() if len(names) > 1]
+
+
+def import_cases(
+    traces: Iterable[str | Path], into: str | Path, format: str | None = None
+) -> list[EvalCase]:
+    """Import each trace and append its drafted case to the dataset ``into`` (created if
+    missing; the file's own text is kept as written). A case's id is its trace's file name
+    without suffix, made unique; every trace is read before the dataset is written."""
+    paths = [Path(t) for t in traces]
+    cases = [draft_case(import_trace(p, format), p.stem) for p in paths]
+    return append_cases(into, cases)
