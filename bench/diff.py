@@ -16,9 +16,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+# bench/ itself must not be on the path: bench/html.py would shadow the stdlib's html
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from signal_eval_cli.diffing import unified_diff
+from signal_eval_cli.diffing import unified_diff  # noqa: E402
 
 LINES = 10_000
 RUNS = 9

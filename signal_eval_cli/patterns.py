@@ -9,13 +9,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 __all__ = [
     "MATCHER_KEYS",
     "compile_glob",
     "compile_regex",
+    "equal_to",
     "get_path",
     "is_matcher",
     "match_pattern",
@@ -173,6 +174,14 @@ def values_equal(expected: Any, actual: Any) -> bool:
     if expected is None:
         return actual is None
     return bool(type(expected) is type(actual) and expected == actual)
+
+
+def equal_to(expected: Any) -> Callable[[Any], bool]:
+    """``values_equal(expected, ·)`` as one predicate, for comparing one value (an agent
+    or tool name) with thousands: a string needs only a type check and ``==``."""
+    if type(expected) is str:
+        return lambda actual: type(actual) is str and actual == expected
+    return partial(values_equal, expected)
 
 
 def _numeric(test: Callable[[float, Any], bool]) -> Callable[[Any, Any], bool]:

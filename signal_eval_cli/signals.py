@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from signal_eval_cli.jsjson import js_stringify
-from signal_eval_cli.patterns import compile_glob, set_path, values_equal
+from signal_eval_cli.patterns import compile_glob, equal_to, set_path
 
 if TYPE_CHECKING:
     from signal_eval_cli.errors import Problem
@@ -362,7 +362,8 @@ class Trace:
         return list(zip(agents, signals, strict=True))
 
     def activations_of(self, agent: Any) -> list[Signal]:
-        return [signal for who, signal in self.activations if values_equal(agent, who)]
+        same = equal_to(agent)
+        return [signal for who, signal in self.activations if same(who)]
 
     @cached_property
     def tool_call_payloads(self) -> list[Mapping[str, Any]]:
@@ -377,10 +378,11 @@ class Trace:
 
     def tool_inputs(self, name: Any) -> list[Any]:
         """Inputs (``input``, or ``args``) of the calls of tool ``name``, in order."""
+        same = equal_to(name)
         return [
             p.get("input", p.get("args"))
             for p, called in zip(self.tool_call_payloads, self.tool_names, strict=True)
-            if values_equal(name, called)
+            if same(called)
         ]
 
     @cached_property

@@ -10,6 +10,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from signal_eval_cli.journal import journal_path, read_journal
+from signal_eval_cli.journal import Journal, JournalHeader, journal_path, read_journal
 
 CLI = Path(sys.executable).parent / "signal-eval"
 HERE = Path(__file__).parent
@@ -264,3 +265,34 @@ def test_an_unwritable_journal_is_an_input_error_before_anything_runs(tmp_path: 
     assert done.returncode == 2, done.stderr
     assert "cannot write the journal" in done.stderr and "Traceback" not in done.stderr
     assert calls(tmp_path) == []
+
+
+def test_a_line_is_readable_before_its_fsync_and_close_waits_for_the_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fsync runs behind the writes (an fsync per case on the event loop serialized
+    the run behind the disk); the line is in the file at once, and close() syncs it."""
+    path = tmp_path / "out.json.journal.jsonl"
+    journal = Journal.start(path, JournalHeader("dataset", "d", ["c1"], {}))
+    disk = threading.Event()
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def slow_fsync(fd: int) -> None:
+        disk.wait(60)
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    writer = threading.Thread(target=journal.record, args=(("", "c1"), {"passed": True}))
+    writer.start()
+    writer.join(30)
+    assert not writer.is_alive(), "record() waited for the disk"
+    assert read_journal(path).entries == {("", "c1"): {"passed": True}}
+    closer = threading.Thread(target=journal.close)
+    closer.start()
+    closer.join(0.2)
+    assert closer.is_alive(), "close() returned before the fsync"
+    disk.set()
+    closer.join(30)
+    assert not closer.is_alive() and synced

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from signal_eval_cli.patterns import (
     compile_glob,
     compile_regex,
+    equal_to,
     get_path,
     is_matcher,
     match_value,
@@ -544,3 +545,14 @@ def test_changing_a_leaf_to_another_type_fails(data: st.DataObject, value: dict[
     new = data.draw(st.sampled_from(OTHER_TYPED[family(leaf)]))
     assert family(new) != family(leaf)
     assert not match_value(replaced(value, path, new), value)
+
+
+class _Name(str):
+    """A str subclass: values_equal compares types exactly, so equal_to must too."""
+
+
+@pytest.mark.parametrize("expected", ["Edit", "5", 5, 5.0, True, None, {"a": 1}, ["Edit"]])
+def test_equal_to_is_values_equal_as_one_predicate(expected: object) -> None:
+    candidates = ["Edit", "5", 5, 5.0, 1, True, False, None, {"a": 1}, ["Edit"], _Name("Edit")]
+    same = equal_to(expected)
+    assert [same(c) for c in candidates] == [values_equal(expected, c) for c in candidates]

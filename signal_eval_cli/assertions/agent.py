@@ -8,7 +8,7 @@ from typing import Any
 
 from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, count_outcome
 from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
-from signal_eval_cli.patterns import compile_glob, values_equal
+from signal_eval_cli.patterns import compile_glob, equal_to
 from signal_eval_cli.signals import Signal, Trace
 
 
@@ -19,7 +19,8 @@ def _payload_agent(signal: Signal) -> Any:
 
 def _of_agent(trace: Trace, name: str, agent: str) -> Iterator[Signal]:
     """Signals named ``name`` whose ``payload.agent`` is ``agent``."""
-    return (s for s in trace.matching(name) if values_equal(agent, _payload_agent(s)))
+    same = equal_to(agent)
+    return (s for s in trace.matching(name) if same(_payload_agent(s)))
 
 
 def _trigger(activation: Signal) -> str | None:
@@ -44,11 +45,8 @@ def agent_completed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     trace = ctx.trace
     if not trace.activations_of(agent):
         return Outcome(False, f"agent '{agent}' never activated")
-    errors = [
-        s
-        for s in trace.matching("agent:error")
-        if values_equal(agent, _payload_agent(s)) or values_equal(agent, s.agent)
-    ]
+    same = equal_to(agent)
+    errors = [s for s in trace.matching("agent:error") if same(_payload_agent(s)) or same(s.agent)]
     if errors:
         payload = errors[0].payload
         detail = payload.get("error") if isinstance(payload, Mapping) else payload
@@ -78,11 +76,10 @@ def agent_caused_by(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
 def agent_emitted(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     agent, pattern = a["agentId"], a["signal"]
     trace = ctx.trace
-    if any(values_equal(agent, s.agent) for s in trace.matching(pattern)):
+    same = equal_to(agent)
+    if any(same(s.agent) for s in trace.matching(pattern)):
         return Outcome(True, f"agent '{agent}' emitted '{pattern}'")
-    emitted = {
-        s.name for s in itertools.islice((s for s in trace if values_equal(agent, s.agent)), 1000)
-    }
+    emitted = {s.name for s in itertools.islice((s for s in trace if same(s.agent)), 1000)}
     shown = ", ".join(sorted(emitted)[:PREVIEW_ITEMS]) or "nothing"
     return Outcome(
         False, f"agent '{agent}' never emitted '{pattern}'; it emitted: {shown}", pattern

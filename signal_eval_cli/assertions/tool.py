@@ -7,7 +7,7 @@ from typing import Any
 
 from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, count_outcome, short
 from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
-from signal_eval_cli.patterns import match_pattern, values_equal
+from signal_eval_cli.patterns import equal_to, match_pattern, values_equal
 
 
 def _called_names(ctx: EvalContext) -> list[Any]:
@@ -16,7 +16,7 @@ def _called_names(ctx: EvalContext) -> list[Any]:
 
 def _calls_of(name: Any, names: list[Any]) -> int:
     """How many calls are named ``name``: strictly, so ``5`` is not ``"5"``."""
-    return sum(values_equal(name, called) for called in names)
+    return sum(map(equal_to(name), names))
 
 
 @assertion("tool.called")
@@ -57,7 +57,8 @@ def tool_called_with(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
 
 def _called_with_status(name: str, args: Any, status: str, ctx: EvalContext) -> Outcome:
     """A call of ``name`` matching ``args`` whose result is ``status`` (``ok``/``error``)."""
-    calls = [c for c in ctx.trace.tool_calls if values_equal(name, c.name)]
+    same = equal_to(name)
+    calls = [c for c in ctx.trace.tool_calls if same(c.name)]
     matching = [c for c in calls if match_pattern(args, c.input)]
     hit = next((c for c in matching if c.status == status), None)
     expected = {"args": args, "status": status}

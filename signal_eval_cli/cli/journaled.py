@@ -95,7 +95,7 @@ class JournaledRun:
             )
 
     def record(self, key: Key, data: dict[str, Any]) -> None:
-        """On disk (fsync'd) before the unit is reported anywhere else."""
+        """In the journal (written and flushed) before the unit is reported anywhere else."""
         self.plan.record(key, data)
 
     def entries(self) -> dict[Key, dict[str, Any]] | None:
