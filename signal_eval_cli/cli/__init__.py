@@ -7,8 +7,9 @@ Exit codes: 0 all passed · 1 evaluation failures or a blocking regression ·
 
 from __future__ import annotations
 
+import functools
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -23,7 +24,7 @@ from signal_eval_cli.cli.scenario import scenario_command
 from signal_eval_cli.cli.validate import validate_command
 from signal_eval_cli.errors import InputError
 
-__all__ = ["app", "main"]
+__all__ = ["app", "command", "main"]
 
 app = typer.Typer(
     name="signal-eval",
@@ -69,10 +70,17 @@ app.command("import")(import_command)
 app.command("report")(report_command)
 
 
+@functools.cache
+def command() -> Any:
+    """The click command behind :data:`app`, built once per process (a fuzzer that forks
+    a child per input builds it before forking)."""
+    return typer.main.get_command(app)
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
-        app()
+        command()()
     except InputError as exc:  # raised from deep inside a command: still no traceback
         print_problems(exc)
         sys.exit(EXIT_INPUT)

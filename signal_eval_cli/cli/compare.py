@@ -18,10 +18,12 @@ from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     HtmlOpt,
+    MarkdownOpt,
     SignalsOpt,
     check_outputs,
     err,
     fail_input,
+    file_option,
     out,
     signals_policy,
     write_html,
@@ -57,11 +59,9 @@ def compare_command(
             min=0, max=1, help="With repeats: Fisher p-value at or below which a drop is real."
         ),
     ] = 0.05,
-    markdown: Annotated[
-        Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
-    ] = None,
+    markdown: MarkdownOpt = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the comparison JSON here.")
+        Path | None, file_option("--output", "-o", help="Write the comparison JSON here.")
     ] = None,
     html: HtmlOpt = None,
     signals: SignalsOpt = "failed",

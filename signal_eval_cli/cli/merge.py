@@ -20,6 +20,7 @@ from signal_eval_cli.cli.common import (
     SignalsOpt,
     check_outputs,
     fail_input,
+    file_option,
     out,
     signals_policy,
     write_reports,
@@ -37,7 +38,7 @@ def merge_command(
         typer.Argument(metavar="PART...", help="Every shard's results file (or journal)."),
     ],
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Write the merged results JSON here.")
+        Path, file_option("--output", "-o", help="Write the merged results JSON here.")
     ],
     markdown: MarkdownOpt = None,
     junit: JunitOpt = None,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -219,7 +218,7 @@ def run_command(
         "signals": policy,
         "html": html,
     }
-    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
+    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         try:
             with Progress(
                 len(selected) - len(options.finished.keys() & {c.id for c in selected}), quiet=quiet
@@ -248,7 +247,7 @@ def run_command(
                         ray_address=ray_address,
                         ray_actors=ray_actors,
                     )
-                    result = asyncio.run(watched(running, stall_limit_s(dataset, options), stalled))
+                    result = caught.run(watched(running, stall_limit_s(dataset, options), stalled))
                 except KeyboardInterrupt:
                     result = partial_result(dataset, selected, progress.results, started)
                 except InputError as exc:  # Ray could not start or join the cluster

@@ -6,7 +6,6 @@ Exit codes as everywhere: 0 all passed, 1 any failed, 2 invalid input, 130 inter
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Annotated
@@ -22,6 +21,9 @@ from signal_eval_cli.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     HtmlOpt,
+    JunitOpt,
+    MarkdownOpt,
+    OutputOpt,
     check_outputs,
     err,
     fail_input,
@@ -171,9 +173,7 @@ def scenario_command(
     root: Annotated[
         Path, typer.Option(help="Fixture paths and scope: repo resolve against this directory.")
     ] = Path("."),
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write results JSON here (atomically).")
-    ] = None,
+    output: OutputOpt = None,
     keep_workdir: Annotated[
         bool, typer.Option("--keep-workdir", help="Keep each temp working directory.")
     ] = False,
@@ -188,10 +188,8 @@ def scenario_command(
     repeat: Annotated[
         int, typer.Option(min=1, help="Run each scenario N times; it passes only if all do.")
     ] = 1,
-    markdown: Annotated[
-        Path | None, typer.Option(help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY").')
-    ] = None,
-    junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report.")] = None,
+    markdown: MarkdownOpt = None,
+    junit: JunitOpt = None,
     html: HtmlOpt = None,
     resume: ResumeOpt = False,
     retry: RetryOpt = None,
@@ -241,9 +239,9 @@ def scenario_command(
         finished.append(result)
 
     started_at, started = now_iso(), time.perf_counter()
-    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
+    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         try:
-            run = asyncio.run(
+            run = caught.run(
                 run_scenarios(
                     scenarios,
                     root=root,
@@ -257,7 +255,7 @@ def scenario_command(
         except InputError as exc:
             fail_input(exc)
         except KeyboardInterrupt:
-            # asyncio.run cancelled the running scenarios: their goals' groups are killed.
+            # the running scenarios were cancelled: their goals' groups are killed.
             run = partial_run(scenarios, finished, started_at, started)
         entries = journal.entries()
         if entries is not None:  # the results are what the journal holds
