@@ -12,6 +12,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[dev]'  # no setuptools build chatter
+	$(BIN)/python -m compileall -q signal_eval_cli  # an editable install gets no bytecode from pip
 	touch $(STAMP)
 
 # Exit 1 means "ran, and some cases failed": the example fails one case on purpose

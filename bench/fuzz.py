@@ -2,9 +2,9 @@
 
 Each mutant (a dataset, scenario, matrix, agents file, cassette, trace or result file,
 mutated structurally or byte-wise) goes through the CLI command that reads it, in a
-forked child with a 10 s / 1 GB budget (see tests/fuzzing.py): the CLI's ``main`` is
-imported and built once, each fork starts from that fresh state, and each mutant from
-the seed files. A mutant fails when it exits with anything but 0/1/2, prints a
+forked child with a 10 s / 1 GB budget (see tests/fuzzing.py): every command is
+imported once, each fork calls the CLI's ``main`` from that fresh state, and each
+mutant starts from the seed files. A mutant fails when it exits with anything but 0/1/2, prints a
 traceback or passes its budget. Workers run slices of the mutants in parallel;
 failures are printed as they come, progress goes to stderr.
 

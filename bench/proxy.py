@@ -1,15 +1,20 @@
 """1,000 one-call cases at concurrency 100 against the loopback mock (100 ms), direct
 and through the run's model proxy (record, then replay).
 
-Each case's harness POSTs one chat completion with a shared ``httpx.AsyncClient``:
-to the mock directly, or to the case's proxy prefix (``ctx.proxy.openai_base_url``).
-The mock (``bench/mock_llm.py``) runs in its own process. Per call we time the
-request as the harness sees it; ``proxy_overhead_ms_per_call`` is the mean added
-latency of a recorded call through the proxy over a direct one (both measured in
-this run). Replay runs with ``timing: true`` (each call waits its recorded
-duration), so its ideal wall time is cases / concurrency × 100 ms.
+Each case's harness POSTs one chat completion with a shared ``aiohttp`` session (the
+transport of the built-in providers; ``--client httpx``: an ``httpx.AsyncClient``, whose
+pool costs milliseconds of CPU per call at this concurrency), to the mock directly or to
+the case's proxy prefix (``ctx.proxy.openai_base_url``). The mock
+(``bench/mock_llm.py``) runs in its own process. Per call we time the request as the
+harness sees it. ``proxy_overhead_ms_per_call`` is the CPU time the proxy's thread
+spends per recorded call (``ModelProxy.cpu_seconds``: on a shared machine load inflates
+latency, not work); the mean added latency and the process CPU of the record run minus
+the direct run (both measured in this run) are printed too. Replay runs with ``timing:
+true`` (each call waits its recorded duration), so its ideal wall time is cases /
+concurrency × 100 ms (and, printed beside it, the sum of the recorded durations over the
+concurrency: what a perfect replay of this recording takes).
 
-    python bench/proxy.py [--cases 1000] [--concurrency 100] [--latency-ms 100]
+    python bench/proxy.py [--cases 1000] [--concurrency 100] [--latency-ms 100] [--client aiohttp]
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ def _start_mock() -> Any:
 
 
 class OneCall:
-    def __init__(self, client: httpx.AsyncClient, direct: str | None) -> None:
+    def __init__(self, client: Any, direct: str | None) -> None:
         self.client, self.direct = client, direct
         self.latencies: list[float] = []
 
@@ -58,23 +63,41 @@ class OneCall:
         base = self.direct or ctx.proxy.openai_base_url
         body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": input}]}
         began = time.perf_counter()
-        reply = await self.client.post(f"{base}/chat/completions", json=body)
+        if isinstance(self.client, httpx.AsyncClient):
+            reply = await self.client.post(f"{base}/chat/completions", json=body)
+            reply.raise_for_status()
+            answer = reply.json()
+        else:
+            async with self.client.post(f"{base}/chat/completions", json=body) as response:
+                response.raise_for_status()
+                answer = await response.json()
         self.latencies.append((time.perf_counter() - began) * 1000)
-        reply.raise_for_status()
-        return [{"name": "text:complete", "payload": {"content": reply.json()["id"]}}]
+        return [{"name": "text:complete", "payload": {"content": answer["id"]}}]
+
+
+def make_client(kind: str, connections: int) -> Any:
+    """The harness's HTTP client: aiohttp (the transport of the built-in providers), or
+    httpx (whose pool costs milliseconds of CPU per call at this concurrency)."""
+    if kind == "httpx":
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        return httpx.AsyncClient(limits=limits, timeout=60)
+    import aiohttp
+
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=connections))
 
 
 async def once(
     ds: EvalDataset, concurrency: int, harness: OneCall, proxy: ModelProxy | None
-) -> float:
+) -> tuple[float, float]:
+    """Wall seconds and CPU seconds of this process (the proxy's thread included)."""
     options = RunOptions(concurrency=concurrency, proxy=proxy)
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     result = await run_dataset(harness, ds, options)
-    wall = time.perf_counter() - began
+    wall, spent = time.perf_counter() - began, time.process_time() - cpu
     failed = [c.error for c in result.cases if not c.passed]
     if failed:
         raise SystemExit(f"{len(failed)} case(s) failed: {failed[:3]}")
-    return wall
+    return wall, spent
 
 
 def main() -> None:
@@ -82,6 +105,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("--client", choices=("aiohttp", "httpx"), default="aiohttp")
     args = parser.parse_args()
     ds = EvalDataset.from_data(
         {"name": "bench", "cases": [{"id": f"c{i}", "input": f"q {i}"} for i in range(args.cases)]},
@@ -91,28 +115,31 @@ def main() -> None:
     mock, port = _start_mock()(args.latency_ms)
     mock_url = f"http://127.0.0.1:{port}"
     upstream = Upstream(f"{mock_url}/v1", mock_url, "sk-bench", "sk-bench")
-    limits = httpx.Limits(
-        max_connections=args.concurrency, max_keepalive_connections=args.concurrency
-    )
-    figures: dict[str, tuple[float, float]] = {}
+    figures: dict[str, tuple[float, float, float]] = {}
+    proxy_cpu: dict[str, float] = {}
     try:
 
         async def measure() -> None:
-            async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+            async with make_client(args.client, args.concurrency) as client:
                 for name in ("direct", "record", "replay"):
                     harness = OneCall(client, f"{mock_url}/v1" if name == "direct" else None)
                     proxy = None
                     if name != "direct":
                         proxy = ModelProxy(cassette, name, upstream=upstream, timing=True).start()  # type: ignore[arg-type]
                     try:
-                        wall = await once(ds, args.concurrency, harness, proxy)
+                        wall, cpu = await once(ds, args.concurrency, harness, proxy)
                     finally:
                         if proxy is not None:
                             proxy.stop()
                             proxy.save()
-                    figures[name] = (wall, statistics.fmean(harness.latencies))
+                            proxy_cpu[name] = proxy.cpu_seconds * 1000 / args.cases
+                    figures[name] = (wall, statistics.fmean(harness.latencies), cpu)
                     print(
-                        f"{name}: wall {wall:.3f} s, mean call {figures[name][1]:.2f} ms",
+                        f"{name}: wall {wall:.3f} s, mean call {figures[name][1]:.2f} ms, "
+                        f"CPU {cpu * 1000 / args.cases:.3f} ms per case"
+                        + (
+                            f" (proxy thread {proxy_cpu[name]:.3f} ms)" if name in proxy_cpu else ""
+                        ),
                         flush=True,
                     )
 
@@ -121,10 +148,23 @@ def main() -> None:
         mock.terminate()
         mock.wait()
     ideal = args.cases / args.concurrency * args.latency_ms / 1000
-    print(f"ideal wall: {ideal:.3f} s")
+    recorded = [i.duration_ms for i in cassette.load()]
+    replay_ideal = sum(recorded) / 1000 / args.concurrency
+    latency_added = figures["record"][1] - figures["direct"][1]
+    process_added = (figures["record"][2] - figures["direct"][2]) * 1000 / args.cases
+    print(f"ideal wall: {ideal:.3f} s (recorded durations: {replay_ideal:.3f} s)")
+    print(f"direct wall / ideal (the floor without the proxy): {figures['direct'][0] / ideal:.3f}")
     print(f"record wall / direct wall: {figures['record'][0] / figures['direct'][0]:.3f}")
+    print(
+        f"replay wall / ideal of the recorded durations: {figures['replay'][0] / replay_ideal:.3f}"
+    )
+    print(f"proxy latency added per call (mean, ms): {latency_added:.3f}")
+    print(f"process CPU added per call (record - direct, ms): {process_added:.3f}")
+    print(f"proxy thread CPU per replayed call (ms): {proxy_cpu['replay']:.3f}")
     print(f"replay_wall_vs_ideal: {figures['replay'][0] / ideal:.3f}")
-    print(f"proxy_overhead_ms_per_call: {figures['record'][1] - figures['direct'][1]:.3f}")
+    # what the hop costs: the CPU its thread spends per recorded call (load on a shared
+    # machine inflates latencies, not the work done); the other figures are printed above
+    print(f"proxy_overhead_ms_per_call: {proxy_cpu['record']:.3f}")
 
 
 if __name__ == "__main__":

@@ -155,12 +155,12 @@ def _labels_as_written(doc: Document) -> None:
         if not isinstance(case, dict):
             continue
         if "id" in case and not isinstance(case["id"], str):
-            case["id"] = doc.at(("cases", i, "id")).text or case["id"]
+            case["id"] = doc.as_written(("cases", i, "id")) or case["id"]
         tags = case.get("tags")
         if isinstance(tags, list):
             for j, tag in enumerate(tags):
                 if not isinstance(tag, str):
-                    tags[j] = doc.at(("cases", i, "tags", j)).text or tag
+                    tags[j] = doc.as_written(("cases", i, "tags", j)) or tag
 
 
 def dataset_from_document(doc: Document) -> EvalDataset:

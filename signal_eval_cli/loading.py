@@ -12,11 +12,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import jsonschema
 import yaml
-from referencing import Registry, Resource
 
 from signal_eval_cli.errors import InputError, Problem, closest, shorten
 from signal_eval_cli.limits import (
@@ -32,10 +30,13 @@ from signal_eval_cli.patterns import (
     matcher_problems,
     pattern_problems,
 )
+from signal_eval_cli.quick_yaml import QuickData, Unsure, quick_data
+from signal_eval_cli.schema_check import SCHEMA_DIR, schema_check
+
+if TYPE_CHECKING:  # imported when a document has a problem to word (it takes a while)
+    import jsonschema
 
 __all__ = ["SCHEMA_DIR", "Document", "load_document", "schema_validator", "validate_document"]
-
-SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 
 JsonPath = tuple[str | int, ...]
 _YAML11_BOOLEANS = {"yes", "no", "on", "off", "y", "n", "true", "false"}
@@ -50,15 +51,34 @@ class Location:
 
 @dataclass
 class Document:
-    """Parsed data plus where each value and key stood in the file."""
+    """Parsed data plus where each value and key stood in the file.
+
+    Read by the fast path, a document keeps its ``source`` text instead, and finds the
+    locations (by parsing it again with the located loader) when a problem needs one."""
 
     path: str
     data: Any
     values: dict[JsonPath, Location]
     keys: dict[JsonPath, Location]
+    source: str | None = None
+    quick: QuickData | None = None
+
+    def as_written(self, path: JsonPath) -> str | None:
+        """The text of the plain (unquoted) scalar at ``path``, as the file has it."""
+        if self.quick is not None and self.source is not None:
+            value: Any = self.data
+            for token in path:
+                value = value[token]
+            text = self.quick.as_written(value)
+            if text is not None:
+                return text
+        return self.at(path).text
 
     def at(self, path: JsonPath, *, key: bool = False) -> Location:
         """The location of ``path``, else of its nearest ancestor."""
+        if self.source is not None:
+            located = parse_yaml(self.source, self.path)
+            self.values, self.keys, self.source = located.values, located.keys, None
         table = self.keys if key else self.values
         while path:
             if path in table:
@@ -97,7 +117,11 @@ def load_document(path: str | Path) -> Document:
             loads_json(text)
         except JsonProblem as exc:
             raise InputError([Problem(name, exc.line, exc.column, exc.message)]) from None
-    return parse_yaml(text, name)
+    try:
+        quick = quick_data(text)
+        return Document(name, quick.data, {}, {}, source=text, quick=quick)
+    except Unsure:  # something to report, or rare enough to take the slow, located way
+        return parse_yaml(text, name)
 
 
 class _PyEvents(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
@@ -332,7 +356,9 @@ def _yaml_problem(name: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
 
 
 @cache
-def _registry() -> Registry[Any]:
+def _registry() -> Any:
+    from referencing import Registry, Resource
+
     resources = []
     for file in SCHEMA_DIR.glob("*.schema.json"):
         contents = json.loads(file.read_text(encoding="utf-8"))
@@ -345,19 +371,27 @@ def _registry() -> Registry[Any]:
 @cache
 def schema_validator(name: str) -> jsonschema.Draft202012Validator:
     """The validator for ``schemas/<name>.schema.json``, with every sibling schema resolvable."""
+    import jsonschema
+
     contents = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(contents, registry=_registry())
 
 
-def _assertion_types() -> list[str]:
+@cache
+def _assertion_types() -> frozenset[str]:
     schema = json.loads((SCHEMA_DIR / "assertions.schema.json").read_text(encoding="utf-8"))
-    return list(schema["$defs"]["assertion"]["properties"]["type"]["enum"])
+    return frozenset(schema["$defs"]["assertion"]["properties"]["type"]["enum"])
 
 
 def validate_document(doc: Document, schema: str) -> list[Problem]:
-    """Schema problems plus the checks a schema cannot express (globs, regexes)."""
-    validator = schema_validator(schema)
-    problems = [p for error in validator.iter_errors(doc.data) for p in _explain(doc, error)]
+    """Schema problems plus the checks a schema cannot express (globs, regexes).
+
+    A quick compiled check vouches for the valid documents; only a document it does not
+    vouch for is walked by jsonschema, for the located and worded problems."""
+    problems = []
+    if not schema_check(schema)(doc.data):
+        validator = schema_validator(schema)
+        problems = [p for error in validator.iter_errors(doc.data) for p in _explain(doc, error)]
     problems.extend(_semantic_problems(doc))  # on the well-typed parts: all problems at once
     return _unique(problems)
 
@@ -461,25 +495,31 @@ _GLOB_FIELDS = ("pattern", "afterSignal", "triggerPattern", "signal")
 
 
 def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, Mapping[str, Any]]]:
-    """Every mapping with a string ``type`` under an ``assertions``-like list, recursively."""
-    if isinstance(data, Mapping):
-        if (
-            isinstance(data.get("type"), str)
-            and path
-            and (isinstance(path[-1], int) or path[-1] == "assertion")
-        ):
-            yield path, data
-        for key, value in data.items():
-            yield from assertion_nodes(value, (*path, key))
-    elif isinstance(data, list):
-        for i, value in enumerate(data):
-            yield from assertion_nodes(value, (*path, i))
+    """Every mapping with a string ``type`` under an ``assertions``-like list, recursively
+    (in document order; a loop over containers only, as a dataset may hold millions)."""
+    stack: list[tuple[Any, JsonPath]] = [(data, path)]
+    while stack:
+        node, where = stack.pop()
+        children: Any
+        if isinstance(node, dict):
+            if (
+                where
+                and isinstance(node.get("type"), str)
+                and (isinstance(where[-1], int) or where[-1] == "assertion")
+            ):
+                yield where, node
+            children = node.items()
+        elif isinstance(node, list):
+            children = enumerate(node)
+        else:
+            continue
+        stack.extend([(v, (*where, k)) for k, v in children if isinstance(v, (dict, list))][::-1])
 
 
 def _semantic_problems(doc: Document) -> Iterator[Problem]:
     """Checks a schema cannot express; each looks only at values of the right type, so
     a value the schema already rejected is not reported twice."""
-    known = set(_assertion_types())
+    known = _assertion_types()
     for path, node in assertion_nodes(doc.data):
         if node["type"] in known:
             yield from _assertion_problems(doc, path, node)
@@ -509,13 +549,17 @@ def _assertion_problems(
         except ValueError as exc:
             yield doc.problem((*path, "regex"), str(exc))
     if node["type"] == "output.json" and isinstance(node.get("schema"), Mapping):
+        import jsonschema
+
         try:
             jsonschema.Draft202012Validator.check_schema(node["schema"])
         except jsonschema.SchemaError as exc:
             yield doc.problem((*path, "schema"), f"invalid JSON Schema: {exc.message}")
     for field in ("payload", "args"):
-        yield from _matcher_problems(doc, (*path, field), pattern_problems(node.get(field)))
-    yield from _matcher_problems(doc, (*path, "value"), matcher_problems(node.get("value")))
+        if field in node:
+            yield from _matcher_problems(doc, (*path, field), pattern_problems(node[field]))
+    if "value" in node:
+        yield from _matcher_problems(doc, (*path, "value"), matcher_problems(node["value"]))
     low, high = node.get("min"), node.get("max")
     if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
         yield doc.problem((*path, "min"), f"min ({low}) is greater than max ({high})")

@@ -28,6 +28,7 @@ instead of decoding every case.
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping
@@ -50,6 +51,11 @@ _LOADERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {"dataset": DatasetRes
 def register_result_kind(kind: str, loader: Callable[[Mapping[str, Any]], Any]) -> None:
     """Teach :func:`load_result` a new ``kind`` (matrix, comparison, scenarios…)."""
     _LOADERS[kind] = loader
+
+
+# The modules that register the other kinds (the library imports lazily: nothing else
+# may have imported them yet).
+_KIND_MODULES = ("signal_eval_cli.compare", "signal_eval_cli.matrix", "signal_eval_cli.scenarios")
 
 
 _INDENT = "  "
@@ -253,6 +259,8 @@ def _loader_for(name: str, data: Any) -> tuple[str, Callable[[Mapping[str, Any]]
         )
     # Seed 002's DatasetResult has no kind: a versioned file with cases is one.
     kind = data.get("kind", "dataset" if "cases" in data else None)
+    for module in _KIND_MODULES:
+        importlib.import_module(module)
     loader = _LOADERS.get(kind) if isinstance(kind, str) else None
     if loader is None:
         raise InputError(

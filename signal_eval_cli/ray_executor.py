@@ -1,13 +1,16 @@
-"""The Ray executor: a dataset's (or a matrix's) cases run on a Ray cluster.
+"""The Ray executor: a run's units (a dataset's or a matrix's cases, scenarios) run on a
+Ray cluster.
 
-Each actor is a Ray *async actor* running the existing asyncio runner
-(:func:`~signal_eval_cli.runner.run_dataset`) with its own concurrency limit. The driver
-keeps every actor fed: it sends small batches of cases as the actor's slots free up, and
-each batch's results come back (and go to ``on_case_complete``: the journal) as soon as
-the batch is done. An actor (or its node) that dies has its in-flight batch sent to a
-fresh actor; a result is accepted once per case, so no case is lost or counted twice.
-A case that kills its worker ``max_attempts`` times is reported errored, not retried
-forever.
+Each actor is a Ray *async actor* holding a :class:`Job` (for cases: the existing asyncio
+runner, :func:`~signal_eval_cli.runner.run_dataset`) with its own concurrency limit. The
+driver keeps every actor fed: it sends batches of units as the actor's slots free up (at
+most one batch beyond its concurrency, so an actor never idles waiting for the driver),
+and each batch's results come back (and go to ``on_case_complete``: the journal) as soon
+as the batch is done. An actor (or its node) that dies has its in-flight batches sent to a
+fresh actor, one unit at a time and alone on it (so the unit that kills its worker is
+told from the bystanders); a result is accepted once per unit, so no unit is lost or
+counted twice. A unit that kills the worker it runs alone on ``max_attempts`` times is
+reported errored, not retried forever.
 
 Ray is imported only here, and only when a run asks for it (extra ``[ray]``).
 """
@@ -18,12 +21,13 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import socket
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.errors import InputError
@@ -31,7 +35,15 @@ from signal_eval_cli.results import CaseResult, DatasetResult
 from signal_eval_cli.runner import RunOptions, _not_run, dataset_result, select_cases
 from signal_eval_cli.signals import now_iso
 
-__all__ = ["RaySettings", "VariantSpec", "run_dataset_ray", "run_matrix_ray", "run_units_ray"]
+__all__ = [
+    "DIED",
+    "Job",
+    "RaySettings",
+    "VariantSpec",
+    "run_dataset_ray",
+    "run_matrix_ray",
+    "run_units_ray",
+]
 
 Unit = tuple[str, int]
 """(variant id, index of the case in the selected cases)."""
@@ -46,9 +58,11 @@ class RaySettings:
     concurrency: int = 4
     """Cases each actor runs at once."""
     batch: int | None = None
-    """Cases per call to an actor; default ``concurrency // 4`` (at least 1)."""
+    """Units per call to an actor; default ``concurrency // 2`` (at least 1)."""
     max_attempts: int = 3
-    """Times a case may be in flight on a worker that died before it is reported errored."""
+    """Times a unit may kill the worker it runs alone on before it is reported errored.
+    Units in flight on a worker that dies run again one at a time, each alone on an actor,
+    so only the one that kills it is blamed."""
     on_actors: Callable[[list[Any]], None] | None = None
     """Called with the actor handles once they are up (tests kill one)."""
 
@@ -62,14 +76,63 @@ class VariantSpec:
     base_dir: Path | None = None
 
 
+class Job(Protocol):
+    """What every actor receives once (pickled): the work, and how to run a batch of it.
+    The driver never calls :meth:`prepare` or :meth:`run`; an actor never calls :meth:`died`."""
+
+    def prepare(self) -> None:
+        """On the actor, once, before any batch (build harnesses, unpack fixtures)."""
+
+    async def run(
+        self, variant: str, indices: list[int], semaphore: asyncio.Semaphore, concurrency: int
+    ) -> list[dict[str, Any]]:
+        """The results (as JSON objects) of the units ``(variant, i)``, in order; at most
+        ``concurrency`` at once per call, and the actor's ``semaphore`` across calls."""
+        ...
+
+    def died(self, variant: str, index: int) -> dict[str, Any]:
+        """The result of a unit whose worker died every time it was tried."""
+        ...
+
+
 @dataclass(slots=True)
-class _Job:
-    """What every actor receives once: the cases and how to run them."""
+class _CasesJob:
+    """A dataset's (or a matrix's) cases and the harnesses (entry points) that run them."""
 
     dataset: EvalDataset
     cases: list[Any]
     variants: dict[str, VariantSpec]
     options: RunOptions
+    harnesses: dict[str, Any] = field(default_factory=dict)
+
+    def prepare(self) -> None:
+        from signal_eval_cli.harness.entrypoints import resolve_harness
+        from signal_eval_cli.runner import HarnessThreads
+
+        self.harnesses = {
+            vid: resolve_harness(spec.factory, dict(spec.params), base_dir=spec.base_dir)
+            for vid, spec in self.variants.items()
+        }
+        self.options = dataclasses.replace(self.options, executor=HarnessThreads())
+
+    async def run(
+        self, variant: str, indices: list[int], semaphore: asyncio.Semaphore, concurrency: int
+    ) -> list[dict[str, Any]]:
+        from signal_eval_cli.runner import run_dataset
+
+        subset = dataclasses.replace(self.dataset, cases=[self.cases[i] for i in indices])
+        options = dataclasses.replace(self.options, concurrency=concurrency, semaphore=semaphore)
+        result = await run_dataset(self.harnesses[variant], subset, options)
+        return [c.to_dict("all") for c in result.cases]
+
+    def died(self, variant: str, index: int) -> dict[str, Any]:
+        case = self.cases[index]
+        return CaseResult(
+            case.id, passed=False, name=case.name, error=DIED, tags=list(case.tags)
+        ).to_dict("all")
+
+
+DIED = "the Ray worker running it died every time it was tried"
 
 
 def import_ray() -> Any:
@@ -87,6 +150,8 @@ def _ensure_ray(ray: Any, address: str | None) -> None:
     if ray.is_initialized():
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address:
+        _check_reachable(address)
     try:
         if address:
             ray.init(address=address, log_to_driver=True, logging_level="warning")
@@ -96,20 +161,28 @@ def _ensure_ray(ray: Any, address: str | None) -> None:
         raise InputError(f"--ray-address {address or '(local)'}: cannot connect: {exc}") from None
 
 
-class _CaseWorker:
-    """Body of the actor (wrapped with ``ray.remote`` lazily): holds the harnesses, one
-    semaphore for all its calls (its concurrency), one pool of harness threads."""
+def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
+    """An input error, now, when nothing listens at ``host:port`` (``ray.init`` would retry
+    for minutes). ``auto`` and addresses without a port are left to Ray."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise InputError(
+            f"--ray-address {address}: cannot connect: {exc.strerror or exc} "
+            "(start a cluster with 'ray start --head', or leave --ray-address out for a local one)"
+        ) from None
 
-    def __init__(self, job: _Job, concurrency: int) -> None:
-        from signal_eval_cli.harness.entrypoints import resolve_harness
-        from signal_eval_cli.runner import HarnessThreads
 
+class _Worker:
+    """Body of the actor (wrapped with ``ray.remote`` lazily): the job, prepared once, and
+    one semaphore for all its calls (its concurrency)."""
+
+    def __init__(self, job: Job, concurrency: int) -> None:
+        job.prepare()
         self.job = job
-        self.harnesses = {
-            vid: resolve_harness(spec.factory, dict(spec.params), base_dir=spec.base_dir)
-            for vid, spec in job.variants.items()
-        }
-        self.threads = HarnessThreads()
         self.concurrency = concurrency
         self.semaphore: asyncio.Semaphore | None = None
 
@@ -117,42 +190,39 @@ class _CaseWorker:
         return os.getpid()
 
     async def run(self, variant: str, indices: list[int]) -> list[dict[str, Any]]:
-        from signal_eval_cli.runner import run_dataset
-
         if self.semaphore is None:  # made on the actor's own event loop
             self.semaphore = asyncio.Semaphore(self.concurrency)
-        job = self.job
-        subset = dataclasses.replace(job.dataset, cases=[job.cases[i] for i in indices])
-        options = dataclasses.replace(
-            job.options,
-            tags=(),
-            case_ids=(),
-            shard=None,
-            finished={},
-            fail_fast=False,
-            on_case_complete=None,
-            semaphore=self.semaphore,
-            executor=self.threads,
-        )
-        result = await run_dataset(self.harnesses[variant], subset, options)
-        return [c.to_dict("all") for c in result.cases]
+        return await self.job.run(variant, indices, self.semaphore, self.concurrency)
+
+
+@dataclass(slots=True)
+class _Call:
+    """A batch in flight: which actor (the handle itself: a slot's actor changes when one
+    dies), and which units."""
+
+    slot: int
+    actor: Any
+    variant: str
+    indices: list[int]
+    alone: bool = False
+    """A suspect running by itself: if the actor dies, this unit killed it."""
 
 
 async def run_units_ray(
-    job: _Job,
+    job: Job,
     units: Sequence[Unit],
     settings: RaySettings,
-    on_result: Callable[[Unit, CaseResult], bool],
+    on_result: Callable[[Unit, dict[str, Any]], bool],
 ) -> None:
     """Run ``units`` on Ray actors; ``on_result`` gets each unit's result exactly once
     and returns False to stop feeding new work (fail-fast)."""
     ray = import_ray()
     _ensure_ray(ray, settings.address)
     concurrency = max(1, settings.concurrency)
-    batch = max(1, settings.batch or concurrency // 4)
+    batch = max(1, settings.batch or concurrency // 2)
     count = settings.actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
     # No CPU reserved (asking for more actors than CPUs must not hang), spread over nodes.
-    worker_class = ray.remote(num_cpus=0, scheduling_strategy="SPREAD")(_CaseWorker)
+    worker_class = ray.remote(num_cpus=0, scheduling_strategy="SPREAD")(_Worker)
     try:
         job_ref = ray.put(job)
     except Exception as exc:  # pickling: a judge or params that cannot travel
@@ -172,55 +242,100 @@ async def run_units_ray(
         raise InputError(f"--executor ray: the actors could not start: {_reason(exc)}") from None
     if settings.on_actors is not None:
         settings.on_actors(list(actors))
-    by_variant: dict[str, deque[int]] = {}
-    for variant, index in units:
-        by_variant.setdefault(variant, deque()).append(index)
-    queue: deque[tuple[str, list[int]]] = deque()
-    for variant, waiting in by_variant.items():
-        while waiting:
-            queue.append((variant, [waiting.popleft() for _ in range(min(batch, len(waiting)))]))
+    queue = deque(_batches(units, batch))
+    suspects: deque[Unit] = deque()
+    """Units that were in flight on a worker that died: each runs alone on an actor."""
     load = [0] * count
+    alone: set[int] = set()
+    """Slots running one suspect and nothing else."""
     attempts: dict[Unit, int] = {}
     done: set[Unit] = set()
-    pending: dict[asyncio.Future[Any], tuple[int, str, list[int]]] = {}
+    pending: dict[asyncio.Future[Any], _Call] = {}
     feeding = True
 
+    def send(slot: int, variant: str, indices: list[int], by_itself: bool = False) -> None:
+        actor = actors[slot]
+        ref = actor.run.remote(variant, indices)
+        call = _Call(slot, actor, variant, indices, by_itself)
+        pending[asyncio.wrap_future(ref.future())] = call
+        load[slot] += len(indices)
+        if by_itself:
+            alone.add(slot)
+
     def feed() -> None:
-        for slot in sorted(range(count), key=lambda s: load[s]):
-            while feeding and queue and load[slot] + len(queue[0][1]) <= concurrency + batch:
-                variant, indices = queue.popleft()
-                ref = actors[slot].run.remote(variant, indices)
-                pending[asyncio.wrap_future(ref.future())] = (slot, variant, indices)
-                load[slot] += len(indices)
+        if not feeding:
+            return
+        drain = None
+        for slot in range(count):
+            if suspects and load[slot] == 0:
+                variant, index = suspects.popleft()
+                send(slot, variant, [index], by_itself=True)
+        if suspects:  # the least loaded actor takes no new batch: it drains for the next one
+            drain = min(
+                (s for s in range(count) if s not in alone), key=load.__getitem__, default=None
+            )
+        # An actor holds at most one batch beyond its concurrency: it never idles waiting
+        # for the driver, and no actor hoards the queue.
+        for slot in sorted(range(count), key=load.__getitem__):
+            if slot in alone or slot == drain:
+                continue
+            while queue and load[slot] + len(queue[0][1]) <= concurrency + batch:
+                send(slot, *queue.popleft())
+
+    def accept(unit: Unit, row: dict[str, Any]) -> None:
+        nonlocal feeding
+        if unit not in done:  # never twice
+            done.add(unit)
+            feeding &= on_result(unit, row)
+
+    def died(call: _Call) -> None:
+        """A worker died with ``call`` in flight: blame a unit only when it ran alone."""
+        if actors[call.slot] is call.actor:  # its other batches fail too: replace it once
+            with contextlib.suppress(Exception):  # already gone
+                ray.kill(call.actor, no_restart=True)
+            actors[call.slot] = spawn()
+        units = [(call.variant, index) for index in call.indices]
+        if not call.alone:
+            suspects.extend(units)
+            return
+        (unit,) = units
+        attempts[unit] = attempts.get(unit, 0) + 1
+        if attempts[unit] < settings.max_attempts:
+            suspects.appendleft(unit)
+        else:
+            accept(unit, job.died(*unit))
 
     try:
         feed()
         while pending:
             finished, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             for future in finished:
-                slot, variant, indices = pending.pop(future)
-                load[slot] -= len(indices)
+                call = pending.pop(future)
+                load[call.slot] -= len(call.indices)
+                alone.discard(call.slot)
                 try:
                     rows = future.result()
                 except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
-                    _replace(ray, actors, slot, spawn)
-                    retry = _note_death(attempts, variant, indices, settings.max_attempts)
-                    for index in indices:
-                        if (variant, index) not in retry and (variant, index) not in done:
-                            done.add((variant, index))
-                            feeding &= on_result((variant, index), _died(job, index))
-                    if retry:
-                        queue.appendleft((variant, [i for _, i in retry]))
+                    died(call)
                     continue
-                for index, row in zip(indices, rows, strict=True):
-                    if (variant, index) in done:
-                        continue  # never twice
-                    done.add((variant, index))
-                    feeding &= on_result((variant, index), CaseResult.from_dict(row))
+                for index, row in zip(call.indices, rows, strict=True):
+                    accept((call.variant, index), row)
             feed()
     finally:
         for actor in actors:
             ray.kill(actor, no_restart=True)
+
+
+def _batches(units: Sequence[Unit], size: int) -> list[tuple[str, list[int]]]:
+    """``units`` as batches of one variant each, at most ``size`` units, in order."""
+    by_variant: dict[str, list[int]] = {}
+    for variant, index in units:
+        by_variant.setdefault(variant, []).append(index)
+    return [
+        (variant, indices[start : start + size])
+        for variant, indices in by_variant.items()
+        for start in range(0, len(indices), size)
+    ]
 
 
 def _reason(exc: BaseException) -> str:
@@ -229,40 +344,9 @@ def _reason(exc: BaseException) -> str:
     return lines[-1].strip() if lines else type(exc).__name__
 
 
-def _replace(ray: Any, actors: list[Any], slot: int, spawn: Callable[[], Any]) -> None:
-    """A dead actor's slot gets a fresh actor (unless it was replaced already)."""
-    with contextlib.suppress(Exception):  # already gone
-        ray.kill(actors[slot], no_restart=True)
-    actors[slot] = spawn()
-
-
-def _note_death(
-    attempts: dict[Unit, int], variant: str, indices: list[int], max_attempts: int
-) -> list[Unit]:
-    """The units of a batch whose worker died that may run again."""
-    again = []
-    for index in indices:
-        unit = (variant, index)
-        attempts[unit] = attempts.get(unit, 0) + 1
-        if attempts[unit] < max_attempts:
-            again.append(unit)
-    return again
-
-
-def _died(job: _Job, index: int) -> CaseResult:
-    case = job.cases[index]
-    return CaseResult(
-        case.id,
-        passed=False,
-        name=case.name,
-        error="the Ray worker running this case died every time it was tried",
-        tags=list(case.tags),
-    )
-
-
 def make_job(
     dataset: EvalDataset, variants: Mapping[str, VariantSpec], options: RunOptions
-) -> tuple[_Job, list[Any]]:
+) -> tuple[_CasesJob, list[Any]]:
     """The job the actors receive, and the selected cases (the units' indices point here)."""
     cases = select_cases(dataset, options)
     plain = dataclasses.replace(
@@ -273,8 +357,12 @@ def make_job(
         judge=None,
         finished={},
         proxy=None,  # this process's loopback record/replay server cannot travel to an actor
+        tags=(),
+        case_ids=(),
+        shard=None,
+        fail_fast=False,  # the driver stops feeding; a batch runs whole
     )
-    return _Job(dataset, cases, dict(variants), plain), cases
+    return _CasesJob(dataset, cases, dict(variants), plain), cases
 
 
 async def run_dataset_ray(
@@ -289,8 +377,8 @@ async def run_dataset_ray(
     results: list[CaseResult | None] = [options.finished.get(c.id) for c in cases]
     units = [("", i) for i, r in enumerate(results) if r is None]
 
-    def accept(unit: Unit, result: CaseResult) -> bool:
-        results[unit[1]] = result
+    def accept(unit: Unit, row: dict[str, Any]) -> bool:
+        results[unit[1]] = result = CaseResult.from_dict(row)
         if options.on_case_complete is not None:
             options.on_case_complete(result)
         return not (options.fail_fast and not result.passed and not result.skipped)
@@ -337,8 +425,8 @@ async def run_matrix_ray(
     results = {v.id: [finished_by_variant.get(v.id, {}).get(c.id) for c in cases] for v in variants}
     units = [(vid, i) for vid, rows in results.items() for i, r in enumerate(rows) if r is None]
 
-    def accept(unit: Unit, result: CaseResult) -> bool:
-        results[unit[0]][unit[1]] = result
+    def accept(unit: Unit, row: dict[str, Any]) -> bool:
+        results[unit[0]][unit[1]] = result = CaseResult.from_dict(row)
         if on_case is not None:
             on_case(unit[0], result)
         if options.on_case_complete is not None:

@@ -309,7 +309,8 @@ async def _run_once(
         timed_out = False
         error = _describe(exc)
     if proxy is not None and ctx.proxy is not None:
-        session = proxy.close(ctx.proxy, completed=not timed_out)
+        # a crashed or timed-out case keeps its old recording: never half a new one
+        session = proxy.close(ctx.proxy, completed=not timed_out and error is None)
         if error is None and session is not None and session.misses:
             error = session.misses[0]  # the harness swallowed the miss: still the case's failure
     if timed_out:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,9 +42,21 @@ def register_document_kind(kind: DocumentKind) -> None:
     _KINDS.insert(len(_KINDS) - 1, kind)  # before the catch-all "cases" of a dataset
 
 
+# The modules that register the other kinds, in the order they are tried (the library
+# imports lazily: nothing else may have imported them yet).
+_KIND_MODULES = (
+    "signal_eval_cli.providers.cassette",
+    "signal_eval_cli.harness.reactive",
+    "signal_eval_cli.matrix",
+    "signal_eval_cli.scenarios",
+)
+
+
 def validate_path(path: str | Path) -> tuple[str, list[Problem]]:
     """``(kind, problems)`` for one file; no problems means it is valid."""
     name = str(path)
+    for module in _KIND_MODULES:
+        importlib.import_module(module)
     try:
         if name.endswith(".jsonl"):
             read_jsonl(path)

@@ -345,18 +345,19 @@ class _suppress:
 
 
 def preload() -> None:
-    """Import everything a command may import and build the CLI, once, before forking;
-    then freeze the heap, so a child's garbage collector does not copy every page."""
+    """Import every command and everything it may import, once, before forking; then
+    freeze the heap, so a child's garbage collector does not copy every page."""
     import gc
 
-    import signal_eval_cli.cli
     import signal_eval_cli.harness.reactive
     import signal_eval_cli.matrix
     import signal_eval_cli.providers.cassette
     import signal_eval_cli.reports.junit
-    import signal_eval_cli.scenarios
+    import signal_eval_cli.scenarios  # noqa: F401
+    from signal_eval_cli.cli import COMMANDS, command_function
 
-    signal_eval_cli.cli.command()
+    for name in COMMANDS:  # the CLI imports a command's module when it is asked for
+        command_function(name)
     gc.freeze()
 
 

@@ -29,3 +29,17 @@ def without_timings(value: Any) -> Any:
 
 def load(path: Path) -> Any:
     return without_timings(json.loads(path.read_text()))
+
+
+def scenario_essence(path: Path) -> Any:
+    """A scenario run's results minus what differs between runs of the same scenarios:
+    timings (also inside goal messages), signal ids, the temp workspace's path."""
+    data = load(path)
+    for item in [*data["scenarios"], *data["cases"]]:
+        item["signals"] = [
+            (s["name"], {k: v for k, v in s["payload"].items() if k != "path"})
+            for s in item.get("signals", [])
+        ]
+    for case in data["cases"]:
+        case["assertions"] = [(a["assertion"], a["passed"]) for a in case["assertions"]]
+    return data

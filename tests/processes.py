@@ -3,7 +3,11 @@ waiting for a child's line, and a rendezvous that shows concurrency by an event.
 
 from __future__ import annotations
 
+import os
 import queue
+import random
+import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -78,3 +82,33 @@ def wait_for_line(stream: IO[str], wanted: Callable[[str], bool], timeout_s: flo
         if wanted(line):
             break
     return seen
+
+
+def ps_lines(needle: str) -> list[str]:
+    """``ps`` rows whose command line holds ``needle`` (zombies excluded)."""
+    rows = subprocess.run(
+        ["ps", "-eo", "pid,ppid,stat,args"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    return [r for r in rows if needle in r and " Z" not in r and "ps -eo" not in r]
+
+
+def unique_sleep() -> str:
+    """A ``sleep`` duration (about 300 s) no other test uses: its ``ps`` rows are ours."""
+    return f"300.{random.randrange(10**6):06d}"
+
+
+def ctrl_c(process: subprocess.Popen[str], ready: Callable[[], bool]) -> tuple[str, str]:
+    """Once ``ready()``, SIGINT ``process``'s group (it has its own session), as Ctrl-C in a
+    terminal does; its stdout and stderr. The process is killed if anything goes wrong."""
+    try:
+        deadline = time.monotonic() + 300  # a bound on a hang, not on speed
+        while not ready():
+            assert process.poll() is None, process.communicate(timeout=30)
+            assert time.monotonic() < deadline, "never ready for Ctrl-C"
+            time.sleep(0.02)
+        os.killpg(process.pid, signal.SIGINT)
+        return process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import subprocess
 import sys
 from collections.abc import Coroutine
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import ps_lines, unique_sleep
 
 from signal_eval_cli.process_scope import ProcessScope, become_subreaper
 from signal_eval_cli.scenarios.goals import run_process
@@ -24,18 +24,6 @@ def run_async(coroutine: Coroutine[Any, Any, Any]) -> Any:
     """``asyncio.run`` in a thread of its own (another test may leave a loop running here)."""
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
-
-
-def ps_lines(needle: str) -> list[str]:
-    """``ps`` rows whose command line holds ``needle`` (zombies excluded)."""
-    rows = subprocess.run(
-        ["ps", "-eo", "pid,ppid,stat,args"], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    return [r for r in rows if needle in r and " Z" not in r and "ps -eo" not in r]
-
-
-def unique_sleep() -> str:
-    return f"300.{random.randrange(10**6):06d}"  # no other test sleeps exactly this long
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,11 @@ import json
 import socket
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
+import agent_script as script
 import pytest
 from mock_servers import Fault, MockLLMServer, Reply, ToolUse
 
@@ -161,6 +163,7 @@ def test_sdks_record_then_replay_offline_identically(tmp_path: Path, harness: An
     replayed, proxy = run(harness, ds, "replay", None)
     assert proxy.misses == []
     assert comparable(replayed) == comparable(recorded)
+    assert proxy.cpu_seconds > 0  # what serving cost, known once stopped (bench/proxy.py)
     first = recorded.cases[0]
     output = next(s for s in first.signals if s.name == "text:complete").payload["content"]
     assert "question 0 from openai" in output and "question 0 from anthropic" in output
@@ -446,3 +449,148 @@ def test_the_proxy_is_gone_when_stopped(tmp_path: Path) -> None:
     proxy.stop()
     assert not port_open(port)
     proxy.stop()  # twice is fine
+
+
+# -- frameworks ----------------------------------------------------------------------------
+
+
+class Framework:
+    """A framework's agent built against this case's proxy address, run by its harness."""
+
+    def __init__(self, build: Any, harness: Any) -> None:
+        self.build, self.harness = build, harness
+
+    async def run(self, input: Any, ctx: Any) -> Any:
+        return await self.harness(self.build(ctx.proxy.openai_base_url)).run(input, ctx)
+
+
+def timeless(value: Any) -> Any:
+    """``value`` without the wall-clock times and random span ids a framework's spans carry."""
+    if isinstance(value, dict):
+        return {k: timeless(v) for k, v in value.items() if k not in _PER_RUN_FIELDS}
+    if isinstance(value, (list, tuple)):
+        return [timeless(v) for v in value]
+    return value
+
+
+_PER_RUN_FIELDS = frozenset({"durationMs", "startedAt", "endedAt", "timestamp", "spanId"})
+
+
+def framework(name: str) -> Framework:
+    if name == "openai-agents":
+        pytest.importorskip("agents")
+        from signal_eval_cli.harness.openai_agents import AgentsHarness
+
+        return Framework(script.agents_sdk_agents, AgentsHarness)
+    pytest.importorskip("langgraph")
+    from signal_eval_cli.harness.langgraph import GraphHarness
+
+    return Framework(script.langgraph_graph, GraphHarness)
+
+
+@pytest.mark.parametrize("name", ["openai-agents", "langgraph"])
+def test_framework_agents_record_then_replay_offline_identically(tmp_path: Path, name: str) -> None:
+    data = {
+        "name": "proxied",
+        "cases": [{"id": f"c{i}", "input": script.QUESTION} for i in range(2)],
+    }
+    ds = EvalDataset.from_data(data, tmp_path / "proxied.yaml")
+    with MockLLMServer(responder=script.responder) as mock:
+        recorded, _ = run(framework(name), ds, "record", mock)
+        assert len(mock.calls) == 2 * 4  # triage, weather ×3, per case
+    assert [c.error for c in recorded.cases] == [None, None]
+    replayed, proxy = run(framework(name), ds, "replay", None)
+    assert proxy.misses == []
+    assert timeless(comparable(replayed)) == timeless(comparable(recorded))
+    names = [s.name for s in replayed.cases[0].signals]
+    assert "tool:call" in names and names.count("provider:end") >= 4
+    final = [s for s in replayed.cases[0].signals if s.name == "text:complete"]
+    assert script.ANSWER in json.dumps([s.payload for s in final])
+
+
+# -- through the CLI ---------------------------------------------------------------------
+
+CLI = Path(sys.executable).parent / "signal-eval"
+AGENT = """\
+import asyncio, os, pathlib
+
+def create():
+    async def run(input, ctx):
+        pathlib.Path("port").write_text(str(ctx.proxy.url.rsplit(":", 1)[1]))
+        client = ctx.openai(async_=True)
+        reply = await client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": input}]
+        )
+        if os.environ.get("AGENT_MODE") == "bad":
+            if input == "crash":
+                raise RuntimeError("harness bug")
+            if input == "hang":
+                pathlib.Path("hanging").touch()
+                await asyncio.sleep(300)
+        return [{"name": "text:complete", "payload": {"content": reply.choices[0].message.content}}]
+    return run
+"""
+AGENT_DATASET = """\
+name: agent
+harness: agent.py:create
+cases:
+  - {id: ok, input: ok, assertions: [{type: signal.contains, pattern: text:complete}]}
+  - {id: crash, input: crash, assertions: [{type: signal.contains, pattern: text:complete}]}
+  - {id: hang, input: hang, assertions: [{type: signal.contains, pattern: text:complete}]}
+"""
+
+
+def agent_run(project: Path, mock: MockLLMServer | None, mode: str, *args: str) -> Any:
+    import os
+    import subprocess
+
+    env = {**os.environ, "AGENT_MODE": mode, "OPENAI_API_KEY": "sk-secret-openai"}
+    env["OPENAI_BASE_URL"] = mock.openai_base_url if mock is not None else "http://127.0.0.1:9/v1"
+    command = [str(CLI), "run", "eval.yaml", "--concurrency", "3", *args]
+    return subprocess.Popen(
+        command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def test_cli_records_any_harness_and_a_crash_or_ctrl_c_keeps_the_good_cassette(
+    tmp_path: Path,
+) -> None:
+    """No --provider: the harness's own calls are recorded (from outside the repo), replayed
+    with the mock stopped; a crashed case and a Ctrl-C'd case keep their old recording,
+    and the proxy's port is closed when the run has ended."""
+    import signal
+
+    from processes import wait_for_line
+
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "eval.yaml").write_text(AGENT_DATASET)
+    cassette = tmp_path / "cassettes" / "eval.proxy.yaml"
+    version = ["v1"]
+    with MockLLMServer(lambda call: f"{version[0]} {call.last_user_text}") as mock:
+        good = agent_run(tmp_path, mock, "good", "--record")
+        out, err = good.communicate(timeout=300)
+        assert good.returncode == 0, err
+        assert "recorded the harness's model calls to" in err
+        assert [i.case for i in ProxyCassette(cassette).load()] == ["ok", "crash", "hang"]
+        version[0] = "v2"
+        bad = agent_run(tmp_path, mock, "bad", "--record")
+        assert bad.stderr is not None
+        seen = wait_for_line(bad.stderr, lambda line: "crash" in line and ": " in line, 300)
+        deadline = time.monotonic() + 300
+        while not (tmp_path / "hanging").exists() and time.monotonic() < deadline:
+            assert bad.poll() is None, seen
+            time.sleep(0.05)
+        port = int((tmp_path / "port").read_text())
+        assert port_open(port), seen
+        bad.send_signal(signal.SIGINT)
+        assert bad.wait(timeout=120) == 130
+    assert not port_open(port)
+    answers = {
+        i.case: i.response["choices"][0]["message"]["content"]
+        for i in ProxyCassette(cassette).load()
+    }
+    assert answers == {"ok": "v2 ok", "crash": "v1 crash", "hang": "v1 hang"}
+    assert "sk-secret" not in cassette.read_text()
+    replay = agent_run(tmp_path, None, "good")  # the mock is gone: offline
+    out, err = replay.communicate(timeout=300)
+    assert replay.returncode == 0, out + err

@@ -1,34 +1,40 @@
 """The Ray executor on a real local Ray instance (ray.init(num_cpus=2)): the same results
-as the local executor (minus timings), and every case exactly once when an actor dies
-mid-run, through the library and through the CLI (--executor ray --ray-address).
+as the local executor (minus timings) for datasets, matrices and scenarios, and every case
+exactly once when an actor dies mid-run, through the library and through the CLI
+(--executor ray --ray-address).
 
-One test function on purpose: under pytest-xdist a second one could start a second Ray
-instance on the other worker (two clusters on two cores)."""
+One test function uses the cluster, on purpose: under pytest-xdist a second one could
+start a second Ray instance on the other worker (two clusters on two cores; ``xdist_group``
+does not help: ``--dist loadgroup`` of pytest-xdist 3.8 ignores it under pytest 9.2). Its
+parts are the ``check_*`` functions below."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from journal_helpers import load, without_timings
+from journal_helpers import load, scenario_essence, without_timings
 
 from signal_eval_cli.dataset import load_dataset
 from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.journal import journal_path
 from signal_eval_cli.matrix import MatrixOptions, Variant, run_matrix
 from signal_eval_cli.ray_executor import (
+    DIED,
     RaySettings,
     VariantSpec,
     run_dataset_ray,
     run_matrix_ray,
 )
 from signal_eval_cli.runner import RunOptions, run_dataset
+from signal_eval_cli.scenarios.on_ray import _ShippedFixture
 
 ray = pytest.importorskip("ray")  # installed by `make setup` (extra [ray]); CI runs this
 
@@ -72,7 +78,7 @@ def write_eval(directory: Path, n: int, die_at: int = -1) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def cluster() -> Iterator[str]:
     ray.init(
         num_cpus=2,
@@ -90,11 +96,14 @@ def as_dicts(result: object) -> object:
     return without_timings(result.to_dict("all"))  # type: ignore[attr-defined]
 
 
-@pytest.mark.skip(
-    reason="known flaky (issue 16, open): the killed actor's case is sometimes not "
-    "re-run elsewhere (seen 2 of ~6 runs); see the closing note"
-)
 def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path: Path) -> None:
+    for check in (check_cases, check_scenarios, check_a_case_that_always_kills_its_worker):
+        directory = tmp_path / check.__name__
+        directory.mkdir()
+        check(cluster, directory)
+
+
+def check_cases(cluster: str, tmp_path: Path) -> None:
     # 1. library: the same results as the local executor
     lib = tmp_path / "lib"
     lib.mkdir()
@@ -166,3 +175,117 @@ def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path:
     for mine, theirs in zip(on_ray_cases["cases"], local_cases["cases"], strict=True):
         assert mine == theirs
     assert on_ray_cases == local_cases
+
+
+def write_scenarios(directory: Path, count: int) -> None:
+    """``count`` scenarios over one fixture; s1 fails its goal. Each goal logs the pid of
+    the process that runs it (the CLI locally, an actor on Ray)."""
+    (directory / "fx").mkdir()
+    (directory / "fx" / "README").write_text("fixture\n")
+    (directory / "scenarios").mkdir()
+    log = directory / "goal-parents.log"
+    for i in range(count):
+        script = f"import os; open({str(log)!r}, 'a').write(f'{{os.getppid()}}\\n'); raise SystemExit({int(i == 1)})"
+        scenario = {
+            "id": f"s{i}",
+            "adapterId": "python-pytest",
+            "goals": [{"goal": "check", "command": "{python}", "args": ["-c", script]}],
+            "fixture": {"path": "fx"},
+            "agentTask": {"instruction": f"WRITE|s{i}.txt|hello s{i}\n"},
+            "patternAssertions": [{"type": "file-exists", "path": f"s{i}.txt"}],
+            "assertions": [{"type": "signal.count", "pattern": "goal:end", "exact": 1}],
+        }
+        (directory / "scenarios" / f"s{i}.json").write_text(json.dumps(scenario))
+
+
+def check_scenarios(cluster: str, tmp_path: Path) -> None:
+    write_scenarios(tmp_path, 4)
+    common = [str(CLI), "scenario", "--all", "--dir", "scenarios", "--root", "."]
+
+    def scenario(*args: str) -> list[str]:
+        done = subprocess.run(
+            [*common, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 1, done.stderr  # s1 fails, as intended
+        assert "Traceback" not in done.stderr
+        log = tmp_path / "goal-parents.log"
+        parents = log.read_text().split()
+        log.unlink()
+        return parents
+
+    here = scenario("-o", "local.json")
+    ray_args = ["--executor", "ray", "--ray-address", cluster, "--ray-actors", "2"]
+    there = scenario("-o", "ray.json", *ray_args, "--repeat", "2")
+    assert len(there) == 8 and len(set(there)) == 2  # two actors ran the goals
+    assert not set(there) & set(here)
+    local, on_ray = (
+        scenario_essence(tmp_path / "local.json"),
+        scenario_essence(tmp_path / "ray.json"),
+    )
+    saved = json.loads((tmp_path / "ray.json").read_text())["scenarios"]
+    assert [(s["id"], s["run"]) for s in saved] == [(f"s{i}", r) for i in range(4) for r in (0, 1)]
+    assert on_ray["scenarios"][::2] == local["scenarios"]  # run 0 of each
+    assert [c["passed"] for c in on_ray["cases"]] == [True, False, True, True]
+    journal = journal_path(tmp_path / "ray.json").read_text().splitlines()[1:]
+    assert len(journal) == 8
+
+
+def test_a_fixture_ships_to_a_worker_without_it(tmp_path: Path) -> None:
+    fixture = tmp_path / "fx"
+    (fixture / "src").mkdir(parents=True)
+    (fixture / "src" / "app.py").write_text("print('shipped')\n")
+    shipped = _ShippedFixture.of(fixture)
+    assert shipped.materialize() == str(fixture)  # the same content here: used in place
+    (fixture / "src" / "app.py").write_text("changed on this node\n")
+    copy = Path(shipped.materialize())
+    assert copy != fixture and copy.name == "fx"
+    assert (copy / "src" / "app.py").read_text() == "print('shipped')\n"
+    (fixture / "src" / "app.py").unlink()
+    (fixture / "src").rmdir()
+    fixture.rmdir()  # a node that has no such directory at all
+    assert (Path(shipped.materialize()) / "src" / "app.py").read_text() == "print('shipped')\n"
+
+
+def check_a_case_that_always_kills_its_worker(cluster: str, tmp_path: Path) -> None:
+    (tmp_path / "h.py").write_text(
+        "import os\n\n"
+        "def create():\n"
+        "    async def run(input, ctx):\n"
+        "        with open(os.path.join(os.path.dirname(__file__), 'calls.log'), 'a') as log:\n"
+        "            log.write(f'{ctx.case_id}\\n')\n"
+        "        if input == 'poison':\n"
+        "            os._exit(1)\n"
+        "        ctx.emit('harness:end', {'output': input})\n"
+        "    return run\n"
+    )
+    (tmp_path / "eval.yaml").write_text(
+        "name: poison\nharness: h.py:create\ncases:\n"
+        + "".join(
+            f"  - {{id: {c}, input: {c}, assertions: [{{type: signal.contains, pattern: harness:end}}]}}\n"
+            for c in ("fine", "poison")
+        )
+    )
+    dataset = load_dataset(tmp_path / "eval.yaml")
+    spec = VariantSpec("h.py:create", base_dir=tmp_path)
+    settings = RaySettings(address=cluster, actors=1, concurrency=1, max_attempts=2)
+    result = asyncio.run(run_dataset_ray(dataset, spec, RunOptions(concurrency=1), settings))
+    assert [(c.case_id, c.passed, c.error) for c in result.cases] == [
+        ("fine", True, None),
+        ("poison", False, DIED),
+    ]
+    # once beside "fine" (in flight on the same actor), then alone twice: max_attempts
+    assert (tmp_path / "calls.log").read_text().split().count("poison") == 3
+
+
+def test_an_unreachable_ray_address_is_an_input_error_not_a_hang(tmp_path: Path) -> None:
+    write_eval(tmp_path, 2)
+    with socket.socket() as probe:  # a port nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    args = ["run", "eval.yaml", "--executor", "ray", "--ray-address", f"127.0.0.1:{port}"]
+    done = subprocess.run(
+        [str(CLI), *args], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"--ray-address 127.0.0.1:{port}: cannot connect" in done.stderr
+    assert "Traceback" not in done.stderr

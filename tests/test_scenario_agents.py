@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from processes import alive
+from processes import alive, ctrl_c, ps_lines, unique_sleep
 from typer.testing import CliRunner
 
 from signal_eval_cli.cli import app
@@ -165,6 +166,58 @@ def test_a_hung_agent_is_killed_with_its_children(tmp_path: Path) -> None:
     assert scenario["goals"][0]["error"].startswith("not run")
     lines = [s["payload"]["line"] for s in scenario["signals"] if s["name"] == "agent:stdout"]
     assert lines == ["thinking..."]
+
+
+def setsid_agent(tmp_path: Path, timeout_ms: int) -> tuple[Path, Path, str]:
+    """A scenario whose agent runs ``setsid sleep <t> &`` (leaving its process group),
+    then hangs; returns the scenario, the directory the child's pid goes to, and t."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    t = unique_sleep()
+    agent = {"command": command("hang-setsid", str(outside), t), "timeoutMs": timeout_ms}
+    return project(tmp_path, agent), outside, t
+
+
+def leftover_sleeps(t: str, outside: Path, wait_s: float = 0.0) -> list[str]:
+    """The ``sleep t`` still running after ``wait_s`` (then killed, so no test leaks it)."""
+    deadline = time.monotonic() + wait_s  # an orphan the CLI killed may await init's reaping
+    while ps_lines(f"sleep {t}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    leftover = ps_lines(f"sleep {t}")
+    if leftover:
+        os.kill(int((outside / "child.pid").read_text()), signal.SIGKILL)
+    return leftover
+
+
+@pytest.mark.skipif(shutil.which("setsid") is None, reason="needs setsid")
+def test_a_hung_agent_is_killed_with_a_child_that_left_its_group(tmp_path: Path) -> None:
+    """``setsid sleep &`` leaves the agent's process group: the ProcessScope finds it."""
+    path, outside, t = setsid_agent(tmp_path, 1500)
+    result, scenario = run(path, tmp_path)
+    assert result.exit_code == 1
+    assert scenario["agent"]["error"] == "timed out after 1500 ms"
+    assert (outside / "child.pid").exists()  # it did start the setsid child
+    assert leftover_sleeps(t, outside) == []
+
+
+@pytest.mark.skipif(shutil.which("setsid") is None, reason="needs setsid")
+def test_ctrl_c_kills_a_running_agent_and_a_child_that_left_its_group(tmp_path: Path) -> None:
+    path, outside, t = setsid_agent(tmp_path, 600_000)
+    elsewhere = tmp_path / "elsewhere"  # a directory outside the repo, a scenario file path
+    elsewhere.mkdir()
+    cli = Path(sys.executable).parent / "signal-eval"
+    process = subprocess.Popen(
+        [str(cli), "scenario", str(path), "--root", str(tmp_path), "-o", str(tmp_path / "o.json")],
+        cwd=elsewhere,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    stdout, stderr = ctrl_c(process, lambda: bool(ps_lines(f"sleep {t}")))
+    assert leftover_sleeps(t, outside, wait_s=10) == [], "the setsid child outlived the CLI"
+    assert process.returncode == 130, stdout + stderr
+    assert "Traceback" not in stderr, stderr
 
 
 @pytest.mark.parametrize(

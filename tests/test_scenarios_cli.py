@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from processes import alive, group_members
+from processes import alive, ctrl_c, group_members
 from typer.testing import CliRunner
 
 from signal_eval_cli.cli import app
@@ -375,24 +375,14 @@ def test_ctrl_c_writes_the_finished_scenarios_and_kills_running_goals(tmp_path: 
         start_new_session=True,
         env={**os.environ, "COLUMNS": "120"},
     )  # fmt: skip
-    sleeper = None
+    # Scenarios run one at a time, in order: the stuck goal started, so quick finished.
     try:
-        # Scenarios run one at a time, in order: the stuck goal started, so quick finished.
-        deadline = time.monotonic() + 300  # a bound on a hang, not on speed
-        while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert marker.exists(), process.communicate(timeout=30)
-        sleeper = int(marker.read_text())
-        deadline = time.monotonic() + 300
-        while not _command_of(sleeper).startswith(b"sleep"):
-            assert time.monotonic() < deadline, "the goal never became `sleep 600`"
-            time.sleep(0.02)
-        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
-        stdout, stderr = process.communicate(timeout=120)
+        stdout, stderr = ctrl_c(
+            process,
+            lambda: marker.exists() and _command_of(int(marker.read_text())).startswith(b"sleep"),
+        )
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        sleeper = int(marker.read_text()) if marker.exists() else None
         leftover = sleeper is not None and not _gone(sleeper, timeout_s=120)
         if leftover:
             os.killpg(sleeper, signal.SIGKILL)  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from journal_helpers import load
+from journal_helpers import load, scenario_essence
 from typer.testing import CliRunner
 
 from signal_eval_cli.cli import app
@@ -171,18 +171,6 @@ def scenario(sid: str, fail: bool = False) -> dict[str, object]:
     }
 
 
-def essence(path: Path) -> object:
-    """A scenario result minus what differs between runs of the same scenarios (timings in
-    goal messages, temp paths and signal ids inside each trace)."""
-    data = load(path)
-    for scenario in data["scenarios"]:
-        scenario["signals"] = [s["name"] for s in scenario["signals"]]
-    for case in data["cases"]:
-        case.pop("signals", None)
-        case["assertions"] = [(a["assertion"], a["passed"]) for a in case["assertions"]]
-    return data
-
-
 def test_scenarios_resume_and_merge_like_a_dataset(tmp_path: Path) -> None:
     (tmp_path / "fx").mkdir()
     (tmp_path / "fx" / "README").write_text("fixture\n")
@@ -194,12 +182,12 @@ def test_scenarios_resume_and_merge_like_a_dataset(tmp_path: Path) -> None:
     whole = tmp_path / "whole.json"
     code, output = invoke("scenario", *common, "-o", whole)
     assert code == 1, output
-    expected = essence(whole)
+    expected = scenario_essence(whole)
     journal = journal_path(whole)
     lines = journal.read_text().splitlines(keepends=True)
     journal.write_text("".join(lines[:3]))
     assert invoke("scenario", *common, "-o", whole, "--resume")[0] == 1
-    assert essence(whole) == expected
+    assert scenario_essence(whole) == expected
     assert (
         json.loads(journal.read_text().splitlines()[1])["result"] == json.loads(lines[1])["result"]
     )
@@ -208,7 +196,7 @@ def test_scenarios_resume_and_merge_like_a_dataset(tmp_path: Path) -> None:
         invoke("scenario", *common, "-o", part, "--shard", f"{i}/3")
     code, output = invoke("merge", *parts, "-o", tmp_path / "merged.json")
     assert code == 1, output
-    assert essence(tmp_path / "merged.json") == expected
+    assert scenario_essence(tmp_path / "merged.json") == expected
     (tmp_path / "fx" / "README").write_text("changed\n")
     code, output = invoke("scenario", *common, "-o", whole, "--resume")
     assert code == 2 and "a scenario fixture changed" in output

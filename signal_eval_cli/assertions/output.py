@@ -7,8 +7,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import jsonschema
-
 from signal_eval_cli.assertions._helpers import describe_bounds, short, within
 from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
 from signal_eval_cli.patterns import compile_regex
@@ -82,9 +80,7 @@ def output_json(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     schema = a.get("schema")
     if schema is None:
         return Outcome(True, "output is JSON", actual=value)
-    errors = sorted(
-        jsonschema.Draft202012Validator(schema).iter_errors(value), key=lambda e: list(e.path)
-    )
+    errors = sorted(_validator(schema).iter_errors(value), key=lambda e: list(e.path))
     if not errors:
         return Outcome(True, "output is JSON matching the schema", actual=value)
     details = "; ".join(f"at /{'/'.join(map(str, e.path))}: {e.message}" for e in errors[:3])
@@ -100,3 +96,10 @@ def output_length(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     return Outcome(
         ok, f"output length {length} is {'' if ok else 'not '}{expected}", expected, length
     )
+
+
+def _validator(schema: Any) -> Any:
+    """A JSON Schema validator (jsonschema is imported by the first output.json check)."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schema)

@@ -1,39 +1,104 @@
 """The ``signal-eval`` command line: a thin layer over the library.
 
-One module per command; this one builds the Typer app and registers them.
+One module per command; this one builds the Typer app and names them. A command's
+module (and the library behind it) is imported only when that command runs or shows
+its help: ``signal-eval --help`` and each command start in a fraction of a second.
 Exit codes: 0 all passed · 1 evaluation failures or a blocking regression ·
 2 invalid input (``file:line:col`` messages, no traceback) · 130 interrupted.
 """
 
 from __future__ import annotations
 
-import functools
+import importlib
 import sys
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
-from signal_eval_cli.cli.common import EXIT_INPUT, print_problems
-from signal_eval_cli.cli.compare import compare_command
-from signal_eval_cli.cli.import_traces import import_command
-from signal_eval_cli.cli.matrix import matrix_command
-from signal_eval_cli.cli.merge import merge_command
-from signal_eval_cli.cli.report import report_command
-from signal_eval_cli.cli.run import run_command
-from signal_eval_cli.cli.scenario import scenario_command
-from signal_eval_cli.cli.validate import validate_command
 from signal_eval_cli.errors import InputError
 
-__all__ = ["app", "command", "main"]
+__all__ = ["COMMANDS", "app", "main"]
+
+COMMANDS: dict[str, tuple[str, str]] = {  # name: (module:function, its docstring's summary)
+    "run": (
+        "run:run_command",
+        "Run a dataset (or evaluate recorded traces) and print a table of results.",
+    ),
+    "matrix": (
+        "matrix:matrix_command",
+        "Run a matrix of harness variants over one dataset (or of agents over scenarios); rank them and recommend one.",
+    ),
+    "compare": (
+        "compare:compare_command",
+        "Compare two results; with --fail-on-regression, exit 1 when a regression blocks.",
+    ),
+    "validate": (
+        "validate:validate_command",
+        "Validate files against their schemas; print every problem; exit 0 or 2.",
+    ),
+    "scenario": (
+        "scenario:scenario_command",
+        "Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals.",
+    ),
+    "merge": (
+        "merge:merge_command",
+        "Join the shards of one run (--shard i/N) into one result, as if run unsharded.",
+    ),
+    "import": (
+        "import_traces:import_command",
+        "Import OpenAI Agents SDK, OTLP/JSON (GenAI) or LangGraph traces as signal JSONL.",
+    ),
+    "report": (
+        "report:report_command",
+        "Write reports of a saved result (run, scenarios, matrix or comparison).",
+    ),
+}
+
+_SETTINGS: dict[str, Any] = {
+    "add_completion": False,
+    "pretty_exceptions_enable": False,
+    "context_settings": {"help_option_names": ["-h", "--help"]},
+    "rich_markup_mode": None,  # plain help: the rich renderer shows flags as taking a <bool>
+}
+
+
+def command_function(name: str) -> Any:
+    """The function behind command ``name`` (importing its module)."""
+    module, function = COMMANDS[name][0].split(":")
+    return getattr(importlib.import_module(f"signal_eval_cli.cli.{module}"), function)
+
+
+class _LazyGroup(TyperGroup):
+    """Names every command, builds one only when it is asked for."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in COMMANDS:
+            return None
+        single = typer.Typer(**_SETTINGS)
+        single.command(cmd_name)(command_function(cmd_name))
+        return typer.main.get_command(single)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        from typer._click.utils import make_default_short_help
+
+        limit = formatter.width - 6 - max(map(len, COMMANDS))
+        rows = [
+            (n, make_default_short_help(summary, limit)) for n, (_, summary) in COMMANDS.items()
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
 
 app = typer.Typer(
     name="signal-eval",
     help="Evaluate AI agent workflows by asserting over the signals they emit.",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    rich_markup_mode=None,  # plain help: the rich renderer shows flags as taking a <bool>
+    cls=_LazyGroup,
+    **_SETTINGS,
 )
 
 
@@ -60,31 +125,18 @@ def _main(
     """Evaluate AI agent workflows by asserting over the signals they emit."""
 
 
-app.command("run")(run_command)
-app.command("matrix")(matrix_command)
-app.command("compare")(compare_command)
-app.command("validate")(validate_command)
-app.command("scenario")(scenario_command)
-app.command("merge")(merge_command)
-app.command("import")(import_command)
-app.command("report")(report_command)
-
-
-@functools.cache
-def command() -> Any:
-    """The click command behind :data:`app`, built once per process (a fuzzer that forks
-    a child per input builds it before forking)."""
-    return typer.main.get_command(app)
-
-
 def main() -> None:
     """Console-script entry point."""
     try:
-        command()()
+        app()
     except InputError as exc:  # raised from deep inside a command: still no traceback
+        from signal_eval_cli.cli.common import EXIT_INPUT, print_problems
+
         print_problems(exc)
         sys.exit(EXIT_INPUT)
     except OSError as exc:  # a path the checks missed (too long, vanished): still exit 2
+        from signal_eval_cli.cli.common import EXIT_INPUT, print_problems
+
         where = f"{exc.filename}: " if exc.filename else ""
         print_problems(InputError(f"{str(where)[:200]}{exc.strerror or exc}"))
         sys.exit(EXIT_INPUT)

@@ -50,6 +50,15 @@ def signals_policy(value: str) -> SignalsPolicy:
     return cast(SignalsPolicy, value)
 
 
+def table_choice(value: str) -> Any:
+    """The ``--table`` value, checked: ``auto``, ``all``, ``failed`` or ``none``; else exit 2."""
+    from signal_eval_cli.reports.console import TABLE_CHOICES
+
+    if value not in TABLE_CHOICES:
+        fail_input(InputError(f"--table must be {', '.join(TABLE_CHOICES)}, got {value!r}"))
+    return value
+
+
 def parse_params(items: list[str]) -> dict[str, Any]:
     """``key=value`` pairs; values are read as YAML scalars (``3`` → 3, ``true`` → True)."""
     params: dict[str, Any] = {}
@@ -167,17 +176,18 @@ def write_reports(
     signals: SignalsPolicy,
     html: Path | None = None,
 ) -> None:
-    from signal_eval_cli.reports.junit import write_junit_report
-    from signal_eval_cli.reports.markdown import ReportOptions, write_markdown_report
-
     if output is not None:
         writing(output, lambda: save_result(result, output, signals=signals))
         err.print(f"results written to {output}", highlight=False)
     write_html(result, html, signals=signals)
     if markdown is not None:
+        from signal_eval_cli.reports.markdown import ReportOptions, write_markdown_report
+
         options = ReportOptions(html_link=str(html) if html else None)
         writing(markdown, lambda: write_markdown_report(result, markdown, options))
     if junit is not None:
+        from signal_eval_cli.reports.junit import write_junit_report
+
         writing(junit, lambda: write_junit_report(result, junit))
 
 
@@ -234,3 +244,7 @@ HtmlOpt = Annotated[
     file_option("--html", help="Write a self-contained offline HTML report (opens from file://)."),
 ]
 SignalsOpt = Annotated[str, typer.Option(help="Signals kept in results: all, failed or none.")]
+TableOpt = Annotated[
+    str,
+    typer.Option(help="Cases in the table: auto (up to 50, failures first), all, failed or none."),
+]

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Coroutine, Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from signal_eval_cli.cli.common import fail_input
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.matrix import MatrixOptions, MatrixResult, Variant, run_matrix
 from signal_eval_cli.results import DatasetResult
 from signal_eval_cli.runner import RunOptions, run_dataset
 
-__all__ = ["ExecutorOpt", "RayActorsOpt", "RayAddressOpt", "dataset_run", "matrix_run"]
+if TYPE_CHECKING:  # a plain run imports neither the matrix nor the scenario machinery
+    from signal_eval_cli.matrix import MatrixOptions, MatrixResult, Variant
+    from signal_eval_cli.scenarios import Scenario, ScenarioRunResult
+
+__all__ = [
+    "ExecutorOpt",
+    "RayActorsOpt",
+    "RayAddressOpt",
+    "dataset_run",
+    "matrix_run",
+    "scenarios_run",
+]
 
 ExecutorOpt = Annotated[
     str,
@@ -53,7 +63,7 @@ def dataset_run(
         return run_dataset(harness, dataset, options)
     if spec is None and executor == "ray":
         fail_input(InputError("--executor ray runs a harness: it cannot evaluate --traces"))
-    settings = _ray_settings(executor, options, ray_address, ray_actors)
+    settings = _ray_settings(executor, options.concurrency, ray_address, ray_actors)
     from signal_eval_cli.ray_executor import VariantSpec, run_dataset_ray
 
     assert spec is not None
@@ -63,9 +73,7 @@ def dataset_run(
     )
 
 
-def _ray_settings(
-    executor: str, options: RunOptions, address: str | None, actors: int | None
-) -> Any:
+def _ray_settings(executor: str, concurrency: int, address: str | None, actors: int | None) -> Any:
     """Settings for ``--executor ray`` (Ray importable), or exit 2 saying what is wrong."""
     if executor != "ray":
         fail_input(InputError(f"--executor must be local or ray, got {executor!r}"))
@@ -75,7 +83,7 @@ def _ray_settings(
         import_ray()
     except InputError as exc:
         fail_input(exc)
-    return RaySettings(address=address, actors=actors, concurrency=options.concurrency)
+    return RaySettings(address=address, actors=actors, concurrency=concurrency)
 
 
 def matrix_run(
@@ -90,8 +98,31 @@ def matrix_run(
 ) -> Coroutine[Any, Any, MatrixResult]:
     """The coroutine running a matrix: here, or on Ray actors holding every variant."""
     if executor == "local":
+        from signal_eval_cli.matrix import run_matrix
+
         return run_matrix(variants, dataset, options, name=name)
-    settings = _ray_settings(executor, options, ray_address, ray_actors)
+    settings = _ray_settings(executor, options.concurrency, ray_address, ray_actors)
     from signal_eval_cli.ray_executor import run_matrix_ray
 
     return run_matrix_ray(variants, dataset, options, settings, name=name)
+
+
+def scenarios_run(
+    executor: str,
+    scenarios: Sequence[Scenario],
+    *,
+    concurrency: int,
+    ray_address: str | None = None,
+    ray_actors: int | None = None,
+    **run: Any,
+) -> Coroutine[Any, Any, ScenarioRunResult]:
+    """The coroutine running scenarios: here, or on Ray actors (fixtures travel along),
+    each running ``concurrency`` scenarios at once. ``run``: the runner's other options."""
+    if executor == "local":
+        from signal_eval_cli.scenarios import run_scenarios
+
+        return run_scenarios(scenarios, concurrency=concurrency, **run)
+    settings = _ray_settings(executor, concurrency, ray_address, ray_actors)
+    from signal_eval_cli.scenarios.on_ray import run_scenarios_ray
+
+    return run_scenarios_ray(scenarios, settings, **run)

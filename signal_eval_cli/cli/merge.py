@@ -18,11 +18,13 @@ from signal_eval_cli.cli.common import (
     JunitOpt,
     MarkdownOpt,
     SignalsOpt,
+    TableOpt,
     check_outputs,
     fail_input,
     file_option,
     out,
     signals_policy,
+    table_choice,
     write_reports,
 )
 from signal_eval_cli.errors import InputError
@@ -43,9 +45,11 @@ def merge_command(
     markdown: MarkdownOpt = None,
     junit: JunitOpt = None,
     signals: SignalsOpt = "failed",
+    table: TableOpt = "auto",
 ) -> None:
     """Join the shards of one run (--shard i/N) into one result, as if run unsharded."""
     policy = signals_policy(signals)
+    rows = table_choice(table)
     check_outputs(output, markdown, junit)
     try:
         result = merge_parts(parts)
@@ -59,7 +63,7 @@ def merge_command(
     else:
         from signal_eval_cli.reports.console import print_dataset
 
-        print_dataset(result, out)
+        print_dataset(result, out, rows)
         passed = result.passed
     write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy)
     raise typer.Exit(EXIT_OK if passed else EXIT_FAILED)

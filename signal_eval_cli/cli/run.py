@@ -21,11 +21,13 @@ from signal_eval_cli.cli.common import (
     Progress,
     QuietOpt,
     SignalsOpt,
+    TableOpt,
     check_outputs,
     fail_input,
     out,
     parse_params,
     signals_policy,
+    table_choice,
     write_reports,
 )
 from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, dataset_run
@@ -135,6 +137,7 @@ def run_command(
     junit: JunitOpt = None,
     html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
+    table: TableOpt = "auto",
     quiet: QuietOpt = False,
     provider: ProviderOpt = None,
     record: RecordOpt = False,
@@ -154,6 +157,7 @@ def run_command(
 ) -> None:
     """Run a dataset (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
+    rows = table_choice(table)
     check_outputs(output, markdown, junit, html)
     chosen_shard = shard_option(shard)
     try:
@@ -217,6 +221,7 @@ def run_command(
         "junit": junit,
         "signals": policy,
         "html": html,
+        "table": rows,
     }
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         try:
@@ -257,7 +262,7 @@ def run_command(
         entries = journal.entries()
         if entries is not None:  # the results are what the journal holds
             result = build_dataset(header, entries, ran=result)
-        print_dataset(result, out)
+        print_dataset(result, out, reports.pop("table"))
         write_reports(result, **reports)
     if result.interrupted:
         raise typer.Exit(caught.exit_code)
@@ -303,7 +308,7 @@ def finish_stalled(
             )
     result = partial_result(dataset, selected, done, started, interrupted=False)
     try:
-        print_dataset(result, out)
+        print_dataset(result, out, reports.pop("table"))
         write_reports(result, **reports)
         typer.echo(f"error: {reason}", err=True)
     finally:

@@ -2,13 +2,15 @@
 
 Kept apart from ``cli.py`` so the scenario feature plugs in with one ``register(app)``.
 Exit codes as everywhere: 0 all passed, 1 any failed, 2 invalid input, 130 interrupted.
+``--record`` / ``--record-missing`` / ``--replay`` / ``--live`` choose what the run's model
+proxies do with the agents' and goals' model calls, as for ``run``.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.cells import cell_len
@@ -30,6 +32,7 @@ from signal_eval_cli.cli.common import (
     out,
     write_reports,
 )
+from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, scenarios_run
 from signal_eval_cli.cli.journaled import (
     ForceOpt,
     JournaledRun,
@@ -37,6 +40,13 @@ from signal_eval_cli.cli.journaled import (
     RetryOpt,
     ShardOpt,
     shard_option,
+)
+from signal_eval_cli.cli.provider_options import (
+    LiveOpt,
+    ProviderFlags,
+    RecordMissingOpt,
+    RecordOpt,
+    ReplayOpt,
 )
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.fingerprint import canonical, scenarios_fingerprint
@@ -48,10 +58,10 @@ from signal_eval_cli.scenarios import (
     ScenarioResult,
     ScenarioRunResult,
     find_scenarios,
-    run_scenarios,
     update_expected_diffs,
 )
 from signal_eval_cli.scenarios.goals import TAIL_WIDTH, GoalResult
+from signal_eval_cli.scenarios.proxying import ScenarioProxies
 from signal_eval_cli.sharding import take_shard
 from signal_eval_cli.signals import now_iso
 
@@ -195,6 +205,13 @@ def scenario_command(
     retry: RetryOpt = None,
     force: ForceOpt = False,
     shard: ShardOpt = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = None,
+    record: RecordOpt = False,
+    record_missing: RecordMissingOpt = False,
+    replay: ReplayOpt = False,
+    live: LiveOpt = False,
 ) -> None:
     """Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals."""
     check_outputs(output, markdown, junit, html)
@@ -204,6 +221,10 @@ def scenario_command(
     if update_expected and repeat > 1:
         fail_input(InputError("--update-expected runs each scenario once: drop --repeat"))
     try:
+        flags = ProviderFlags(
+            record=record, record_missing=record_missing, replay=replay, live=live
+        )
+        proxies = ScenarioProxies(flags.mode)
         scenarios = find_scenarios(targets or [], directory=directory, include_all=all_)
         if not scenarios:
             raise InputError([Problem(str(directory), 0, 0, "no scenario files found")])
@@ -241,22 +262,32 @@ def scenario_command(
     started_at, started = now_iso(), time.perf_counter()
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         try:
-            run = caught.run(
-                run_scenarios(
-                    scenarios,
-                    root=root,
-                    concurrency=concurrency,
-                    keep_workdir=keep_workdir,
-                    on_complete=complete,
-                    repeat=repeat,
-                    finished=kept,
-                )
+            if executor == "local":
+                proxied: dict[str, Any] = {"proxies": proxies.start(scenarios)}
+            else:
+                proxied = {}
+                proxies.check_remote(scenarios)
+            running = scenarios_run(
+                executor,
+                scenarios,
+                concurrency=concurrency,
+                ray_address=ray_address,
+                ray_actors=ray_actors,
+                root=root,
+                keep_workdir=keep_workdir,
+                on_complete=complete,
+                repeat=repeat,
+                finished=kept,
+                **proxied,
             )
+            run = caught.run(running)
         except InputError as exc:
             fail_input(exc)
         except KeyboardInterrupt:
             # the running scenarios were cancelled: their goals' groups are killed.
             run = partial_run(scenarios, finished, started_at, started)
+        finally:  # also on a crash: no proxy outlives the run
+            _stop(proxies)
         entries = journal.entries()
         if entries is not None:  # the results are what the journal holds
             run = build_scenarios(header, entries, ran=run)
@@ -271,6 +302,17 @@ def scenario_command(
     if run.interrupted:
         raise typer.Exit(caught.exit_code)
     raise typer.Exit(EXIT_OK if all(s.passed for s in run.scenarios) else EXIT_FAILED)
+
+
+def _stop(proxies: ScenarioProxies) -> None:
+    """Stop the model proxies, saying where recordings went and what had none."""
+    for path in proxies.stop():
+        typer.echo(f"recorded the scenarios' model calls to {path}", err=True)
+    misses = proxies.misses
+    if misses:
+        typer.echo(f"{len(misses)} model call(s) had no recording", err=True)
+    for failure in proxies.failures[:5]:
+        typer.echo(f"not recorded: {failure}", err=True)
 
 
 def partial_run(

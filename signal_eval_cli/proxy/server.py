@@ -151,6 +151,8 @@ class ModelProxy:
         self._stopped: asyncio.Event | None = None
         self._client: Any = None
         self.port = 0
+        self.cpu_seconds = 0.0
+        """CPU time the serving thread spent (known once stopped): what the proxy costs."""
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -174,6 +176,7 @@ class ModelProxy:
     def _serve(self, ready: threading.Event, failure: list[BaseException]) -> None:
         loop = asyncio.new_event_loop()
         self._loop = loop
+        began = time.thread_time()
         try:
             loop.run_until_complete(self._main(ready))
         except BaseException as exc:  # reported to start() when it happens while starting
@@ -181,6 +184,7 @@ class ModelProxy:
         finally:
             ready.set()
             loop.close()
+            self.cpu_seconds = time.thread_time() - began
 
     async def _main(self, ready: threading.Event) -> None:
         from aiohttp import ClientSession, ClientTimeout, DummyCookieJar, TCPConnector, web
@@ -326,7 +330,7 @@ class ModelProxy:
         duration = (time.perf_counter() - began) * 1000
         signals.end(duration)
         if self.mode != "live":
-            status, content_type, data, events = answer
+            status, content_type, parsed, events = answer
             session.add(
                 Interaction(
                     session.case,
@@ -335,7 +339,7 @@ class ModelProxy:
                     path,
                     norm,
                     status,
-                    _parsed(data, content_type) if events is None else None,
+                    parsed,
                     events,
                     duration,
                     session.run,
@@ -366,8 +370,9 @@ class ModelProxy:
 
     async def _forward(
         self, request: Any, path: str, raw: bytes, signals: CallSignals
-    ) -> tuple[Any, tuple[int, str, bytes, list[SSEEvent] | None]]:
-        """Call upstream (retrying what is worth retrying) and relay the answer."""
+    ) -> tuple[Any, tuple[int, str, Any, list[SSEEvent] | None]]:
+        """Call upstream (retrying what is worth retrying) and relay the answer: the
+        response sent, and ``(status, media type, parsed body, SSE events)`` to record."""
         from aiohttp import ClientError, web
 
         url = self.upstream.url(path, request.rel_url.raw_query_string)
@@ -393,18 +398,15 @@ class ModelProxy:
                         )
                     if "text/event-stream" not in content_type:
                         data = await upstream.read()
-                        signals.body(_parsed(data, content_type.split(";")[0]))
+                        media_type = content_type.split(";")[0].strip()
+                        parsed = _parsed(data, media_type)
+                        signals.body(parsed)
                         response = web.Response(
                             status=upstream.status,
                             body=data,
                             headers={"Content-Type": content_type},
                         )
-                        return response, (
-                            upstream.status,
-                            content_type.split(";")[0].strip(),
-                            data,
-                            None,
-                        )
+                        return response, (upstream.status, media_type, parsed, None)
                     relay = web.StreamResponse(status=upstream.status, headers=_SSE_HEADERS)
                     await relay.prepare(request)
                     events: list[SSEEvent] = []
@@ -419,7 +421,7 @@ class ModelProxy:
                     if buffer.strip():  # a last event without its blank line
                         await _relay(split_events(buffer + b"\n\n")[0], relay, events, signals)
                     await relay.write_eof()
-                    return relay, (upstream.status, "text/event-stream", b"", events)
+                    return relay, (upstream.status, "text/event-stream", None, events)
             except _Retry:
                 pass
             except _StreamCut as exc:

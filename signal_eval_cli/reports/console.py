@@ -1,6 +1,13 @@
-"""Rich console output: a table of cases with the failed assertions and why."""
+"""Rich console output: a table of cases with the failed assertions and why.
+
+A long run's table keeps to :data:`TABLE_ROWS` rows by default, the cases that need
+attention first, and one line counts the rest: 100,000 rows would take a minute to
+print and nobody reads them (the results file has them all)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, get_args
 
 from rich.console import Console
 from rich.table import Table
@@ -8,9 +15,41 @@ from rich.text import Text
 
 from signal_eval_cli.results import CaseResult, DatasetResult
 
-__all__ = ["case_status", "dataset_table", "print_dataset"]
+__all__ = [
+    "TABLE_CHOICES",
+    "TABLE_ROWS",
+    "TableChoice",
+    "case_status",
+    "dataset_table",
+    "print_dataset",
+    "table_cases",
+]
 
 MESSAGE_LIMIT = 160
+TABLE_ROWS = 50
+
+TableChoice = Literal["auto", "all", "failed", "none"]
+TABLE_CHOICES: tuple[str, ...] = get_args(TableChoice)
+
+
+def _needs_attention(case: CaseResult) -> bool:
+    return not case.skipped and (not case.passed or case.flaky)
+
+
+def table_cases(
+    cases: Sequence[CaseResult], choice: TableChoice = "auto", limit: int = TABLE_ROWS
+) -> list[CaseResult]:
+    """The rows of the table: ``all``, ``failed`` (and flaky), ``none``; ``auto`` is every
+    case up to ``limit``, past it the failing and flaky ones first, then the others."""
+    if choice == "none":
+        return []
+    if choice == "all" or (choice == "auto" and len(cases) <= limit):
+        return list(cases)
+    failing = [c for c in cases if _needs_attention(c)]
+    if choice == "failed" or len(failing) >= limit:
+        return failing if choice == "failed" else failing[:limit]
+    others = (c for c in cases if not _needs_attention(c))
+    return failing + [c for _, c in zip(range(limit - len(failing)), others, strict=False)]
 
 
 def case_status(case: CaseResult) -> Text:
@@ -38,7 +77,8 @@ def _details(case: CaseResult) -> Text:
     return text
 
 
-def dataset_table(result: DatasetResult) -> Table:
+def dataset_table(result: DatasetResult, cases: Sequence[CaseResult] | None = None) -> Table:
+    """The table of ``cases`` (default: every case of ``result``)."""
     table = Table(title=result.name, title_justify="left", show_lines=False)
     table.add_column("case", style="cyan", no_wrap=True)
     table.add_column("status", no_wrap=True)
@@ -46,7 +86,7 @@ def dataset_table(result: DatasetResult) -> Table:
     table.add_column("latency", justify="right", no_wrap=True)
     table.add_column("cost", justify="right", no_wrap=True)
     table.add_column("failed assertions", overflow="fold")
-    for case in result.cases:
+    for case in result.cases if cases is None else cases:
         total = len(case.assertions)
         passed = total - len(case.failed_assertions)
         table.add_row(
@@ -79,7 +119,27 @@ def summary_line(result: DatasetResult) -> Text:
     return text
 
 
-def print_dataset(result: DatasetResult, console: Console | None = None) -> None:
+def hidden_line(hidden: Sequence[CaseResult]) -> Text:
+    """``… 99,950 more cases not shown (99,950 passed): --table all lists them``."""
+    counts = {
+        "passed": sum(1 for c in hidden if not c.skipped and c.passed and not c.flaky),
+        "failed or flaky": sum(1 for c in hidden if _needs_attention(c)),
+        "skipped": sum(1 for c in hidden if c.skipped),
+    }
+    parts = ", ".join(f"{n:,} {word}" for word, n in counts.items() if n)
+    return Text(
+        f"… {len(hidden):,} more cases not shown ({parts}): --table all lists them", style="dim"
+    )
+
+
+def print_dataset(
+    result: DatasetResult, console: Console | None = None, table: TableChoice = "auto"
+) -> None:
     console = console or Console()
-    console.print(dataset_table(result))
+    shown = table_cases(result.cases, table)
+    if shown:
+        console.print(dataset_table(result, shown))
+    if table != "none" and len(shown) < len(result.cases):
+        listed = {id(c) for c in shown}
+        console.print(hidden_line([c for c in result.cases if id(c) not in listed]))
     console.print(summary_line(result))

@@ -7,6 +7,10 @@ workspace in its own process group with the timeout rules of goals. A command's 
 lines that are JSON signal objects (``{"name": ..., "payload": ...}``) are recorded as
 signals; every other line becomes an ``agent:stdout`` / ``agent:stderr`` signal.
 
+Model calls go through the run's model proxy: a command gets its variables
+(``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``, keys) in its environment, a harness gets
+``ctx.proxy`` (``ctx.openai()``, ``ctx.proxy.env``), as dataset harnesses do.
+
 Placeholders in a command's argv and env: ``{workspace}`` (also ``{fixture}``, as in
 goals), ``{python}`` and ``{scenarioDir}`` (the directory of the scenario file).
 """
@@ -18,11 +22,13 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.harness.protocol import HarnessContext, collect
+from signal_eval_cli.proxy.route import CaseRoute
 from signal_eval_cli.scenarios.goals import KILL_GRACE_S, run_process
 from signal_eval_cli.scenarios.model import AgentSpec
 from signal_eval_cli.signals import Signal, as_signal
@@ -41,6 +47,7 @@ class AgentOutcome:
     duration_ms: float = 0.0
     stdout: str = ""
     stderr: str = ""
+    timed_out: bool = False
 
 
 def _fill(text: str, workspace: Path, scenario_dir: Path) -> str:
@@ -74,10 +81,14 @@ def _output_signals(stream: str, text: str) -> list[Signal]:
 
 
 async def _run_command(
-    spec: AgentSpec, workspace: Path, scenario_dir: Path, grace_s: float
+    spec: AgentSpec,
+    workspace: Path,
+    scenario_dir: Path,
+    grace_s: float,
+    base_env: Mapping[str, str],
 ) -> AgentOutcome:
     argv = [_fill(a, workspace, scenario_dir) for a in spec.command]
-    env = {**os.environ, **{k: _fill(v, workspace, scenario_dir) for k, v in spec.env.items()}}
+    env = {**base_env, **{k: _fill(v, workspace, scenario_dir) for k, v in spec.env.items()}}
     env["SIGNAL_EVAL_WORKSPACE"] = str(workspace)
     result = await run_process(
         argv,
@@ -92,12 +103,22 @@ async def _run_command(
         error = f"exited with code {result.exit_code}"
     signals = _output_signals("stdout", result.stdout) + _output_signals("stderr", result.stderr)
     return AgentOutcome(
-        signals, error, result.exit_code, result.duration_ms, result.stdout, result.stderr
+        signals,
+        error,
+        result.exit_code,
+        result.duration_ms,
+        result.stdout,
+        result.stderr,
+        result.timed_out,
     )
 
 
 async def _run_harness(
-    spec: AgentSpec, workspace: Path, scenario_id: str, scenario_dir: Path
+    spec: AgentSpec,
+    workspace: Path,
+    scenario_id: str,
+    scenario_dir: Path,
+    proxy: CaseRoute | None,
 ) -> AgentOutcome:
     assert spec.harness is not None
     started = time.perf_counter()
@@ -107,19 +128,22 @@ async def _run_harness(
         scenario_id,
         dict(spec.params),
         metadata={"workspace": str(workspace)},
+        proxy=proxy,
         workspace=workspace,
     )
     payload = spec.input if spec.input is not None else {"workspace": str(workspace)}
     error = None
+    timed_out = False
     try:
         await asyncio.wait_for(collect(harness, payload, ctx), spec.timeout_ms / 1000)
     except TimeoutError:
         ctx.cancelled.set()
         error = f"timed out after {spec.timeout_ms:g} ms"
+        timed_out = True
     except Exception as exc:  # the agent's failure is the scenario's, not ours
         error = f"{type(exc).__name__}: {exc}"
     duration = (time.perf_counter() - started) * 1000
-    return AgentOutcome(list(ctx.signals), error, None, duration)
+    return AgentOutcome(list(ctx.signals), error, None, duration, timed_out=timed_out)
 
 
 async def run_agent(
@@ -129,8 +153,11 @@ async def run_agent(
     scenario_id: str,
     scenario_dir: Path,
     grace_s: float = KILL_GRACE_S,
+    proxy: CaseRoute | None = None,
 ) -> AgentOutcome:
-    """Run the agent in ``workspace``; its failures are in the outcome."""
+    """Run the agent in ``workspace``; its failures are in the outcome. With ``proxy``
+    (the scenario's route on the run's model proxy) its model calls go through it."""
     if spec.harness is not None:
-        return await _run_harness(spec, workspace, scenario_id, scenario_dir)
-    return await _run_command(spec, workspace, scenario_dir, grace_s)
+        return await _run_harness(spec, workspace, scenario_id, scenario_dir, proxy)
+    base_env = {**os.environ, **(proxy.env if proxy is not None else {})}
+    return await _run_command(spec, workspace, scenario_dir, grace_s, base_env)

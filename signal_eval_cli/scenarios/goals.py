@@ -335,14 +335,22 @@ def fill_placeholders(text: str, workdir: Path) -> str:
 
 
 async def run_goal(
-    goal: ResolvedGoal, workdir: Path, *, grace_s: float = KILL_GRACE_S
+    goal: ResolvedGoal,
+    workdir: Path,
+    *,
+    grace_s: float = KILL_GRACE_S,
+    base_env: Mapping[str, str] | None = None,
 ) -> GoalResult:
-    """Fill in placeholders, run the goal's command in ``workdir``, judge the outcome."""
+    """Fill in placeholders, run the goal's command in ``workdir``, judge the outcome.
+
+    The goal's ``env`` goes over ``base_env`` (default: this process's environment; a
+    scenario run adds its model proxy's variables)."""
     argv = [
         fill_placeholders(goal.command, workdir),
         *(fill_placeholders(a, workdir) for a in goal.args),
     ]
-    env = {**os.environ, **{k: fill_placeholders(v, workdir) for k, v in goal.env.items()}}
+    inherited = os.environ if base_env is None else base_env
+    env = {**inherited, **{k: fill_placeholders(v, workdir) for k, v in goal.env.items()}}
     # A relative cwd is inside the working directory; "{fixture}/x" fills in to absolute.
     cwd = workdir / fill_placeholders(goal.cwd, workdir) if goal.cwd else workdir
     if not cwd.is_dir():

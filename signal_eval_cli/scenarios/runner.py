@@ -8,11 +8,18 @@ run like any dataset case, over the complete trace.
 
 Every declared pattern assertion yields exactly one result, pass or fail: a check
 that raises fails with the error, and an unknown type stops the run before it starts.
+
+With the run's model proxies (:class:`ScenarioProxies`), each scenario run is a case on
+its cassette's proxy: goals and command agents get its ``OPENAI_BASE_URL`` /
+``ANTHROPIC_BASE_URL`` in their environment, a harness agent gets ``ctx.proxy``, and
+every call becomes ``provider:start``/``provider:end`` signals under the step that made it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +29,7 @@ from typing import Any
 from signal_eval_cli.assertions import AssertionResult, EvalContext, evaluate_assertion
 from signal_eval_cli.assertions._registry import lookup
 from signal_eval_cli.errors import InputError
+from signal_eval_cli.proxy.route import CaseRoute
 from signal_eval_cli.results import (
     CaseMetrics,
     CaseResult,
@@ -38,6 +46,7 @@ from signal_eval_cli.scenarios.changes import (
 )
 from signal_eval_cli.scenarios.goals import KILL_GRACE_S, GoalResult, run_goal
 from signal_eval_cli.scenarios.model import ResolvedGoal, Scenario
+from signal_eval_cli.scenarios.proxying import ScenarioProxies
 from signal_eval_cli.scenarios.reports import goal_report_path, needs_test_baseline, read_report
 from signal_eval_cli.scenarios.workspace import (
     AgentTaskError,
@@ -53,6 +62,7 @@ __all__ = [
     "ScenarioResult",
     "ScenarioRunResult",
     "capture_baselines",
+    "check_scenarios",
     "fixture_dir",
     "run_scenario",
     "run_scenarios",
@@ -282,11 +292,23 @@ class ScenarioRunResult(DatasetResult):
         )
 
 
+_SETTLE_S = 2.0
+"""How long a step's model calls may still be finishing their signals after it ended."""
+_CALL_COUNT = {"provider:start": 1, "provider:end": -1, "provider:error": -1}
+
+
 class _Recorder:
-    """Collects the scenario's signals; each points at its cause."""
+    """Collects the scenario's signals; each points at its cause.
+
+    :meth:`call_signal` is the model proxy's ``emit`` (from the proxy's thread): a call's
+    signals go under the step running it (``step``: the agent's or a goal's start).
+    """
 
     def __init__(self) -> None:
         self.signals: list[Signal] = []
+        self.step: Signal | None = None
+        self._lock = threading.Lock()
+        self._calls_open = 0
 
     def emit(self, name: str, payload: dict[str, Any], parent: Signal | None = None) -> Signal:
         signal = Signal(
@@ -297,8 +319,28 @@ class _Recorder:
             agent=SOURCE_AGENT,
             parent=parent.id if parent is not None else None,
         )
-        self.signals.append(signal)
+        with self._lock:
+            self.signals.append(signal)
         return signal
+
+    def call_signal(
+        self,
+        name: str,
+        payload: dict[str, Any],
+        *,
+        agent: str | None = None,
+        parent: Signal | None = None,
+    ) -> Signal:
+        with self._lock:
+            self._calls_open += _CALL_COUNT.get(name, 0)
+        return self.emit(name, payload, parent if parent is not None else self.step)
+
+    async def settled(self, timeout_s: float = _SETTLE_S) -> None:
+        """Wait (bounded) until every model call started has emitted its end: a streamed
+        answer's client may exit before the proxy emits ``provider:end``."""
+        deadline = time.monotonic() + timeout_s
+        while self._calls_open > 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
 
 
 def fixture_dir(scenario: Scenario, root: Path) -> Path:
@@ -335,14 +377,21 @@ def _evaluate(a: Mapping[str, Any], ctx: EvalContext) -> AssertionResult:
 
 
 async def _run_reporting_goal(
-    goal: ResolvedGoal, workdir: Path, recorder: _Recorder, parent: Signal, grace_s: float
+    goal: ResolvedGoal,
+    workdir: Path,
+    recorder: _Recorder,
+    parent: Signal,
+    grace_s: float,
+    base_env: Mapping[str, str] | None,
 ) -> GoalResult:
     """Run a goal; with ``report: junit <path>`` record its tests as a ``tests:result``."""
     report = goal_report_path(goal, workdir)
     if report is not None:
         report.unlink(missing_ok=True)  # a stale report must not stand for this run
         report.parent.mkdir(parents=True, exist_ok=True)  # node's reporter will not
-    outcome = await run_goal(goal, workdir, grace_s=grace_s)
+    recorder.step = parent
+    outcome = await run_goal(goal, workdir, grace_s=grace_s, base_env=base_env)
+    await recorder.settled()
     if report is not None and goal.report is not None:
         payload = await asyncio.to_thread(read_report, goal, report, outcome)
         outcome.tests = payload.get("tests")
@@ -351,7 +400,12 @@ async def _run_reporting_goal(
 
 
 async def _run_baseline(
-    scenario: Scenario, fixture: Path, recorder: _Recorder, start: Signal, grace_s: float
+    scenario: Scenario,
+    fixture: Path,
+    recorder: _Recorder,
+    start: Signal,
+    grace_s: float,
+    base_env: Mapping[str, str] | None,
 ) -> None:
     """The goals on an untouched copy of the fixture: what passed before the agent."""
     baseline_start = recorder.emit("baseline:start", {}, start)
@@ -365,7 +419,7 @@ async def _run_baseline(
     try:
         for goal in scenario.goals:
             outcome = await _run_reporting_goal(
-                goal, workspace.path, recorder, baseline_start, grace_s
+                goal, workspace.path, recorder, baseline_start, grace_s, base_env
             )
             if not outcome.passed and goal.report is None:
                 break  # a failed build: the tests cannot run
@@ -384,18 +438,23 @@ async def _run_the_agent(
     result: ScenarioResult,
     start: Signal,
     grace_s: float,
-) -> None:
-    """Run ``agent:``; its signals join the trace, what it wrote outside fails the run."""
+    route: CaseRoute | None,
+) -> bool:
+    """Run ``agent:``; its signals join the trace, what it wrote outside fails the run.
+    Returns whether it ran to its end (not timed out)."""
     assert scenario.agent is not None
     watched = await asyncio.to_thread(_watch, workspace)
     agent_start = recorder.emit("agent:start", {"agent": scenario.agent.label}, start)
+    recorder.step = agent_start
     outcome = await run_agent(
         scenario.agent,
         workspace.path,
         scenario_id=scenario.id,
         scenario_dir=scenario.directory,
         grace_s=grace_s,
+        proxy=route,
     )
+    await recorder.settled()
     for signal in outcome.signals:
         signal.parent = signal.parent or agent_start.id
         recorder.signals.append(signal)
@@ -417,6 +476,7 @@ async def _run_the_agent(
     if escapes:
         recorder.emit("agent:escaped", {"escapes": escapes}, agent_start)
         result.error = "agent wrote outside its workspace: " + "; ".join(escapes)
+    return not outcome.timed_out
 
 
 def _watch(workspace: Workspace) -> dict[Path, TreeSnapshot]:
@@ -449,8 +509,13 @@ async def run_scenario(
     root: Path | str = ".",
     keep_workdir: bool = False,
     grace_s: float = KILL_GRACE_S,
+    proxies: ScenarioProxies | None = None,
+    run: int = 0,
 ) -> ScenarioResult:
-    """Run one scenario; its failures are in the result, bad input raises InputError."""
+    """Run one scenario; its failures are in the result, bad input raises InputError.
+
+    ``proxies`` (started for this scenario) carry its model calls; ``run`` is which
+    run of the scenario this is (``--repeat``)."""
     _check_types(scenario)
     root = Path(root).resolve()
     fixture = fixture_dir(scenario, root)
@@ -478,7 +543,11 @@ async def run_scenario(
         adapter_id=scenario.adapter_id,
         source=str(scenario.source) if scenario.source else None,
         tags=list(scenario.tags),
+        run=run,
     )
+    route = proxies.open(scenario, run, recorder.call_signal) if proxies is not None else None
+    base_env = {**os.environ, **route.env} if route is not None else None
+    completed = True  # False: cut short (the agent timed out), its calls are not recorded
     workspace: Workspace | None = None
     try:
         try:
@@ -502,7 +571,7 @@ async def run_scenario(
             )
         baselines: dict[tuple[str, str], str | None] = {}
         if workspace is not None and needs_test_baseline(scenario):
-            await _run_baseline(scenario, fixture, recorder, start, grace_s)
+            await _run_baseline(scenario, fixture, recorder, start, grace_s, base_env)
         if workspace is not None:
             baselines = await asyncio.to_thread(capture_baselines, scenario, workspace.path, root)
             if scenario.agent_task is not None:
@@ -516,7 +585,9 @@ async def run_scenario(
                 else:
                     emit("agentTask:applied", {"files": files}, start)
             if scenario.agent is not None and result.error is None:
-                await _run_the_agent(scenario, workspace, recorder, result, start, grace_s)
+                completed = await _run_the_agent(
+                    scenario, workspace, recorder, result, start, grace_s, route
+                )
             if workspace.copied and result.error is None:
                 await _record_changes(workspace, recorder, result, start)
         for goal in scenario.goals:
@@ -525,7 +596,7 @@ async def run_scenario(
                 outcome = GoalResult(goal.goal, "failed", None, error=f"not run: {result.error}")
             else:
                 outcome = await _run_reporting_goal(
-                    goal, workspace.path, recorder, goal_start, grace_s
+                    goal, workspace.path, recorder, goal_start, grace_s, base_env
                 )
             result.goals.append(outcome)
             payload = {
@@ -537,6 +608,11 @@ async def run_scenario(
             if outcome.error is not None:
                 payload["error"] = outcome.error
             emit("goal:end", payload, goal_start)
+        if proxies is not None and route is not None:
+            session = proxies.close(scenario, route, completed=completed)
+            if session is not None and session.misses:  # the cause of what failed after it
+                detail = f" ({result.error})" if result.error else ""
+                result.error = f"model proxy: {session.misses[0]}{detail}"
         ctx = EvalContext(
             Trace(recorder.signals),
             workspace=workspace.path if workspace is not None else None,
@@ -572,12 +648,26 @@ async def run_scenario(
         result.assertions = [_evaluate(a, trace_ctx) for a in scenario.assertions]
         result.recompute()
     finally:
+        if proxies is not None and route is not None:  # cut short: record nothing of it
+            proxies.close(scenario, route, completed=False)
         if workspace is not None:
             if keep_workdir or not workspace.copied:
                 result.workdir = str(workspace.path)
             else:
                 await asyncio.to_thread(workspace.cleanup)
     return result
+
+
+def check_scenarios(scenarios: Sequence[Scenario], root: Path | str) -> None:
+    """Raise :class:`InputError` for an unknown assertion type or a missing fixture: bad
+    input stops everything before anything runs."""
+    for scenario in scenarios:
+        _check_types(scenario)
+        fixture = fixture_dir(scenario, Path(root).resolve())
+        if not fixture.is_dir():
+            raise InputError(
+                [scenario.problem(("fixture", "path"), f"fixture directory not found: {fixture}")]
+            )
 
 
 async def run_scenarios(
@@ -589,26 +679,23 @@ async def run_scenarios(
     on_complete: Callable[[ScenarioResult], None] | None = None,
     repeat: int = 1,
     finished: Mapping[tuple[str, int], ScenarioResult] | None = None,
+    proxies: ScenarioProxies | None = None,
 ) -> ScenarioRunResult:
     """Run scenarios (each ``repeat`` times, independently), ``concurrency`` at a time;
     results in the order given. A run in ``finished`` (by scenario id and run number, read
-    back from a journal) is kept, not run again."""
+    back from a journal) is kept, not run again. ``proxies``, started for ``scenarios``,
+    carry their model calls."""
     started_at, started = now_iso(), time.perf_counter()
-    for scenario in scenarios:  # bad input stops everything before anything runs
-        _check_types(scenario)
-        fixture = fixture_dir(scenario, Path(root).resolve())
-        if not fixture.is_dir():
-            raise InputError(
-                [scenario.problem(("fixture", "path"), f"fixture directory not found: {fixture}")]
-            )
+    check_scenarios(scenarios, root)
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
     async def one(scenario: Scenario, run: int) -> ScenarioResult:
         if finished and (scenario.id, run) in finished:
             return finished[(scenario.id, run)]
         async with semaphore:
-            result = await run_scenario(scenario, root=root, keep_workdir=keep_workdir)
-        result.run = run
+            result = await run_scenario(
+                scenario, root=root, keep_workdir=keep_workdir, proxies=proxies, run=run
+            )
         if on_complete is not None:
             on_complete(result)
         return result

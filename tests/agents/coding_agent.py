@@ -1,10 +1,12 @@
 """A tiny coding agent for scenario tests: edits its workspace like a CLI agent would.
 
-Usage: coding_agent.py MODE [OUTSIDE]. It works in its cwd (the workspace), prints
-JSON signal lines (tool calls) and plain text, and exits 0. Modes:
+Usage: coding_agent.py MODE [OUTSIDE [SECONDS]]. It works in its cwd (the workspace),
+prints JSON signal lines (tool calls) and plain text, and exits 0. Modes:
 fix (fix greet.py, add NOTES.md, delete old.txt), hang (spawn a child, both sleep; the
-child's pid goes to OUTSIDE/child.pid), escape-symlink (a link to OUTSIDE),
-escape-file (a file written next to the workspace).
+child's pid goes to OUTSIDE/child.pid), hang-setsid (``setsid sleep SECONDS &`` — a
+child that leaves the agent's process group — then hang; its pid goes to
+OUTSIDE/child.pid), escape-symlink (a link to OUTSIDE), escape-file (a file written
+next to the workspace).
 """
 
 from __future__ import annotations
@@ -41,6 +43,14 @@ def hang(outside: Path) -> None:
     time.sleep(600)
 
 
+def hang_setsid(outside: Path, seconds: str) -> None:
+    child = subprocess.Popen(["setsid", "sleep", seconds])
+    (outside / "child.tmp").write_text(str(child.pid))
+    (outside / "child.tmp").rename(outside / "child.pid")
+    print("thinking...", flush=True)
+    time.sleep(600)
+
+
 def main() -> None:
     mode = sys.argv[1]
     outside = Path(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -49,6 +59,9 @@ def main() -> None:
     elif mode == "hang":
         assert outside is not None
         hang(outside)
+    elif mode == "hang-setsid":
+        assert outside is not None
+        hang_setsid(outside, sys.argv[3])
     elif mode == "escape-symlink":
         assert outside is not None
         os.symlink(outside, "sneaky")

@@ -24,3 +24,24 @@ class FixingAgent:
 
 def create(greeting: str = "hello") -> FixingAgent:
     return FixingAgent(greeting)
+
+
+class AskingAgent:
+    """Asks the model (through ``ctx.openai``: the run's proxy) which greeting to write."""
+
+    async def run(self, input: Any, ctx: Any) -> None:
+        client = ctx.openai(async_=True, max_retries=0)
+        source = Path(ctx.workspace) / "greet.py"
+        reply = await client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[
+                {"role": "system", "content": "You are a coding agent. Answer with one word."},
+                {"role": "user", "content": f"fix the greeting: {source.read_text()}"},
+            ],
+        )
+        word = (reply.choices[0].message.content or "").strip()
+        source.write_text(source.read_text().replace('"hi "', f'"{word} "'))
+
+
+def create_asking() -> AskingAgent:
+    return AskingAgent()

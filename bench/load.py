@@ -1,0 +1,138 @@
+"""Load and validate a 100,000-case dataset: ``signal-eval validate`` and the load in ``run``.
+
+The dataset is made of the example datasets' cases (``datasets/*.yaml``: inputs with code,
+tags, several assertions each: trajectories with payload patterns, snapshots, regexes,
+tool calls, ``any``/``all``), cycled with fresh ids, written as YAML block style the way
+``yaml.safe_dump`` writes a case.
+
+Timed, each as a child process (wall, CPU and peak RSS from ``wait4``):
+- ``signal-eval validate DATASET``;
+- ``signal-eval run DATASET --case case-0 --traces DIR`` (one case evaluated), with the
+  time spent in ``load_dataset`` reported by the child itself;
+- the floor, in the same run: a child that only iterates libyaml's events over the file
+  (``yaml.parse`` with the C parser), what any PyYAML-based reader pays.
+Last line: ``load_100k_s: <validate wall s>`` (target ≤ 5 s and ≤ 500 MB).
+``python bench/load.py 10000`` times a 10,000-case dataset (an older build, for comparison).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = 100_000
+CLI = [sys.executable, "-m", "signal_eval_cli.cli"]
+
+FLOOR = """
+import sys, yaml
+for _ in yaml.parse(open(sys.argv[1], encoding="utf-8").read(), Loader=yaml.CSafeLoader):
+    pass
+"""
+
+TIMED_RUN = """
+import sys, time
+import signal_eval_cli.cli.run as run
+from signal_eval_cli.cli import main
+load = run.load_dataset
+def timed(path):
+    started = time.perf_counter()
+    try:
+        return load(path)
+    finally:
+        print(f"load_in_run_s {time.perf_counter() - started:.2f}", file=sys.stderr)
+run.load_dataset = timed
+sys.argv = ["signal-eval", *sys.argv[1:]]
+main()
+"""
+
+
+def example_cases() -> list[str]:
+    """Each example case as YAML text, its id a placeholder."""
+    texts = []
+    for path in sorted((ROOT / "datasets").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for case in data.get("cases", []) if isinstance(data, dict) else []:
+            dumped = yaml.safe_dump([{**case, "id": "ID"}], sort_keys=False, width=120)
+            texts.append("".join(f"  {line}\n" for line in dumped.splitlines()))
+    return texts
+
+
+def write_dataset(path: Path, cases: int) -> None:
+    texts = example_cases()
+    with path.open("w", encoding="utf-8") as out:
+        out.write("name: load-bench\nharness: reactive\ncases:\n")
+        for i in range(cases):
+            out.write(texts[i % len(texts)].replace("- id: ID\n", f"- id: case-{i}\n", 1))
+
+
+def measure(argv: list[str], cwd: Path) -> dict[str, Any]:
+    """Wall, CPU and peak RSS of one child process, and what it wrote to stderr."""
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    assert child.stderr is not None
+    stderr = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return {
+        "wall": time.perf_counter() - started,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "rss_mb": usage.ru_maxrss / 1024,
+        "code": child.returncode,
+        "stderr": stderr,
+    }
+
+
+def main() -> int:
+    cases = int(sys.argv[1]) if len(sys.argv) > 1 else CASES  # fewer, to time an old build
+    work = Path(tempfile.mkdtemp(prefix="signal-eval-load-"))
+    try:
+        dataset = work / "dataset.yaml"
+        write_dataset(dataset, cases)
+        traces = work / "traces"
+        traces.mkdir()
+        shutil.copy(ROOT / "datasets/traces/langgraph.jsonl", traces / "case-0.jsonl")
+        size = dataset.stat().st_size / 1e6
+        print(f"dataset: {cases:,} cases, {size:.1f} MB; load {os.getloadavg()[0]:.2f}")
+        floor = measure([sys.executable, "-c", FLOOR, str(dataset)], work)
+        validate = measure([*CLI, "validate", str(dataset)], work)
+        run = measure(
+            [sys.executable, "-c", TIMED_RUN, "run", str(dataset), "--case", "case-0",
+             "--traces", str(traces), "-q", "--table", "none"],
+            work,
+        )  # fmt: skip
+        assert validate["code"] == 0, validate["stderr"][-2000:]
+        assert run["code"] in (0, 1), run["stderr"][-2000:]
+        in_run = next(
+            line.split()[1]
+            for line in run["stderr"].splitlines()
+            if line.startswith("load_in_run_s")
+        )
+        for name, m in (
+            ("libyaml events (floor)", floor),
+            ("validate", validate),
+            ("run 1 case", run),
+        ):
+            print(
+                f"{name:24} wall {m['wall']:6.2f} s  cpu {m['cpu']:6.2f} s  peak RSS {m['rss_mb']:6.0f} MB"
+            )
+        print(f"load inside run: {in_run} s")
+        print(f"validate_cpu_vs_floor: {validate['cpu'] / floor['cpu']:.2f}")
+        print(f"load_{cases // 1000}k_s: {validate['wall']:.2f}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

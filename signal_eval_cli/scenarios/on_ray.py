@@ -1,0 +1,160 @@
+"""Scenarios on Ray (``scenario --executor ray``): each actor runs whole scenarios —
+workspace, agent, goals, assertions — so the CPU-heavy goals run on the cluster.
+
+The fixtures travel with the job (one tar archive each). An actor uses a fixture in place
+when the same directory, with the same content, is there (the driver's machine, a shared
+filesystem): its results then equal a local run's, minus timings. Elsewhere it unpacks the
+shipped copy into a temporary directory of its own and runs from there. What else a
+scenario names outside its fixture (``scope: repo`` files, an agent's script) must exist at
+the same path on the nodes, like a dataset's harness module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import io
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.fingerprint import tree_hash
+from signal_eval_cli.ray_executor import DIED, RaySettings, run_units_ray
+from signal_eval_cli.resume import run_slot, scenario_from_journal, slot_run
+from signal_eval_cli.scenarios.model import Scenario
+from signal_eval_cli.scenarios.runner import (
+    ScenarioResult,
+    ScenarioRunResult,
+    check_scenarios,
+    fixture_dir,
+    run_scenario,
+)
+from signal_eval_cli.signals import now_iso
+
+__all__ = ["run_scenarios_ray"]
+
+
+@dataclass(slots=True)
+class _ShippedFixture:
+    """A fixture directory as the driver saw it: where, its content hash, its files."""
+
+    path: str
+    digest: str
+    archive: bytes
+
+    @classmethod
+    def of(cls, directory: Path) -> _ShippedFixture:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+            tar.add(directory, arcname=".")
+        return cls(str(directory), tree_hash(directory), buffer.getvalue())
+
+    def materialize(self) -> str:
+        """The fixture's path on this machine: the original when it is the same, else a
+        fresh copy unpacked from the archive."""
+        here = Path(self.path)
+        if here.is_dir() and tree_hash(here) == self.digest:
+            return self.path
+        target = Path(tempfile.mkdtemp(prefix="signal-eval-fixture-")) / here.name
+        with tarfile.open(fileobj=io.BytesIO(self.archive), mode="r:gz") as tar:
+            data_filter = getattr(tarfile, "data_filter", None)  # refuses links leading out
+            if data_filter is not None:
+                tar.extractall(target, filter=data_filter)
+            else:  # pragma: no cover - a Python without extraction filters
+                tar.extractall(target)  # our own archive of the fixture
+        return str(target)
+
+
+@dataclass(slots=True)
+class _ScenariosJob:
+    """The scenarios, their fixtures, and how each actor runs them (a :class:`Job`)."""
+
+    scenarios: list[Scenario]
+    fixtures: dict[str, _ShippedFixture]
+    root: str
+    keep_workdir: bool
+    local: dict[str, str] = field(default_factory=dict)
+    """On the actor: each shipped fixture's path there."""
+
+    def prepare(self) -> None:
+        self.local = {path: shipped.materialize() for path, shipped in self.fixtures.items()}
+
+    async def run(
+        self, variant: str, indices: list[int], semaphore: asyncio.Semaphore, concurrency: int
+    ) -> list[dict[str, Any]]:
+        async def one(index: int) -> dict[str, Any]:
+            scenario = self.scenarios[index]
+            where = self.local[str(fixture_dir(scenario, Path(self.root)))]
+            here = dataclasses.replace(
+                scenario, fixture=dataclasses.replace(scenario.fixture, path=where)
+            )
+            async with semaphore:
+                result = await run_scenario(here, root=self.root, keep_workdir=self.keep_workdir)
+            result.run = slot_run(variant)
+            return result.to_dict() | {"tags": result.tags}
+
+        return list(await asyncio.gather(*(one(i) for i in indices)))
+
+    def died(self, variant: str, index: int) -> dict[str, Any]:
+        scenario = self.scenarios[index]
+        result = ScenarioResult(
+            scenario.id,
+            passed=False,
+            title=scenario.title,
+            adapter_id=scenario.adapter_id,
+            error=DIED,
+            source=str(scenario.source) if scenario.source else None,
+            tags=list(scenario.tags),
+            run=slot_run(variant),
+        )
+        return result.to_dict() | {"tags": result.tags}
+
+
+async def run_scenarios_ray(
+    scenarios: Sequence[Scenario],
+    settings: RaySettings,
+    *,
+    root: Path | str = ".",
+    keep_workdir: bool = False,
+    on_complete: Callable[[ScenarioResult], None] | None = None,
+    repeat: int = 1,
+    finished: Mapping[tuple[str, int], ScenarioResult] | None = None,
+) -> ScenarioRunResult:
+    """:func:`~signal_eval_cli.scenarios.runner.run_scenarios` on Ray actors (each runs
+    ``settings.concurrency`` scenarios at once): the same result, minus timings."""
+    started_at, started = now_iso(), time.perf_counter()
+    root = Path(root).resolve()
+    check_scenarios(scenarios, root)
+    directories = {str(fixture_dir(s, root)) for s in scenarios}
+    job = _ScenariosJob(
+        [dataclasses.replace(s, document=None) for s in scenarios],  # the parse stays here
+        {d: _ShippedFixture.of(Path(d)) for d in sorted(directories)},
+        str(root),
+        keep_workdir,
+    )
+    runs = [(i, run) for i in range(len(scenarios)) for run in range(max(1, repeat))]
+    results: dict[tuple[int, int], ScenarioResult] = {}
+    for index, run in runs:
+        kept = (finished or {}).get((scenarios[index].id, run))
+        if kept is not None:
+            results[(index, run)] = kept
+
+    def accept(unit: tuple[str, int], row: dict[str, Any]) -> bool:
+        result = scenario_from_journal(row)
+        results[(unit[1], slot_run(unit[0]))] = result
+        if on_complete is not None:
+            on_complete(result)
+        return True
+
+    units = [(run_slot(run), index) for index, run in runs if (index, run) not in results]
+    await run_units_ray(job, units, settings, accept)
+    return ScenarioRunResult.of(
+        [results[unit] for unit in runs],
+        duration_ms=(time.perf_counter() - started) * 1000,
+        started_at=started_at,
+        completed_at=now_iso(),
+    )

@@ -1,0 +1,110 @@
+"""The model proxy of a scenario run: agents' and goals' model calls recorded, replayed,
+and traced like a dataset harness's.
+
+A scenario's calls are kept in ``cassettes/<file stem>.proxy.yaml`` beside its file
+(``cassettes/<id>.proxy.yaml`` under the current directory for a scenario given inline).
+The run starts one :class:`~signal_eval_cli.proxy.server.ModelProxy` per cassette
+before any scenario runs (so a broken cassette is bad input, exit 2) and stops them at
+its end. Each run of a scenario (``--repeat``) is its own session ``(id, run)``; in
+``auto`` mode a cassette that exists is replayed, else calls pass through live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import cast
+
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.providers.pricing import PriceTable
+from signal_eval_cli.proxy.cassette import ProxyCassette
+from signal_eval_cli.proxy.route import CaseRoute
+from signal_eval_cli.proxy.server import PROXY_MODES, ModelProxy, ProxyMode, Upstream
+from signal_eval_cli.proxy.session import CaseSession, Emit
+from signal_eval_cli.scenarios.model import Scenario
+
+__all__ = ["ScenarioProxies", "scenario_cassette"]
+
+
+def scenario_cassette(scenario: Scenario) -> Path:
+    """Where a scenario's proxied model calls are recorded."""
+    if scenario.source is None:
+        return Path.cwd() / "cassettes" / f"{scenario.id}.proxy.yaml"
+    return scenario.directory / "cassettes" / f"{scenario.source.stem}.proxy.yaml"
+
+
+class ScenarioProxies:
+    """The proxies of one scenario run: :meth:`start`, :meth:`open`/:meth:`close` per
+    scenario run, :meth:`stop` at the end (also on Ctrl-C or a crash)."""
+
+    def __init__(
+        self,
+        mode: str = "auto",
+        *,
+        prices: PriceTable | None = None,
+        upstream: Upstream | None = None,
+    ) -> None:
+        if mode != "auto" and mode not in PROXY_MODES:
+            raise ValueError(f"unknown proxy mode {mode!r}")
+        self.mode = mode
+        self.prices = prices
+        self.upstream = upstream
+        self.proxies: dict[Path, ModelProxy] = {}
+
+    def check_remote(self, scenarios: Sequence[Scenario]) -> None:
+        """Refuse a run on other machines (Ray) that needs the proxy: it serves from this
+        process, so a recorded cassette would silently be ignored there."""
+        recorded = [str(p) for p in {scenario_cassette(s) for s in scenarios} if p.exists()]
+        if self.mode != "auto" or recorded:
+            why = f"--{self.mode}" if self.mode != "auto" else f"the cassette {recorded[0]}"
+            raise InputError(
+                f"{why}: the model proxy records and replays in this process only; "
+                "run these scenarios with --executor local"
+            )
+
+    def start(self, scenarios: Sequence[Scenario]) -> ScenarioProxies:
+        """Serve every cassette these scenarios use (loading it: InputError if broken)."""
+        users: dict[Path, list[str]] = {}
+        for scenario in scenarios:
+            users.setdefault(scenario_cassette(scenario), []).append(scenario.id)
+        for path, ids in users.items():
+            if path in self.proxies:
+                continue
+            cassette = ProxyCassette(path)
+            mode = self.mode
+            if mode == "auto":
+                mode = "replay" if cassette.exists() else "live"
+            proxy = ModelProxy(
+                cassette,
+                cast(ProxyMode, mode),  # checked against PROXY_MODES in __init__
+                upstream=self.upstream,
+                prices=self.prices,
+                case_order=ids,
+            )
+            self.proxies[path] = proxy.start()
+        return self
+
+    def open(self, scenario: Scenario, run: int, emit: Emit) -> CaseRoute:
+        """This run of ``scenario`` as a case of its cassette's proxy; its calls' signals
+        go to ``emit`` (called from the proxy's thread)."""
+        return self.proxies[scenario_cassette(scenario)].open(scenario.id, run, emit)
+
+    def close(self, scenario: Scenario, route: CaseRoute, *, completed: bool) -> CaseSession | None:
+        """The scenario run ended: keep its recording when it ``completed`` (idempotent)."""
+        return self.proxies[scenario_cassette(scenario)].close(route, completed=completed)
+
+    def stop(self) -> list[Path]:
+        """Stop serving and write what the finished scenario runs recorded; the files."""
+        written: list[Path] = []
+        for proxy in self.proxies.values():
+            proxy.stop()
+            written += proxy.save()
+        return written
+
+    @property
+    def misses(self) -> list[str]:
+        return [m for p in self.proxies.values() for m in p.misses]
+
+    @property
+    def failures(self) -> list[str]:
+        return [m for p in self.proxies.values() for m in p.failures]

@@ -1,0 +1,99 @@
+"""The run's console table at any size: a readable page by default, failures first."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from results_helpers import case, dataset, repeated
+from rich.console import Console
+
+from signal_eval_cli.reports.console import TABLE_ROWS, print_dataset, table_cases
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def printed(result: object, table: str = "auto") -> str:
+    buffer = io.StringIO()
+    print_dataset(result, Console(file=buffer, width=200, no_color=True), table)  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def big(n: int, failing: set[int]) -> object:
+    return dataset(*(case(f"c{i}", i not in failing) for i in range(n)))
+
+
+def test_a_small_run_lists_every_case_in_order() -> None:
+    cases = [case("a"), case("b", False), case("c", skipped=True)]
+    assert table_cases(cases) == cases
+    text = printed(dataset(*cases))
+    assert text.index(" a ") < text.index(" b ") < text.index(" c ")
+    assert "not shown" not in text
+
+
+def test_a_large_run_shows_failures_first_then_counts_the_rest() -> None:
+    result = big(1000, {10, 500, 999})
+    shown = table_cases(result.cases)  # type: ignore[attr-defined]
+    assert len(shown) == TABLE_ROWS
+    assert [c.case_id for c in shown[:3]] == ["c10", "c500", "c999"]
+    assert [c.case_id for c in shown[3:5]] == ["c0", "c1"]
+    text = printed(result)
+    assert "… 950 more cases not shown (950 passed): --table all lists them" in text
+    assert "997 passed, 3 failed, 0 skipped" in text
+
+
+def test_flaky_cases_count_as_needing_attention() -> None:
+    cases = [case(f"p{i}") for i in range(TABLE_ROWS)] + [repeated("flaky", 1, 3)]
+    assert table_cases(cases)[0].case_id == "flaky"
+
+
+def test_more_failures_than_rows_shows_the_first_failures() -> None:
+    result = big(500, set(range(100, 400)))
+    shown = table_cases(result.cases)  # type: ignore[attr-defined]
+    assert [c.case_id for c in shown] == [f"c{i}" for i in range(100, 100 + TABLE_ROWS)]
+    assert "(200 passed, 250 failed or flaky)" in printed(result)
+
+
+@pytest.mark.parametrize(
+    ("choice", "rows"), [("all", 200), ("failed", 2), ("none", 0), ("auto", TABLE_ROWS)]
+)
+def test_the_table_choice(choice: str, rows: int) -> None:
+    result = big(200, {3, 7})
+    assert len(table_cases(result.cases, choice)) == rows  # type: ignore[attr-defined, arg-type]
+    text = printed(result, choice)
+    assert ("c150" in text) == (choice == "all")
+    assert "198 passed, 2 failed" in text  # the summary line, always
+    assert ("not shown" in text) == (choice in ("auto", "failed"))
+
+
+def test_a_100000_case_table_prints_quickly() -> None:
+    """Generous bound (the target is 0.2 s): it used to print 100,000 rows."""
+    result = big(100_000, set(range(0, 100_000, 1000)))
+    started = time.process_time()
+    text = printed(result)
+    assert time.process_time() - started < 2.0
+    assert text.count("FAIL") == TABLE_ROWS
+
+
+def test_the_cli_refuses_an_unknown_table_choice(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "signal_eval_cli.cli",
+            "run",
+            str(ROOT / "datasets/code-review.yaml"),
+            "--table",
+            "some",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--table must be auto, all, failed, none, got 'some'" in done.stderr

@@ -1,0 +1,183 @@
+"""The fast path for large inputs: plain data first, locations only for a problem.
+
+Each test holds the fast path to the located loader and to jsonschema: it must give
+the same data, vouch only for what is valid, and step aside for anything unusual.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from signal_eval_cli import InputError, load_dataset, loading
+from signal_eval_cli.loading import load_document, parse_yaml, schema_validator
+from signal_eval_cli.quick_yaml import Unsure, quick_data
+from signal_eval_cli.schema_check import schema_check
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "datasets").rglob("*.yaml")) + sorted(
+    (ROOT / "scenarios").rglob("*.yaml")
+)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_quick_data_is_the_located_loaders_data(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    try:
+        quick = quick_data(text).data
+    except Unsure:
+        return  # anchors, merge keys: the located loader's case
+    assert quick == parse_yaml(text).data
+
+
+SCALARS = st.sampled_from(
+    [
+        "yes", "no", "on", "off", "null", "~", "", "1", "01", "0x1f", "1_000", "1.5", ".inf",
+        ".nan", "-.inf", "1e3", "2024-01-02", "2024-13-45", "2001-12-14t21:59:43.10-05:00",
+        "true", "False", "'quoted'", '"x\\ty"', "text with: colon", "a#b", "- dash",
+        "9" * 5000, "<<", "=", "!!str 3", "&a x", "*a", "[1, 2]", "{a: 1}", "? complex",
+    ]
+)  # fmt: skip
+KEYS = st.sampled_from(["a", "b", "1", "yes", "'a'", "<<", "id"])
+
+
+@st.composite
+def documents(draw: st.DrawFn, depth: int = 0) -> str:
+    """Small YAML texts, block and flow, with the scalars that resolve differently."""
+    if depth > 2 or draw(st.booleans()):
+        return str(draw(SCALARS))
+    if draw(st.booleans()):
+        items = draw(st.lists(documents(depth + 1), max_size=3))
+        return "[" + ", ".join(items) + "]"
+    pairs = draw(st.lists(st.tuples(KEYS, documents(depth + 1)), max_size=3))
+    return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents())
+def test_quick_data_agrees_or_steps_aside(text: str) -> None:
+    """Whatever the fast path returns, the located loader returns too; where the located
+    loader refuses a text, the fast path is never sure of it."""
+    try:
+        quick: Any = quick_data(text).data
+    except Unsure:
+        return
+    try:
+        located = parse_yaml(text).data
+    except InputError as exc:
+        pytest.fail(f"fast path accepted what the located loader refuses: {exc}")
+    assert json.dumps(quick, default=str, sort_keys=False) == json.dumps(located, default=str)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x [1]\nb: *x\n",  # an alias
+        "base: &b {x: 1}\nc: {<<: *b, y: 2}\n",  # a merge key
+        "a: 1\na: 2\n",  # a duplicate key
+        "a: 1\n'a': 2\n",  # the same key, quoted
+        "1: a\n'1': b\n",  # a non-string key
+        "a: !!str 3\n",  # an explicit tag
+        "n: " + "9" * 4301 + "\n",  # past MAX_INT_DIGITS
+        "x: .nan\n",  # not finite
+        "d: 2024-13-45\n",  # no such date
+        "[" * 101 + "]" * 101,  # nested past MAX_DEPTH
+        "a: 1\n---\nb: 2\n",  # two documents
+        "a: [1\n",  # a syntax error
+        "",
+    ],
+)
+def test_quick_data_steps_aside_for_the_unusual(text: str) -> None:
+    with pytest.raises(Unsure):
+        quick_data(text)
+
+
+def test_the_plain_text_of_a_label_is_kept() -> None:
+    quick = quick_data("tags: [null, yes, 1.50]\n")
+    assert [quick.as_written(v) for v in quick.data["tags"]] == ["null", "yes", "1.50"]
+    assert quick_data("a: null\nb: ~\n").as_written(None) is None  # two texts: ambiguous
+
+
+def _assertion_variants() -> list[Any]:
+    """Every example assertion, and each with one field broken in the ways users do."""
+    found = []
+    for path in sorted((ROOT / "datasets").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for case in data.get("cases", []) if isinstance(data, dict) else []:
+            found.extend(case["assertions"])
+    variants = []
+    for assertion in found:
+        variants.append(assertion)
+        for key in assertion:
+            for bad in (None, 1.5, True, "", [], {}, -1, "x" * 3):
+                broken = copy.deepcopy(assertion)
+                broken[key] = bad
+                variants.append(broken)
+        variants.append({**assertion, "typo": 1})
+        variants.append({k: v for k, v in assertion.items() if k != "type"})
+    return variants
+
+
+VARIANTS = _assertion_variants()
+
+
+def test_schema_check_vouches_only_for_what_jsonschema_accepts() -> None:
+    check, full = schema_check("assertions"), schema_validator("assertions")
+    vouched = 0
+    for assertion in VARIANTS:
+        if check(assertion):
+            vouched += 1
+            assert full.is_valid(assertion), assertion
+    assert vouched > len(VARIANTS) // 10  # and it does vouch for the valid ones
+
+
+@pytest.mark.parametrize("name", ["dataset", "scenario", "matrix", "agents", "cassette", "result"])
+def test_schema_check_compiles_every_schema(name: str) -> None:
+    assert schema_check(name)({}) is False or schema_validator(name).is_valid({})
+
+
+def test_a_valid_dataset_is_never_parsed_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path reads and validates the examples without the located loader or
+    jsonschema (what made a 100,000-case dataset take minutes)."""
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("the slow path ran")
+
+    monkeypatch.setattr(loading, "parse_yaml", refuse)
+    monkeypatch.setattr(loading, "schema_validator", refuse)
+    for name in ("code-review", "debugging", "assertion-syntax", "code-gen", "refactoring"):
+        dataset = load_dataset(ROOT / "datasets" / f"{name}.yaml")
+        assert dataset.cases
+
+
+def test_a_problem_in_a_large_dataset_keeps_its_line_and_column(tmp_path: Path) -> None:
+    case = "  - id: c{i}\n    input: {{code: x}}\n    assertions:\n      - {{type: output.contains, text: ok}}\n"
+    lines = "".join(case.format(i=i) for i in range(2000))
+    broken = lines.replace("text: ok}", "txt: ok}", 1).replace("id: c1500\n", "id: c1499\n")
+    path = tmp_path / "big.yaml"
+    path.write_text("name: big\ncases:\n" + broken, encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_dataset(path)
+    messages = [str(p) for p in info.value.problems]
+    assert f"{path}:6:33: unknown field 'txt' in output.contains — did you mean 'text'?" in messages
+    path.write_text("name: big\ncases:\n" + lines.replace("id: c1500\n", "id: c1499\n"), "utf-8")
+    with pytest.raises(InputError) as info:
+        load_dataset(path)
+    assert [str(p) for p in info.value.problems] == [
+        f"{path}:{3 + 1500 * 4}:9: duplicate case id 'c1499' (first at case 1500)"
+    ]
+
+
+def test_a_fast_document_finds_its_locations_when_asked(tmp_path: Path) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text("name: x\ncases:\n  - id: a\n    assertions: []\n", encoding="utf-8")
+    doc = load_document(path)
+    assert doc.source is not None and doc.values == {}
+    assert doc.problem(("cases", 0, "id"), "here").line == 3

@@ -1,0 +1,103 @@
+"""The CLI starts without importing what the command does not use."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import signal_eval_cli
+from signal_eval_cli.cli import COMMANDS, command_function
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = (
+    "jsonschema",
+    "aiohttp",
+    "openai",
+    "anthropic",
+    "yaml",
+    "rich",
+    "signal_eval_cli.scenarios",
+)
+
+
+def imported_after(code: str, tmp_path: Path) -> list[str]:
+    """The HEAVY modules a fresh interpreter has imported after ``code``."""
+    probe = (
+        f"import sys\n{code}\nprint(*(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    return done.stderr.split()
+
+
+def test_help_imports_none_of_the_library(tmp_path: Path) -> None:
+    code = "from signal_eval_cli.cli import app\ntry:\n    app(['--help'])\nexcept SystemExit:\n    pass"
+    assert imported_after(code, tmp_path) == []
+
+
+def test_validate_imports_no_jsonschema_for_a_valid_dataset(tmp_path: Path) -> None:
+    code = (
+        "from signal_eval_cli.validate import validate_path\n"
+        f"assert validate_path({str(ROOT / 'datasets/code-review.yaml')!r}) == ('dataset', [])"
+    )
+    assert "jsonschema" not in imported_after(code, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("file", "kind"),
+    [
+        ("datasets/matrix-code-review.yaml", "matrix"),
+        ("datasets/agents/code-review.yaml", "agents"),
+    ],
+)
+def test_every_kind_is_recognised_in_a_fresh_process(tmp_path: Path, file: str, kind: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "signal_eval_cli.cli", "validate", str(ROOT / file)],
+        capture_output=True, text=True, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and f"({kind})" in done.stdout, done.stdout + done.stderr
+
+
+def test_every_export_is_the_defining_modules_object() -> None:
+    importlib.import_module("signal_eval_cli.compare")  # the submodule must not shadow the function
+    for name in signal_eval_cli.__all__:
+        value = getattr(signal_eval_cli, name)
+        assert not inspect.ismodule(value), name
+        assert getattr(importlib.import_module(value.__module__), name) is value
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_each_commands_summary_is_its_docstring(name: str) -> None:
+    doc = " ".join((inspect.getdoc(command_function(name)) or "").split())
+    assert doc.startswith(COMMANDS[name][1])
+
+
+def test_ctrl_c_while_the_cli_imports_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    """The console script guards the CLI's import (a Ctrl-C in the first half second)."""
+    probe = (
+        "import builtins\n"
+        "real = builtins.__import__\n"
+        "def interrupted(name, *args, **kwargs):\n"
+        "    if name == 'signal_eval_cli.cli':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = interrupted\n"
+        "from signal_eval_entry import main\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert (done.returncode, done.stderr) == (130, "interrupted\n")
+
+
+def test_the_console_script_is_the_guarded_entry() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["scripts"] == {"signal-eval": "signal_eval_entry:main"}
