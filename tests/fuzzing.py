@@ -12,6 +12,7 @@ traceback, takes longer than its budget or grows past its memory budget.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import random
@@ -190,7 +191,8 @@ def _structural(text: str, as_json: bool, rng: random.Random) -> str | None:
         path = rng.choice(paths)
         action = rng.random()
         if action < 0.6:
-            data = _replace(data, path, rng.choice(HOSTILE))
+            # A copy: a later mutation must not change HOSTILE (nor make it contain itself).
+            data = _replace(data, path, copy.deepcopy(rng.choice(HOSTILE)))
         elif action < 0.75 and path:  # delete a key or an item
             parent = data
             for token in path[:-1]:
