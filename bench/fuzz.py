@@ -2,9 +2,11 @@
 
 Each mutant (a dataset, scenario, matrix, agents file, cassette, trace or result file,
 mutated structurally or byte-wise) goes through the CLI command that reads it, in a
-forked child with a 10 s / 1 GB budget (see tests/fuzzing.py). A mutant fails when it
-exits with anything but 0/1/2, prints a traceback or passes its budget. Workers run
-slices of the mutants in parallel; failures are printed as they come.
+forked child with a 10 s / 1 GB budget (see tests/fuzzing.py): every command is
+imported once, each fork calls the CLI's ``main`` from that fresh state, and each
+mutant starts from the seed files. A mutant fails when it exits with anything but 0/1/2, prints a
+traceback or passes its budget. Workers run slices of the mutants in parallel;
+failures are printed as they come, progress goes to stderr.
 
 Prints ``fuzz_failures: <n>`` last (target 0).
 
@@ -20,9 +22,10 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+# bench/ holds html.py and ray.py: keep it off sys.path, or they shadow the real modules.
+sys.path[0] = str(Path(__file__).resolve().parent.parent / "tests")
 
-import fuzzing
+import fuzzing  # noqa: E402
 
 
 def _slice(count: int, seed: int) -> tuple[int, list[str], dict[str, int]]:
@@ -32,6 +35,9 @@ def _slice(count: int, seed: int) -> tuple[int, list[str], dict[str, int]]:
 
     def seen(outcome: fuzzing.Outcome) -> None:
         codes[str(outcome.exit_code)] += 1
+        done = sum(codes.values())
+        if done % 500 == 0:
+            print(f"  worker {seed}: {done}/{count}", file=sys.stderr, flush=True)
         if outcome.failure:
             tail = outcome.stderr.strip().splitlines()[-1:] or [""]
             line = f"{outcome.mutant.kind} {' '.join(outcome.mutant.argv)}: {outcome.failure}: {tail[0][:200]}"

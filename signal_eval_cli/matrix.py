@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from signal_eval_cli.compare import pass_rate_stats, wilson_interval
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
-from signal_eval_cli.errors import InputError
+from signal_eval_cli.errors import InputError, shorten
 from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.loading import Document, load_document, validate_document
 from signal_eval_cli.persistence import register_result_kind
@@ -527,8 +527,12 @@ def _dataset_matrix(doc: Document) -> MatrixFile:
         seen.setdefault(variant["id"], i)
     base_dir = Path(doc.path).parent
     dataset_path = base_dir / data["dataset"]
-    if not dataset_path.is_file():
-        problems.append(doc.problem(("dataset",), f"dataset file not found: {dataset_path}"))
+    try:
+        unread = None if dataset_path.is_file() else "dataset file not found"
+    except OSError as exc:  # a name too long for the file system, say
+        unread = f"cannot read the dataset file: {exc.strerror or exc}"
+    if unread is not None:
+        problems.append(doc.problem(("dataset",), f"{unread}: {shorten(str(dataset_path))}"))
     if problems:
         raise InputError(problems)
     dataset = load_dataset(dataset_path)

@@ -12,6 +12,7 @@ traceback, takes longer than its budget or grows past its memory budget.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import random
@@ -190,7 +191,8 @@ def _structural(text: str, as_json: bool, rng: random.Random) -> str | None:
         path = rng.choice(paths)
         action = rng.random()
         if action < 0.6:
-            data = _replace(data, path, rng.choice(HOSTILE))
+            # A copy: a later mutation must not change HOSTILE (nor make it contain itself).
+            data = _replace(data, path, copy.deepcopy(rng.choice(HOSTILE)))
         elif action < 0.75 and path:  # delete a key or an item
             parent = data
             for token in path[:-1]:
@@ -345,27 +347,72 @@ class _suppress:
 
 
 def preload() -> None:
-    """Import everything a command may import, once, before forking."""
-    import signal_eval_cli.cli
+    """Import every command and everything it may import, once, before forking; then
+    freeze the heap, so a child's garbage collector does not copy every page."""
+    import gc
+
     import signal_eval_cli.harness.reactive
     import signal_eval_cli.matrix
     import signal_eval_cli.providers.cassette
     import signal_eval_cli.reports.junit
     import signal_eval_cli.scenarios  # noqa: F401
+    from signal_eval_cli.cli import COMMANDS, command_function
+
+    for name in COMMANDS:  # the CLI imports a command's module when it is asked for
+        command_function(name)
+    gc.freeze()
 
 
-def run_mutant(workspace: Path, mutant: Mutant) -> Outcome:
-    """Write the mutant over its seed in a copy of ``workspace``, run its command."""
-    where = workspace.parent / "mutant"
-    if where.exists():
-        shutil.rmtree(where, ignore_errors=True)
-    shutil.copytree(workspace, where, symlinks=True)
-    (where / "out").mkdir()
-    (where / mutant.name).write_bytes(mutant.content)
-    stderr_path = workspace.parent / "stderr.txt"
-    code, seconds, rss = _fork(where, mutant.argv, stderr_path, timeout=TIME_BUDGET)
-    stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
-    return Outcome(mutant, code, seconds, rss, stderr)
+def _tree(root: Path, leave_out: set[Path]) -> list[tuple[str, int, int]]:
+    """Every entry under ``root`` but ``leave_out`` as (path, size, mtime): what a command
+    changed, seen without reading the files."""
+    entries = []
+    for path in sorted(root.rglob("*")):
+        if path in leave_out or any(parent in leave_out for parent in path.parents):
+            continue
+        status = path.lstat()
+        entries.append((str(path.relative_to(root)), status.st_size, status.st_mtime_ns))
+    return entries
+
+
+class Workspace:
+    """The copy of the seed workspace the mutants run in: each mutant is written over its
+    seed there, and afterwards the seed is put back and ``out/`` emptied. A command that
+    changed anything else gets a fresh copy, so every mutant starts from the seed."""
+
+    def __init__(self, seed: Path) -> None:
+        self.seed, self.where = seed, seed.parent / "mutant"
+        self._copy()
+
+    def _copy(self) -> None:
+        shutil.rmtree(self.where, ignore_errors=True)
+        shutil.copytree(self.seed, self.where, symlinks=True)
+        (self.where / "out").mkdir()
+        self.pristine = _tree(self.where, {self.where / "out"})
+
+    def run(self, mutant: Mutant) -> Outcome:
+        target = self.where / mutant.name
+        target.write_bytes(mutant.content)
+        stderr_path = self.seed.parent / "stderr.txt"
+        code, seconds, rss = _fork(self.where, mutant.argv, stderr_path, timeout=TIME_BUDGET)
+        stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
+        self._restore(target, (self.seed / mutant.name).read_bytes())
+        return Outcome(mutant, code, seconds, rss, stderr)
+
+    def _restore(self, target: Path, seed_bytes: bytes) -> None:
+        out = self.where / "out"
+        try:
+            target.write_bytes(seed_bytes)
+            os.utime(
+                target, ns=(os.stat(self.seed / target.relative_to(self.where)).st_mtime_ns,) * 2
+            )
+            shutil.rmtree(out)
+            out.mkdir()
+            clean = _tree(self.where, {out}) == self.pristine
+        except OSError:
+            clean = False
+        if not clean:
+            self._copy()
 
 
 def fuzz(
@@ -381,8 +428,9 @@ def fuzz(
     for name, _ in seeds.values():  # warm the schema caches the children inherit
         validate_path(workspace / name)
     failures = []
+    runner = Workspace(workspace)
     for mutant in mutants(seeds, count, seed):
-        outcome = run_mutant(workspace, mutant)
+        outcome = runner.run(mutant)
         if on_outcome is not None:
             on_outcome(outcome)
         if outcome.failure:

@@ -1,23 +1,34 @@
-"""SIGTERM, SIGHUP and a double Ctrl-C keep every finished case (issue 11, finding 6)."""
+"""SIGINT, a double Ctrl-C, SIGTERM and SIGHUP keep every finished case (issue 11, finding 6).
+
+Each command (``run``, ``matrix``, ``scenario``) runs 50 units of which the first 10
+finish and the rest hang; the signals come once those 10 are done. The results file
+must hold exactly the 10, marked interrupted, and the exit code is 128 + the first
+signal's number.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from processes import alive, wait_for_line
 
 CLI = Path(sys.executable).parent / "signal-eval"
-FINISHED = 10
+UNITS, FINISHED = 50, 10
+IDS = [f"c{n:02}" for n in range(FINISHED)]
 
 HARNESS = """\
 import asyncio
 
-def create():
+def create(**params):
     async def run(input, ctx):
         if input["n"] >= FINISHED:
             await asyncio.sleep(300)  # still running when the signal comes
@@ -26,82 +37,159 @@ def create():
 """.replace("FINISHED", str(FINISHED))
 
 
-def fifty_cases(directory: Path) -> None:
+def fifty_cases(directory: Path) -> list[str]:
     (directory / "h.py").write_text(HARNESS)
     cases = "".join(
         f"  - id: c{n:02}\n    input: {{n: {n}}}\n"
         "    assertions: [{type: signal.contains, pattern: harness:end}]\n"
-        for n in range(50)
+        for n in range(UNITS)
     )
     (directory / "eval.yaml").write_text(f"name: fifty\nharness: h.py:create\ncases:\n{cases}")
+    return ["run", "eval.yaml", "--concurrency", "4"]
 
 
-def run_until_finished(directory: Path) -> subprocess.Popen[str]:
-    """Start the run; return once FINISHED cases are reported done (the rest hang)."""
-    process = subprocess.Popen(
-        [CLI, "run", "eval.yaml", "--concurrency", "4", "-o", "out/r.json"],
+def fifty_cases_matrix(directory: Path) -> list[str]:
+    fifty_cases(directory)
+    (directory / "matrix.yaml").write_text(
+        "name: m\ndataset: eval.yaml\nvariants:\n  - id: a\n    name: A\n    params: {v: 1}\n"
+    )
+    return ["matrix", "matrix.yaml", "--concurrency", "4"]
+
+
+def fifty_scenarios(directory: Path) -> list[str]:
+    """Fifty scenarios; from the 11th on the goal sleeps (its command line names
+    ``directory``, to be told from anyone else's)."""
+    (directory / "fx").mkdir()
+    (directory / "fx" / "README").write_text("tiny fixture\n")
+    (directory / "scenarios").mkdir()
+    for n in range(UNITS):
+        script = "pass" if n < FINISHED else f"import time; time.sleep(300)  # {directory}"
+        scenario = {
+            "id": f"c{n:02}",
+            "adapterId": "python-pytest",
+            "goals": [{"goal": "g", "command": sys.executable, "args": ["-c", script]}],
+            "fixture": {"path": "fx"},
+        }
+        (directory / "scenarios" / f"c{n:02}.json").write_text(json.dumps(scenario))
+    return ["scenario", "--all", "--dir", "scenarios", "--root", ".", "--concurrency", "4"]
+
+
+def finished_units(command: str, data: dict[str, Any]) -> list[str]:
+    if command == "matrix":
+        (variant,) = data["variants"]
+        return [c["caseId"] for c in variant["result"]["cases"]]
+    if command == "scenario":
+        return [s["id"] for s in data["scenarios"]]
+    return [c["caseId"] for c in data["cases"]]
+
+
+COMMANDS: dict[str, Callable[[Path], list[str]]] = {
+    "run": fifty_cases,
+    "matrix": fifty_cases_matrix,
+    "scenario": fifty_scenarios,
+}
+
+
+def start(directory: Path, argv: list[str]) -> subprocess.Popen[str]:
+    (directory / "out").mkdir(exist_ok=True)
+    (directory / "tmp").mkdir(exist_ok=True)
+    return subprocess.Popen(
+        [CLI, *argv, "-o", "out/r.json"],
         cwd=directory,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "TMPDIR": str(directory / "tmp")},  # where workspaces are made
     )
+
+
+def wait_until_finished(directory: Path, process: subprocess.Popen[str]) -> None:
+    """Return once FINISHED units are in the run's journal (the rest hang)."""
+    journal = directory / "out" / "r.json.journal.jsonl"
     assert process.stderr is not None
-    done = 0
-    for line in process.stderr:  # one "[k/50] id: pass" line per finished case
-        done += ": pass" in line
-        if done == FINISHED:
-            return process
-    raise AssertionError(f"only {done} cases finished; exit {process.wait()}")
+    wait_for_line(process.stderr, lambda line: False, 0)  # returns at once; drains the pipe
+    deadline = time.monotonic() + 300  # a bound on a hang, not on speed
+    while time.monotonic() < deadline and process.poll() is None:
+        if journal.exists() and journal.read_text().count("\n") > FINISHED:  # + the header
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{FINISHED} units never finished; exit {process.poll()}")
 
 
+def interrupted_run(
+    directory: Path, argv: list[str], signals: list[int], gap_s: float = 0.0
+) -> subprocess.Popen[str]:
+    process = start(directory, argv)
+    try:
+        wait_until_finished(directory, process)
+        for n, sig in enumerate(signals):
+            if n and gap_s:
+                time.sleep(gap_s)  # the next one at a later point of the unwinding
+            process.send_signal(sig)
+        process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return process
+
+
+def check_kept(directory: Path, command: str) -> None:
+    result = json.loads((directory / "out" / "r.json").read_text())
+    assert result["interrupted"] is True
+    assert finished_units(command, result) == IDS
+    assert not list((directory / "out").glob(".*tmp"))  # no half-written temp file left
+
+
+@pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize(
     ("signals", "code"),
     [
+        ([signal.SIGINT], 130),
+        ([signal.SIGINT, signal.SIGINT], 130),
         ([signal.SIGTERM], 143),
         ([signal.SIGHUP], 129),
-        ([signal.SIGINT, signal.SIGINT], 130),
         ([signal.SIGTERM, signal.SIGINT, signal.SIGHUP], None),  # pending together: any wins
     ],
-    ids=["sigterm", "sighup", "double-ctrl-c", "term-then-more"],
+    ids=["sigint", "double-ctrl-c", "sigterm", "sighup", "term-then-more"],
 )
-def test_a_signal_keeps_every_finished_case_and_exits_128_plus_n(
-    tmp_path: Path, signals: list[int], code: int | None
+def test_a_signal_keeps_every_finished_unit_and_exits_128_plus_n(
+    tmp_path: Path, command: str, signals: list[int], code: int | None
 ) -> None:
-    fifty_cases(tmp_path)
-    (tmp_path / "out").mkdir()
-    process = run_until_finished(tmp_path)
-    try:
-        for sig in signals:  # back to back: the later ones arrive during the unwinding
-            process.send_signal(sig)
-        process.wait(timeout=60)
-    finally:
-        process.kill()
-        process.wait()
+    process = interrupted_run(tmp_path, COMMANDS[command](tmp_path), signals)
     assert process.returncode == code if code else process.returncode in (129, 130, 143)
-    result = json.loads((tmp_path / "out" / "r.json").read_text())
-    assert result["interrupted"] is True
-    assert [c["caseId"] for c in result["cases"]] == [f"c{n:02}" for n in range(FINISHED)]
-    assert not list((tmp_path / "out").glob(".*tmp"))  # no half-written temp file left
+    check_kept(tmp_path, command)
+    assert not list((tmp_path / "tmp").iterdir())  # no workspace left behind
 
 
-@pytest.mark.skip(
-    reason="known defect (issue 11, open): a second Ctrl-C during asyncio's graceful "
-    "cancellation still skips the write; see the closing note"
-)
-def test_double_ctrl_c_never_skips_the_write(tmp_path: Path) -> None:
-    fifty_cases(tmp_path)
-    for trial in range(6):
-        out = tmp_path / "out"
-        out.mkdir(exist_ok=True)
-        (out / "r.json").unlink(missing_ok=True)
-        process = run_until_finished(tmp_path)
+def test_a_scenario_run_stopped_by_sigterm_leaves_no_goal_running(tmp_path: Path) -> None:
+    argv = fifty_scenarios(tmp_path)
+    process = interrupted_run(tmp_path, argv, [signal.SIGTERM])
+    assert process.returncode == 143
+    check_kept(tmp_path, "scenario")
+    left = [pid for pid in _children_named(str(tmp_path).encode()) if alive(pid)]
+    assert not left, f"goals outlived the run: {left}"
+
+
+def _children_named(text: bytes) -> set[int]:
+    """Live processes whose command line holds ``text``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
         try:
-            process.send_signal(signal.SIGINT)
-            time.sleep(0.001 * trial)  # the second one at a different point of the unwinding
-            process.send_signal(signal.SIGINT)
-            process.wait(timeout=60)
-        finally:
-            process.kill()
-            process.wait()
-        assert process.returncode == 130, trial
-        assert len(json.loads((out / "r.json").read_text())["cases"]) == FINISHED, trial
+            if entry.name.isdigit() and text in (entry / "cmdline").read_bytes():
+                found.add(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_double_ctrl_c_never_skips_the_write(tmp_path: Path, command: str) -> None:
+    """The second Ctrl-C lands at different points of the unwinding and of the write."""
+    argv = COMMANDS[command](tmp_path)
+    for gap_ms in (0, 1, 2, 5, 10, 20):
+        (tmp_path / "out" / "r.json").unlink(missing_ok=True)
+        (tmp_path / "out" / "r.json.journal.jsonl").unlink(missing_ok=True)
+        process = interrupted_run(tmp_path, argv, [signal.SIGINT] * 2, gap_s=gap_ms / 1000)
+        assert process.returncode == 130, gap_ms
+        check_kept(tmp_path, command)

@@ -305,6 +305,10 @@ def test_matrix_cli_repeat_reports_run_pass_rate(toy: Path) -> None:
             "dataset: missing.yaml\nvariants:\n  - {id: a, name: A}\n",
             "matrix.yaml:1:10: dataset file not found",
         ),
+        (  # ENAMETOOLONG: located, not an OSError
+            f"dataset: {'x' * 300}.yaml\nvariants:\n  - {{id: a, name: A}}\n",
+            "matrix.yaml:1:10: cannot read the dataset file: File name too long",
+        ),
         (
             "dataset: toy.yaml\nvariants:\n  - {id: a, name: A, harnes: x}\n",
             "matrix.yaml:3:",

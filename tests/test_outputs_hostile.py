@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from signal_eval_cli.cli import app
 from signal_eval_cli.files import atomic_write_text
 
 CLI = Path(sys.executable).parent / "signal-eval"
@@ -52,6 +54,34 @@ def test_an_unwritable_output_is_refused_before_any_case_runs(tmp_path: Path, ou
     assert done.returncode == 2, done.stderr
     assert "cannot write here" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "ran").exists()
+
+
+# Every option that names a file to write, in every command that has it.
+FILE_OPTIONS = [
+    *(["run", "d.yaml", "-q", option] for option in ("-o", "--markdown", "--junit", "--html")),
+    *(["matrix", "m.yaml", "-q", option] for option in ("-o", "--markdown", "--junit", "--html")),
+    *(["scenario", "--all", option] for option in ("-o", "--markdown", "--junit", "--html")),
+    *(["compare", "a.json", "b.json", option] for option in ("-o", "--markdown", "--html")),
+    *(["merge", "a.json", "--junit", "j.xml", option] for option in ("-o", "--markdown")),
+    ["merge", "a.json", "-o", "m.json", "--junit"],
+    ["import", "t.json", "-o"],
+    *(["report", "r.json", option] for option in ("--markdown", "--html")),
+]
+
+
+@pytest.mark.parametrize("argv", FILE_OPTIONS, ids=lambda argv: f"{argv[0]} {argv[-1]}")
+def test_a_file_option_ending_in_a_slash_is_refused_as_a_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    """``-o out/new/`` names a directory: refused before anything runs, not written as a
+    file called ``new`` (a path would drop the slash)."""
+    dataset(tmp_path)
+    (tmp_path / "m.yaml").write_text("name: m\ndataset: d.yaml\nvariants:\n  - {id: a, name: A}\n")
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, [*argv, "out/new/"])
+    assert done.exit_code == 2, done.output
+    assert "out/new/: is a directory: give a file path in it" in done.output
+    assert not (tmp_path / "out").exists() and not (tmp_path / "ran").exists()
 
 
 @pytest.mark.skipif(not Path("/sys").exists(), reason="needs a read-only /sys")

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
+import tempfile
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from signal_eval_cli.cli import app
+from signal_eval_cli.scenarios import workspace
 from signal_eval_cli.scenarios.workspace import AgentTaskError, WriteOp, apply_agent_task
 
 PY = sys.executable
@@ -49,3 +54,37 @@ def test_writing_through_a_hard_link_is_refused(tmp_path: Path) -> None:
     with pytest.raises(AgentTaskError, match="2 hard links"):
         apply_agent_task([WriteOp("victim.txt", "pwned")], tmp_path / "ws")
     assert (tmp_path / "outside.txt").read_text() == "precious\n"
+
+
+def test_a_workspace_still_being_prepared_when_cancelled_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while the fixture is copied: the copy the thread still finishes is removed,
+    not left in the temp dir (issue 11, finding 6)."""
+    (tmp_path / "fx").mkdir()
+    (tmp_path / "fx" / "f.txt").write_text("x")
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    (tmp_path / "tmp").mkdir()
+    entered, release = threading.Event(), threading.Event()
+    real = workspace.prepare_workspace
+
+    def slow(fixture: Path, **options: Any) -> workspace.Workspace:
+        made = real(fixture, **options)
+        entered.set()
+        release.wait(60)  # still copying when the task is cancelled
+        return made
+
+    monkeypatch.setattr(workspace, "prepare_workspace", slow)
+
+    async def cancelled_while_preparing() -> None:
+        task = asyncio.ensure_future(workspace.prepare_workspace_in_thread(tmp_path / "fx"))
+        await asyncio.to_thread(entered.wait, 60)
+        assert list((tmp_path / "tmp").iterdir())  # the copy exists
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()  # the thread finishes the copy after the task is gone
+
+    asyncio.run(cancelled_while_preparing())  # waits for the thread (default executor)
+    assert not list((tmp_path / "tmp").iterdir())

@@ -209,9 +209,22 @@ def write_html(
     err.print(f"HTML report written to {html}", highlight=False, soft_wrap=True)
 
 
+def file_path(value: str) -> Path:
+    """A report option's file, as typed. One ending in ``/`` names a directory: exit 2
+    (``Path`` would drop the slash, and the report would become a file named after it)."""
+    if value.endswith(("/", os.sep)):
+        fail_input(InputError([Problem(value, 0, 0, "is a directory: give a file path in it")]))
+    return Path(value)
+
+
+def file_option(*names: str, help: str) -> Any:
+    """A ``typer.Option`` naming a file to write (see :func:`file_path`)."""
+    return typer.Option(*names, parser=file_path, metavar="<path>", help=help)
+
+
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
 OutputOpt = Annotated[
-    Path | None, typer.Option("--output", "-o", help="Write results JSON here (atomically).")
+    Path | None, file_option("--output", "-o", help="Write results JSON here (atomically).")
 ]
 
 
@@ -220,7 +233,7 @@ def _markdown_path(value: str) -> Path | None:
     if not value:
         err.print("note: --markdown is empty (is $GITHUB_STEP_SUMMARY unset?): no Markdown report")
         return None
-    return Path(value)
+    return file_path(value)
 
 
 MarkdownOpt = Annotated[
@@ -231,10 +244,10 @@ MarkdownOpt = Annotated[
         help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY"; empty: none).',
     ),
 ]
-JunitOpt = Annotated[Path | None, typer.Option(help="Write a JUnit XML report.")]
+JunitOpt = Annotated[Path | None, file_option("--junit", help="Write a JUnit XML report.")]
 HtmlOpt = Annotated[
     Path | None,
-    typer.Option("--html", help="Write a self-contained offline HTML report (opens from file://)."),
+    file_option("--html", help="Write a self-contained offline HTML report (opens from file://)."),
 ]
 SignalsOpt = Annotated[str, typer.Option(help="Signals kept in results: all, failed or none.")]
 TableOpt = Annotated[

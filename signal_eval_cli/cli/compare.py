@@ -24,6 +24,7 @@ from signal_eval_cli.cli.common import (
     check_outputs,
     err,
     fail_input,
+    file_option,
     out,
     signals_policy,
     write_html,
@@ -64,7 +65,7 @@ def compare_command(
     ] = 0.05,
     markdown: MarkdownOpt = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the comparison JSON here.")
+        Path | None, file_option("--output", "-o", help="Write the comparison JSON here.")
     ] = None,
     html: HtmlOpt = None,
     signals: SignalsOpt = "failed",

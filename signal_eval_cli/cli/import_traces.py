@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from signal_eval_cli.cli.command import VerboseOpt
-from signal_eval_cli.cli.common import EXIT_OK, fail_input, out
+from signal_eval_cli.cli.common import EXIT_OK, fail_input, file_option, out
 from signal_eval_cli.errors import InputError
 
 __all__ = ["import_command"]
@@ -19,7 +19,7 @@ def import_command(
         list[Path], typer.Argument(metavar="TRACE...", help="Trace files in any known format.")
     ],
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the one trace's JSONL here.")
+        Path | None, file_option("--output", "-o", help="Write the one trace's JSONL here.")
     ] = None,
     out_dir: Annotated[
         Path | None, typer.Option(help="Write DIR/<trace name>.jsonl for each trace.")

@@ -7,16 +7,15 @@ that finished are kept in ``--output``).
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Coroutine
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
-    EXIT_INTERRUPTED,
     EXIT_OK,
     HtmlOpt,
     JunitOpt,
@@ -44,7 +43,7 @@ from signal_eval_cli.cli.journaled import (
 from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.fingerprint import matrix_fingerprint
-from signal_eval_cli.interrupts import interrupts
+from signal_eval_cli.interrupts import Interrupts, interrupts
 from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.matrix import (
     MatrixOptions,
@@ -112,29 +111,22 @@ def matrix_command(
                     "for a matrix of agents over scenarios yet"
                 )
             )
-        try:
-            result = asyncio.run(
-                run_scenario_matrix(
-                    matrix,
-                    concurrency=concurrency,
-                    repeat=repeat or 1,
-                    on_variant_complete=variant_done,
-                )
+        with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
+            running = run_scenario_matrix(
+                matrix,
+                concurrency=concurrency,
+                repeat=repeat or 1,
+                on_variant_complete=variant_done,
             )
-        except InputError as exc:
-            fail_input(exc)
-        except KeyboardInterrupt:
-            result = MatrixResult.of(
-                matrix.name, finished, started_at=started, completed_at=now_iso(), interrupted=True
-            )
-        _finish(result, output, markdown, junit, html, policy)
+            result = _ran(caught, running, matrix.name, finished, started)
+            _finish(result, output, markdown, junit, html, policy, caught.exit_code)
     options = MatrixOptions(
         concurrency=concurrency,
         repeat=repeat,
         on_variant_complete=variant_done,
         shard=chosen_shard,
     )
-    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
+    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         selected = [c.id for c in select_cases(matrix.dataset, options)]
         header = JournalHeader(
             "matrix",
@@ -166,31 +158,38 @@ def matrix_command(
                 progress(result, label=variant_id)
 
             options.on_variant_case = finished_case
-            try:
-                running = matrix_run(
-                    executor,
-                    matrix.variants,
-                    matrix.dataset,
-                    options,
-                    name=matrix.name,
-                    ray_address=ray_address,
-                    ray_actors=ray_actors,
-                )
-                result = asyncio.run(running)
-            except InputError as exc:
-                fail_input(exc)
-            except KeyboardInterrupt:
-                result = MatrixResult.of(
-                    matrix.name,
-                    finished,
-                    started_at=started,
-                    completed_at=now_iso(),
-                    interrupted=True,
-                )
+            running = matrix_run(
+                executor,
+                matrix.variants,
+                matrix.dataset,
+                options,
+                name=matrix.name,
+                ray_address=ray_address,
+                ray_actors=ray_actors,
+            )
+            result = _ran(caught, running, matrix.name, finished, started)
         entries = journal.entries()
         if entries is not None:  # the results are what the journal holds
             result = build_matrix(header, entries, ran=result)
         _finish(result, output, markdown, junit, html, policy, caught.exit_code)
+
+
+def _ran(
+    caught: Interrupts,
+    running: Coroutine[Any, Any, MatrixResult],
+    name: str,
+    finished: list[VariantResult],
+    started: str,
+) -> MatrixResult:
+    """The matrix's result; stopped by a signal, the variants that finished, interrupted."""
+    try:
+        return caught.run(running)
+    except InputError as exc:  # Ray could not start or join the cluster
+        fail_input(exc)
+    except KeyboardInterrupt:
+        return MatrixResult.of(
+            name, finished, started_at=started, completed_at=now_iso(), interrupted=True
+        )
 
 
 def _finish(
@@ -200,7 +199,7 @@ def _finish(
     junit: Path | None,
     html: Path | None,
     policy: SignalsPolicy,
-    interrupted_code: int = EXIT_INTERRUPTED,
+    interrupted_code: int,
 ) -> NoReturn:
     print_matrix(result, out)
     write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)

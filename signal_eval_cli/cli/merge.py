@@ -22,6 +22,7 @@ from signal_eval_cli.cli.common import (
     TableOpt,
     check_outputs,
     fail_input,
+    file_option,
     out,
     signals_policy,
     table_choice,
@@ -40,7 +41,7 @@ def merge_command(
         typer.Argument(metavar="PART...", help="Every shard's results file (or journal)."),
     ],
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Write the merged results JSON here.")
+        Path, file_option("--output", "-o", help="Write the merged results JSON here.")
     ],
     markdown: MarkdownOpt = None,
     junit: JunitOpt = None,

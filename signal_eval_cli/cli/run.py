@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -362,7 +361,7 @@ def run_dataset_command(
     }
     started = now_iso()
     report_options: dict[str, Any] = {**reports, "signals": signals, "table": table}
-    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
+    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         try:
             with Progress(
                 len(selected) - len(options.finished.keys() & {c.id for c in selected}), quiet=quiet
@@ -393,7 +392,7 @@ def run_dataset_command(
                         ray_address=executor[1],
                         ray_actors=executor[2],
                     )
-                    result = asyncio.run(watched(running, stall_limit_s(dataset, options), stalled))
+                    result = caught.run(watched(running, stall_limit_s(dataset, options), stalled))
                 except KeyboardInterrupt:
                     result = partial_result(dataset, selected, progress.results, started)
                 except InputError as exc:  # Ray could not start or join the cluster

@@ -8,7 +8,6 @@ proxies do with the agents' and goals' model calls, as for ``run``.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -275,7 +274,7 @@ def scenario_command(
         progress.tick(name, "pass" if result.passed else "FAIL")
 
     started_at, started = now_iso(), time.perf_counter()
-    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; a second one waits
+    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         try:
             if executor == "local":
                 proxied: dict[str, Any] = {"proxies": proxies.start(scenarios)}
@@ -296,11 +295,11 @@ def scenario_command(
                 **proxied,
             )
             with progress:
-                run = asyncio.run(running)
+                run = caught.run(running)
         except InputError as exc:
             fail_input(exc)
         except KeyboardInterrupt:
-            # asyncio.run cancelled the running scenarios: their goals' groups are killed.
+            # the running scenarios were cancelled: their goals' groups are killed.
             run = partial_run(scenarios, finished, started_at, started)
         finally:  # also on a crash: no proxy outlives the run
             _stop(proxies)

@@ -52,7 +52,7 @@ from signal_eval_cli.scenarios.workspace import (
     AgentTaskError,
     Workspace,
     apply_agent_task,
-    prepare_workspace,
+    prepare_workspace_in_thread,
     read_text,
     resolve_inside,
 )
@@ -450,8 +450,8 @@ async def _run_baseline(
     """The goals on an untouched copy of the fixture: what passed before the agent."""
     baseline_start = recorder.emit("baseline:start", {}, start)
     try:
-        workspace = await asyncio.to_thread(
-            prepare_workspace, fixture, copy=True, label=f"{scenario.id}-baseline"
+        workspace = await prepare_workspace_in_thread(
+            fixture, copy=True, label=f"{scenario.id}-baseline"
         )
     except OSError as exc:
         recorder.emit("baseline:end", {"error": f"cannot prepare: {exc}"}, baseline_start)
@@ -587,8 +587,7 @@ async def run_scenario(
     workspace: Workspace | None = None
     try:
         try:
-            workspace = await asyncio.to_thread(
-                prepare_workspace,
+            workspace = await prepare_workspace_in_thread(
                 fixture,
                 copy=scenario.fixture.copy_to_temp,
                 label=scenario.id,

@@ -22,6 +22,7 @@ applies is anything written, and a write that fails midway is rolled back.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -29,9 +30,11 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from signal_eval_cli.errors import closest
 from signal_eval_cli.scenarios.overlay import can_overlay, mount_overlay, unmount
@@ -52,6 +55,7 @@ __all__ = [
     "copy_strategy",
     "parse_agent_task",
     "prepare_workspace",
+    "prepare_workspace_in_thread",
     "read_text",
     "resolve_inside",
 ]
@@ -503,3 +507,31 @@ def prepare_workspace(
         shutil.rmtree(temp_dir, ignore_errors=True)
         raise
     return Workspace(destination, fixture, copied=True, temp_dir=temp_dir)
+
+
+async def prepare_workspace_in_thread(fixture: Path, **options: Any) -> Workspace:
+    """:func:`prepare_workspace` in a thread. Cancelled while it copies (Ctrl-C, SIGTERM),
+    the workspace the thread still makes is removed, not left in the temp dir: whichever
+    of the thread and the cancelled task comes second cleans it up."""
+    lock = threading.Lock()
+    made: list[Workspace] = []
+    abandoned = False
+
+    def prepare() -> Workspace:
+        workspace = prepare_workspace(fixture, **options)
+        with lock:
+            made.append(workspace)
+            if not abandoned:
+                return workspace
+        workspace.cleanup()
+        return workspace
+
+    try:
+        return await asyncio.to_thread(prepare)
+    except asyncio.CancelledError:
+        with lock:
+            abandoned = True
+            finished = list(made)
+        for workspace in finished:
+            workspace.cleanup()
+        raise
