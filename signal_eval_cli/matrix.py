@@ -249,9 +249,11 @@ class MatrixResult:
 
     @classmethod
     def of(cls, name: str, variants: list[VariantResult], **kwargs: Any) -> MatrixResult:
-        """Rank the variants and recommend one."""
+        """Rank the variants and recommend one (none from an interrupted run's partial
+        results: a variant that ran fewer cases would be judged on other evidence)."""
         points = [VariantPoint.of(v) for v in variants]
-        return cls(name, variants, compare_variants(points), recommend(points), **kwargs)
+        chosen = None if kwargs.get("interrupted") else recommend(points)
+        return cls(name, variants, compare_variants(points), chosen, **kwargs)
 
     def variant(self, variant_id: str) -> VariantResult:
         return next(v for v in self.variants if v.variant_id == variant_id)

@@ -121,6 +121,16 @@ def test_a_sub_millisecond_latency_gap_is_a_tie() -> None:
     assert [p.latency for p in slower] == [0.0, 0.0, 0.0]
 
 
+def test_an_interrupted_matrix_recommends_nothing_from_partial_results() -> None:
+    """A variant that ran 2 of 12 cases would be ranked on other evidence than the rest."""
+    full = VariantResult("a", "A", dataset(*[case(f"c{i}", i % 2 == 0) for i in range(12)]))
+    partial = VariantResult("b", "B", dataset(case("c0"), case("c1")))
+    assert MatrixResult.of("m", [full, partial]).recommendation is not None
+    stopped = MatrixResult.of("m", [full, partial], interrupted=True)
+    assert stopped.recommendation is None
+    assert stopped.comparison.pareto_frontier  # the ranking is still shown
+
+
 def test_too_few_cases_cap_confidence_at_low() -> None:
     rec = recommend([point("a", 4, 0.01, 100, ran=4), point("b", 0, 0.01, 100, ran=4)])
     assert rec is not None and rec.confidence == "low" and "only 4 cases ran" in rec.reason

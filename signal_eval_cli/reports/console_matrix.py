@@ -75,7 +75,13 @@ def print_matrix(result: MatrixResult, console: Console | None = None) -> None:
         for tradeoff in rec.tradeoffs:
             console.print(Text(f"  · {tradeoff}", style="dim"))
     if result.interrupted:
-        console.print(Text("(interrupted: only finished variants shown)", style="bold yellow"))
+        console.print(
+            Text(
+                "(interrupted: only the cases that finished are shown; no recommendation "
+                "from partial results)",
+                style="bold yellow",
+            )
+        )
 
 
 def _change_row(change: CaseChange) -> tuple[Text, str, str, str]:

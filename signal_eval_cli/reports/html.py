@@ -323,7 +323,9 @@ def _matrix_page(result: MatrixResult, signals: SignalsPolicy) -> _Page:
         f"<p>{escape(rec.reason)} (confidence: {escape(rec.confidence)})</p>"
         f"<ul>{''.join(f'<li>{escape(t)}</li>' for t in rec.tradeoffs)}</ul></section>"
         if rec
-        else '<section id="recommendation"><p>No recommendation: no variant ran.</p></section>'
+        else '<section id="recommendation"><p>No recommendation: '
+        + ("the run was interrupted." if result.interrupted else "no variant ran.")
+        + "</p></section>"
     )
     body = "".join(
         [
