@@ -48,8 +48,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
 from signal_eval_cli.assertions import AssertionResult
+from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import EvalError
-from signal_eval_cli.persistence import gc_paused, load_result, register_result_kind
+from signal_eval_cli.persistence import load_result, register_result_kind
 from signal_eval_cli.results import (
     RESULT_SCHEMA_VERSION,
     AggregateMetrics,

@@ -27,16 +27,15 @@ instead of decoding every case.
 
 from __future__ import annotations
 
-import gc
 import importlib
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.case_index import INDEX_KEY, build_index, open_sealed, seal
+from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.files import atomic_write_bytes
 from signal_eval_cli.limits import JsonProblem, loads_json
@@ -185,18 +184,6 @@ def load_result(path: str | Path, *, lean: bool = False) -> Any:
     """
     with gc_paused():
         return _load_result(path, lean)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector (restoring its previous state on the way out)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _load_result(path: str | Path, lean: bool) -> Any:

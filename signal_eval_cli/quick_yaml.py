@@ -13,10 +13,8 @@ the same location.
 
 from __future__ import annotations
 
-import gc
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +31,7 @@ from yaml.events import (
     StreamStartEvent,
 )
 
+from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.limits import MAX_DEPTH, MAX_INT_DIGITS
 
 try:
@@ -116,26 +115,13 @@ _SCALAR_TAGS = {
 }
 
 
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """Millions of new containers would start the cycle collector over and over (most of
-    the time spent); nothing built here is a cycle."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def quick_data(text: str) -> QuickData:
     """The data of a single-document YAML ``text``; :class:`Unsure` when in any doubt."""
     if _Events is None:  # pragma: no cover
         raise Unsure("no libyaml")
     scalars = _Scalars()
     try:
-        with _no_gc():
+        with gc_paused():
             return QuickData(_build(_Events(text), scalars), scalars.written)
     except yaml.YAMLError as exc:
         raise Unsure(str(exc)[:80]) from None

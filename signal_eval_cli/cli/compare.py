@@ -30,9 +30,10 @@ from signal_eval_cli.cli.common import (
     write_html,
     writing,
 )
+from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.compare import CompareOptions, IncompatibleResults, compare, compare_files
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.persistence import gc_paused, load_result, save_result
+from signal_eval_cli.persistence import load_result, save_result
 from signal_eval_cli.reports.console_matrix import print_comparison
 
 __all__ = ["compare_command"]

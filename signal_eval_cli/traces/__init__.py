@@ -7,12 +7,11 @@ ties) and returns a :class:`~signal_eval_cli.signals.Trace`. Formats are a regis
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.signals import Signal, Trace
 from signal_eval_cli.traces.mapping import Facts, to_signals
@@ -111,7 +110,7 @@ def read_trace_signals(path: str | Path, format: str | None = None) -> tuple[lis
     reader = FORMATS.get(name)
     if reader is None:
         raise InputError(f"unknown trace format '{name}' (known: {', '.join(FORMATS)})")
-    with _collector_paused():
+    with gc_paused():  # mapping makes no cycles; see collector
         try:
             read = reader(source)
         except TraceFormatError as exc:
@@ -124,20 +123,6 @@ def read_trace_signals(path: str | Path, format: str | None = None) -> tuple[lis
             start = next((s.payload for s in read if s.name == "harness:start"), None)
             return read, start.get("input") if isinstance(start, dict) else None
         return to_signals(read), read.input
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while a parsed trace is mapped: mapping
-    makes no reference cycles, and each full collection it would trigger walks every
-    object of the parsed document again (half the time of a 100,000-span import)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def import_trace(path: str | Path, format: str | None = None) -> Trace:
