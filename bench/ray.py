@@ -10,8 +10,8 @@ the actors, the runner and the assertions in the actors, the results pickled bac
 ``CaseResult`` rebuilt on the driver. It leaves out two one-offs, printed apart:
 ``ray.init`` (seconds on a busy machine; a cluster is started once, not per run) and
 starting the actors (each imports signal-eval and builds the harness). No journal is
-written (the library run has no ``on_case_complete``): ``signal-eval run -o`` adds one fsync
-per case on the driver, the same cost under either executor. The local baseline runs the
+written (the library run has no ``on_case_complete``): ``signal-eval run -o`` adds a journal
+line per case on the driver (fsync'd on a thread), the same cost under either executor. The local baseline runs the
 same runner in this process, so ``ray_overhead_per_case_ms`` is what Ray adds per case.
 Prints, last, ``ray_wall_vs_ideal: <ratio>`` (target <= 1.3).
 """
