@@ -22,16 +22,21 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from signal_eval_cli.assertions.signal import trajectory_pins
 from signal_eval_cli.compare import Comparison, PassRateStats, pass_rate_stats
 from signal_eval_cli.matrix import MatrixResult, VariantPoint
 from signal_eval_cli.reports._format import fmt_cost, fmt_interval, fmt_ms, is_case_results
 from signal_eval_cli.reports.pareto import pareto_svg
+from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
 from signal_eval_cli.results import AggregateMetrics, CaseResult, SignalsPolicy
+from signal_eval_cli.signals import Signal, Trace
 
-__all__ = ["generate_html_report", "write_html_report"]
+__all__ = ["HtmlReporter", "generate_html_report", "write_html_report"]
 
 _DETAIL_KEYS = ("signals", "finalState")
 """Moved out of each case into the lazily parsed signals block."""
+MAX_PINS = 200
+"""Signals a failed assertion is pinned to, at most."""
 MAX_STATIC_ROWS = 2_000
 """Rows of the server-rendered matrix grid and flip lists (the rest are counted)."""
 
@@ -119,6 +124,21 @@ def write_html_report(
     atomic_write_text(Path(path), generate_html_report(result, signals=signals, sides=sides))
 
 
+class HtmlReporter:
+    """``--html``: this module's page; a comparison's shows both sides' timelines when
+    the context holds them."""
+
+    name = "html"
+    options: tuple[str, ...] = ("--html",)
+    help = "Write a self-contained offline HTML report (opens from file://)."
+    kinds = RESULT_KINDS
+    appends = False
+    noun = "HTML report"
+
+    def write(self, result: Any, path: Path, context: ReportContext) -> None:
+        write_html_report(result, path, signals=context.signals, sides=context.sides)
+
+
 # -- case lists -------------------------------------------------------------------------------
 
 
@@ -130,9 +150,35 @@ def _case_rows(
     for index, case in enumerate(cases):
         row = case.to_dict(signals)
         if "signals" in row:
+            if not case.passed:
+                _pin_trajectories(row["assertions"], case.signals)
             details[f"{prefix}{index}"] = {k: row.pop(k, None) for k in _DETAIL_KEYS}
         rows.append(row)
     return rows
+
+
+def _pin_trajectories(assertions: list[dict[str, Any]], signals: list[Signal]) -> None:
+    """Each ``signal.trajectory`` of a failed case (also inside ``any``/``all``/``not``)
+    gets ``pins``: what the engine's search matched, where it stopped, the step not
+    found. (The page guesses other assertions' signals from their fields.)"""
+    trace: Trace | None = None
+    stack = list(assertions)
+    while stack:
+        item = stack.pop()
+        stack += item.get("children") or []
+        spec = item.get("assertion")
+        if not isinstance(spec, dict) or spec.get("type") != "signal.trajectory":
+            continue
+        trace = trace or Trace(signals)
+        try:
+            pins = trajectory_pins(spec, trace)
+        except (KeyError, TypeError, ValueError):  # a hand-edited result: leave it to the page
+            continue
+        item["pins"] = {
+            "indices": pins.matched[:MAX_PINS],
+            "missing": pins.missing,
+            "stop": pins.stop,
+        }
 
 
 def _status_counts(cases: list[CaseResult]) -> dict[str, int]:
