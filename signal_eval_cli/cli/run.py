@@ -189,7 +189,7 @@ def run_command(
         checks_harness=traces is None,
     )
     totals: list[DatasetResult] = []
-    for dataset, reports in zip(datasets, paths, strict=True):
+    for dataset, its_reports in zip(datasets, paths, strict=True):
         if dataset is None:
             continue  # the filters select none of its cases (said when loading)
         result, interrupted_code = run_dataset_command(
@@ -201,7 +201,7 @@ def run_command(
             traces=traces,
             signals=policy,
             table=rows,
-            reports=reports,
+            reports=its_reports,
             quiet=quiet,
             journal_options={"resume": resume, "retry": retry, "force": force},
             executor=(executor, ray_address, ray_actors),

@@ -37,6 +37,8 @@ _DETAIL_KEYS = ("signals", "finalState")
 """Moved out of each case into the lazily parsed signals block."""
 MAX_PINS = 200
 """Signals a failed assertion is pinned to, at most."""
+FOLDED_ROWS = 10
+"""A list of other changes longer than this starts folded (flipped cases never are)."""
 MAX_STATIC_ROWS = 2_000
 """Rows of the server-rendered matrix grid and flip lists (the rest are counted)."""
 
@@ -473,7 +475,7 @@ def _comparison_page(
             _flip_table("flips", "Flipped cases", [*flips, *fixes], sides is not None),
             '<section><h2>Metrics</h2><table id="deltas"><tr><th></th><th>baseline</th>'
             f"<th>candidate</th><th>change</th></tr>{metric_rows}</table></section>",
-            _flip_table("changes", "Other changes", others, False),
+            _flip_table("changes", "Other changes", others, False, fold=True),
             _id_list("new-cases", "New cases", result.new_cases),
             _id_list("removed-cases", "Removed cases", result.removed_cases),
             *(f'<p class="warn">{escape(n)}</p>' for n in result.notes),
@@ -488,12 +490,16 @@ def _pct(base: float, cand: float) -> str:
     return f"{(cand - base) / base * 100:+.0f}%" if base else "–"
 
 
-def _flip_table(element_id: str, title: str, changes: list[Any], openable: bool) -> str:
+def _flip_table(
+    element_id: str, title: str, changes: list[Any], openable: bool, *, fold: bool = False
+) -> str:
     if not changes:
         return f'<section id="{element_id}"><h2>{escape(title)} (0)</h2><p>None.</p></section>'
     rows = []
     for c in changes[:MAX_STATIC_ROWS]:
-        arrow = {"pass_to_fail": "pass → fail", "fail_to_pass": "fail → pass"}.get(c.type, c.type)
+        arrow = {"pass_to_fail": "pass → fail", "fail_to_pass": "fail → pass"}.get(
+            c.type, c.type.replace("_", " ")
+        )
         kind = "fail" if c.type in ("pass_to_fail", "metric_degraded") else "pass"
         p_value = f"{c.p_value:.4f}" if c.p_value is not None else "–"
         failed = "; ".join(
@@ -509,11 +515,13 @@ def _flip_table(element_id: str, title: str, changes: list[Any], openable: bool)
     more = (
         f"<p>… {len(changes) - MAX_STATIC_ROWS} more</p>" if len(changes) > MAX_STATIC_ROWS else ""
     )
-    return (
-        f'<section id="{element_id}"><h2>{escape(title)} ({len(changes)})</h2>'
-        f'<table class="flips"><tr><th></th><th>case</th><th>what changed</th>'
-        f"<th>p-value</th><th>failed assertions</th></tr>{''.join(rows)}</table>{more}</section>"
+    table = (
+        '<table class="flips"><tr><th></th><th>case</th><th>what changed</th>'
+        f"<th>p-value</th><th>failed assertions</th></tr>{''.join(rows)}</table>{more}"
     )
+    if fold and len(changes) > FOLDED_ROWS:  # e.g. a metric change in every case
+        table = f"<details><summary>show all {len(changes)}</summary>{table}</details>"
+    return f'<section id="{element_id}"><h2>{escape(title)} ({len(changes)})</h2>{table}</section>'
 
 
 def _id_list(element_id: str, title: str, ids: list[str]) -> str:
