@@ -433,3 +433,30 @@ def test_a_comparison_shows_its_new_and_removed_cases(tmp_path: Path, open_repor
         "kept"
     ]
     opened.finish("compare-new-removed")
+
+
+def test_10000_cases_render_lazily_and_scroll_to_the_last(tmp_path: Path, open_report: Any) -> None:  # noqa: F811
+    """The summary and first rows come without building 10,000 rows; scrolling reaches the
+    last case, which opens with its timeline (bench/html.py times the first render)."""
+    signals = agent_signals(200)
+    cases = [
+        case(f"case-{i:05d}", i % 10 != 3, signals=signals if i % 10 == 3 else None,
+             tags=[f"t{i % 5}"], latency=1000 + i % 700)
+        for i in range(10_000)
+    ]  # fmt: skip
+    report = tmp_path / "10000-cases.html"
+    write_html_report(dataset(cases), report)
+    opened = open_report(report)
+    page = opened.page
+    assert card(page, "failed") == "1,000"
+    assert page.inner_text('.card[data-k="pass-rate"] .note').startswith("9,000/10,000 · ")
+    assert page.inner_text("#case-count") == "10,000 of 10,000 cases"
+    assert 0 < page.locator(".case-row").count() < 100  # only what shows is built
+    page.locator(".vtable").evaluate("box => { box.scrollTop = box.scrollHeight; }")
+    page.wait_for_selector('.case-row[data-case="case-09999"]')
+    page.click('button[data-status="failed"]')
+    assert page.inner_text("#case-count") == "1,000 of 10,000 cases"
+    page.locator(".vtable").evaluate("box => { box.scrollTop = box.scrollHeight; }")
+    page.click('.case-row[data-case="case-09993"]')
+    page.wait_for_selector('.detail[data-case="case-09993"] .tl-svg .lname')
+    opened.finish("run-10000-cases")

@@ -43,7 +43,8 @@
     var places = span >= 50 ? 0 : span >= 5 ? 1 : span >= 0.5 ? 2 : 3;
     return span >= 50000 ? (v / 1000).toFixed(1) + " s" : v.toFixed(places) + " ms";
   }
-  function fmtMs(v) { return Math.round(v).toLocaleString("en-US") + " ms"; }
+  function fmtInt(v) { return Math.round(v).toLocaleString("en-US"); }
+  function fmtMs(v) { return fmtInt(v) + " ms"; }
 
   // -- the engine's derived views, mirrored (signals.py, patterns.py) -------------------------
   function globRe(pattern) {  // '*' = any run without ':', '**' = anything; whole name
@@ -499,7 +500,7 @@
     }
     var buttons = el("div", {cls: "filters", role: "toolbar"});
     ["all", "passed", "failed", "flaky", "errored", "skipped"].forEach(function (s) {
-      buttons.appendChild(el("button", {"data-status": s, cls: s === "all" ? "on" : "", text: s + " " + counts[s], onclick: function (ev) {
+      buttons.appendChild(el("button", {"data-status": s, cls: s === "all" ? "on" : "", text: s + " " + fmtInt(counts[s]), onclick: function (ev) {
         state.status = s;
         Array.prototype.forEach.call(buttons.querySelectorAll("button"), function (b) { b.className = b.getAttribute("data-status") === s ? "on" : ""; });
         refilter();
@@ -519,7 +520,7 @@
     function refilter() {
       shown = [];
       for (var i = 0; i < rows.length; i++) if (matches(rows[i])) shown.push(i);
-      count.textContent = shown.length + " of " + rows.length + " cases";
+      count.textContent = fmtInt(shown.length) + " of " + fmtInt(rows.length) + " cases";
       inner.style.height = shown.length * ROW + "px";
       box.style.height = Math.min(340, 34 + Math.max(shown.length, 1) * ROW) + "px";
       box.scrollTop = 0;

@@ -210,16 +210,16 @@ def _summary_cards(stats: PassRateStats, agg: AggregateMetrics, counts: Mapping[
             "pass-rate",
             "pass rate",
             f"{stats.pass_rate:.1%}",
-            f"{stats.passed_cases}/{stats.cases} · 95% CI {fmt_interval(low, high)}",
+            f"{stats.passed_cases:,}/{stats.cases:,} · 95% CI {fmt_interval(low, high)}",
         ),
         _card("p50", "p50 latency", fmt_ms(agg.p50_latency_ms)),
         _card("p95", "p95 latency", fmt_ms(agg.p95_latency_ms)),
         _card("cost", "cost", fmt_cost(agg.total_cost), f"{fmt_cost(agg.avg_cost_per_case)}/case"),
         _card("tokens", "tokens", f"{agg.total_tokens:,}"),
-        _card("failed", "failed", str(counts["failed"]), alert=counts["failed"] > 0),
-        _card("flaky", "flaky", str(counts["flaky"])),
-        _card("errored", "errored", str(counts["errored"]), alert=counts["errored"] > 0),
-        _card("skipped", "skipped", str(counts["skipped"])),
+        _card("failed", "failed", f"{counts['failed']:,}", alert=counts["failed"] > 0),
+        _card("flaky", "flaky", f"{counts['flaky']:,}"),
+        _card("errored", "errored", f"{counts['errored']:,}", alert=counts["errored"] > 0),
+        _card("skipped", "skipped", f"{counts['skipped']:,}"),
     ]
     return f'<section class="cards" id="summary">{"".join(cards)}</section>'
 
