@@ -242,7 +242,6 @@ class ProviderFlags:
         order = [c.id for c in dataset.cases]
         proxy = proxy_for(dataset, self.mode, case_order=order, prices=prices)
         options.proxy = proxy.start()
-        proxy.export_env(options.concurrency if options.parallel else 1)  # until finish()
 
     @staticmethod
     def finish(options: RunOptions) -> None:

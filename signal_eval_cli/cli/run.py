@@ -345,6 +345,8 @@ def run_dataset_command(
             from signal_eval_cli.ray_executor import check_remote
 
             check_remote(dataset, options)
+        elif options.proxy is not None:  # clients made without ctx: here, never on actors
+            options.proxy.export_env(options.concurrency if options.parallel else 1)
     except InputError as exc:
         if options.proxy is not None:
             options.proxy.stop()  # its port and the environment it pointed here
