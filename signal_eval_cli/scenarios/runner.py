@@ -18,10 +18,11 @@ every call becomes ``provider:start``/``provider:end`` signals under the step th
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -297,11 +298,6 @@ class ScenarioRunResult(DatasetResult):
         )
 
 
-_SETTLE_S = 2.0
-"""How long a step's model calls may still be finishing their signals after it ended."""
-_CALL_COUNT = {"provider:start": 1, "provider:end": -1, "provider:error": -1}
-
-
 class _Recorder:
     """Collects the scenario's signals; each points at its cause.
 
@@ -312,8 +308,9 @@ class _Recorder:
     def __init__(self) -> None:
         self.signals: list[Signal] = []
         self.step: Signal | None = None
+        self.settle: Callable[[], Awaitable[bool]] | None = None
+        """Waits for the model calls in flight (the proxy's), when there is a proxy."""
         self._lock = threading.Lock()
-        self._calls_open = 0
 
     def emit(self, name: str, payload: dict[str, Any], parent: Signal | None = None) -> Signal:
         signal = Signal(
@@ -336,16 +333,13 @@ class _Recorder:
         agent: str | None = None,
         parent: Signal | None = None,
     ) -> Signal:
-        with self._lock:
-            self._calls_open += _CALL_COUNT.get(name, 0)
         return self.emit(name, payload, parent if parent is not None else self.step)
 
-    async def settled(self, timeout_s: float = _SETTLE_S) -> None:
-        """Wait (bounded) until every model call started has emitted its end: a streamed
-        answer's client may exit before the proxy emits ``provider:end``."""
-        deadline = time.monotonic() + timeout_s
-        while self._calls_open > 0 and time.monotonic() < deadline:
-            await asyncio.sleep(0.005)
+    async def settled(self) -> None:
+        """Wait until every model call started has emitted its end: a streamed answer's
+        client may exit before the proxy emits ``provider:end``."""
+        if self.settle is not None:
+            await self.settle()
 
 
 def project_root(scenario: Scenario, root: Path | str | None = None) -> Path:
@@ -583,6 +577,8 @@ async def run_scenario(
     )
     route = proxies.open(scenario, run, recorder.call_signal) if proxies is not None else None
     base_env = {**os.environ, **route.env} if route is not None else None
+    if proxies is not None and route is not None:
+        recorder.settle = functools.partial(proxies.settled, scenario, route)
     completed = True  # False: cut short (the agent timed out), its calls are not recorded
     workspace: Workspace | None = None
     try:
@@ -645,7 +641,7 @@ async def run_scenario(
                 payload["error"] = outcome.error
             emit("goal:end", payload, goal_start)
         if proxies is not None and route is not None:
-            session = proxies.close(scenario, route, completed=completed)
+            session = await proxies.finish(scenario, route, completed=completed)
             if session is not None and session.misses:  # the cause of what failed after it
                 detail = f" ({result.error})" if result.error else ""
                 result.error = f"model proxy: {session.misses[0]}{detail}"
