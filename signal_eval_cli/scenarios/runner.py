@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -41,6 +42,7 @@ from signal_eval_cli.scenarios.agents import run_agent
 from signal_eval_cli.scenarios.changes import (
     TreeSnapshot,
     changed_files,
+    entries,
     find_escapes,
     snapshot,
     workspace_diff,
@@ -478,6 +480,7 @@ async def _run_the_agent(
     Returns whether it ran to its end (not timed out)."""
     assert scenario.agent is not None
     watched = await asyncio.to_thread(_watch, workspace)
+    shallow = await asyncio.to_thread(_watch_top_level, workspace)
     agent_start = recorder.emit("agent:start", {"agent": scenario.agent.label}, start)
     recorder.step = agent_start
     outcome = await run_agent(
@@ -505,7 +508,7 @@ async def _run_the_agent(
     result.agent = payload
     changes = await asyncio.to_thread(changed_files, workspace.fixture, workspace.path)
     escapes = await asyncio.to_thread(
-        find_escapes, workspace.path, changes, watched, _own(workspace)
+        find_escapes, workspace.path, changes, watched, _own(workspace), shallow
     )
     if escapes:
         recorder.emit("agent:escaped", {"escapes": escapes}, agent_start)
@@ -521,6 +524,23 @@ def _watch(workspace: Workspace) -> dict[Path, TreeSnapshot]:
     if workspace.temp_dir is not None:
         watched[workspace.temp_dir] = snapshot(workspace.temp_dir, _own(workspace))
     return watched
+
+
+def _watch_top_level(workspace: Workspace) -> dict[Path, frozenset[str]]:
+    """The current directory and the user's home, for new entries (see ``changes``); not
+    the temp directory, where every scenario's workspace is made, nor a directory
+    already watched whole."""
+    deep = [workspace.fixture.resolve(), *([workspace.temp_dir] if workspace.temp_dir else [])]
+    temp = Path(tempfile.gettempdir()).resolve()
+    found = {}
+    for directory in (Path.cwd(), Path.home()):
+        try:
+            directory = directory.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if directory != temp and not any(directory.is_relative_to(d) for d in deep):
+            found[directory] = entries(directory)
+    return found
 
 
 def _own(workspace: Workspace) -> set[Path]:
