@@ -3,7 +3,7 @@
 Draws a seeded sample of mutants from every mutation site of the engine
 (``patterns.py``, ``signals.py``, ``jsjson.py``, ``assertions/*.py``): comparison and
 boolean swaps, constants ±1, return values negated, statements deleted, off-by-one
-slices. Each mutant runs against the engine's own tests, only those that execute the
+slices, in f-strings' expressions too (a message's preview cap is code). Each mutant runs against the engine's own tests, only those that execute the
 mutated statement (a line map is traced once, first), fastest first, stopping at the
 first failure. A mutant whose tests all pass survived.
 
@@ -22,10 +22,12 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
+import itertools
 import json
 import math
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -42,9 +44,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 PACKAGE = "signal_eval_cli"
-ASSERTION_MODULES = (
-    "_helpers _registry agent compose files judge metric output signal snapshot tool"
-)
 TARGETS = [  # listed, not globbed: the plugin runs from a copy of this file elsewhere
     f"{PACKAGE}/patterns.py",
     f"{PACKAGE}/signals.py",
@@ -57,6 +56,7 @@ TARGETS = [  # listed, not globbed: the plugin runs from a copy of this file els
             "agent",
             "compose",
             "files",
+            "grading",
             "judge",
             "metric",
             "output",
@@ -71,9 +71,11 @@ TESTS = [
     "tests/test_engine_semantics.py",
     "tests/test_assertions_agent.py",
     "tests/test_assertions_compose_judge.py",
+    "tests/test_assertions_imported.py",
     "tests/test_assertions_metric_output_tool.py",
     "tests/test_assertions_signal.py",
     "tests/test_assertions_state.py",
+    "tests/test_grading.py",
     "tests/test_signals.py",
     "tests/test_patterns.py",
     "tests/test_loading.py",
@@ -106,6 +108,22 @@ _DELETABLE = (
     ast.Continue,
     ast.Break,
 )
+
+
+class Source:
+    """A module's bytes and where each of its nodes is in them."""
+
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path, self.data, self.starts = path, data, _offsets(data)
+
+    def span(self, node: Any) -> tuple[int, int]:
+        """Byte offsets (``col_offset`` counts UTF-8 bytes)."""
+        start = self.starts[node.lineno - 1] + node.col_offset
+        return start, self.starts[node.end_lineno - 1] + node.end_col_offset
+
+    def text(self, node: Any) -> str:
+        start, end = self.span(node)
+        return self.data[start:end].decode()
 
 
 @dataclass(frozen=True)
@@ -144,11 +162,10 @@ _SOURCES: dict[str, bytes] = {}
 
 
 def mutants_of(path: str) -> list[Mutant]:
-    source = _SOURCES.setdefault(path, (ROOT / path).read_bytes())
-    tree = ast.parse(source)
-    starts = _offsets(source)
+    source = Source(path, _SOURCES.setdefault(path, (ROOT / path).read_bytes()))
+    tree = ast.parse(source.data)
     found: list[Mutant] = []
-    skip: set[int] = set()  # ids of nodes never mutated: annotations, docstrings, f-strings
+    skip: set[int] = set()  # ids of nodes never mutated: annotations, docstrings, __all__
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for arg in (*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs):
@@ -158,8 +175,6 @@ def mutants_of(path: str) -> list[Mutant]:
                 skip.update(map(id, ast.walk(node.returns)))
         if isinstance(node, ast.AnnAssign):
             skip.update(map(id, ast.walk(node.annotation)))
-        if isinstance(node, ast.JoinedStr):
-            skip.update(map(id, ast.walk(node)))
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skip.update(map(id, ast.walk(node)))
         if isinstance(node, ast.Assign) and any(
@@ -185,10 +200,8 @@ def mutants_of(path: str) -> list[Mutant]:
         if isinstance(node, ast.stmt):
             statement = node
         if id(node) not in skip:
-            for replacement, target in _replacements(node):
-                found.append(
-                    _mutant(path, source, starts, target, replacement, in_function, statement)
-                )
+            for replacement, target in _replacements(node, source):
+                found.append(_mutant(source, target, replacement, in_function, statement))
         for child in ast.iter_child_nodes(node):
             visit(child, in_function, statement)
 
@@ -204,19 +217,43 @@ def _is_docstring(node: ast.stmt) -> bool:
     )
 
 
-def _replacements(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
-    """``(new source, node it replaces)`` for every mutation of ``node``."""
+_OPERATORS: dict[type[ast.AST], str] = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+    ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
+    ast.And: "and", ast.Or: "or",
+}  # fmt: skip
+_OPERATOR = re.compile(r"==|!=|<=|>=|<|>|\bnot\s+in\b|\bis\s+not\b|\bin\b|\bis\b|\band\b|\bor\b")
+
+
+def _swap(source: Source, whole: ast.AST, operands: list[ast.expr], swaps: dict[int, Any]) -> str:
+    """``whole``'s source with the operator before ``operands[i]`` made ``swaps[i]``: it
+    keeps its quotes, brackets and layout, so a mutant inside an f-string still parses."""
+    cuts = [source.span(whole)[0], *(x for o in operands for x in source.span(o))]
+    cuts.append(source.span(whole)[1])
+    # even pieces: before the first operand, the gaps holding the operators, after the last
+    pieces = [source.data[a:b].decode() for a, b in itertools.pairwise(cuts)]
+    for i, operator in swaps.items():
+        gap = pieces[2 * i]
+        if len(_OPERATOR.findall(gap)) != 1:  # a comment made it ambiguous
+            raise SystemExit(f"no single operator in {gap!r}: extend bench/mutation.py")
+        pieces[2 * i] = _OPERATOR.sub(_OPERATORS[type(operator)], gap)
+    return "(" + "".join(pieces) + ")"
+
+
+def _replacements(node: ast.AST, source: Source) -> Iterator[tuple[str, ast.AST]]:
+    """``(new source, node it replaces)`` for every mutation of ``node``, written from
+    the original's own text (an f-string's quotes stay valid)."""
     if isinstance(node, ast.Compare):
+        operands = [node.left, *node.comparators]
         for i, op in enumerate(node.ops):
             if type(op) in _SWAPS:
-                ops = [*node.ops]
-                ops[i] = _SWAPS[type(op)]()
-                yield f"({ast.unparse(ast.Compare(node.left, ops, node.comparators))})", node
+                yield _swap(source, node, operands, {i + 1: _SWAPS[type(op)]()}), node
     elif isinstance(node, ast.BoolOp):
         other: ast.boolop = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-        yield f"({ast.unparse(ast.BoolOp(other, node.values))})", node
+        swaps = {i: other for i in range(1, len(node.values))}
+        yield _swap(source, node, node.values, swaps), node
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        yield f"({ast.unparse(node.operand)})", node
+        yield f"({source.text(node.operand)})", node
     elif isinstance(node, ast.Constant):
         value = node.value
         if isinstance(value, bool):
@@ -229,36 +266,21 @@ def _replacements(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
     elif isinstance(node, ast.Slice):
         for bound in (node.lower, node.upper):
             if bound is not None:
-                yield f"({ast.unparse(bound)} + 1)", bound
+                yield f"({source.text(bound)} + 1)", bound
     value = node.value if isinstance(node, ast.Return) else None
     if value is not None and not (isinstance(value, ast.Constant) and value.value is None):
-        yield f"(not ({ast.unparse(value)}))", value
+        yield f"(not ({source.text(value)}))", value
     if isinstance(node, _DELETABLE) and not _is_docstring(node):  # type: ignore[arg-type]
         yield "pass", node
 
 
 def _mutant(
-    path: str,
-    source: bytes,
-    starts: list[int],
-    node: Any,
-    replacement: str,
-    in_function: bool,
-    statement: ast.stmt | None,
+    source: Source, node: Any, replacement: str, in_function: bool, statement: ast.stmt | None
 ) -> Mutant:
-    start = starts[node.lineno - 1] + node.col_offset
-    end = starts[node.end_lineno - 1] + node.end_col_offset
+    start, end = source.span(node)
     lines = (statement.lineno, statement.end_lineno or statement.lineno) if statement else (0, 0)
-    return Mutant(
-        path,
-        node.lineno,
-        start,
-        end,
-        replacement,
-        source[start:end].decode(),
-        in_function,
-        lines,
-    )
+    original = source.data[start:end].decode()
+    return Mutant(source.path, node.lineno, start, end, replacement, original, in_function, lines)
 
 
 def reviewed_equivalents() -> dict[str, str]:
@@ -385,8 +407,20 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     started = time.perf_counter()
+    unlisted = [
+        p
+        for p in sorted((ROOT / PACKAGE / "assertions").glob("*.py"))
+        if str(p.relative_to(ROOT)) not in TARGETS and mutants_of(str(p.relative_to(ROOT)))
+    ]
+    if unlisted:  # a new assertion module is engine too
+        raise SystemExit(f"add to TARGETS: {', '.join(str(p.relative_to(ROOT)) for p in unlisted)}")
     population = [m for path in TARGETS for m in mutants_of(path)]
     sample = random.Random(args.seed).sample(population, min(args.sample, len(population)))
+    for m in sample:  # a mutant that does not parse would be "killed" by a SyntaxError
+        try:
+            ast.parse(m.apply(_SOURCES[m.path]))
+        except SyntaxError as exc:
+            raise SystemExit(f"{m.label} does not parse ({exc}): fix bench/mutation.py") from None
     equivalents = reviewed_equivalents()
     excluded = [m for m in sample if m.label in equivalents]
     scored = [m for m in sample if m.label not in equivalents]
