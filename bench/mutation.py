@@ -3,9 +3,11 @@
 Draws a seeded sample of mutants from every mutation site of the engine
 (``patterns.py``, ``signals.py``, ``jsjson.py``, ``assertions/*.py``): comparison and
 boolean swaps, constants ±1, return values negated, statements deleted, off-by-one
-slices, in f-strings' expressions too (a message's preview cap is code). Each mutant runs against the engine's own tests, only those that execute the
-mutated statement (a line map is traced once, first), fastest first, stopping at the
-first failure. A mutant whose tests all pass survived.
+slices, in f-strings' expressions too (a message's preview cap is code). Each mutant
+runs against the engine's own tests, only those that execute the mutated statement (a
+line map is traced once, first), fastest first, stopping at the first failure, in a
+child forked from a warm pytest (third-party imports done once; the unmutated tests
+must pass in it first). A mutant whose tests all pass survived.
 
 Mutants listed in ``bench/equivalent_mutants.txt`` (reviewed: equivalent by
 construction, each with its reason) are left out of the score, never whole categories.
@@ -298,15 +300,19 @@ def reviewed_equivalents() -> dict[str, str]:
 
 
 class Workspace:
-    """A private copy of the package that one worker mutates, one mutant at a time."""
+    """A private copy of the package that one worker mutates, one mutant at a time, and
+    a warm pytest (:func:`serve`) that forks a child for each mutant's tests."""
 
     def __init__(self, base: Path) -> None:
         self.dir = base
-        shutil.copytree(ROOT / PACKAGE, base / PACKAGE, symlinks=False)
+        shutil.copytree(
+            ROOT / PACKAGE, base / PACKAGE, ignore=shutil.ignore_patterns("__pycache__")
+        )
         # The plugin, on its own: bench/ itself must not be importable (bench/html.py
         # would shadow the standard library's html).
         shutil.copy(Path(__file__), base / "mutation_plugin.py")
         self.hypothesis = base / "hypothesis"
+        self.server: subprocess.Popen[str] | None = None
 
     def env(self, **extra: str) -> dict[str, str]:
         return {
@@ -317,9 +323,31 @@ class Workspace:
             **extra,
         }
 
+    def start(self, preload: list[str]) -> None:
+        """Start the warm pytest, ``preload`` (the third-party modules the tests import)
+        imported once."""
+        modules = self.dir / "preload.json"
+        modules.write_text(json.dumps(preload))
+        command = [sys.executable, "-P", "-c", "import mutation_plugin; mutation_plugin.serve()"]
+        self.server = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=self.env(MUTATION_PRELOAD=str(modules)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def stop(self) -> None:
+        if self.server is not None:
+            assert self.server.stdin is not None
+            self.server.stdin.close()
+            self.server.wait()
+
     def pytest(self, select: list[str] | None, timeout: float, **env: str) -> tuple[int, float]:
         """Run the engine tests (``select``: only these node ids, in this order; only their
-        files are collected)."""
+        files are collected): in a child of the warm pytest once it runs. Exit code -1: the
+        timeout passed."""
         extra = dict(env)
         files = TESTS
         if select is not None:
@@ -327,12 +355,22 @@ class Workspace:
             chosen.write_text(json.dumps(select))
             extra["MUTATION_SELECT"] = str(chosen)
             files = sorted({t.split("::", 1)[0] for t in select}, key=TESTS.index)
-        command = [sys.executable, "-P", "-m", "pytest", "-x", "-q", "-p", "no:randomly",
-                   "-p", "no:cacheprovider", "-p", "mutation_plugin", *files]  # fmt: skip
+        args = ["-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                "-p", "mutation_plugin", *files]  # fmt: skip
         started = time.perf_counter()
+        if self.server is not None:
+            assert self.server.stdin is not None and self.server.stdout is not None
+            request = {"args": args, "env": extra, "timeout": timeout}
+            self.server.stdin.write(json.dumps(request) + "\n")
+            self.server.stdin.flush()
+            return int(self.server.stdout.readline()), time.perf_counter() - started
         try:
             done = subprocess.run(
-                command, cwd=ROOT, env=self.env(**extra), capture_output=True, timeout=timeout
+                [sys.executable, "-P", "-m", "pytest", *args],
+                cwd=ROOT,
+                env=self.env(**extra),
+                capture_output=True,
+                timeout=timeout,
             )
         except subprocess.TimeoutExpired:
             return -1, time.perf_counter() - started
@@ -350,7 +388,14 @@ class Workspace:
         return verdict, seconds
 
 
-def line_map(workspace: Workspace) -> tuple[dict[str, float], dict[tuple[str, int], list[str]]]:
+@dataclass
+class LineMap:
+    durations: dict[str, float]  # node id -> seconds
+    lines: dict[tuple[str, int], list[str]]  # (target, line) -> the node ids that run it
+    preload: list[str]  # third-party modules the tests imported
+
+
+def line_map(workspace: Workspace) -> LineMap:
     """Trace the unmutated tests once: each test's duration and the target lines it runs.
 
     Cached under ``.mutation-cache/`` by a hash of the engine and its tests.
@@ -358,7 +403,7 @@ def line_map(workspace: Workspace) -> tuple[dict[str, float], dict[tuple[str, in
     digest = hashlib.sha256()
     for name in [*TARGETS, *TESTS, "tests/conftest.py"]:
         digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes())
-    out = CACHE / f"lines-{digest.hexdigest()[:16]}.json"
+    out = CACHE / f"map-{digest.hexdigest()[:16]}.json"
     seconds = 0.0
     if not out.exists():
         CACHE.mkdir(exist_ok=True)
@@ -368,27 +413,26 @@ def line_map(workspace: Workspace) -> tuple[dict[str, float], dict[tuple[str, in
             raise SystemExit(f"the engine tests fail without any mutant (exit {code}): fix them")
         shutil.move(traced, out)
     data = json.loads(out.read_text())
-    durations = {nodeid: entry["s"] for nodeid, entry in data.items()}
+    tests = data["tests"]
     lines: dict[tuple[str, int], list[str]] = {}
-    for nodeid, entry in data.items():
+    for nodeid, entry in tests.items():
         for path, line in entry["lines"]:
             lines.setdefault((path, line), []).append(nodeid)
     how = f"traced in {seconds:.0f} s" if seconds else f"cached in {out.relative_to(ROOT)}"
-    print(f"line map: {len(data)} tests, {how}", file=sys.stderr)
-    return durations, lines
+    print(f"line map: {len(tests)} tests, {how}", file=sys.stderr)
+    return LineMap({t: e["s"] for t, e in tests.items()}, lines, data["modules"])
 
 
-def tests_for(
-    mutant: Mutant, durations: dict[str, float], lines: dict[tuple[str, int], list[str]]
-) -> list[str]:
+def tests_for(mutant: Mutant, traced: LineMap) -> list[str]:
     """The tests that run the mutated statement, fastest first (every test for a mutant
     of module-level code, which runs at import)."""
     if not mutant.in_function:
-        chosen = set(durations)
+        chosen = set(traced.durations)
     else:
         first, last = mutant.statement_lines
+        lines = traced.lines
         chosen = {t for n in range(first, last + 1) for t in lines.get((mutant.path, n), ())}
-    return sorted(chosen, key=lambda t: (durations[t], t))
+    return sorted(chosen, key=lambda t: (traced.durations[t], t))
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -402,7 +446,7 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sample", type=int, default=100)
+    parser.add_argument("--sample", type=int, default=200)
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
@@ -422,6 +466,9 @@ def main() -> None:
         except SyntaxError as exc:
             raise SystemExit(f"{m.label} does not parse ({exc}): fix bench/mutation.py") from None
     equivalents = reviewed_equivalents()
+    labels = {m.label for m in population}
+    for stale in (label for label in equivalents if label not in labels):
+        print(f"reviewed list: no such mutant now (review it again): {stale}", file=sys.stderr)
     excluded = [m for m in sample if m.label in equivalents]
     scored = [m for m in sample if m.label not in equivalents]
     print(
@@ -431,13 +478,20 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         workspaces = [Workspace(Path(tmp) / f"w{i}") for i in range(args.workers)]
-        durations, lines = line_map(workspaces[0])
+        traced = line_map(workspaces[0])
+        for workspace in workspaces:
+            workspace.start(traced.preload)
+        # A kill must be the mutant's doing: the unmutated tests pass in the warm pytest too.
+        code, seconds = workspaces[0].pytest(None, 3600)
+        if code != 0:
+            raise SystemExit(f"the engine tests fail in the warm pytest (exit {code}): fix it")
+        print(f"baseline: the engine tests pass unmutated in {seconds:.0f} s", file=sys.stderr)
         free = list(workspaces)
         lock = threading.Lock()
         results: dict[Mutant, str] = {}
 
         def one(mutant: Mutant) -> None:
-            select = tests_for(mutant, durations, lines)
+            select = tests_for(mutant, traced)
             if not select:
                 results[mutant] = "survived (no test runs it)"
                 return
@@ -445,15 +499,19 @@ def main() -> None:
                 workspace = free.pop()
             try:
                 # Generous: a loaded machine is slow, and a timeout counts as a kill.
-                timeout = 300 + 10 * sum(durations[t] for t in select)
+                timeout = 300 + 10 * sum(traced.durations[t] for t in select)
                 results[mutant], seconds = workspace.run(mutant, select, timeout)
             finally:
                 with lock:
                     free.append(workspace)
             print(f"  {results[mutant]:<17} {seconds:5.1f} s  {mutant.label}", file=sys.stderr)
 
-        with ThreadPoolExecutor(args.workers) as pool:
-            list(pool.map(one, scored))
+        try:
+            with ThreadPoolExecutor(args.workers) as pool:
+                list(pool.map(one, scored))
+        finally:
+            for workspace in workspaces:
+                workspace.stop()
     survivors = [m for m in scored if results[m].startswith("survived")]
     not_run = [m for m in scored if results[m] == "not run"]
     judged = [m for m in scored if m not in not_run]
@@ -480,10 +538,9 @@ def main() -> None:
     print(f"mutation_score: {score:.1f}")
 
 
-# -- the pytest plugin the runs load (-p mutation_plugin) ---------------------------------------------
+# -- the pytest plugin the runs load (-p mutation_plugin), and the warm pytest ---------------------
 
 _TRACE_OUT = os.environ.get("MUTATION_TRACE")
-_SELECT = os.environ.get("MUTATION_SELECT")
 _traced: dict[str, dict[str, Any]] = {}
 _hits: set[tuple[str, int]] = set()
 _files: dict[str, str] = {}  # absolute path of a traced module -> its repository path
@@ -511,8 +568,9 @@ def pytest_configure(config: Any) -> None:
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    if _SELECT:
-        order = {nodeid: i for i, nodeid in enumerate(json.loads(Path(_SELECT).read_text()))}
+    select = os.environ.get("MUTATION_SELECT")  # read per run: the warm pytest forks runs
+    if select:
+        order = {nodeid: i for i, nodeid in enumerate(json.loads(Path(select).read_text()))}
         items[:] = sorted((i for i in items if i.nodeid in order), key=lambda i: order[i.nodeid])
 
 
@@ -529,13 +587,67 @@ def _trace_protocol(item: Any) -> Iterator[None]:
         _traced[item.nodeid] = {"s": time.perf_counter() - began, "lines": sorted(_hits)}
 
 
+def _third_party() -> list[str]:
+    """The modules imported so far that are neither ours nor the tests', in import order."""
+    here = os.getcwd()  # the repository (ROOT is elsewhere in the plugin's copy)
+    ours = (os.path.join(here, "tests"), os.path.join(here, PACKAGE), os.environ["PYTHONPATH"])
+    return [
+        name
+        for name, module in list(sys.modules.items())
+        if name.split(".")[0] not in ("__main__", "conftest", "mutation_plugin", PACKAGE)
+        and isinstance(getattr(module, "__file__", None), str)
+        and not module.__file__.startswith(ours)
+    ]
+
+
 if _TRACE_OUT:
     import pytest
 
     pytest_runtest_protocol = pytest.hookimpl(hookwrapper=True)(_trace_protocol)
 
     def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
-        Path(str(_TRACE_OUT)).write_text(json.dumps(_traced))
+        out = {"tests": _traced, "modules": _third_party()}
+        Path(str(_TRACE_OUT)).write_text(json.dumps(out))
+
+
+def serve() -> None:
+    """The warm pytest: import the third-party modules once, then for each request on
+    stdin (``{args, env, timeout}``) fork a child that imports the engine afresh (the
+    mutant) and runs pytest; answer its exit code, -1 if the timeout passed."""
+    import importlib
+    import signal
+
+    for name in json.loads(Path(os.environ["MUTATION_PRELOAD"]).read_text()):
+        try:
+            importlib.import_module(name)
+        except BaseException:  # a module only some import path can load
+            continue
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            code = 3
+            try:
+                os.setsid()  # the tests' own processes die with it on a timeout
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                os.environ.update(request["env"])
+                import pytest
+
+                code = int(pytest.main(request["args"]))
+            finally:
+                os._exit(code)
+        deadline = time.monotonic() + request["timeout"]
+        while not (done := os.waitpid(pid, os.WNOHANG))[0] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if done[0]:
+            code = os.waitstatus_to_exitcode(done[1])
+        else:
+            os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            code = -1
+        print(code, flush=True)
 
 
 if __name__ == "__main__":
