@@ -12,7 +12,7 @@ must pass in it first). A mutant whose tests all pass survived.
 Mutants listed in ``bench/equivalent_mutants.txt`` (reviewed: equivalent by
 construction, each with its reason) are left out of the score, never whole categories.
 
-Prints the survivors (``file:line original → mutant``), the score with its 95% (Wilson)
+Prints the survivors (``file:line:column original → mutant``), the score with its 95% (Wilson)
 interval and sample size, and ``mutation_score: <percent>`` last.
 
 Run: .venv/bin/python bench/mutation.py [--sample N] [--seed S] [--workers W]
@@ -132,6 +132,7 @@ class Source:
 class Mutant:
     path: str  # relative to the repository
     line: int
+    column: int  # 1-based, in characters: one line may hold two alike mutants
     start: int  # byte offsets of the replaced source
     end: int
     replacement: str
@@ -141,7 +142,8 @@ class Mutant:
 
     @property
     def label(self) -> str:
-        return f"{self.path}:{self.line} {_one_line(self.original)} → {_one_line(self.replacement)}"
+        where = f"{self.path}:{self.line}:{self.column}"
+        return f"{where} {_one_line(self.original)} → {_one_line(self.replacement)}"
 
     def apply(self, source: bytes) -> bytes:
         return source[: self.start] + self.replacement.encode() + source[self.end :]
@@ -282,7 +284,10 @@ def _mutant(
     start, end = source.span(node)
     lines = (statement.lineno, statement.end_lineno or statement.lineno) if statement else (0, 0)
     original = source.data[start:end].decode()
-    return Mutant(source.path, node.lineno, start, end, replacement, original, in_function, lines)
+    column = len(source.data[source.starts[node.lineno - 1] : start].decode()) + 1
+    return Mutant(
+        source.path, node.lineno, column, start, end, replacement, original, in_function, lines
+    )
 
 
 def reviewed_equivalents() -> dict[str, str]:

@@ -1320,12 +1320,27 @@ def test_a_type_registered_twice_is_refused() -> None:
     assert evaluate_assertion({"type": "tool.called", "name": "Read"}, trace(*RUN)).passed
 
 
-def test_a_regex_over_its_budget_fails_as_errored_whatever_the_type() -> None:
+@pytest.mark.parametrize(
+    "evil",
+    [
+        {"type": "output.matches", "regex": "(a+)+$"},  # exponential backtracking
+        {
+            "type": "signal.contains",
+            "pattern": "text:*",
+            "payload": {"content": {"matches": "(a+)+$"}},
+        },
+    ],
+    ids=["output.matches", "a matches operand"],
+)
+def test_a_regex_over_its_budget_fails_as_errored_whatever_the_type(evil: dict[str, Any]) -> None:
     t = trace(("text:complete", {"content": "a" * 64 + "!"}))
-    evil = {"type": "output.matches", "regex": "(a+)+$"}  # exponential backtracking
     result = evaluate_assertion(evil, t)
     assert (result.passed, result.errored) == (False, True)
-    assert result.message.startswith(f"regex took longer than {REGEX_BUDGET_MS} ms (/(a+)+$/)")
+    assert result.message == (
+        f"regex took longer than {REGEX_BUDGET_MS} ms (/(a+)+$/): rewrite it without nested "
+        "quantifiers such as (a+)+"
+    )
+    assert result.to_dict()["errored"] is True
     negated = evaluate_assertion({"type": "not", "assertion": evil}, t)
     assert (negated.passed, negated.errored) == (False, True)
 
@@ -1347,3 +1362,45 @@ def test_js_number_writes_one_digit_mantissas_without_a_point() -> None:
     assert [js_number(v) for v in (1e21, 2e22, 1e-7, 1.5e-7, 1.5e21, -3e-9)] == [
         "1e+21", "2e+22", "1e-7", "1.5e-7", "1.5e+21", "-3e-9"
     ]  # fmt: skip
+
+
+def test_a_schema_mismatch_names_its_first_three_errors() -> None:
+    t = trace(("text:complete", {"content": '{"a": 1, "b": 2, "c": 3, "d": 4}'}))
+    schema = {"type": "object", "properties": {k: {"type": "string"} for k in "abcd"}}
+    result = evaluate_assertion({"type": "output.json", "schema": schema}, t)
+    assert result.message == (
+        "output JSON does not match the schema: at /a: 1 is not of type 'string'; "
+        "at /b: 2 is not of type 'string'; at /c: 3 is not of type 'string'"
+    )
+
+
+def test_a_strict_mode_trajectory_says_its_steps_match_exactly() -> None:
+    t = trace("a", "b", "x", "c")  # x: no step names it
+    a = {"type": "signal.trajectory", "mode": "strict", "patterns": ["a", "b", "c"]}
+    result = evaluate_assertion(a, t)
+    assert (result.passed, result.expected, result.actual, result.message) == (
+        True,
+        ["a", "b", "c"],
+        ["a", "b", "c"],
+        "strict: the 3 steps match exactly",
+    )
+
+
+def test_an_assertion_object_with_to_dict_is_read_as_its_dict() -> None:
+    class Spec:
+        def to_dict(self) -> dict[str, Any]:
+            return {"type": "tool.called", "name": "Read", "exact": 1}
+
+    result = evaluate_assertion(Spec(), trace(*RUN))
+    assert (result.passed, result.assertion) == (
+        True,
+        {"type": "tool.called", "name": "Read", "exact": 1},
+    )
+
+
+def test_boolean_usage_is_not_summed_as_tokens_by_the_fast_path() -> None:
+    t = trace(
+        ("provider:end", {"usage": {"inputTokens": True, "outputTokens": 2}, "cost": 0.5}),
+        ("provider:end", {"usage": {"inputTokens": 3, "outputTokens": 4}, "cost": 0.25}),
+    )
+    assert (t.metrics.input_tokens, t.metrics.output_tokens, t.metrics.cost) == (3, 6, 0.75)
