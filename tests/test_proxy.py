@@ -287,17 +287,23 @@ def test_matching_normalises_tool_call_ids_key_order_and_noise() -> None:
 
 
 class ThreeCalls:
-    """Three calls whose answers name the case: cross-talk would show."""
+    """Three calls whose answers name the case: cross-talk would show. Plain HTTP on one
+    aiohttp session per case: the SDKs are tested above; here it is the proxy's
+    attribution under concurrency (2,200 SDK clients would cost most of a minute of CPU)."""
 
     async def run(self, input: Any, ctx: Any) -> list[dict[str, Any]]:
-        client = ctx.openai(async_=True)
+        import aiohttp
+
+        url = f"{ctx.proxy.openai_base_url}/chat/completions"
         out = []
-        for n in range(3):
-            r = await client.chat.completions.create(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": f"{input} step {n}"}]
-            )
-            out.append(r.choices[0].message.content)
-        await client.close()
+        async with aiohttp.ClientSession() as session:
+            for n in range(3):
+                body = {
+                    "model": "gpt-4o-mini",
+                    "messages": [{"role": "user", "content": f"{input} step {n}"}],
+                }
+                async with session.post(url, json=body, headers={"authorization": "Bearer k"}) as r:
+                    out.append((await r.json())["choices"][0]["message"]["content"])
         return [{"name": "text:complete", "payload": {"content": out}}]
 
 

@@ -18,27 +18,23 @@ from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
-    HtmlOpt,
-    MarkdownOpt,
     SignalsOpt,
     check_outputs,
-    err,
     fail_input,
-    file_option,
     out,
     signals_policy,
-    write_html,
-    writing,
 )
+from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.compare import CompareOptions, IncompatibleResults, compare, compare_files
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.persistence import load_result, save_result
+from signal_eval_cli.persistence import load_result
 from signal_eval_cli.reports.console_matrix import print_comparison
 
 __all__ = ["compare_command"]
 
 
+@report_options("comparison")
 def compare_command(
     baseline: Annotated[Path, typer.Argument(metavar="BASE", help="Baseline results JSON.")],
     candidate: Annotated[Path, typer.Argument(metavar="CAND", help="Candidate results JSON.")],
@@ -64,17 +60,14 @@ def compare_command(
             min=0, max=1, help="With repeats: Fisher p-value at or below which a drop is real."
         ),
     ] = 0.05,
-    markdown: MarkdownOpt = None,
-    output: Annotated[
-        Path | None, file_option("--output", "-o", help="Write the comparison JSON here.")
-    ] = None,
-    html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
     verbose: VerboseOpt = False,
+    *,
+    reports: ReportPaths,
 ) -> None:
     """Compare two results; with --fail-on-regression, exit 1 when a regression blocks."""
     policy = signals_policy(signals)
-    check_outputs(output, markdown, html)
+    check_outputs(*reports.values())
     sides = None
 
     try:
@@ -85,7 +78,7 @@ def compare_command(
             cost_threshold=cost_threshold,
             significance=significance,
         )
-        if html is None:
+        if reports.get("html") is None:
             result = compare_files(baseline, candidate, options)
         else:  # the page shows flipped cases' timelines: keep both results
             with gc_paused():
@@ -98,14 +91,6 @@ def compare_command(
     print_comparison(result, out)
     for note in result.notes:  # e.g. passing baseline cases the candidate no longer has
         out.print(f"note: {note}", style="yellow", highlight=False)
-    if output is not None:
-        writing(output, lambda: save_result(result, output))
-        err.print(f"comparison written to {output}", highlight=False)
-    write_html(result, html, signals=policy, sides=sides)
-    if markdown is not None:
-        from signal_eval_cli.reports.markdown import ReportOptions, write_markdown_report
-
-        options_md = ReportOptions(html_link=str(html) if html else None)
-        writing(markdown, lambda: write_markdown_report(result, markdown, options_md))
+    write_command_reports(result, reports, signals=policy, sides=sides)
     blocked = fail_on_regression and result.summary.should_block
     raise typer.Exit(EXIT_FAILED if blocked else EXIT_OK)

@@ -15,10 +15,6 @@ from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
-    HtmlOpt,
-    JunitOpt,
-    MarkdownOpt,
-    OutputOpt,
     Progress,
     QuietOpt,
     SignalsOpt,
@@ -30,7 +26,6 @@ from signal_eval_cli.cli.common import (
     parse_params,
     signals_policy,
     table_choice,
-    write_reports,
 )
 from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, dataset_run
 from signal_eval_cli.cli.journaled import (
@@ -52,6 +47,7 @@ from signal_eval_cli.cli.provider_options import (
     RecordOpt,
     ReplayOpt,
 )
+from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.fingerprint import dataset_fingerprint
@@ -60,6 +56,7 @@ from signal_eval_cli.harness.recorded import RecordedTraces
 from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.reports.console import TableChoice, print_dataset
+from signal_eval_cli.reports.reporters import REPORTERS
 from signal_eval_cli.results import CaseResult, DatasetResult, SignalsPolicy
 from signal_eval_cli.resume import build_dataset
 from signal_eval_cli.runner import (
@@ -103,6 +100,7 @@ def build_harness(
     return resolve_harness(spec.factory, {**spec.params, **params}, dataset_path=dataset.path)
 
 
+@report_options("dataset")
 def run_command(
     dataset_paths: Annotated[
         list[Path],
@@ -141,10 +139,6 @@ def run_command(
     repeat: Annotated[
         int | None, typer.Option(min=1, help="Run each case N times; report flakiness.")
     ] = None,
-    output: OutputOpt = None,
-    markdown: MarkdownOpt = None,
-    junit: JunitOpt = None,
-    html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
     table: TableOpt = "auto",
     quiet: QuietOpt = False,
@@ -164,11 +158,13 @@ def run_command(
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = None,
     verbose: VerboseOpt = False,
+    *,
+    reports: ReportPaths,
 ) -> None:
     """Run datasets (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
     rows = table_choice(table)
-    paths = report_paths(dataset_paths, output=output, html=html, junit=junit, markdown=markdown)
+    paths = report_paths(dataset_paths, reports)
     for each in paths:
         check_outputs(*each.values())
     chosen_shard = shard_option(shard)
@@ -193,7 +189,7 @@ def run_command(
         checks_harness=traces is None,
     )
     totals: list[DatasetResult] = []
-    for dataset, reports in zip(datasets, paths, strict=True):
+    for dataset, its_reports in zip(datasets, paths, strict=True):
         if dataset is None:
             continue  # the filters select none of its cases (said when loading)
         result, interrupted_code = run_dataset_command(
@@ -205,7 +201,7 @@ def run_command(
             traces=traces,
             signals=policy,
             table=rows,
-            reports=reports,
+            reports=its_reports,
             quiet=quiet,
             journal_options={"resume": resume, "retry": retry, "force": force},
             executor=(executor, ray_address, ray_actors),
@@ -218,14 +214,15 @@ def run_command(
     raise typer.Exit(EXIT_OK if all(r.passed for r in totals) else EXIT_FAILED)
 
 
-def report_paths(datasets: list[Path], **paths: Path | None) -> list[dict[str, Path | None]]:
+def report_paths(datasets: list[Path], paths: ReportPaths) -> list[ReportPaths]:
     """Each dataset's report paths: ``{dataset}`` in a path becomes the dataset file's
-    stem. With several datasets, ``--output``, ``--html`` and ``--junit`` need it (one
-    file each); ``--markdown`` may lack it (each dataset appends its section)."""
+    stem. With several datasets, a report needs it (one file each) unless its reporter
+    appends (``--markdown``: each dataset appends its section)."""
     if len(datasets) > 1:
         shared = [
-            f"--{name}" for name, path in paths.items()
-            if path is not None and name != "markdown" and "{dataset}" not in str(path)
+            r.options[0] for r in REPORTERS
+            if (path := paths.get(r.name)) is not None and not r.appends
+            and "{dataset}" not in str(path)
         ]  # fmt: skip
         if shared:
             fail_input(
@@ -319,7 +316,7 @@ def run_dataset_command(
     traces: Path | None,
     signals: SignalsPolicy,
     table: TableChoice,
-    reports: dict[str, Path | None],
+    reports: ReportPaths,
     quiet: bool,
     journal_options: dict[str, Any],
     executor: tuple[str, str | None, int | None],
@@ -355,12 +352,11 @@ def run_dataset_command(
         options.shard,
         dict(dataset.metadata),
     )
-    journal = JournaledRun(reports["output"], header, **journal_options)
+    journal = JournaledRun(reports.get("json"), header, **journal_options)
     options.finished = {
         case_id: CaseResult.from_dict(data) for case_id, data in journal.plan.finished().items()
     }
     started = now_iso()
-    report_options: dict[str, Any] = {**reports, "signals": signals, "table": table}
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         try:
             with Progress(
@@ -379,7 +375,13 @@ def run_dataset_command(
                     kept = [options.finished[c.id] for c in selected if c.id in options.finished]
                     done = [*kept, *progress.results]  # a resumed run's kept cases finished too
                     finish_stalled(
-                        dataset, selected, done, started, location, seconds, report_options
+                        dataset,
+                        selected,
+                        done,
+                        started,
+                        location,
+                        seconds,
+                        (reports, signals, table),
                     )
 
                 try:
@@ -402,8 +404,8 @@ def run_dataset_command(
         entries = journal.entries()
         if entries is not None:  # the results are what the journal holds
             result = build_dataset(header, entries, ran=result)
-        print_dataset(result, out, report_options.pop("table"))
-        write_reports(result, **report_options)
+        print_dataset(result, out, table)
+        write_command_reports(result, reports, signals=signals)
     return result, caught.exit_code
 
 
@@ -420,7 +422,7 @@ def finish_stalled(
     started: str,
     location: str,
     seconds: float,
-    reports: dict[str, Any],
+    reports: tuple[ReportPaths, SignalsPolicy, TableChoice],
 ) -> NoReturn:
     """The loop is stuck in a harness for good: report what finished, fail the rest with
     where the harness is stuck, write the reports and end the process (exit 1)."""
@@ -446,8 +448,9 @@ def finish_stalled(
             )
     result = partial_result(dataset, selected, done, started, interrupted=False)
     try:
-        print_dataset(result, out, reports.pop("table"))
-        write_reports(result, **reports)
+        paths, signals, table = reports
+        print_dataset(result, out, table)
+        write_command_reports(result, paths, signals=signals)
         typer.echo(f"error: {reason}", err=True)
     finally:
         sys.stdout.flush()

@@ -33,6 +33,7 @@ from signal_eval_cli.reports._format import (
     repeated,
     truncate,
 )
+from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
 from signal_eval_cli.results import AggregateMetrics, CaseResult
 
 __all__ = ["ReportOptions", "generate_markdown_report", "write_markdown_report"]
@@ -84,6 +85,22 @@ def write_markdown_report(
     needs_gap = target.exists() and target.stat().st_size > 0
     with target.open("a", encoding="utf-8") as handle:
         handle.write(("\n" if needs_gap else "") + text)
+
+
+class MarkdownReporter:
+    """``--markdown``: appended, so a job's step summary collects every command's part;
+    it links the HTML report written with it."""
+
+    name = "markdown"
+    options: tuple[str, ...] = ("--markdown",)
+    help = 'Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY"; empty: none).'
+    kinds = RESULT_KINDS
+    appends = True
+    noun = "Markdown report"
+
+    def write(self, result: Any, path: Path, context: ReportContext) -> None:
+        html = context.paths.get("html")
+        write_markdown_report(result, path, ReportOptions(html_link=str(html) if html else None))
 
 
 # -- shared helpers ----------------------------------------------------------------------------
