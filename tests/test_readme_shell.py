@@ -116,3 +116,13 @@ def test_the_record_replay_block_runs_as_written(tmp_path: Path, server: MockLLM
     assert cassette.is_file()
     assert calls[0] > 0 and calls[2] == calls[0]  # replay and --record-missing call nothing new
     assert "sk-readme" not in cassette.read_text()
+
+
+def test_the_matrix_compare_block_runs_as_written(tmp_path: Path) -> None:
+    project = project_copy(tmp_path)
+    done = bash(sh_block("base-matrix.json cand-matrix.json"), project)
+    assert done.returncode == 0, done.stdout + done.stderr  # same runs: nothing regressed
+    saved = json.loads((project / "matrix-compare.json").read_text())
+    assert saved["kind"] == "matrixComparison" and not saved["summary"]["shouldBlock"]
+    assert {v["variantId"] for v in saved["variants"]} >= {"haiku-model"}
+    assert (project / "haiku.html").read_text().startswith("<!DOCTYPE html>")

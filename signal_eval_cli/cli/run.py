@@ -341,7 +341,15 @@ def run_dataset_command(
         flags.configure_judge(dataset, options, harness_params)
         if traces is None:
             flags.start_proxy(dataset, options)
+        if executor[0] == "ray":  # before a journal or a cluster exists
+            from signal_eval_cli.ray_executor import check_remote
+
+            check_remote(dataset, options)
+        elif options.proxy is not None:  # clients made without ctx: here, never on actors
+            options.proxy.export_env(options.concurrency if options.parallel else 1)
     except InputError as exc:
+        if options.proxy is not None:
+            options.proxy.stop()  # its port and the environment it pointed here
         fail_input(exc)
     selected = select_cases(dataset, options)
     header = JournalHeader(

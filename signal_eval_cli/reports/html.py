@@ -128,12 +128,13 @@ def write_html_report(
 
 class HtmlReporter:
     """``--html``: this module's page; a comparison's shows both sides' timelines when
-    the context holds them."""
+    the context holds them. Two matrices compared have no page (``compare --variant``
+    gives one variant's)."""
 
     name = "html"
     options: tuple[str, ...] = ("--html",)
     help = "Write a self-contained offline HTML report (opens from file://)."
-    kinds = RESULT_KINDS
+    kinds = RESULT_KINDS - {"matrixComparison"}
     appends = False
     noun = "HTML report"
 

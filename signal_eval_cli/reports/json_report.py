@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.compare import Comparison, pass_rate_stats
+from signal_eval_cli.compare_matrix import MatrixComparison
 from signal_eval_cli.matrix import MatrixResult
 from signal_eval_cli.reports._format import is_case_results
 from signal_eval_cli.reports.markdown import ReportOptions
@@ -24,9 +25,10 @@ _REQUIRED_ASSERTION_KEYS = ("assertion", "passed", "message")
 
 
 def generate_json_report(result: Any, options: ReportOptions | None = None) -> dict[str, Any]:
-    """A JSON-ready dict of a dataset/scenario result, a matrix result or a comparison."""
+    """A JSON-ready dict of a dataset/scenario result, a matrix result or a comparison
+    (of two results or of two matrices)."""
     opts = options or ReportOptions()
-    if isinstance(result, Comparison):
+    if isinstance(result, Comparison | MatrixComparison):
         return result.to_dict()
     signals: SignalsPolicy = "all" if opts.include_signals else "none"
     if isinstance(result, MatrixResult):

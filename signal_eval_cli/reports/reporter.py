@@ -11,7 +11,7 @@ from signal_eval_cli.results import SignalsPolicy
 
 __all__ = ["RESULT_KINDS", "ReportContext", "Reporter"]
 
-RESULT_KINDS = frozenset({"dataset", "scenarios", "matrix", "comparison"})
+RESULT_KINDS = frozenset({"dataset", "scenarios", "matrix", "comparison", "matrixComparison"})
 
 
 @dataclass(frozen=True, slots=True)
