@@ -138,14 +138,14 @@ async def collect(
     typically a sync SDK call — and on the event loop that would serialise every
     case and make its timeout unenforceable. The hop costs tens of microseconds.
 
-    ``settle`` (the model proxy's) is awaited before what the harness returns or yields
-    is recorded: the calls it made are in the trace before the signals that follow them.
+    ``settle`` (the model proxy's) is awaited before what a harness *returns* is recorded:
+    the calls it made are in the trace before the signals that follow them. Not before
+    each item a generator yields: one yielding as its stream arrives has that call still
+    open, and waiting for it there would wait for a stream nobody reads.
     """
     run = run_function(harness)
     if inspect.isasyncgenfunction(run):
         async for item in run(input, ctx):
-            if settle is not None:
-                await settle()
             ctx.record(item)
         return ctx.signals
     if inspect.iscoroutinefunction(run):
