@@ -51,7 +51,7 @@ test: lint browser curl
 bench: setup
 	for b in bench/*.py; do [ $$b = bench/mutation.py ] || { echo "== $$b"; $(BIN)/python $$b || exit 1; }; done
 
-# The engine's mutation score (issue 19): about 15 minutes on 2 busy cores.
+# The engine's mutation score (issue 19): about 15–20 minutes on 2 busy cores.
 mutation: setup
 	$(BIN)/python bench/mutation.py
 
