@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser run test lint format bench mutation scenario clean
+.PHONY: setup browser curl run test lint format bench mutation scenario clean
 
 setup: $(STAMP)
 
@@ -34,20 +34,24 @@ format: setup
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# The HTML report's tests drive Debian's chromium (Playwright never downloads a browser).
-# Quick when it is there; CI runs as root, elsewhere sudo is tried.
+# The HTML report's tests drive Debian's chromium (Playwright never downloads a browser);
+# the model proxy's tests run curl in a subprocess (a minimal image may lack it). Each is
+# installed only when missing: quick when both are there; CI runs as root, elsewhere sudo.
+APT_INSTALL = SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	@command -v chromium >/dev/null 2>&1 || { $(APT_INSTALL) chromium >/dev/null; }
 
-test: lint browser
+curl:
+	@command -v curl >/dev/null 2>&1 || { $(APT_INSTALL) curl >/dev/null; }
+
+test: lint browser curl
 	$(BIN)/python -m pytest -n 2
 
 bench: setup
 	for b in bench/*.py; do [ $$b = bench/mutation.py ] || { echo "== $$b"; $(BIN)/python $$b || exit 1; }; done
 
-# The engine's mutation score (issue 19): about 15 minutes on 2 busy cores.
+# The engine's mutation score (issue 19): about 15–20 minutes on 2 busy cores.
 mutation: setup
 	$(BIN)/python bench/mutation.py
 

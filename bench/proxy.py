@@ -44,9 +44,10 @@ from signal_eval_cli.runner import RunOptions, run_dataset  # noqa: E402
 
 
 def _start_mock() -> Any:
-    """``start_mock`` of ``bench/providers.py`` (the mock in its own process)."""
+    """``start_mock`` of ``bench/mock_client.py`` (the mock in its own process), loaded by
+    path: bench/ is off ``sys.path`` (see above)."""
     spec = importlib.util.spec_from_file_location(
-        "bench_providers", Path(__file__).with_name("providers.py")
+        "bench_mock_client", Path(__file__).with_name("mock_client.py")
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

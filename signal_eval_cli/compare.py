@@ -542,23 +542,35 @@ register_result_kind("comparison", Comparison.from_dict)
 
 
 def compare_files(
-    baseline: str | Path, candidate: str | Path, options: CompareOptions | None = None
-) -> Comparison:
-    """Load two saved results and compare them (what ``signal-eval compare`` does).
+    baseline: str | Path,
+    candidate: str | Path,
+    options: CompareOptions | None = None,
+    *,
+    variant: str | None = None,
+) -> Any:
+    """Load two saved results and compare them (what ``signal-eval compare`` does): a
+    :class:`Comparison`, or for two matrices a
+    :class:`~signal_eval_cli.compare_matrix.MatrixComparison` (``variant``: one
+    variant's :class:`Comparison`).
 
     The files are read through their case indexes where they hold (``lean=True``).
 
     Raises:
         InputError: a file is unreadable, old, malformed or of an unknown kind.
-        IncompatibleResults: see :func:`compare`.
+        IncompatibleResults: see :func:`compare` and
+            :func:`~signal_eval_cli.compare_matrix.compare_matrices`.
     """
+    # Imported here: compare_matrix builds on this module.
+    from signal_eval_cli.compare_matrix import compare_results
+
     # load_result pauses the collector while it builds a result; this pause is for what
     # follows: with the collector back on, the millions of objects just loaded are all
     # in the young generation and compare()'s first allocations would make it traverse
     # them (and then again in the older generations): about 1 s more for 2 × 100,000
     # cases. It also covers freeing both results on the way out.
     with gc_paused():
-        return compare(load_result(baseline, lean=True), load_result(candidate, lean=True), options)
+        base, cand = load_result(baseline, lean=True), load_result(candidate, lean=True)
+        return compare_results(base, cand, options, variant=variant)
 
 
 def result_kind(result: object) -> str:
@@ -574,8 +586,7 @@ def _check_compatible(baseline: object, candidate: object) -> None:
         if not isinstance(getattr(result, "cases", None), list):
             raise IncompatibleResults(
                 f"the {label} is a {result_kind(result)} result: compare takes results with "
-                "cases (dataset or scenario results); a matrix report already compares its "
-                "variants (signal-eval report MATRIX.json --html page.html)"
+                "cases (dataset or scenario results), or two matrix results"
             )
     base_kind, cand_kind = result_kind(baseline), result_kind(candidate)
     if base_kind != cand_kind:

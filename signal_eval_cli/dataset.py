@@ -103,6 +103,10 @@ class EvalDataset:
         """Default assertions first, then the case's own."""
         return [*self.default_assertions, *case.assertions]
 
+    def uses_judge(self) -> bool:
+        """Whether any assertion (nested in a composition too) is an ``llm.judge``."""
+        return _uses_judge([self.default_assertions, *(c.assertions for c in self.cases)])
+
     @classmethod
     def from_data(cls, data: Mapping[str, Any], path: Path | None = None) -> EvalDataset:
         harness = data.get("harness")
@@ -200,3 +204,11 @@ def load_dataset(path: str | Path) -> EvalDataset:
 def save_dataset(dataset: EvalDataset, path: str | Path) -> None:
     text = yaml.safe_dump(dataset.to_data(), sort_keys=False, allow_unicode=True, width=120)
     atomic_write_text(path, text)
+
+
+def _uses_judge(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return value.get("type") == "llm.judge" or any(_uses_judge(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_uses_judge(v) for v in value)
+    return False

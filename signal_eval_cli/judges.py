@@ -250,6 +250,21 @@ class _ByModel:
         return await provider.complete(request, on_delta)
 
 
+def _endpoints_now() -> Callable[[str], dict[str, str]]:
+    """The base URL and key each provider kind has in the environment now, as
+    ``make_provider`` options for a spec (its providers are made on first use)."""
+    env = dict(os.environ)
+
+    def options(spec: str) -> dict[str, str]:
+        prefix = {"openai": "OPENAI", "anthropic": "ANTHROPIC"}.get(spec.partition(":")[0])
+        if prefix is None:
+            return {}
+        found = {"base_url": env.get(f"{prefix}_BASE_URL"), "api_key": env.get(f"{prefix}_API_KEY")}
+        return {name: value for name, value in found.items() if value}
+
+    return options
+
+
 class LLMJudge:
     """The :class:`~signal_eval_cli.assertions.Judge` that asks a real model.
 
@@ -280,7 +295,8 @@ class LLMJudge:
         self._cache: dict[tuple[str, str, float, int], JudgeVerdict] = {}
         self._lock = threading.Lock()
         self._loop = _LoopThread()
-        live = _ByModel(lambda spec: make_provider(spec, **self._options))
+        endpoints = _endpoints_now()  # a run's proxy may point the environment elsewhere later
+        live = _ByModel(lambda spec: make_provider(spec, **{**endpoints(spec), **self._options}))
         path = Path(cassette) if cassette is not None else None
         if path is not None and mode == "auto":
             mode = "replay" if path.is_file() else "live"

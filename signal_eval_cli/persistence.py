@@ -54,7 +54,12 @@ def register_result_kind(kind: str, loader: Callable[[Mapping[str, Any]], Any]) 
 
 # The modules that register the other kinds (the library imports lazily: nothing else
 # may have imported them yet).
-_KIND_MODULES = ("signal_eval_cli.compare", "signal_eval_cli.matrix", "signal_eval_cli.scenarios")
+_KIND_MODULES = (
+    "signal_eval_cli.compare",
+    "signal_eval_cli.compare_matrix",
+    "signal_eval_cli.matrix",
+    "signal_eval_cli.scenarios",
+)
 
 
 _INDENT = "  "

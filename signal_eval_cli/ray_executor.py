@@ -347,7 +347,9 @@ def _reason(exc: BaseException) -> str:
 def make_job(
     dataset: EvalDataset, variants: Mapping[str, VariantSpec], options: RunOptions
 ) -> tuple[_CasesJob, list[Any]]:
-    """The job the actors receive, and the selected cases (the units' indices point here)."""
+    """The job the actors receive, and the selected cases (the units' indices point here).
+    :class:`InputError` for what cannot run on an actor (see :func:`check_remote`)."""
+    check_remote(dataset, options)
     cases = select_cases(dataset, options)
     plain = dataclasses.replace(
         options,
@@ -356,13 +358,33 @@ def make_job(
         executor=None,
         judge=None,
         finished={},
-        proxy=None,  # this process's loopback record/replay server cannot travel to an actor
+        proxy=None,  # a live proxy only (check_remote): the actors call the models directly
         tags=(),
         case_ids=(),
         shard=None,
         fail_fast=False,  # the driver stops feeding; a batch runs whole
     )
     return _CasesJob(dataset, cases, dict(variants), plain), cases
+
+
+def check_remote(dataset: EvalDataset, options: RunOptions) -> None:
+    """Refuse, before anything runs, what this process serves and an actor cannot reach:
+    the model proxy replaying or recording a cassette (its cases would silently call the
+    models live), and the LLM judge of ``llm.judge`` assertions (they would error)."""
+    where = dataset.path or dataset.name
+    proxy = options.proxy
+    if proxy is not None and proxy.mode != "live":
+        cassette = proxy.cassette.path if proxy.cassette is not None else "the cassette"
+        raise InputError(
+            f"{where}: --executor ray cannot {proxy.mode} the harness's model calls "
+            f"({cassette}): the model proxy records and replays in this process only. "
+            "Run with --executor local (or --live to call the models from the Ray actors)"
+        )
+    if options.judge is not None and dataset.uses_judge():
+        raise InputError(
+            f"{where}: --executor ray cannot run llm.judge assertions: the judge runs in "
+            "this process only. Run with --executor local"
+        )
 
 
 async def run_dataset_ray(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import fnmatch
+import functools
 import logging
 import queue
 import sys
@@ -313,15 +314,18 @@ async def _run_once(
 ) -> CaseResult:
     ctx = HarnessContext(case.id, dict(options.params), metadata=dict(case.metadata))
     proxy = options.proxy
+    settle = None
     if proxy is not None:
         ctx.proxy = proxy.open(case.id, run, ctx.emit)
+        settle = functools.partial(proxy.settled, ctx.proxy)
     started, started_at = time.perf_counter(), now_iso()
     token = object()  # several runs (repeats, a matrix's variants) of one case may overlap
     options.running[token] = (case.id, started)
     error: str | None = None
     try:
         timed_out = await _within(
-            collect(harness, case.input, ctx, executor=options.executor), timeout_ms / 1000
+            collect(harness, case.input, ctx, executor=options.executor, settle=settle),
+            timeout_ms / 1000,
         )
     except Exception as exc:  # the harness's failure is the case's failure, not ours
         timed_out = False
@@ -337,7 +341,10 @@ async def _run_once(
         del options.running[token]
     if proxy is not None and ctx.proxy is not None:
         # a crashed or timed-out case keeps its old recording: never half a new one
-        session = proxy.close(ctx.proxy, completed=not timed_out and error is None)
+        if timed_out:
+            session = proxy.close(ctx.proxy, completed=False)
+        else:  # its calls' recordings and signals may still be finishing: wait for them
+            session = await proxy.finish(ctx.proxy, completed=error is None)
         if error is None and session is not None and session.misses:
             error = session.misses[0]  # the harness swallowed the miss: still the case's failure
     if timed_out:

@@ -3,6 +3,8 @@
 - ``POST /v1/chat/completions``: OpenAI chat completions, JSON or SSE
   (``stream: true``, with ``stream_options.include_usage``), text and tool calls.
 - ``POST /v1/messages``: Anthropic messages, JSON or SSE, text and ``tool_use``.
+- ``POST /v1/responses`` and ``POST /v1/embeddings``: OpenAI responses (JSON or SSE)
+  and embeddings (mock_responses.py).
 
 Answers come from ``responder(call) -> Reply | str`` (default: ``"ANSWER: "`` and
 the first five words of the last user message). Faults are queued with
@@ -31,7 +33,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import mock_responses
+
 __all__ = ["Call", "Fault", "MockLLMServer", "Reply", "ToolUse"]
+
+ROUTES = ("/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1/embeddings")
 
 REASONS = {
     200: "OK",
@@ -140,7 +146,10 @@ class Call:
     @property
     def last_user_text(self) -> str:
         last = ""
-        for message in self.body.get("messages", []):
+        given = self.body.get("input")  # the responses and embeddings APIs
+        if isinstance(given, str):
+            return given
+        for message in self.body.get("messages", given if isinstance(given, list) else []):
             if message.get("role") == "user":
                 last = _text(message.get("content"))
         return last
@@ -322,7 +331,7 @@ class MockLLMServer:
         raw: bytes,
         writer: asyncio.StreamWriter,
     ) -> bool:
-        if method != "POST" or path not in ("/v1/chat/completions", "/v1/messages"):
+        if method != "POST" or path not in ROUTES:
             await self._send(
                 writer, 404, _json({"error": {"message": f"no route {method} {path}"}})
             )
@@ -361,6 +370,9 @@ class MockLLMServer:
             await self._send(
                 writer, fault.status, _error_body(call.api, fault.status, message), extra
             )
+            return True
+        if call.path == "/v1/embeddings":
+            await self._send(writer, 200, _json(mock_responses.embeddings(call.body)))
             return True
         answer = self.responder(call)
         reply = Reply(answer) if isinstance(answer, str) else answer
@@ -454,6 +466,9 @@ def _tool_id(call: Call, tool: ToolUse, index: int, number: int) -> str:
 def _completion(call: Call, reply: Reply, number: int) -> dict[str, Any]:
     tokens_in, tokens_out = _tokens(call, reply)
     model = call.body.get("model", "mock")
+    if call.path == "/v1/responses":
+        tools = [(t.name, t.input) for t in reply.tool_calls]
+        return mock_responses.response(model, number, reply.text, tools, (tokens_in, tokens_out))
     if call.api == "anthropic":
         content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
         content += [
@@ -521,6 +536,11 @@ def _chunks(reply: Reply) -> list[str]:
 def _sse_events(call: Call, reply: Reply, number: int) -> list[bytes]:
     tokens_in, tokens_out = _tokens(call, reply)
     model = call.body.get("model", "mock")
+    if call.path == "/v1/responses":
+        tools = [(t.name, t.input) for t in reply.tool_calls]
+        return mock_responses.response_events(
+            model, number, _chunks(reply), tools, (tokens_in, tokens_out)
+        )
     if call.api == "anthropic":
         events: list[tuple[str, dict[str, Any]]] = [
             (

@@ -6,11 +6,12 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import trace
+from conftest import sig, trace
 
 from signal_eval_cli import (
     EvalContext,
@@ -24,11 +25,18 @@ from signal_eval_cli import (
     read_jsonl,
 )
 from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, bounds, short
-from signal_eval_cli.assertions._registry import VALUE_LIMIT, AssertionResult, Outcome, capped
+from signal_eval_cli.assertions._registry import (
+    VALUE_LIMIT,
+    AssertionResult,
+    Outcome,
+    assertion,
+    capped,
+)
 from signal_eval_cli.assertions.judge import render_trajectory
 from signal_eval_cli.jsjson import js_number
-from signal_eval_cli.patterns import matcher_problems, pattern_problems
-from signal_eval_cli.signals import new_signal_id
+from signal_eval_cli.patterns import matcher_problems, pattern_problems, values_equal
+from signal_eval_cli.regex_budget import REGEX_BUDGET_MS
+from signal_eval_cli.signals import new_signal_id, now_iso
 
 RUN = [
     ("harness:start", {"state": {"n": 0}}),
@@ -677,16 +685,19 @@ def test_verdict_flag_values_and_message(
 
 
 def test_every_assertion_type_has_a_pinned_verdict() -> None:
-    covered = {case[0]["type"] for case in VERDICTS}
+    covered = {case[0]["type"] for case in [*VERDICTS, *LATER]}
     engine = {"agent.activated", "agent.causedBy", "agent.completed", "agent.emitted",
-              "agent.skipped", "all", "any", "not", "file-contains", "file-exists", "llm.judge",
-              "metric.activations", "metric.cost.max", "metric.cost.min", "metric.latency.max",
-              "metric.latency.min", "metric.tokens.max", "metric.tokens.min", "output.contains",
-              "output.json", "output.length", "output.matches", "output.notContains",
-              "signal.contains", "signal.count", "signal.first", "signal.last", "signal.not",
-              "signal.trajectory", "snapshot.at", "snapshot.final", "tool.called",
-              "tool.calledWith", "tool.notCalled", "tool.sequence"}  # fmt: skip
-    assert engine <= covered and engine <= set(known_types())
+              "agent.handoff", "agent.skipped", "all", "any", "not", "diff-match",
+              "file-contains", "file-exists", "llm.judge", "metric.activations",
+              "metric.cost.max", "metric.cost.min", "metric.latency.max", "metric.latency.min",
+              "metric.tokens.max", "metric.tokens.min", "output.contains", "output.json",
+              "output.length", "output.matches", "output.notContains", "signal.contains",
+              "signal.count", "signal.first", "signal.last", "signal.not", "signal.trajectory",
+              "snapshot.at", "snapshot.final", "tests.count", "tests.pass", "tests.stillPass",
+              "tool.called", "tool.calledWith", "tool.failed", "tool.notCalled",
+              "tool.parallel", "tool.sequence"}  # fmt: skip
+    assert engine == set(known_types())  # a new type is added here and pinned
+    assert engine <= covered
 
 
 MALFORMED: list[tuple[str, str | None]] = [
@@ -694,6 +705,7 @@ MALFORMED: list[tuple[str, str | None]] = [
     ("agent.causedBy", "invalid agent.causedBy assertion: missing field 'agentId'"),
     ("agent.completed", "invalid agent.completed assertion: missing field 'agentId'"),
     ("agent.emitted", "invalid agent.emitted assertion: missing field 'agentId'"),
+    ("agent.handoff", None),  # False 'expected at least 1 handoffs * → *, found 0'
     ("agent.skipped", "invalid agent.skipped assertion: missing field 'agentId'"),
     ("all", "invalid all assertion: missing field 'assertions'"),
     ("any", "invalid any assertion: missing field 'assertions'"),
@@ -725,9 +737,14 @@ MALFORMED: list[tuple[str, str | None]] = [
     ("signal.trajectory", "invalid signal.trajectory assertion: missing field 'patterns'"),
     ("snapshot.at", "invalid snapshot.at assertion: missing field 'afterSignal'"),
     ("snapshot.final", "invalid snapshot.final assertion: missing field 'path'"),
+    ("tests.count", None),  # True 'tests: 0 (any number)'
+    ("tests.pass", None),  # errored: no test results (ids is read once there are some)
+    ("tests.stillPass", None),  # the same
     ("tool.called", "invalid tool.called assertion: missing field 'name'"),
     ("tool.calledWith", "invalid tool.calledWith assertion: missing field 'name'"),
+    ("tool.failed", None),  # False 'expected at least 1 failed tool calls, found 0'
     ("tool.notCalled", "invalid tool.notCalled assertion: missing field 'name'"),
+    ("tool.parallel", "invalid tool.parallel assertion: missing field 'tools'"),
     ("tool.sequence", "invalid tool.sequence assertion: missing field 'tools'"),
 ]
 
@@ -1094,3 +1111,296 @@ def test_every_matcher_operand_is_checked_with_a_valid_and_an_invalid_value(
 
 def test_js_number_of_one_and_small_integers() -> None:
     assert [js_number(v) for v in (1.0, 1, -1.0, 10.0, 0.1)] == ["1", "1", "-1", "10", "0.1"]
+
+
+# -- the types that came later: handoffs, tool status and turns, tests.*, diff-match -----------
+
+TURNS = [
+    sig("provider:start", {}, id="p1"),
+    sig("tool:call", {"id": "a", "name": "search", "input": {"q": "x"}}, parent="p1"),
+    sig("tool:call", {"id": "b", "name": "fetch", "input": {"url": "u"}}, parent="p1"),
+    ("tool:result", {"id": "a", "name": "search", "result": "r"}),
+    ("tool:result", {"id": "b", "name": "fetch", "result": "page"}),
+    sig("provider:start", {}, id="p2"),
+    sig("tool:call", {"id": "c", "name": "fetch", "input": {"url": "v"}}, parent="p2"),
+    ("tool:result", {"id": "c", "name": "fetch", "result": "", "error": "404 — not found"}),
+    ("tool:call", {"id": "d", "name": "search", "input": {"q": "y"}}),  # no turn, no result
+    ("agent:handoff", {"from": "triage", "to": "billing"}),
+    ("agent:handoff", {"from": "billing", "to": "triage"}),
+    ("tests:result", {"goal": "fix", "baseline": True, "tests": [
+        {"id": "t::a", "status": "failed", "message": "assert 1 == 2\nmore"},
+        {"id": "t::b", "status": "passed"},
+        {"id": "t::c", "status": "passed"},
+    ]}),
+    ("tests:result", {"goal": "fix", "baseline": False, "tests": [
+        {"id": "t::a", "status": "passed"},
+        {"id": "t::b", "status": "failed", "message": "  boom\nat line 3"},
+        {"id": "u::d", "status": "skipped"},
+    ]}),
+]  # fmt: skip
+NO_REPORT = [("tests:result", {"goal": "g", "tests": [], "error": "no report at r.xml"})]
+WITHOUT = "no test results: no goal has 'report: junit <path>'"
+
+
+def _diff(match: str, expected_diff: str) -> dict[str, Any]:
+    return {"type": "diff-match", "path": "a.py", "expectedDiff": expected_diff, "match": match}
+
+
+LATER: list[tuple[dict[str, Any], list[Any], bool, bool, Any, Any, str]] = [
+    ({"type": "agent.handoff", "from": "triage", "to": "billing"}, TURNS, True, False,
+     "at least 1", 1, "handoffs triage → billing: 1 (at least 1)"),
+    ({"type": "agent.handoff"}, TURNS, True, False, "at least 1", 2, "handoffs * → *: 2 (at least 1)"),
+    ({"type": "agent.handoff", "to": "triage", "min": 2}, TURNS, False, False, "at least 2", 1,
+     "expected at least 2 handoffs * → triage, found 1; first matches: triage → billing, "
+     "billing → triage"),
+    ({"type": "agent.handoff", "from": "billing", "to": "billing"}, TURNS, False, False,
+     "at least 1", 0, "expected at least 1 handoffs billing → billing, found 0; first matches: "
+     "triage → billing, billing → triage"),
+    ({"type": "agent.handoff", "max": 0}, RUN, True, False, "at most 0", 0,
+     "handoffs * → *: 0 (at most 0)"),
+    ({"type": "tool.failed"}, TURNS, True, False, "at least 1", 1, "failed tool calls: 1 (at least 1)"),
+    ({"type": "tool.failed", "name": "fetch", "count": 1}, TURNS, True, False, "exactly 1", 1,
+     "failed calls of tool 'fetch': 1 (exactly 1)"),
+    ({"type": "tool.failed", "name": "search"}, TURNS, False, False, "at least 1", 0,
+     "expected at least 1 failed calls of tool 'search', found 0"),
+    ({"type": "tool.failed", "max": 0}, TURNS, False, False, "at most 0", 1,
+     'expected at most 0 failed tool calls, found 1; first matches: fetch: "404 — not found"'),
+    ({"type": "tool.parallel", "tools": ["fetch", "search"]}, TURNS, True, False,
+     ["fetch", "search"], ["search", "fetch"], "called together in one turn: search, fetch"),
+    ({"type": "tool.parallel", "tools": ["fetch", "fetch"]}, TURNS, False, False,
+     ["fetch", "fetch"], [["search", "fetch"], ["fetch"]],
+     'no model turn called fetch, fetch together; tool calls by turn: [["search", "fetch"], '
+     '["fetch"]]'),
+    ({"type": "tool.parallel", "tools": ["fetch"]}, TURNS[5:8], False, False, ["fetch"],
+     [["fetch"]], 'no model turn called fetch together; tool calls by turn: [["fetch"]]'),
+    ({"type": "tool.parallel", "tools": ["Read"]}, RUN, False, False, ["Read"], [],
+     "no model turn called Read together; tool calls by turn: []"),
+    ({"type": "tool.calledWith", "name": "fetch", "args": {"url": "v"}, "status": "error"}, TURNS,
+     True, False, {"args": {"url": "v"}, "status": "error"}, {"url": "v"},
+     '\'fetch\' called with {"url": "v"}: error'),
+    ({"type": "tool.calledWith", "name": "fetch", "args": {"url": "v"}, "status": "ok"}, TURNS,
+     False, False, {"args": {"url": "v"}, "status": "ok"}, ["error"],
+     '\'fetch\' was called with {"url": "v"} but not with status ok: error'),
+    ({"type": "tool.calledWith", "name": "search", "args": {"q": "y"}, "status": "ok"}, TURNS,
+     False, False, {"args": {"q": "y"}, "status": "ok"}, ["no result"],
+     '\'search\' was called with {"q": "y"} but not with status ok: no result'),
+    ({"type": "tool.calledWith", "name": "fetch", "args": {"url": "w"}, "status": "ok"}, TURNS,
+     False, False, {"args": {"url": "w"}, "status": "ok"}, [{"url": "u"}, {"url": "v"}],
+     'no call of \'fetch\' matches {"url": "w"}; inputs: [{"url": "u"}, {"url": "v"}]'),
+    ({"type": "tool.calledWith", "name": "nope", "args": {}, "status": "ok"}, TURNS, False, False,
+     {"args": {}, "status": "ok"}, None, "tool 'nope' was never called"),
+    ({"type": "tests.pass", "ids": ["t::a"]}, TURNS, True, False, ["t::a"], None,
+     "1 test(s) pass: t::a"),
+    ({"type": "tests.pass", "ids": ["t::*", "x::*"]}, TURNS, False, False, ["t::*", "x::*"],
+     ["t::b", "x::*"], "tests that must pass: not passing: t::b (failed: boom) · no test matches "
+     "x::* (tests: t::a, t::b, u::d)"),
+    ({"type": "tests.pass", "ids": ["t::a"], "goal": "other"}, TURNS, False, True, None, None,
+     WITHOUT),
+    ({"type": "tests.pass", "ids": ["x"]}, NO_REPORT, False, True, None, None,
+     "no test results: goal 'g': no report at r.xml"),
+    ({"type": "tests.stillPass", "ids": ["t::a"]}, TURNS, True, False, ["t::a"], None,
+     "1 test(s) pass: t::a"),
+    ({"type": "tests.stillPass", "ids": ["t::c"]}, TURNS, False, False, ["t::c"], ["t::c"],
+     "tests that must still pass: no test matches t::c (tests: t::a, t::b, u::d)"),
+    ({"type": "tests.stillPass", "all": True}, TURNS, False, False, ["t::b", "t::c"],
+     ["t::b", "t::c"], "2 of 2 test(s) that passed on the baseline no longer pass: "
+     "t::b (failed: boom); t::c (missing)"),
+    ({"type": "tests.stillPass", "all": True}, TURNS[-1:], False, True, None, None,
+     "no test results on the baseline: no goal has 'report: junit <path>'"),
+    ({"type": "tests.stillPass", "all": True}, ["harness:start"], False, True, None, None, WITHOUT),
+    ({"type": "tests.count", "status": "passed", "exact": 1}, TURNS, True, False, "exactly 1", 1,
+     "passed tests: 1 (exactly 1)"),
+    ({"type": "tests.count", "ids": ["t::*"], "min": 3}, TURNS, False, False, "at least 3", 2,
+     "expected at least 3 tests, found 2; first matches: t::a, t::b"),
+    ({"type": "tests.count", "status": "skipped"}, TURNS, True, False, "any number", 1,
+     "skipped tests: 1 (any number)"),
+    ({"type": "tests.count", "max": 0}, NO_REPORT, False, True, None, None,
+     "no test results: goal 'g': no report at r.xml"),
+    (_diff("contains", "+y = 2"), TURNS, True, False, "+y = 2", "@@ ... @@\n x = 1\n+y = 2\n",
+     "a.py: expectedDiff found in the actual diff"),
+    (_diff("contains", "+y = 3"), TURNS, False, False, "+y = 3", "@@ ... @@\n x = 1\n+y = 2\n",
+     "a.py: expected hunk 1 of 1 not found in the actual diff:\n  +y = 3\nactual diff:\n"
+     "--- a/a.py\n+++ b/a.py\n@@ -1 +1,2 @@\n x = 1\n+y = 2\n"),
+    (_diff("exact", "@@ -1 +1,2 @@\n x = 1\n+y = 2\n"), TURNS, True, False,
+     "@@ -1 +1,2 @@\n x = 1\n+y = 2\n", "@@ ... @@\n x = 1\n+y = 2\n", "a.py: diff matches exactly"),
+    ({**_diff("contains", "+y"), "path": "gone.py"}, TURNS, False, False, None, None,
+     "file missing: gone.py exists neither before nor after the run"),
+    ({**_diff("contains", "+y"), "path": "b.py"}, TURNS, False, True, None, None,
+     "no baseline snapshot of b.py: a scenario takes it before the agentTask, so diff-match "
+     "cannot be judged here"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("assertion", "signals", "passed", "errored", "expected", "actual", "message"),
+    LATER,
+    ids=[f"{i}-{case[0]['type']}" for i, case in enumerate(LATER)],
+)
+def test_later_types_verdict_flag_values_and_message(
+    tmp_path: Path,
+    assertion: dict[str, Any],
+    signals: list[Any],
+    passed: bool,
+    errored: bool,
+    expected: Any,
+    actual: Any,
+    message: str,
+) -> None:
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    baselines = {("fixture", "a.py"): "x = 1\n", ("fixture", "gone.py"): None}
+    ctx = EvalContext(trace(*signals), workspace=tmp_path, root=tmp_path, baselines=baselines)
+    result = evaluate_assertion(assertion, ctx)
+    assert (result.passed, result.errored, result.expected, result.actual, result.message) == (
+        passed,
+        errored,
+        expected,
+        actual,
+        message,
+    )
+    negated = evaluate_assertion({"type": "not", "assertion": assertion}, ctx)
+    assert (negated.passed, negated.errored) == (not passed and not errored, errored)
+
+
+def test_a_diff_match_outside_a_scenario_cannot_be_judged() -> None:
+    result = evaluate_assertion(_diff("contains", "+y"), trace(*RUN))
+    assert (result.passed, result.errored, result.message) == (
+        False,
+        True,
+        "diff-match needs a scenario workspace: it only runs inside a scenario",
+    )
+    repo = evaluate_assertion({**_diff("contains", "+y"), "scope": "repo"}, trace(*RUN))
+    assert (repo.passed, repo.errored, repo.message) == (
+        False,
+        True,
+        "diff-match needs a --root directory: it only runs inside a scenario",
+    )
+
+
+def test_test_lists_show_ten_ids_and_count_the_rest() -> None:
+    def graded(assertion: dict[str, Any], tests: list[dict[str, Any]]) -> AssertionResult:
+        return evaluate_assertion(assertion, trace(("tests:result", {"goal": "g", "tests": tests})))
+
+    passing = [{"id": f"t{i:02d}", "status": "passed"} for i in range(11)]
+    ten = graded({"type": "tests.pass", "ids": ["t0*"]}, passing)
+    assert ten.message == "10 test(s) pass: " + ", ".join(f"t{i:02d}" for i in range(10))
+    eleven = graded({"type": "tests.pass", "ids": ["t*"]}, passing)
+    assert eleven.message == (
+        "11 test(s) pass: " + ", ".join(f"t{i:02d}" for i in range(10)) + " (+1 more)"
+    )
+    failing = [{"id": f"f{i:02d}", "status": "failed", "message": f"{i}" * 130 + "\nnext"}
+               for i in range(12)]  # fmt: skip
+    result = graded({"type": "tests.pass", "ids": ["f*"]}, failing)
+    described = result.message.removeprefix("tests that must pass: not passing: ").split("; ")
+    assert described == [f"f{i:02d} (failed: {str(i) * 120})" for i in range(10)]
+    assert result.actual == [f"f{i:02d}" for i in range(12)]
+
+
+def test_now_is_an_iso_utc_timestamp_to_the_millisecond() -> None:
+    before = datetime.now(timezone.utc)
+    stamp = now_iso()
+    after = datetime.now(timezone.utc)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp), stamp
+    parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    assert before.replace(microsecond=before.microsecond // 1000 * 1000) <= parsed <= after
+
+
+# -- survivors of the bench/mutation.py run with f-strings and tests.* -------------------------
+
+
+def test_judge_verdicts_and_trace_metrics_are_immutable_values() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        JudgeVerdict({"x": 1.0}).scores = {}  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        trace(*RUN).metrics.cost = 0  # type: ignore[misc]
+
+
+def test_a_type_registered_twice_is_refused() -> None:
+    with pytest.raises(ValueError, match=re.escape("type 'tool.called' is registered twice")):
+        assertion("tool.called")(lambda a, ctx: Outcome(True, "second"))
+    assert evaluate_assertion({"type": "tool.called", "name": "Read"}, trace(*RUN)).passed
+
+
+@pytest.mark.parametrize(
+    "evil",
+    [
+        {"type": "output.matches", "regex": "(a+)+$"},  # exponential backtracking
+        {
+            "type": "signal.contains",
+            "pattern": "text:*",
+            "payload": {"content": {"matches": "(a+)+$"}},
+        },
+    ],
+    ids=["output.matches", "a matches operand"],
+)
+def test_a_regex_over_its_budget_fails_as_errored_whatever_the_type(evil: dict[str, Any]) -> None:
+    t = trace(("text:complete", {"content": "a" * 64 + "!"}))
+    result = evaluate_assertion(evil, t)
+    assert (result.passed, result.errored) == (False, True)
+    assert result.message == (
+        f"regex took longer than {REGEX_BUDGET_MS} ms (/(a+)+$/): rewrite it without nested "
+        "quantifiers such as (a+)+"
+    )
+    assert result.to_dict()["errored"] is True
+    negated = evaluate_assertion({"type": "not", "assertion": evil}, t)
+    assert (negated.passed, negated.errored) == (False, True)
+
+
+def test_booleans_never_equal_numbers_either_way() -> None:
+    assert not values_equal(True, 1) and not values_equal(1, True)
+    assert not values_equal(False, 0) and not values_equal(0.0, False)
+    assert values_equal(True, True) and values_equal(1, 1.0)
+
+
+def test_a_pattern_that_is_not_an_object_is_checked_as_a_matcher() -> None:
+    assert pattern_problems([{"gte": "1"}]) == [("/0/gte", "'gte' needs a number, got '1'")]
+    assert pattern_problems([{"x": {"lt": None}}], "/args") == [
+        ("/args/0/x/lt", "'lt' needs a number, got None")
+    ]
+
+
+def test_js_number_writes_one_digit_mantissas_without_a_point() -> None:
+    assert [js_number(v) for v in (1e21, 2e22, 1e-7, 1.5e-7, 1.5e21, -3e-9)] == [
+        "1e+21", "2e+22", "1e-7", "1.5e-7", "1.5e+21", "-3e-9"
+    ]  # fmt: skip
+
+
+def test_a_schema_mismatch_names_its_first_three_errors() -> None:
+    t = trace(("text:complete", {"content": '{"a": 1, "b": 2, "c": 3, "d": 4}'}))
+    schema = {"type": "object", "properties": {k: {"type": "string"} for k in "abcd"}}
+    result = evaluate_assertion({"type": "output.json", "schema": schema}, t)
+    assert result.message == (
+        "output JSON does not match the schema: at /a: 1 is not of type 'string'; "
+        "at /b: 2 is not of type 'string'; at /c: 3 is not of type 'string'"
+    )
+
+
+def test_a_strict_mode_trajectory_says_its_steps_match_exactly() -> None:
+    t = trace("a", "b", "x", "c")  # x: no step names it
+    a = {"type": "signal.trajectory", "mode": "strict", "patterns": ["a", "b", "c"]}
+    result = evaluate_assertion(a, t)
+    assert (result.passed, result.expected, result.actual, result.message) == (
+        True,
+        ["a", "b", "c"],
+        ["a", "b", "c"],
+        "strict: the 3 steps match exactly",
+    )
+
+
+def test_an_assertion_object_with_to_dict_is_read_as_its_dict() -> None:
+    class Spec:
+        def to_dict(self) -> dict[str, Any]:
+            return {"type": "tool.called", "name": "Read", "exact": 1}
+
+    result = evaluate_assertion(Spec(), trace(*RUN))
+    assert (result.passed, result.assertion) == (
+        True,
+        {"type": "tool.called", "name": "Read", "exact": 1},
+    )
+
+
+def test_boolean_usage_is_not_summed_as_tokens_by_the_fast_path() -> None:
+    t = trace(
+        ("provider:end", {"usage": {"inputTokens": True, "outputTokens": 2}, "cost": 0.5}),
+        ("provider:end", {"usage": {"inputTokens": 3, "outputTokens": 4}, "cost": 0.25}),
+    )
+    assert (t.metrics.input_tokens, t.metrics.output_tokens, t.metrics.cost) == (3, 6, 0.75)

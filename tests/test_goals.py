@@ -72,7 +72,7 @@ def test_timeout_kills_the_whole_group_including_a_sigterm_ignoring_grandchild(
     assert not alive(grandchild), "the SIGTERM-ignoring grandchild survived"
     assert not alive(child)
     assert group_members(child) == []  # the child led the group (start_new_session)
-    assert elapsed < 5, f"took {elapsed:.1f}s"
+    assert elapsed < 30, f"took {elapsed:.1f}s"  # not the grandchild's 60 s
 
 
 def test_a_goal_that_times_out_fails_with_the_timeout_in_its_error(tmp_path: Path) -> None:
@@ -81,7 +81,7 @@ def test_a_goal_that_times_out_fails_with_the_timeout_in_its_error(tmp_path: Pat
     assert result.status == "failed"
     assert result.error == "timed out after 300 ms"
     assert result.exit_code is not None and result.exit_code < 0  # killed by a signal
-    assert 250 < result.duration_ms < 3000
+    assert 250 < result.duration_ms < 20_000  # not the 30 s sleep
 
 
 def test_leftovers_are_killed_after_a_normal_exit_without_waiting_for_them(
@@ -101,7 +101,7 @@ def test_leftovers_are_killed_after_a_normal_exit_without_waiting_for_them(
     grandchild = int(pids_file.read_text().split()[0])
     assert result.exit_code == 0 and not result.timed_out  # type: ignore[attr-defined]
     assert not alive(grandchild)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # the grandchild sleeps 60 s: not waited for
 
 
 def test_stdout_and_stderr_are_captured_with_exit_code_and_duration(tmp_path: Path) -> None:

@@ -39,18 +39,19 @@ def alias_bomb(levels: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_a_yaml_alias_bomb_is_refused_at_the_alias_in_under_2_seconds(tmp_path: Path) -> None:
+def test_a_yaml_alias_bomb_is_refused_at_the_alias_before_expanding(tmp_path: Path) -> None:
     path = tmp_path / "bomb.yaml"
     path.write_text(alias_bomb(7))  # 9**7 "lol"s: ~30 GB as a tree
     done, seconds = validate(path)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert f"bomb.yaml:6:8: aliases expand to more than {MAX_ALIAS_NODES:,} values" in done.stderr
-    # The limit (not the file) decides: measured inside the process, startup excluded.
+    # The limit (not the file) decides: measured inside the process, startup excluded; a
+    # bound on expanding the ~30 GB tree (minutes, or memory exhausted), not on speed.
     started = time.monotonic()
     with pytest.raises(InputError):
         parse_yaml(alias_bomb(7), "bomb.yaml")
-    assert time.monotonic() - started < 2, seconds
+    assert time.monotonic() - started < 20, seconds
 
 
 def test_aliases_within_the_limit_still_work_and_are_indexed_once() -> None:
@@ -107,10 +108,10 @@ def test_a_huge_unknown_type_is_reported_fast_and_shortened(tmp_path: Path) -> N
         + "x" * 400_000
         + "}]\n"
     )
-    started = time.monotonic()
-    assert closest("x" * 400_000, ["output.contains"]) is None
-    assert edit_distance("x" * 400_000, "output.contains") == 400_000
-    assert time.monotonic() - started < 0.1
+    started = time.monotonic()  # the full table would take minutes: a bound on that, not speed
+    assert closest("x" * 4_000_000, ["output.contains"]) is None
+    assert edit_distance("x" * 4_000_000, "output.contains") == 4_000_000
+    assert time.monotonic() - started < 10
     done, _ = validate(path)
     assert done.returncode == 2
     assert "(400,000 characters)" in done.stderr

@@ -20,8 +20,11 @@ from browser import (
 )
 from html_helpers import agent_signals, case, dataset
 
+from signal_eval_cli import evaluate_assertion
+from signal_eval_cli.compare import compare
 from signal_eval_cli.persistence import load_result
 from signal_eval_cli.reports.html import write_html_report
+from signal_eval_cli.results import CaseMetrics, CaseResult
 from signal_eval_cli.signals import Signal, Trace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -315,3 +318,145 @@ def test_scenario_view_with_goals_and_diff(tmp_path: Path, open_report: Any) -> 
     assert '+    return f"Hello, {name.strip()}!"' in highlighted
     assert page.locator(".diff-expected .missing").count() == 0
     opened.finish("scenario")
+
+
+TRAJECTORY = {
+    "type": "signal.trajectory",
+    "patterns": [
+        "harness:start",
+        {"pattern": "tool:call", "payload": {"arguments": {"q": 3}}},  # not the first tool call
+        "agent:completed",
+        "deploy:done",
+    ],
+}
+
+
+def test_a_failed_trajectory_is_pinned_to_its_matched_steps_and_the_step_not_found(
+    tmp_path: Path,
+    open_report: Any,  # noqa: F811
+) -> None:
+    signals = agent_signals(60)
+    verdict = evaluate_assertion(TRAJECTORY, Trace(signals))
+    assert not verdict.passed
+    grep_3 = next(i for i, s in enumerate(signals) if s.name == "tool:call" and s.payload["arguments"] == {"q": 3})  # fmt: skip
+    completed = next(i for i, s in enumerate(signals) if i > grep_3 and s.name == "agent:completed")
+    assert f"step 4 'deploy:done' not found after #{completed}" in verdict.message
+    windowed = {
+        **TRAJECTORY,
+        "patterns": ["agent:completed", "deploy:done"],
+        "after": "tool:result",
+    }
+    in_window = evaluate_assertion(windowed, Trace(signals))
+    first_result = next(i for i, s in enumerate(signals) if s.name == "tool:result")
+    cases = [
+        CaseResult("traj", False, [verdict], signals, None, CaseMetrics(latency_ms=1)),
+        CaseResult("window", False, [in_window], signals, None, CaseMetrics(latency_ms=1)),
+    ]
+    report = tmp_path / "trajectory.html"
+    write_html_report(dataset(cases), report)
+    opened = open_report(report)
+    page = opened.page
+
+    def pins() -> tuple[list[int], str]:
+        box = page.locator(".assertion.fail .pins")
+        shown = box.locator("button").evaluate_all("bs => bs.map(b => +b.dataset.i)")
+        return shown, box.locator(".stopped").inner_text()
+
+    page.click('.case-row[data-case="window"]')
+    page.wait_for_selector('.detail[data-case="window"]')
+    shown, stopped = pins()  # the window starts after the first tool:result
+    assert shown == [first_result + 2]  # its agent:completed, not the one before
+    assert stopped == f"match stopped after #{first_result + 2}; step 'deploy:done' not found"
+    page.click('.case-row[data-case="traj"]')
+    page.wait_for_selector('.detail[data-case="traj"]')
+    shown, stopped = pins()
+    assert shown == [0, grep_3, completed]  # the steps matched (the payload counted)
+    assert stopped == f"match stopped after #{completed}; step 'deploy:done' not found"
+    pinned = page.locator(".tl-svg .it.pin").evaluate_all("ns => ns.map(n => +n.dataset.i)")
+    activation = max(i for i, s in enumerate(signals[:completed]) if s.name == "agent:activated")
+    assert {grep_3, activation} <= set(pinned)  # marked on the timeline (the bar it ends)
+    page.click(f'.assertion.fail .pins button[data-i="{grep_3}"]')
+    assert page.inner_text(".insp-title") == f"#{grep_3} tool:call"
+    opened.finish("run-trajectory")
+
+
+def test_the_flaky_errored_and_tag_filters_change_the_rows(
+    tmp_path: Path,
+    open_report: Any,  # noqa: F811
+) -> None:
+    cases = [
+        case("ok", True, tags=["fast"]),
+        case("broke", False, tags=["fast", "security"]),
+        case("wobbly", True, outcomes=[True, False, True], tags=["security"]),
+        case("wobbly-fail", False, outcomes=[False, True, False]),
+        case("crashed", False, error="harness raised: boom", tags=["security"]),
+    ]
+    report = tmp_path / "filters.html"
+    write_html_report(dataset(cases), report)
+    opened = open_report(report)
+    page = opened.page
+
+    def rows() -> list[str]:
+        return list(page.locator(".case-row").evaluate_all("rs => rs.map(r => r.dataset.case)"))
+
+    assert rows() == ["ok", "broke", "wobbly", "wobbly-fail", "crashed"]
+    assert page.inner_text('button[data-status="flaky"]') == "flaky 2"
+    page.click('button[data-status="flaky"]')
+    assert rows() == ["wobbly", "wobbly-fail"]
+    assert page.inner_text("#case-count") == "2 of 5 cases"
+    page.click('button[data-status="errored"]')
+    assert rows() == ["crashed"]
+    assert page.locator('.case-row[data-case="crashed"]').get_attribute("data-status") == "errored"
+    page.click('button[data-status="all"]')
+    page.select_option('select[aria-label="tag"]', "security")
+    assert rows() == ["broke", "wobbly", "crashed"]
+    page.click('button[data-status="failed"]')  # status and tag together
+    assert rows() == ["broke", "crashed"]
+    page.select_option('select[aria-label="tag"]', "fast")
+    assert rows() == ["broke"]
+    opened.finish("run-filters")
+
+
+def test_a_comparison_shows_its_new_and_removed_cases(tmp_path: Path, open_report: Any) -> None:  # noqa: F811
+    base = dataset([case("kept", True), case("dropped", True), case("retired", False)])
+    cand = dataset([case("kept", False), case("added", True), case("fresh", False)])
+    report = tmp_path / "new-removed.html"
+    write_html_report(compare(base, cand), report, sides=(base, cand))
+    opened = open_report(report)
+    page = opened.page
+    assert page.inner_text("#new-cases h2") == "New cases (2)"
+    assert page.locator("#new-cases code").all_inner_texts() == ["added", "fresh"]
+    assert page.inner_text("#removed-cases h2") == "Removed cases (2)"
+    assert page.locator("#removed-cases code").all_inner_texts() == ["dropped", "retired"]
+    assert "2 new, 2 removed" in page.inner_text("#deltas")
+    assert page.locator("#flips tr.flip").evaluate_all("rs => rs.map(r => r.dataset.case)") == [
+        "kept"
+    ]
+    opened.finish("compare-new-removed")
+
+
+def test_10000_cases_render_lazily_and_scroll_to_the_last(tmp_path: Path, open_report: Any) -> None:  # noqa: F811
+    """The summary and first rows come without building 10,000 rows; scrolling reaches the
+    last case, which opens with its timeline (bench/html.py times the first render)."""
+    signals = agent_signals(200)
+    cases = [
+        case(f"case-{i:05d}", i % 10 != 3, signals=signals if i % 10 == 3 else None,
+             tags=[f"t{i % 5}"], latency=1000 + i % 700)
+        for i in range(10_000)
+    ]  # fmt: skip
+    report = tmp_path / "10000-cases.html"
+    write_html_report(dataset(cases), report)
+    opened = open_report(report)
+    page = opened.page
+    assert card(page, "failed") == "1,000"
+    assert page.inner_text('.card[data-k="pass-rate"] .note').startswith("9,000/10,000 · ")
+    assert page.inner_text("#case-count") == "10,000 of 10,000 cases"
+    assert 0 < page.locator(".case-row").count() < 100  # only what shows is built
+    page.locator(".vtable").evaluate("box => { box.scrollTop = box.scrollHeight; }")
+    page.wait_for_selector('.case-row[data-case="case-09999"]')
+    page.click('button[data-status="failed"]')
+    assert page.inner_text("#case-count") == "1,000 of 10,000 cases"
+    page.locator(".vtable").evaluate("box => { box.scrollTop = box.scrollHeight; }")
+    page.click('.case-row[data-case="case-09993"]')
+    page.wait_for_selector('.detail[data-case="case-09993"] .tl-svg .lname')
+    opened.finish("run-10000-cases")

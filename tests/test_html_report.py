@@ -8,14 +8,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from html_helpers import agent_signals, case, dataset
 
+from signal_eval_cli import evaluate_assertion
+from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.compare import compare
 from signal_eval_cli.matrix import VariantPoint
 from signal_eval_cli.persistence import save_result
 from signal_eval_cli.reports.html import generate_html_report
 from signal_eval_cli.reports.markdown import ReportOptions, generate_markdown_report
 from signal_eval_cli.reports.pareto import pareto_svg
+from signal_eval_cli.results import CaseMetrics, CaseResult
+from signal_eval_cli.signals import Signal, Trace
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "signal_eval_cli.cli"]
@@ -241,3 +246,44 @@ def test_non_finite_numbers_do_not_break_the_page() -> None:
     assert isinstance(data, dict)
     assert data["cases"][0]["metrics"]["cost"] == "nan"
     assert data["cases"][0]["assertions"][0]["actual"] == "inf"
+
+
+SIGNALS_ABCAB = [Signal(n, {"k": i}, str(i)) for i, n in enumerate(["a", "b", "c", "a", "b"])]
+
+
+@pytest.mark.parametrize(
+    ("spec", "pins"),
+    [
+        ({"patterns": ["a", "b", "z"]}, {"indices": [0, 1], "missing": "z", "stop": 1}),
+        (  # a payload: the second b
+            {"patterns": ["a", {"pattern": "b", "payload": {"k": 4}}, "z"]},
+            {"indices": [0, 4], "missing": "z", "stop": 4},
+        ),
+        (  # strict: the longest contiguous run
+            {"patterns": ["a", "b", "a"], "strict": True},
+            {"indices": [0, 1], "missing": "a", "stop": 1},
+        ),
+        (  # a window: after the first c
+            {"patterns": ["b", "z"], "after": "c"},
+            {"indices": [4], "missing": "z", "stop": 4},
+        ),
+        ({"patterns": ["z"], "after": "c"}, {"indices": [], "missing": "z", "stop": 2}),
+        (  # a mode: every signal a step names, no stopping point
+            {"patterns": ["a", "c", "z"], "mode": "superset"},
+            {"indices": [0, 2, 3], "missing": "z", "stop": None},
+        ),
+    ],
+)
+def test_a_failed_trajectory_carries_the_engines_pins(spec: dict, pins: dict) -> None:  # type: ignore[type-arg]
+    spec = {"type": "signal.trajectory", **spec}
+    verdict = evaluate_assertion(spec, Trace(SIGNALS_ABCAB))
+    assert not verdict.passed, verdict.message
+    failed = CaseResult("t", False, [verdict], SIGNALS_ABCAB, None, CaseMetrics())
+    nested = AssertionResult({"type": "all"}, False, "1 failed", children=[verdict])
+    page = generate_html_report(
+        dataset([failed, CaseResult("n", False, [nested], SIGNALS_ABCAB, None, CaseMetrics())]),
+        signals="all",
+    )
+    rows = embedded(page, "se-data")["cases"]  # type: ignore[index]
+    assert rows[0]["assertions"][0]["pins"] == pins
+    assert rows[1]["assertions"][0]["children"][0]["pins"] == pins  # inside all/any/not too

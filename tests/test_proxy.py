@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import socket
 import sys
 import textwrap
@@ -17,6 +18,7 @@ import pytest
 from mock_servers import Fault, MockLLMServer, Reply, ToolUse
 
 from signal_eval_cli.dataset import EvalDataset
+from signal_eval_cli.providers.pricing import Price, PriceTable
 from signal_eval_cli.providers.reliability import RetryPolicy
 from signal_eval_cli.proxy.cassette import ProxyCassette
 from signal_eval_cli.proxy.matching import changes, normalise, request_key
@@ -287,17 +289,23 @@ def test_matching_normalises_tool_call_ids_key_order_and_noise() -> None:
 
 
 class ThreeCalls:
-    """Three calls whose answers name the case: cross-talk would show."""
+    """Three calls whose answers name the case: cross-talk would show. Plain HTTP on one
+    aiohttp session per case: the SDKs are tested above; here it is the proxy's
+    attribution under concurrency (2,200 SDK clients would cost most of a minute of CPU)."""
 
     async def run(self, input: Any, ctx: Any) -> list[dict[str, Any]]:
-        client = ctx.openai(async_=True)
+        import aiohttp
+
+        url = f"{ctx.proxy.openai_base_url}/chat/completions"
         out = []
-        for n in range(3):
-            r = await client.chat.completions.create(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": f"{input} step {n}"}]
-            )
-            out.append(r.choices[0].message.content)
-        await client.close()
+        async with aiohttp.ClientSession() as session:
+            for n in range(3):
+                body = {
+                    "model": "gpt-4o-mini",
+                    "messages": [{"role": "user", "content": f"{input} step {n}"}],
+                }
+                async with session.post(url, json=body, headers={"authorization": "Bearer k"}) as r:
+                    out.append((await r.json())["choices"][0]["message"]["content"])
         return [{"name": "text:complete", "payload": {"content": out}}]
 
 
@@ -316,6 +324,64 @@ def test_200_concurrent_cases_no_cross_talk_identical_over_10_replays(tmp_path: 
         replayed, proxy = run(ThreeCalls(), ds, "replay", None, concurrency=200)
         assert proxy.misses == []
         assert comparable(replayed) == expected
+
+
+class Streams:
+    """A streamed call to each API with its SDK, then one read only up to its last event
+    (as a client that stops at ``message_stop`` does): the harness returns before the
+    proxy has necessarily recorded and traced that one."""
+
+    def run(self, input: Any, ctx: Any) -> list[dict[str, Any]]:
+        import httpx
+
+        messages = [{"role": "user", "content": input}]
+        stream = ctx.openai().chat.completions.create(
+            model="gpt-4o-mini", messages=messages, stream=True
+        )
+        out = ["".join(c.choices[0].delta.content or "" for c in stream if c.choices)]
+        with ctx.anthropic().messages.stream(
+            model="claude-3-5-haiku", max_tokens=64, messages=messages
+        ) as s:
+            out.append("".join(s.text_stream))
+        body = {"model": "claude-3-5-haiku", "max_tokens": 64, "messages": messages, "stream": True}
+        url = f"{ctx.proxy.anthropic_base_url}/v1/messages"
+        lines = []
+        client = httpx.Client(verify=False, timeout=120)
+        with client, client.stream("POST", url, json=body, headers={"x-api-key": "k"}) as r:
+            for line in r.iter_lines():
+                lines.append(line)
+                if line == "event: message_stop":
+                    break  # leaves without reading the end of the stream
+        out.append(str(len(lines)))
+        return [{"name": "text:complete", "payload": {"content": out}}]
+
+
+class BusyPrices(PriceTable):
+    """Prices a call slowly: the proxy's thread is busy (as with a busy GIL) between the
+    end of a stream reaching the client and the call's recording and ``provider:end``."""
+
+    def __init__(self) -> None:
+        super().__init__({"gpt-4o-mini": Price(0.15, 0.6), "claude-3-5-haiku": Price(0.8, 4.0)})
+
+    def cost(self, model: str | None, input_tokens: float, output_tokens: float) -> float:
+        time.sleep(0.002)
+        return super().cost(model, input_tokens, output_tokens)
+
+
+def test_200_cases_of_streamed_calls_are_all_recorded_and_traced(tmp_path: Path) -> None:
+    """Each case's calls are done (recorded, ``provider:end`` emitted) before it closes."""
+    ds = dataset(tmp_path, 200)
+    with MockLLMServer(responder) as mock:
+        recorded, proxy = run(Streams(), ds, "record", mock, concurrency=50, prices=BusyPrices())
+    assert proxy.failures == [] and [c.error for c in recorded.cases if c.error] == []
+    kept = ProxyCassette(tmp_path / "cassettes" / "proxied.proxy.yaml").load()
+    assert len(kept) == 600 and {i.case for i in kept} == {c.id for c in ds.cases}
+    replayed, proxy = run(Streams(), ds, "replay", None, concurrency=50, prices=BusyPrices())
+    assert proxy.misses == []
+    for case in recorded.cases:
+        ends = [s.payload for s in case.signals if s.name == "provider:end"]
+        assert [e["provider"] for e in ends] == ["openai", "anthropic", "anthropic"], case.case_id
+    assert comparable(replayed) == comparable(recorded)
 
 
 SCRIPT = textwrap.dedent(
@@ -362,6 +428,7 @@ class Subprocesses:
 
 
 def test_subprocesses_record_and_replay_through_the_environment(tmp_path: Path) -> None:
+    assert shutil.which("curl"), "no curl on PATH: `make curl` (part of `make test`) installs it"
     script = tmp_path / "agent.py"
     script.write_text(SCRIPT)
     ds = dataset(tmp_path, 3)
@@ -594,3 +661,67 @@ def test_cli_records_any_harness_and_a_crash_or_ctrl_c_keeps_the_good_cassette(
     replay = agent_run(tmp_path, None, "good")  # the mock is gone: offline
     out, err = replay.communicate(timeout=300)
     assert replay.returncode == 0, out + err
+
+
+BARE = """\
+import openai
+
+
+def create():
+    def run(input, ctx):
+        client = openai.OpenAI()  # no ctx: OPENAI_BASE_URL and OPENAI_API_KEY alone
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": input}]
+        )
+        return [{"name": "text:complete", "payload": {"content": reply.choices[0].message.content}}]
+    return run
+"""
+
+
+def test_a_bare_sdk_client_in_process_is_recorded_alone_and_refused_when_ambiguous(
+    tmp_path: Path,
+) -> None:
+    """``openai.OpenAI()`` made by an in-process harness reads the run-level address the run
+    exports: one case at a time, its calls are recorded and replayed offline; with
+    --concurrency 2 its call names no case, so it fails saying what to do, never live."""
+    import os
+    import subprocess
+
+    (tmp_path / "bare.py").write_text(BARE)
+    (tmp_path / "eval.yaml").write_text(
+        "name: bare\nharness: bare.py:create\ncases:\n"
+        "  - {id: a, input: one, assertions: [{type: output.contains, text: one}]}\n"
+        "  - {id: b, input: two, assertions: [{type: output.contains, text: two}]}\n"
+    )
+
+    def cli(mock: MockLLMServer | None, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "OPENAI_API_KEY": "sk-secret-openai"}
+        env["OPENAI_BASE_URL"] = f"{mock.url if mock else 'http://127.0.0.1:9'}/v1"
+        command = [str(CLI), "run", "eval.yaml", "-o", "out.json", "--signals", "all", *args]
+        return subprocess.run(
+            command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
+
+    with MockLLMServer(responder) as mock:
+        recorded = cli(mock, "--record", "--concurrency", "1")
+        assert recorded.returncode == 0, recorded.stderr
+        assert len(mock.calls) == 2 and {c.key for c in mock.calls} == {"sk-secret-openai"}
+    cassette = ProxyCassette(tmp_path / "cassettes" / "eval.proxy.yaml")
+    assert [i.case for i in cassette.load()] == ["a", "b"]
+    first = json.loads((tmp_path / "out.json").read_text())["cases"]
+    replayed = cli(None, "--concurrency", "1")  # the mock is gone: replayed, offline
+    assert replayed.returncode == 0, replayed.stderr
+    again = json.loads((tmp_path / "out.json").read_text())["cases"]
+    ends = [
+        [s["payload"]["output"] for s in c["signals"] if s["name"] == "provider:end"] for c in again
+    ]
+    assert ends == [["answer to one from openai"], ["answer to two from openai"]]
+    assert [c["passed"] for c in again] == [c["passed"] for c in first] == [True, True]
+
+    with MockLLMServer(responder) as mock:
+        ambiguous = cli(mock, "--live", "--concurrency", "2")
+        assert mock.calls == []  # nothing went out unattributed
+    assert ambiguous.returncode == 1, ambiguous.stderr
+    cases = json.loads((tmp_path / "out.json").read_text())["cases"]
+    for case in cases:
+        assert "up to 2 cases run at once" in case["error"] and "ctx.openai()" in case["error"]

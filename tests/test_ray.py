@@ -289,3 +289,48 @@ def test_an_unreachable_ray_address_is_an_input_error_not_a_hang(tmp_path: Path)
     assert done.returncode == 2, done.stderr
     assert f"--ray-address 127.0.0.1:{port}: cannot connect" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_proxy_cassette_or_a_judge_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """Actors cannot reach this process's model proxy or judge: a recorded cassette would
+    silently go live there, llm.judge would error. Refused (exit 2), with what to do."""
+    from signal_eval_cli.errors import InputError
+    from signal_eval_cli.proxy.config import proxy_for
+
+    path = write_eval(tmp_path, 2)
+    (tmp_path / "cassettes").mkdir()
+    (tmp_path / "cassettes" / "eval.proxy.yaml").write_text("version: 1\ninteractions: []\n")
+    dataset = load_dataset(path)
+    spec = VariantSpec("h.py:create", base_dir=tmp_path)
+    nowhere = RaySettings(address="127.0.0.1:9")  # never reached: refused first
+    for mode, word in (("auto", "cannot replay"), ("record", "cannot record")):
+        options = RunOptions(proxy=proxy_for(dataset, mode))
+        with pytest.raises(InputError, match=f"{word} the harness's model calls"):
+            asyncio.run(run_dataset_ray(dataset, spec, options, nowhere))
+    live = RunOptions(proxy=proxy_for(dataset, "live"))
+    with pytest.raises(InputError, match="cannot connect"):  # live passes: actors call out
+        asyncio.run(run_dataset_ray(dataset, spec, live, nowhere))
+    judged = tmp_path / "judged.yaml"
+    judged.write_text(
+        "name: judged\nharness: h.py:create\ncases:\n  - id: a\n    input: {n: 1}\n"
+        "    assertions: [{type: llm.judge, criteria: [kind], minScore: 0.5}]\n"
+    )
+    done = subprocess.run(
+        [str(CLI), "run", "eval.yaml", "-o", "out.json", "--executor", "ray"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "--executor ray cannot replay" in done.stderr and "--executor local" in done.stderr
+    assert not list(tmp_path.glob("out.json*"))  # no journal, no results: nothing ran
+    done = subprocess.run(
+        [str(CLI), "run", "judged.yaml", "--executor", "ray"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "cannot run llm.judge assertions" in done.stderr and "Traceback" not in done.stderr

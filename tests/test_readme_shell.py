@@ -202,3 +202,13 @@ def test_the_scenario_block_runs_as_written(tmp_path: Path) -> None:
     )
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr  # offline, from the cassette
     assert (where / "scenarios.json").is_file()
+
+
+def test_the_matrix_compare_block_runs_as_written(tmp_path: Path) -> None:
+    project = project_copy(tmp_path)
+    done = bash(sh_block("base-matrix.json cand-matrix.json"), project)
+    assert done.returncode == 0, done.stdout + done.stderr  # same runs: nothing regressed
+    saved = json.loads((project / "matrix-compare.json").read_text())
+    assert saved["kind"] == "matrixComparison" and not saved["summary"]["shouldBlock"]
+    assert {v["variantId"] for v in saved["variants"]} >= {"haiku-model"}
+    assert (project / "haiku.html").read_text().startswith("<!DOCTYPE html>")

@@ -88,11 +88,9 @@ def test_blocking_sync_harnesses_get_a_thread_each_up_to_the_concurrency() -> No
             time.sleep(0.15)
         return [{"name": "harness:end", "payload": {"durationMs": 150}}]
 
-    started = time.perf_counter()
     result = run(harness, dataset(24), concurrency=12)
     assert result.passed_cases == 24
-    assert peak.peak == 12  # twelve at once, never more
-    assert time.perf_counter() - started < 24 * 0.15  # not one after the other
+    assert peak.peak == 12  # twelve at once (not one after the other), never more
 
 
 # -- timeouts -------------------------------------------------------------------------------------

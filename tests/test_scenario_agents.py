@@ -240,6 +240,24 @@ def test_a_path_escape_by_a_command_agent_fails_the_scenario(
     assert any(s["name"] == "agent:escaped" for s in scenario["signals"])
 
 
+@pytest.mark.parametrize("where", ["home", "cwd"])
+def test_an_agent_writing_into_home_or_the_current_directory_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    home, here = tmp_path / "home", tmp_path / "here"
+    home.mkdir()
+    here.mkdir()
+    (home / ".history").write_text("old\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(here)
+    target = home if where == "home" else here
+    path = project(tmp_path, {"command": command("escape-into", str(target))})
+    result, scenario = run(path, tmp_path)
+    assert result.exit_code == 1
+    assert f"{target / 'escaped.txt'} was created outside the workspace" in scenario["error"]
+    assert any(s["name"] == "agent:escaped" for s in scenario["signals"])
+
+
 def test_an_agent_writing_into_the_fixture_is_caught(tmp_path: Path) -> None:
     agent = {"command": ["{python}", "-c", f"open({str(tmp_path / 'fx' / 'x.txt')!r}, 'w')"]}
     path = project(tmp_path, agent)

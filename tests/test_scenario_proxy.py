@@ -185,22 +185,28 @@ def test_replay_from_a_directory_outside_the_repo(
 
 def test_a_step_waits_for_its_calls_to_emit_their_end() -> None:
     """A streamed answer's client may exit before the proxy's thread emits
-    ``provider:end``: the step waits for it, so it lands under the step, in order."""
+    ``provider:end``: the step waits for the call (its session's calls in flight), so the
+    end lands under the step, in order."""
+    from signal_eval_cli.proxy.session import CaseSession
     from signal_eval_cli.scenarios.runner import _Recorder
 
     recorder = _Recorder()
+    session = CaseSession("s", 0, recorder.call_signal)
+    recorder.settle = lambda: session.settled(60)
     recorder.step = recorder.emit("agent:start", {})
+    session.next_call()  # the proxy took a call: in flight until call_done()
     start = recorder.call_signal("provider:start", {"model": "m"})
     release = threading.Event()
 
     def finish() -> None:
         release.wait(30)
         recorder.call_signal("provider:end", {"model": "m"}, parent=start)
+        session.call_done()
 
     threading.Thread(target=finish, daemon=True).start()
 
     async def step() -> list[str]:
-        waiting = asyncio.ensure_future(recorder.settled(timeout_s=60))
+        waiting = asyncio.ensure_future(recorder.settled())
         await asyncio.sleep(0.05)
         assert not waiting.done()  # the call is still open
         release.set()

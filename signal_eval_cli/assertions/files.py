@@ -98,6 +98,7 @@ def diff_match(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -
             False,
             f"no baseline snapshot of {label}: a scenario takes it before the agentTask, "
             "so diff-match cannot be judged here",
+            errored=True,  # not a failure: `not` must not turn it into a pass
         )
     before, after = ctx.baselines[key], workspace.read_text(path)
     expected = a["expectedDiff"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, count_outcome, short
 from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
@@ -213,6 +213,43 @@ def signal_trajectory(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
         actual=[trace[i].name for i in matched],
         trajectory=sequence,
     )
+
+
+class TrajectoryPins(NamedTuple):
+    """Where a ``signal.trajectory`` search went (see :func:`trajectory_pins`)."""
+
+    matched: list[int]
+    """The positions it matched (with a ``mode``: the signals its steps name)."""
+    missing: str | None
+    """The first step it did not find (``None``: none missing)."""
+    stop: int | None
+    """An in-order search that stopped: the position after which the missing step was
+    looked for (the last match, or the window's ``after`` signal; -1: the start)."""
+
+
+def trajectory_pins(a: Mapping[str, Any], trace: Trace) -> TrajectoryPins:
+    """The check's own search, for a report to pin a failure to: payloads, ``strict``,
+    ``after``/``before`` windows and modes count as they did for the verdict."""
+    raw_steps = list(a["patterns"])
+    steps = [_step(s) for s in raw_steps]
+    window = _window(trace, a)
+    if isinstance(window, Outcome) or not steps:
+        return TrajectoryPins([], None, None)
+    lo, hi = window
+    if a.get("mode") in MODES:
+        relevant = sorted({i for pattern, _ in steps for i in trace.positions(pattern, lo, hi)})
+        pairs = _matching(trace, steps, relevant)
+        free = [i for i in range(len(steps)) if i not in pairs]
+        return TrajectoryPins(relevant, _describe_step(raw_steps[free[0]]) if free else None, None)
+    if a.get("strict", False):
+        run, best = _contiguous(trace, steps, lo, hi)
+        matched = run or best
+    else:
+        matched = _greedy(trace, steps, lo, hi)
+    if len(matched) == len(steps):
+        return TrajectoryPins(matched, None, None)
+    stop = matched[-1] if matched else lo - 1
+    return TrajectoryPins(matched, _describe_step(raw_steps[len(matched)]), stop)
 
 
 def _by_mode(

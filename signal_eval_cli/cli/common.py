@@ -1,10 +1,10 @@
-"""What every command shares: consoles, exit codes, input errors, report options."""
+"""What every command shares: consoles, exit codes, input errors, output paths
+(report options: :mod:`.report_options`)."""
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, cast
 
@@ -14,7 +14,6 @@ from rich.console import Console
 
 from signal_eval_cli.cli.command import LOG
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.persistence import save_result
 from signal_eval_cli.results import CaseResult, SignalsPolicy
 
 
@@ -165,50 +164,6 @@ def _is_special_file(path: Path) -> bool:
         return False
 
 
-def writing(path: Path, write: Callable[[], None]) -> None:
-    """Run ``write`` (which writes ``path``); an OS error is an input error, not a traceback."""
-    try:
-        write()
-    except OSError as exc:
-        fail_input(InputError([Problem(str(path), 0, 0, f"cannot write: {exc.strerror or exc}")]))
-
-
-def write_reports(
-    result: Any,
-    *,
-    output: Path | None,
-    markdown: Path | None,
-    junit: Path | None,
-    signals: SignalsPolicy,
-    html: Path | None = None,
-) -> None:
-    if output is not None:
-        writing(output, lambda: save_result(result, output, signals=signals))
-        err.print(f"results written to {output}", highlight=False)
-    write_html(result, html, signals=signals)
-    if markdown is not None:
-        from signal_eval_cli.reports.markdown import ReportOptions, write_markdown_report
-
-        options = ReportOptions(html_link=str(html) if html else None)
-        writing(markdown, lambda: write_markdown_report(result, markdown, options))
-    if junit is not None:
-        from signal_eval_cli.reports.junit import write_junit_report
-
-        writing(junit, lambda: write_junit_report(result, junit))
-
-
-def write_html(
-    result: Any, html: Path | None, *, signals: SignalsPolicy, sides: tuple[Any, Any] | None = None
-) -> None:
-    """The offline HTML report, when ``--html`` asks for one."""
-    if html is None:
-        return
-    from signal_eval_cli.reports.html import write_html_report
-
-    writing(html, lambda: write_html_report(result, html, signals=signals, sides=sides))
-    err.print(f"HTML report written to {html}", highlight=False, soft_wrap=True)
-
-
 def file_path(value: str) -> Path:
     """A report option's file, as typed. One ending in ``/`` names a directory: exit 2
     (``Path`` would drop the slash, and the report would become a file named after it)."""
@@ -223,32 +178,6 @@ def file_option(*names: str, help: str) -> Any:
 
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
-OutputOpt = Annotated[
-    Path | None, file_option("--output", "-o", help="Write results JSON here (atomically).")
-]
-
-
-def _markdown_path(value: str) -> Path | None:
-    """An empty ``--markdown`` (``"$GITHUB_STEP_SUMMARY"`` outside GitHub) means no report."""
-    if not value:
-        err.print("note: --markdown is empty (is $GITHUB_STEP_SUMMARY unset?): no Markdown report")
-        return None
-    return file_path(value)
-
-
-MarkdownOpt = Annotated[
-    Path | None,
-    typer.Option(
-        parser=_markdown_path,
-        metavar="<path>",
-        help='Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY"; empty: none).',
-    ),
-]
-JunitOpt = Annotated[Path | None, file_option("--junit", help="Write a JUnit XML report.")]
-HtmlOpt = Annotated[
-    Path | None,
-    file_option("--html", help="Write a self-contained offline HTML report (opens from file://)."),
-]
 SignalsOpt = Annotated[str, typer.Option(help="Signals kept in results: all, failed or none.")]
 TableOpt = Annotated[
     str,

@@ -1,4 +1,5 @@
-"""``signal-eval compare BASE CAND``: the CI gate.
+"""``signal-eval compare BASE CAND``: the CI gate (two results, or two matrices variant
+by variant; ``--variant ID`` compares one variant of two matrices).
 
 Exit codes: 0 compared (and, with ``--fail-on-regression``, nothing blocks) · 1
 ``--fail-on-regression`` and a critical regression · 2 unreadable, old, malformed
@@ -18,27 +19,24 @@ from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
-    HtmlOpt,
-    MarkdownOpt,
     SignalsOpt,
     check_outputs,
-    err,
     fail_input,
-    file_option,
     out,
     signals_policy,
-    write_html,
-    writing,
 )
+from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.collector import gc_paused
-from signal_eval_cli.compare import CompareOptions, IncompatibleResults, compare, compare_files
+from signal_eval_cli.compare import CompareOptions, Comparison, IncompatibleResults, compare_files
+from signal_eval_cli.compare_matrix import MatrixComparison, compare_results, pick_variant
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.persistence import load_result, save_result
-from signal_eval_cli.reports.console_matrix import print_comparison
+from signal_eval_cli.persistence import load_result
+from signal_eval_cli.reports.console_matrix import print_comparison, print_matrix_comparison
 
 __all__ = ["compare_command"]
 
 
+@report_options("comparison", "matrixComparison")
 def compare_command(
     baseline: Annotated[Path, typer.Argument(metavar="BASE", help="Baseline results JSON.")],
     candidate: Annotated[Path, typer.Argument(metavar="CAND", help="Candidate results JSON.")],
@@ -64,17 +62,18 @@ def compare_command(
             min=0, max=1, help="With repeats: Fisher p-value at or below which a drop is real."
         ),
     ] = 0.05,
-    markdown: MarkdownOpt = None,
-    output: Annotated[
-        Path | None, file_option("--output", "-o", help="Write the comparison JSON here.")
+    variant: Annotated[
+        str | None,
+        typer.Option(metavar="ID", help="Compare this variant of two matrix results only."),
     ] = None,
-    html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
     verbose: VerboseOpt = False,
+    *,
+    reports: ReportPaths,
 ) -> None:
     """Compare two results; with --fail-on-regression, exit 1 when a regression blocks."""
     policy = signals_policy(signals)
-    check_outputs(output, markdown, html)
+    check_outputs(*reports.values())
     sides = None
 
     try:
@@ -85,27 +84,23 @@ def compare_command(
             cost_threshold=cost_threshold,
             significance=significance,
         )
-        if html is None:
-            result = compare_files(baseline, candidate, options)
+        if reports.get("html") is None:
+            result = compare_files(baseline, candidate, options, variant=variant)
         else:  # the page shows flipped cases' timelines: keep both results
             with gc_paused():
-                sides = (load_result(baseline), load_result(candidate))
-                result = compare(*sides, options)
+                loaded = pick_variant(load_result(baseline), load_result(candidate), variant)
+                result = compare_results(*loaded, options)
+                sides = loaded if isinstance(result, Comparison) else None
     except InputError as exc:
         fail_input(exc)
     except IncompatibleResults as exc:
         fail_input(InputError([Problem(f"{baseline} vs {candidate}", 0, 0, str(exc))]))
-    print_comparison(result, out)
+    if isinstance(result, MatrixComparison):
+        print_matrix_comparison(result, out)
+    else:
+        print_comparison(result, out)
     for note in result.notes:  # e.g. passing baseline cases the candidate no longer has
         out.print(f"note: {note}", style="yellow", highlight=False)
-    if output is not None:
-        writing(output, lambda: save_result(result, output))
-        err.print(f"comparison written to {output}", highlight=False)
-    write_html(result, html, signals=policy, sides=sides)
-    if markdown is not None:
-        from signal_eval_cli.reports.markdown import ReportOptions, write_markdown_report
-
-        options_md = ReportOptions(html_link=str(html) if html else None)
-        writing(markdown, lambda: write_markdown_report(result, markdown, options_md))
+    write_command_reports(result, reports, signals=policy, sides=sides)
     blocked = fail_on_regression and result.summary.should_block
     raise typer.Exit(EXIT_FAILED if blocked else EXIT_OK)

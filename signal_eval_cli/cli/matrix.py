@@ -17,10 +17,6 @@ import typer
 from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_OK,
-    HtmlOpt,
-    JunitOpt,
-    MarkdownOpt,
-    OutputOpt,
     Progress,
     QuietOpt,
     SignalsOpt,
@@ -29,7 +25,6 @@ from signal_eval_cli.cli.common import (
     fail_input,
     out,
     signals_policy,
-    write_reports,
 )
 from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, matrix_run
 from signal_eval_cli.cli.journaled import (
@@ -40,6 +35,7 @@ from signal_eval_cli.cli.journaled import (
     ShardOpt,
     shard_option,
 )
+from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.fingerprint import matrix_fingerprint
@@ -62,6 +58,7 @@ from signal_eval_cli.signals import now_iso
 __all__ = ["matrix_command"]
 
 
+@report_options("matrix")
 def matrix_command(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="Matrix YAML file.")],
     concurrency: Annotated[
@@ -70,10 +67,6 @@ def matrix_command(
     repeat: Annotated[
         int | None, typer.Option(min=1, help="Run each case N times; report flakiness.")
     ] = None,
-    output: OutputOpt = None,
-    markdown: MarkdownOpt = None,
-    junit: JunitOpt = None,
-    html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
     quiet: QuietOpt = False,
     resume: ResumeOpt = False,
@@ -84,11 +77,13 @@ def matrix_command(
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = None,
     verbose: VerboseOpt = False,
+    *,
+    reports: ReportPaths,
 ) -> None:
     """Run a matrix of harness variants over one dataset (or of agents over scenarios);
     rank them and recommend one."""
     policy = signals_policy(signals)
-    check_outputs(output, markdown, junit, html)
+    check_outputs(*reports.values())
     chosen_shard = shard_option(shard)
     try:
         matrix = load_matrix(file)
@@ -119,7 +114,7 @@ def matrix_command(
                 on_variant_complete=variant_done,
             )
             result = _ran(caught, running, matrix.name, finished, started)
-            _finish(result, output, markdown, junit, html, policy, caught.exit_code)
+            _finish(result, reports, policy, caught.exit_code)
     options = MatrixOptions(
         concurrency=concurrency,
         repeat=repeat,
@@ -138,7 +133,7 @@ def matrix_command(
                 {"id": v.id, "name": v.name, "metadata": v.metadata} for v in matrix.variants
             ],
         )
-        journal = JournaledRun(output, header, resume=resume, retry=retry, force=force)
+        journal = JournaledRun(reports.get("json"), header, resume=resume, retry=retry, force=force)
         options.finished_by_variant = {
             v.id: {
                 case: CaseResult.from_dict(data)
@@ -171,7 +166,7 @@ def matrix_command(
         entries = journal.entries()
         if entries is not None:  # the results are what the journal holds
             result = build_matrix(header, entries, ran=result)
-        _finish(result, output, markdown, junit, html, policy, caught.exit_code)
+        _finish(result, reports, policy, caught.exit_code)
 
 
 def _ran(
@@ -194,13 +189,10 @@ def _ran(
 
 def _finish(
     result: MatrixResult,
-    output: Path | None,
-    markdown: Path | None,
-    junit: Path | None,
-    html: Path | None,
+    reports: ReportPaths,
     policy: SignalsPolicy,
     interrupted_code: int,
 ) -> NoReturn:
     print_matrix(result, out)
-    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy, html=html)
+    write_command_reports(result, reports, signals=policy)
     raise typer.Exit(interrupted_code if result.interrupted else EXIT_OK)

@@ -16,18 +16,15 @@ from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
-    JunitOpt,
-    MarkdownOpt,
     SignalsOpt,
     TableOpt,
     check_outputs,
     fail_input,
-    file_option,
     out,
     signals_policy,
     table_choice,
-    write_reports,
 )
+from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.matrix import MatrixResult
 from signal_eval_cli.merging import merge_parts
@@ -35,24 +32,22 @@ from signal_eval_cli.merging import merge_parts
 __all__ = ["merge_command"]
 
 
+@report_options("dataset", "scenarios", "matrix", required=("json",))
 def merge_command(
     parts: Annotated[
         list[Path],
         typer.Argument(metavar="PART...", help="Every shard's results file (or journal)."),
     ],
-    output: Annotated[
-        Path, file_option("--output", "-o", help="Write the merged results JSON here.")
-    ],
-    markdown: MarkdownOpt = None,
-    junit: JunitOpt = None,
     signals: SignalsOpt = "failed",
     table: TableOpt = "auto",
     verbose: VerboseOpt = False,
+    *,
+    reports: ReportPaths,
 ) -> None:
     """Join the shards of one run (--shard i/N) into one result, as if run unsharded."""
     policy = signals_policy(signals)
     rows = table_choice(table)
-    check_outputs(output, markdown, junit)
+    check_outputs(*reports.values())
     try:
         result = merge_parts(parts)
     except InputError as exc:
@@ -67,5 +62,5 @@ def merge_command(
 
         print_dataset(result, out, rows)
         passed = result.passed
-    write_reports(result, output=output, markdown=markdown, junit=junit, signals=policy)
+    write_command_reports(result, reports, signals=policy)
     raise typer.Exit(EXIT_OK if passed else EXIT_FAILED)

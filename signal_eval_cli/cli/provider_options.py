@@ -111,14 +111,6 @@ def _judge_cassette(cassette: Path) -> Path:
     return cassette.with_name(f"{cassette.stem}.judge{cassette.suffix or '.yaml'}")
 
 
-def _uses_judge(value: Any) -> bool:
-    if isinstance(value, Mapping):
-        return value.get("type") == "llm.judge" or any(_uses_judge(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_uses_judge(v) for v in value)
-    return False
-
-
 def _declares(factory: Any, name: str) -> bool:
     """Whether the factory names ``name`` as a parameter (``**kwargs`` does not count: a
     harness must never receive options it did not ask for)."""
@@ -228,8 +220,7 @@ class ProviderFlags:
 
         model = resolve_judge_model(self.judge_model, dataset.judge_model)
         options.judge_model = model
-        assertions = [dataset.default_assertions, *(c.assertions for c in dataset.cases)]
-        if not _uses_judge(assertions):
+        if not dataset.uses_judge():
             return
         spec = dataset.harness
         merged = {**(dict(spec.params) if spec is not None else {}), **params}

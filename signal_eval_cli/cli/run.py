@@ -16,10 +16,6 @@ from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
-    HtmlOpt,
-    JunitOpt,
-    MarkdownOpt,
-    OutputOpt,
     Progress,
     QuietOpt,
     SignalsOpt,
@@ -31,7 +27,6 @@ from signal_eval_cli.cli.common import (
     parse_params,
     signals_policy,
     table_choice,
-    write_reports,
 )
 from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, dataset_run
 from signal_eval_cli.cli.journaled import (
@@ -53,6 +48,7 @@ from signal_eval_cli.cli.provider_options import (
     RecordOpt,
     ReplayOpt,
 )
+from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.fingerprint import dataset_fingerprint
@@ -61,6 +57,7 @@ from signal_eval_cli.harness.recorded import RecordedTraces
 from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.reports.console import TableChoice, print_dataset
+from signal_eval_cli.reports.reporters import REPORTERS
 from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult, SignalsPolicy
 from signal_eval_cli.resume import build_dataset
 from signal_eval_cli.runner import (
@@ -104,6 +101,7 @@ def build_harness(
     return resolve_harness(spec.factory, {**spec.params, **params}, dataset_path=dataset.path)
 
 
+@report_options("dataset")
 def run_command(
     dataset_paths: Annotated[
         list[Path],
@@ -142,10 +140,6 @@ def run_command(
     repeat: Annotated[
         int | None, typer.Option(min=1, help="Run each case N times; report flakiness.")
     ] = None,
-    output: OutputOpt = None,
-    markdown: MarkdownOpt = None,
-    junit: JunitOpt = None,
-    html: HtmlOpt = None,
     signals: SignalsOpt = "failed",
     table: TableOpt = "auto",
     quiet: QuietOpt = False,
@@ -165,11 +159,13 @@ def run_command(
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = None,
     verbose: VerboseOpt = False,
+    *,
+    reports: ReportPaths,
 ) -> None:
     """Run datasets (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
     rows = table_choice(table)
-    paths = report_paths(dataset_paths, output=output, html=html, junit=junit, markdown=markdown)
+    paths = report_paths(dataset_paths, reports)
     for each in paths:
         check_outputs(*each.values())
     chosen_shard = shard_option(shard)
@@ -195,7 +191,7 @@ def run_command(
         flags=flags,
     )
     totals: list[DatasetResult] = []
-    for dataset, reports in zip(datasets, paths, strict=True):
+    for dataset, its_reports in zip(datasets, paths, strict=True):
         if dataset is None:
             continue  # the filters select none of its cases (said when loading)
         result, interrupted_code = run_dataset_command(
@@ -207,7 +203,7 @@ def run_command(
             traces=traces,
             signals=policy,
             table=rows,
-            reports=reports,
+            reports=its_reports,
             quiet=quiet,
             journal_options={"resume": resume, "retry": retry, "force": force},
             executor=(executor, ray_address, ray_actors),
@@ -220,14 +216,15 @@ def run_command(
     raise typer.Exit(EXIT_OK if all(r.passed for r in totals) else EXIT_FAILED)
 
 
-def report_paths(datasets: list[Path], **paths: Path | None) -> list[dict[str, Path | None]]:
+def report_paths(datasets: list[Path], paths: ReportPaths) -> list[ReportPaths]:
     """Each dataset's report paths: ``{dataset}`` in a path becomes the dataset file's
-    stem. With several datasets, ``--output``, ``--html`` and ``--junit`` need it (one
-    file each); ``--markdown`` may lack it (each dataset appends its section)."""
+    stem. With several datasets, a report needs it (one file each) unless its reporter
+    appends (``--markdown``: each dataset appends its section)."""
     if len(datasets) > 1:
         shared = [
-            f"--{name}" for name, path in paths.items()
-            if path is not None and name != "markdown" and "{dataset}" not in str(path)
+            r.options[0] for r in REPORTERS
+            if (path := paths.get(r.name)) is not None and not r.appends
+            and "{dataset}" not in str(path)
         ]  # fmt: skip
         if shared:
             fail_input(
@@ -327,7 +324,7 @@ def run_dataset_command(
     traces: Path | None,
     signals: SignalsPolicy,
     table: TableChoice,
-    reports: dict[str, Path | None],
+    reports: ReportPaths,
     quiet: bool,
     journal_options: dict[str, Any],
     executor: tuple[str, str | None, int | None],
@@ -352,7 +349,15 @@ def run_dataset_command(
         flags.configure_judge(dataset, options, harness_params)
         if traces is None:
             flags.start_proxy(dataset, options)
+        if executor[0] == "ray":  # before a journal or a cluster exists
+            from signal_eval_cli.ray_executor import check_remote
+
+            check_remote(dataset, options)
+        elif options.proxy is not None:  # clients made without ctx: here, never on actors
+            options.proxy.export_env(options.concurrency if options.parallel else 1)
     except InputError as exc:
+        if options.proxy is not None:
+            options.proxy.stop()  # its port and the environment it pointed here
         fail_input(exc)
     selected = select_cases(dataset, options)
     header = JournalHeader(
@@ -363,12 +368,11 @@ def run_dataset_command(
         options.shard,
         dict(dataset.metadata),
     )
-    journal = JournaledRun(reports["output"], header, **journal_options)
+    journal = JournaledRun(reports.get("json"), header, **journal_options)
     options.finished = {
         case_id: CaseResult.from_dict(data) for case_id, data in journal.plan.finished().items()
     }
     started = now_iso()
-    report_options: dict[str, Any] = {**reports, "signals": signals, "table": table}
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         try:
             with Progress(
@@ -387,9 +391,15 @@ def run_dataset_command(
                     kept = [options.finished[c.id] for c in selected if c.id in options.finished]
                     done = [*kept, *progress.results]  # a resumed run's kept cases finished too
                     finish_stalled(
-                        dataset, selected, done, started, location, seconds, report_options,
+                        dataset,
+                        selected,
+                        done,
+                        started,
+                        location,
+                        seconds,
+                        (reports, signals, table),
                         running=list(options.running.values()),
-                    )  # fmt: skip
+                    )
 
                 try:
                     running = dataset_run(
@@ -411,8 +421,8 @@ def run_dataset_command(
         entries = journal.entries()
         if entries is not None:  # the results are what the journal holds
             result = build_dataset(header, entries, ran=result)
-        print_dataset(result, out, report_options.pop("table"))
-        write_reports(result, **report_options)
+        print_dataset(result, out, table)
+        write_command_reports(result, reports, signals=signals)
     return result, caught.exit_code
 
 
@@ -429,7 +439,7 @@ def finish_stalled(
     started: str,
     location: str,
     seconds: float,
-    reports: dict[str, Any],
+    reports: tuple[ReportPaths, SignalsPolicy, TableChoice],
     *,
     running: list[tuple[str, float]],
 ) -> NoReturn:
@@ -465,8 +475,9 @@ def finish_stalled(
             )
     result = partial_result(dataset, selected, done, started, interrupted=False)
     try:
-        print_dataset(result, out, reports.pop("table"))
-        write_reports(result, **reports)
+        paths, signals, table = reports
+        print_dataset(result, out, table)
+        write_command_reports(result, paths, signals=signals)
         typer.echo(f"error: {reason}", err=True)
     finally:
         sys.stdout.flush()

@@ -23,17 +23,12 @@ from signal_eval_cli.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    HtmlOpt,
-    JunitOpt,
-    MarkdownOpt,
-    OutputOpt,
     Progress,
     QuietOpt,
     check_outputs,
     err,
     fail_input,
     out,
-    write_reports,
 )
 from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, scenarios_run
 from signal_eval_cli.cli.journaled import (
@@ -51,6 +46,7 @@ from signal_eval_cli.cli.provider_options import (
     RecordOpt,
     ReplayOpt,
 )
+from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.fingerprint import canonical, scenarios_fingerprint
 from signal_eval_cli.interrupts import interrupts
@@ -170,6 +166,7 @@ def _update(scenarios: list[Scenario], run: ScenarioRunResult) -> None:
     run.refresh()
 
 
+@report_options("scenarios")
 def scenario_command(
     targets: Annotated[
         list[str] | None,
@@ -191,7 +188,6 @@ def scenario_command(
             show_default=False,
         ),
     ] = None,
-    output: OutputOpt = None,
     keep_workdir: Annotated[
         bool, typer.Option("--keep-workdir", help="Keep each temp working directory.")
     ] = False,
@@ -206,9 +202,6 @@ def scenario_command(
     repeat: Annotated[
         int, typer.Option(min=1, help="Run each scenario N times; it passes only if all do.")
     ] = 1,
-    markdown: MarkdownOpt = None,
-    junit: JunitOpt = None,
-    html: HtmlOpt = None,
     quiet: QuietOpt = False,
     resume: ResumeOpt = False,
     retry: RetryOpt = None,
@@ -222,9 +215,11 @@ def scenario_command(
     replay: ReplayOpt = False,
     live: LiveOpt = False,
     verbose: VerboseOpt = False,
+    *,
+    reports: ReportPaths,
 ) -> None:
     """Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals."""
-    check_outputs(output, markdown, junit, html)
+    check_outputs(*reports.values())
     chosen_shard = shard_option(shard)
     if not targets and not all_:
         fail_input(InputError("give scenario ids or files, or --all"))
@@ -257,7 +252,7 @@ def scenario_command(
         chosen_shard,
         variants=[{"id": run_slot(run)} for run in range(max(1, repeat))],
     )
-    journal = JournaledRun(output, header, resume=resume, retry=retry, force=force)
+    journal = JournaledRun(reports.get("json"), header, resume=resume, retry=retry, force=force)
     kept = {
         (sid, run): scenario_from_journal(data)
         for (slot, sid), data in journal.plan.kept.items()
@@ -311,9 +306,7 @@ def scenario_command(
         for result in run.scenarios:
             out.print(scenario_tables(result, width=out.width))
         out.print(_summary(run))
-        write_reports(
-            run, output=output, markdown=markdown, junit=junit, signals="failed", html=html
-        )
+        write_command_reports(run, reports, signals="failed")
     if run.interrupted:
         raise typer.Exit(caught.exit_code)
     raise typer.Exit(EXIT_OK if all(s.passed for s in run.scenarios) else EXIT_FAILED)

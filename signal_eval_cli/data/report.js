@@ -43,7 +43,8 @@
     var places = span >= 50 ? 0 : span >= 5 ? 1 : span >= 0.5 ? 2 : 3;
     return span >= 50000 ? (v / 1000).toFixed(1) + " s" : v.toFixed(places) + " ms";
   }
-  function fmtMs(v) { return Math.round(v).toLocaleString("en-US") + " ms"; }
+  function fmtInt(v) { return Math.round(v).toLocaleString("en-US"); }
+  function fmtMs(v) { return fmtInt(v) + " ms"; }
 
   // -- the engine's derived views, mirrored (signals.py, patterns.py) -------------------------
   function globRe(pattern) {  // '*' = any run without ':', '**' = anything; whole name
@@ -144,6 +145,12 @@
   function pins(result, signals) {
     var spec = result.assertion || {}, found = {}, missing = null, stop = null, i;
     var add = function (j) { if (j >= 0 && j < signals.length) found[j] = true; };
+    var engine = isMapping(result.pins) && Array.isArray(result.pins.indices) ? result.pins : null;
+    if (engine) {  // the engine's own search (a trajectory): exact, payloads and windows included
+      engine.indices.forEach(add);
+      if (typeof engine.missing === "string") { missing = engine.missing; stop = typeof engine.stop === "number" ? engine.stop : null; }
+      return pinned(found, missing, stop);
+    }
     var re = /#(\d+)(?:\.\.#(\d+))?/g, m;
     while ((m = re.exec(result.message || ""))) { add(+m[1]); if (m[2] !== undefined) add(+m[2]); }
     if (spec.type === "signal.trajectory" && Array.isArray(spec.patterns)) {
@@ -178,6 +185,9 @@
         if (hit) { add(i); n++; }
       }
     }
+    return pinned(found, missing, stop);
+  }
+  function pinned(found, missing, stop) {
     return {indices: Object.keys(found).map(Number).sort(function (a, b) { return a - b; }), missing: missing, stop: stop};
   }
 
@@ -262,7 +272,7 @@
       if (s.name === "agent:activated") kind = "activation";
       var end = endOf[i];
       var x1 = end !== undefined ? pos[end] : pos[i];
-      items.push({i: i, end: end, lane: L, x0: pos[i], x1: Math.max(x1, pos[i]), kind: kind, bar: end !== undefined && (x1 > pos[i] || kind !== "activation")});
+      items.push({i: i, end: end, lane: L, x0: pos[i], x1: Math.max(x1, pos[i]), kind: kind, bar: end !== undefined && (x1 > pos[i] || kind !== "activation"), folded: end !== undefined && hidden[end] === true});
     });
     // activations under everything else in their lane
     items.sort(function (a, b) { return (a.kind === "activation" ? 0 : 1) - (b.kind === "activation" ? 0 : 1) || a.x0 - b.x0; });
@@ -315,7 +325,7 @@
           line.appendChild(el("button", {"data-i": j, text: "#" + j + " " + signals[j].name, onclick: function () { view.select(j); }}));
         });
         if (!pin.indices.length) line.appendChild(document.createTextNode("no signal named by this assertion "));
-        if (pin.missing !== null) line.appendChild(el("span", {cls: "warn", text: "match stopped " + (pin.stop >= 0 ? "after #" + pin.stop : "at the start") + "; step '" + pin.missing + "' not found"}));
+        if (pin.missing !== null) line.appendChild(el("span", {cls: "warn stopped", text: (pin.stop === null ? "" : "match stopped " + (pin.stop >= 0 ? "after #" + pin.stop : "at the start") + "; ") + "step '" + pin.missing + "' not found"}));
         li.appendChild(line);
         li.addEventListener("mouseenter", function () { view.pin(pin.indices); });
       }
@@ -387,7 +397,8 @@
       }
       visible.forEach(function (it) {
         var x0 = Math.max(px(it.x0), LABEL), x1 = Math.min(px(it.x1), W), y = it.lane * LANE, node;
-        var cls = "it " + it.kind + (it.i === selected ? " sel" : "") + (pinned[it.i] || (it.kind !== "activation" && pinned[it.end]) ? " pin" : "");
+        // a bar stands for its end signal too when it folded it in (a completion, a result)
+        var cls = "it " + it.kind + (it.i === selected || (it.folded && it.end === selected) ? " sel" : "") + (pinned[it.i] || (it.folded && pinned[it.end]) ? " pin" : "");
         if (it.bar) {  // bars in the upper band, single signals in the lower one
           var inner = it.kind === "activation";
           node = svg("rect", {"class": cls, x: x0, y: y + (inner ? 1 : 3), width: Math.max(3, x1 - x0), height: inner ? LANE - 2 : 13, rx: 2});
@@ -489,7 +500,7 @@
     }
     var buttons = el("div", {cls: "filters", role: "toolbar"});
     ["all", "passed", "failed", "flaky", "errored", "skipped"].forEach(function (s) {
-      buttons.appendChild(el("button", {"data-status": s, cls: s === "all" ? "on" : "", text: s + " " + counts[s], onclick: function (ev) {
+      buttons.appendChild(el("button", {"data-status": s, cls: s === "all" ? "on" : "", text: s + " " + fmtInt(counts[s]), onclick: function (ev) {
         state.status = s;
         Array.prototype.forEach.call(buttons.querySelectorAll("button"), function (b) { b.className = b.getAttribute("data-status") === s ? "on" : ""; });
         refilter();
@@ -509,7 +520,7 @@
     function refilter() {
       shown = [];
       for (var i = 0; i < rows.length; i++) if (matches(rows[i])) shown.push(i);
-      count.textContent = shown.length + " of " + rows.length + " cases";
+      count.textContent = fmtInt(shown.length) + " of " + fmtInt(rows.length) + " cases";
       inner.style.height = shown.length * ROW + "px";
       box.style.height = Math.min(340, 34 + Math.max(shown.length, 1) * ROW) + "px";
       box.scrollTop = 0;

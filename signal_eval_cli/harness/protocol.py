@@ -14,7 +14,7 @@ import contextvars
 import copy
 import functools
 import inspect
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,7 +124,12 @@ def runs_on_loop(harness: Any) -> bool:
 
 
 async def collect(
-    harness: Any, input: Any, ctx: HarnessContext, *, executor: Executor | None = None
+    harness: Any,
+    input: Any,
+    ctx: HarnessContext,
+    *,
+    executor: Executor | None = None,
+    settle: Callable[[], Awaitable[Any]] | None = None,
 ) -> list[Signal]:
     """Run the harness to the end and return every signal it emitted or yielded.
 
@@ -132,6 +137,11 @@ async def collect(
     run on ``executor`` (default: the loop's), because a sync harness may block —
     typically a sync SDK call — and on the event loop that would serialise every
     case and make its timeout unenforceable. The hop costs tens of microseconds.
+
+    ``settle`` (the model proxy's) is awaited before what a harness *returns* is recorded:
+    the calls it made are in the trace before the signals that follow them. Not before
+    each item a generator yields: one yielding as its stream arrives has that call still
+    open, and waiting for it there would wait for a stream nobody reads.
     """
     run = run_function(harness)
     if inspect.isasyncgenfunction(run):
@@ -139,12 +149,17 @@ async def collect(
             ctx.record(item)
         return ctx.signals
     if inspect.iscoroutinefunction(run):
-        _record_all(ctx, await run(input, ctx))
+        result = await run(input, ctx)
+        if settle is not None:
+            await settle()
+        _record_all(ctx, result)
         return ctx.signals
     call = functools.partial(contextvars.copy_context().run, _run_sync, run, input, ctx)
     result = await asyncio.get_running_loop().run_in_executor(executor, call)
     if inspect.isawaitable(result):
         result = await result
+    if settle is not None:
+        await settle()
     if isinstance(result, AsyncIterator):
         async for signal in result:
             ctx.record(signal)

@@ -127,6 +127,7 @@ class ModelProxy:
         timeout: float = 600.0,
         timing: bool = False,
         case_order: Sequence[str] = (),
+        settle_s: float = 30.0,
     ) -> None:
         if mode not in PROXY_MODES:
             raise ValueError(f"mode must be one of {', '.join(PROXY_MODES)}, got {mode!r}")
@@ -141,6 +142,7 @@ class ModelProxy:
         self.timeout = timeout
         self.timing = timing
         self.case_order = list(case_order)
+        self.settle_s = settle_s
         self.sessions: dict[SessionKey, CaseSession] = {}
         self.finished: list[CaseSession] = []
         self.written: list[Path] = []
@@ -150,6 +152,10 @@ class ModelProxy:
         self._thread: threading.Thread | None = None
         self._stopped: asyncio.Event | None = None
         self._client: Any = None
+        self._saved_env: dict[str, str | None] = {}
+        self.bare_concurrency = 1
+        """How many cases may run at once (:meth:`export_env`): above 1, a call to the
+        address without a case prefix is refused rather than given to the one running."""
         self.port = 0
         self.cpu_seconds = 0.0
         """CPU time the serving thread spent (known once stopped): what the proxy costs."""
@@ -218,6 +224,24 @@ class ModelProxy:
             thread.join(30)
         self._thread = None
         _RUNNING.discard(self)
+        saved, self._saved_env = self._saved_env, {}
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    def export_env(self, concurrency: int) -> None:
+        """Point this process's ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL`` (and a
+        placeholder key where none is set) at the run-level address until :meth:`stop`,
+        so an SDK client an in-process harness makes itself goes through the proxy too.
+        That address names no case: with ``concurrency`` 1 a call there is the running
+        case's; above 1 it is always a 404 saying to use ``ctx.openai()`` (never a guess
+        that holds only when the other cases happen to have ended, never live)."""
+        self.bare_concurrency = concurrency
+        env = self.env
+        self._saved_env = {name: os.environ.get(name) for name in env}
+        os.environ.update(env)
 
     def __enter__(self) -> ModelProxy:
         return self.start()
@@ -246,8 +270,27 @@ class ModelProxy:
         )
         return CaseRoute(self.url, case_id, run)
 
+    async def finish(self, route: CaseRoute, *, completed: bool = True) -> CaseSession | None:
+        """:meth:`close` once the case's calls in flight are done (their recordings and
+        signals): a streaming client may return before the proxy has finished its call.
+        A call still running after :attr:`settle_s` (one the harness gave up on) makes
+        the case's recording incomplete: it is not kept."""
+        session = self.sessions.get((route.case_id, route.run))
+        if not await self.settled(route) and completed and session is not None:
+            session.fail(
+                f"case '{session.case}': a model call was still running "
+                f"{self.settle_s:g} s after the case ended; its recording is not kept"
+            )
+        return self.close(route, completed=completed)
+
+    async def settled(self, route: CaseRoute) -> bool:
+        """Wait (at most :attr:`settle_s`) until none of the case's calls is in flight."""
+        session = self.sessions.get((route.case_id, route.run))
+        return session is None or await session.settled(self.settle_s)
+
     def close(self, route: CaseRoute, *, completed: bool = True) -> CaseSession | None:
-        """The case ended: keep what it recorded unless it was cut short or a call failed."""
+        """The case ended: keep what it recorded unless it was cut short or a call failed.
+        (A case that ended normally: :meth:`finish`, which waits for its calls first.)"""
         session = self.sessions.pop((route.case_id, route.run), None)
         if session is None:
             return None
@@ -285,27 +328,48 @@ class ModelProxy:
                 return self.sessions.get(key), "/" + parts[4]
             return None, raw_path
         open_now = list(self.sessions.values())
-        return (open_now[0] if len(open_now) == 1 else None), raw_path
+        alone = len(open_now) == 1 and self.bare_concurrency <= 1
+        return (open_now[0] if alone else None), raw_path
+
+    def _unattributed(self, raw_path: str) -> str:
+        running = len(self.sessions)
+        if raw_path.startswith("/c/") or not running:
+            return f"signal-eval proxy: no case is running under {raw_path}"
+        at_once = max(running, self.bare_concurrency)
+        return (
+            f"signal-eval proxy: {raw_path} names no case and up to {at_once} cases run at "
+            "once: make the client with ctx.openai() / ctx.anthropic() (or give it "
+            "ctx.proxy's base URLs) so its calls are its case's; a client that only reads "
+            "OPENAI_BASE_URL / ANTHROPIC_BASE_URL is its case's with --concurrency 1"
+        )
 
     async def _handle(self, request: Any) -> Any:
-        from aiohttp import web
-
         raw = await request.read()
         session, path = self._session(request.rel_url.raw_path)
         if session is None:
-            return _error(
-                404,
-                f"signal-eval proxy: no case is running under {request.rel_url.raw_path} "
-                "(use ctx.proxy's base URLs or ctx.openai(); the bare /v1 address works only "
-                "while a single case runs)",
-            )
+            return _error(404, self._unattributed(request.rel_url.raw_path))
+        call = session.next_call()
+        try:
+            return await self._answer(request, session, path, raw, call)
+        finally:
+            session.call_done()
+
+    # A streamed answer is left open here: aiohttp ends it (write_eof) once the handler has
+    # returned, so the call is recorded and its provider:end emitted before a client that
+    # reads to the end of the stream (as the SDKs do) has its answer. One that stops at the
+    # last event may return first: the runners wait for CaseSession.settled().
+
+    async def _answer(
+        self, request: Any, session: CaseSession, path: str, raw: bytes, call: int
+    ) -> Any:
+        from aiohttp import web
+
         try:
             body = json.loads(raw) if raw else None
         except (json.JSONDecodeError, UnicodeDecodeError):
             body = raw.decode("utf-8", "replace")
         norm = normalise(body)
         key = request_key(request.method, path, norm, self.match)
-        call = session.next_call()
         signals = CallSignals(session.emit, path, body, self.prices)
         if self.mode in ("replay", "record-missing"):
             found = session.take(key)
@@ -318,6 +382,9 @@ class ModelProxy:
         began = time.perf_counter()
         try:
             response, answer = await self._forward(request, path, raw, signals)
+        except _ClientGone as exc:  # it gave up waiting: nothing to answer, nothing to keep
+            signals.error(f"case '{session.case}': {request.method} {path}: {exc}", "client_gone")
+            return web.Response(status=499)
         except _UpstreamFailed as exc:
             message = f"case '{session.case}': {request.method} {path}: {exc}"
             session.fail(message)
@@ -363,10 +430,9 @@ class ModelProxy:
         await response.prepare(request)
         for event in item.events:
             signals.event(event)
-            await response.write(event.encode())
-        await response.write_eof()
+            await _send(response, event.encode())
         signals.end(item.duration_ms)
-        return response
+        return response  # aiohttp ends the stream after the handler: see _answer
 
     async def _forward(
         self, request: Any, path: str, raw: bytes, signals: CallSignals
@@ -408,7 +474,10 @@ class ModelProxy:
                         )
                         return response, (upstream.status, media_type, parsed, None)
                     relay = web.StreamResponse(status=upstream.status, headers=_SSE_HEADERS)
-                    await relay.prepare(request)
+                    try:
+                        await relay.prepare(request)
+                    except ConnectionError as exc:  # not upstream's fault: never retried
+                        raise _ClientGone("the client left before the answer came") from exc
                     events: list[SSEEvent] = []
                     buffer = b""
                     try:
@@ -420,7 +489,6 @@ class ModelProxy:
                         raise _StreamCut(f"the stream broke off: {exc!r}") from exc
                     if buffer.strip():  # a last event without its blank line
                         await _relay(split_events(buffer + b"\n\n")[0], relay, events, signals)
-                    await relay.write_eof()
                     return relay, (upstream.status, "text/event-stream", None, events)
             except _Retry:
                 pass
@@ -446,10 +514,21 @@ async def _relay(
         if event is not None:
             events.append(event)
             signals.event(event)
-        await relay.write(block)
+        await _send(relay, block)
+
+
+async def _send(response: Any, data: bytes) -> None:
+    """Write to the client; one that left (stopped reading at the last event it wanted)
+    is no upstream failure: the rest of the stream is still read, recorded and traced."""
+    with contextlib.suppress(ConnectionError):
+        await response.write(data)
 
 
 class _Retry(Exception):
+    pass
+
+
+class _ClientGone(Exception):
     pass
 
 

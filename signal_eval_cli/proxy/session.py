@@ -4,10 +4,17 @@ Replay looks a request up by its key among the case's recorded calls; identical
 requests replay in the order they were recorded. A miss explains itself: the case,
 the request, and what changed against the recorded call it most likely stands for
 (the next unused one on the same path).
+
+A call is *in flight* from the moment the proxy takes it until its recording and its
+``provider:end`` are done, which is after the client has read the end of the answer: a
+streaming client's harness may return first. :meth:`CaseSession.settled` is what the
+runners await before closing the case, so no call is lost from the trace or cassette.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +45,10 @@ class CaseSession:
     _by_key: dict[str, list[Interaction]] = field(default_factory=dict)
     _used: set[int] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _in_flight: int = 0
+    _waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(
+        default_factory=list
+    )
 
     def __post_init__(self) -> None:
         for item in self.recorded:
@@ -49,9 +60,37 @@ class CaseSession:
         return (self.case, self.run)
 
     def next_call(self) -> int:
+        """Number the call and count it in flight until :meth:`call_done`."""
         with self._lock:
             self.calls += 1
+            self._in_flight += 1
             return self.calls - 1
+
+    def call_done(self) -> None:
+        """The call's recording and signals are done (from the proxy's thread)."""
+        with self._lock:
+            self._in_flight -= 1
+            if self._in_flight:
+                return
+            waiters, self._waiters = self._waiters, []
+        for loop, waiter in waiters:
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
+                loop.call_soon_threadsafe(_wake, waiter)
+
+    async def settled(self, timeout_s: float) -> bool:
+        """Wait until no call of this case is in flight (at most ``timeout_s``);
+        whether none is."""
+        with self._lock:
+            if not self._in_flight:
+                return True
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append((asyncio.get_running_loop(), waiter))
+        try:
+            await asyncio.wait_for(waiter, timeout_s)
+        except asyncio.TimeoutError:
+            with self._lock:
+                return not self._in_flight
+        return True
 
     def take(self, key: str) -> Interaction | None:
         """The next unused recording of this request, in recorded order."""
@@ -101,3 +140,8 @@ class CaseSession:
     def recording(self) -> list[Interaction]:
         """What this session recorded, in the order its calls were made."""
         return sorted(self.new, key=lambda i: i.call)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

@@ -1,5 +1,5 @@
 """Rich console tables for matrix results (Pareto variants marked) and comparisons
-(regressions first)."""
+(regressions first; two matrices: a row per variant, then each variant's changes)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from signal_eval_cli.compare import CaseChange, Comparison, Regression, pass_rate_stats
+from signal_eval_cli.compare_matrix import MatrixComparison
 from signal_eval_cli.matrix import MatrixResult
 from signal_eval_cli.reports._format import (
     fmt_cost,
@@ -20,7 +21,13 @@ from signal_eval_cli.reports._format import (
     repeated,
 )
 
-__all__ = ["comparison_table", "matrix_table", "print_comparison", "print_matrix"]
+__all__ = [
+    "comparison_table",
+    "matrix_table",
+    "print_comparison",
+    "print_matrix",
+    "print_matrix_comparison",
+]
 
 _CONFIDENCE_STYLE = {"high": "bold green", "medium": "yellow", "low": "red"}
 _VERDICT_STYLE = {"better": "green", "worse": "red", "equivalent": "dim", "mixed": "yellow"}
@@ -152,3 +159,39 @@ def print_comparison(result: Comparison, console: Console | None = None) -> None
     if table.row_count:
         console.print(table)
     console.print(summary_text(result))
+
+
+def print_matrix_comparison(result: MatrixComparison, console: Console | None = None) -> None:
+    """A row per variant; then the changes of each variant that has any."""
+    console = console or Console()
+    table = Table(title=f"compare matrix: {result.name}", title_justify="left")
+    table.add_column("variant", style="cyan", overflow="fold")
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("pass rate", justify="right", no_wrap=True)
+    table.add_column("regressions", justify="right", no_wrap=True)
+    table.add_column("fixed", justify="right", no_wrap=True)
+    table.add_column("gate", no_wrap=True)
+    for v in result.variants:
+        c, s = v.comparison, v.comparison.summary
+        table.add_row(
+            v.variant_id,
+            Text(s.verdict, style=_VERDICT_STYLE[s.verdict]),
+            f"{fmt_pass_rate(c.baseline.stats)} → {fmt_pass_rate(c.candidate.stats)}",
+            str(len(c.regressions)),
+            str(sum(i.type == "fail_to_pass" for i in c.improvements)),
+            Text("BLOCK", style="bold red") if s.should_block else Text("ok", style="green"),
+        )
+    for label, ids in (("new", result.new_variants), ("removed", result.removed_variants)):
+        for variant_id in ids:
+            table.add_row(variant_id, Text(label, style="blue"), "", "", "", "")
+    console.print(table)
+    for v in result.variants:
+        changes = comparison_table(v.comparison)
+        if changes.row_count:
+            changes.title = f"variant {v.variant_id}: {v.comparison.name}"
+            console.print(changes)
+    overall = result.summary
+    verdict = overall.verdict
+    console.print(Text(f"verdict: {verdict}", style=f"bold {_VERDICT_STYLE[verdict]}"))
+    if overall.should_block:
+        console.print(Text(f"BLOCK: {overall.block_reason}", style="bold red"))

@@ -22,16 +22,23 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from signal_eval_cli.assertions.signal import trajectory_pins
 from signal_eval_cli.compare import Comparison, PassRateStats, pass_rate_stats
 from signal_eval_cli.matrix import MatrixResult, VariantPoint
 from signal_eval_cli.reports._format import fmt_cost, fmt_interval, fmt_ms, is_case_results
 from signal_eval_cli.reports.pareto import pareto_svg
+from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
 from signal_eval_cli.results import AggregateMetrics, CaseResult, SignalsPolicy
+from signal_eval_cli.signals import Signal, Trace
 
-__all__ = ["generate_html_report", "write_html_report"]
+__all__ = ["HtmlReporter", "generate_html_report", "write_html_report"]
 
 _DETAIL_KEYS = ("signals", "finalState")
 """Moved out of each case into the lazily parsed signals block."""
+MAX_PINS = 200
+"""Signals a failed assertion is pinned to, at most."""
+FOLDED_ROWS = 10
+"""A list of other changes longer than this starts folded (flipped cases never are)."""
 MAX_STATIC_ROWS = 2_000
 """Rows of the server-rendered matrix grid and flip lists (the rest are counted)."""
 
@@ -119,6 +126,22 @@ def write_html_report(
     atomic_write_text(Path(path), generate_html_report(result, signals=signals, sides=sides))
 
 
+class HtmlReporter:
+    """``--html``: this module's page; a comparison's shows both sides' timelines when
+    the context holds them. Two matrices compared have no page (``compare --variant``
+    gives one variant's)."""
+
+    name = "html"
+    options: tuple[str, ...] = ("--html",)
+    help = "Write a self-contained offline HTML report (opens from file://)."
+    kinds = RESULT_KINDS - {"matrixComparison"}
+    appends = False
+    noun = "HTML report"
+
+    def write(self, result: Any, path: Path, context: ReportContext) -> None:
+        write_html_report(result, path, signals=context.signals, sides=context.sides)
+
+
 # -- case lists -------------------------------------------------------------------------------
 
 
@@ -130,9 +153,35 @@ def _case_rows(
     for index, case in enumerate(cases):
         row = case.to_dict(signals)
         if "signals" in row:
+            if not case.passed:
+                _pin_trajectories(row["assertions"], case.signals)
             details[f"{prefix}{index}"] = {k: row.pop(k, None) for k in _DETAIL_KEYS}
         rows.append(row)
     return rows
+
+
+def _pin_trajectories(assertions: list[dict[str, Any]], signals: list[Signal]) -> None:
+    """Each ``signal.trajectory`` of a failed case (also inside ``any``/``all``/``not``)
+    gets ``pins``: what the engine's search matched, where it stopped, the step not
+    found. (The page guesses other assertions' signals from their fields.)"""
+    trace: Trace | None = None
+    stack = list(assertions)
+    while stack:
+        item = stack.pop()
+        stack += item.get("children") or []
+        spec = item.get("assertion")
+        if not isinstance(spec, dict) or spec.get("type") != "signal.trajectory":
+            continue
+        trace = trace or Trace(signals)
+        try:
+            pins = trajectory_pins(spec, trace)
+        except (KeyError, TypeError, ValueError):  # a hand-edited result: leave it to the page
+            continue
+        item["pins"] = {
+            "indices": pins.matched[:MAX_PINS],
+            "missing": pins.missing,
+            "stop": pins.stop,
+        }
 
 
 def _status_counts(cases: list[CaseResult]) -> dict[str, int]:
@@ -162,16 +211,16 @@ def _summary_cards(stats: PassRateStats, agg: AggregateMetrics, counts: Mapping[
             "pass-rate",
             "pass rate",
             f"{stats.pass_rate:.1%}",
-            f"{stats.passed_cases}/{stats.cases} · 95% CI {fmt_interval(low, high)}",
+            f"{stats.passed_cases:,}/{stats.cases:,} · 95% CI {fmt_interval(low, high)}",
         ),
         _card("p50", "p50 latency", fmt_ms(agg.p50_latency_ms)),
         _card("p95", "p95 latency", fmt_ms(agg.p95_latency_ms)),
         _card("cost", "cost", fmt_cost(agg.total_cost), f"{fmt_cost(agg.avg_cost_per_case)}/case"),
         _card("tokens", "tokens", f"{agg.total_tokens:,}"),
-        _card("failed", "failed", str(counts["failed"]), alert=counts["failed"] > 0),
-        _card("flaky", "flaky", str(counts["flaky"])),
-        _card("errored", "errored", str(counts["errored"]), alert=counts["errored"] > 0),
-        _card("skipped", "skipped", str(counts["skipped"])),
+        _card("failed", "failed", f"{counts['failed']:,}", alert=counts["failed"] > 0),
+        _card("flaky", "flaky", f"{counts['flaky']:,}"),
+        _card("errored", "errored", f"{counts['errored']:,}", alert=counts["errored"] > 0),
+        _card("skipped", "skipped", f"{counts['skipped']:,}"),
     ]
     return f'<section class="cards" id="summary">{"".join(cards)}</section>'
 
@@ -427,7 +476,7 @@ def _comparison_page(
             _flip_table("flips", "Flipped cases", [*flips, *fixes], sides is not None),
             '<section><h2>Metrics</h2><table id="deltas"><tr><th></th><th>baseline</th>'
             f"<th>candidate</th><th>change</th></tr>{metric_rows}</table></section>",
-            _flip_table("changes", "Other changes", others, False),
+            _flip_table("changes", "Other changes", others, False, fold=True),
             _id_list("new-cases", "New cases", result.new_cases),
             _id_list("removed-cases", "Removed cases", result.removed_cases),
             *(f'<p class="warn">{escape(n)}</p>' for n in result.notes),
@@ -442,12 +491,16 @@ def _pct(base: float, cand: float) -> str:
     return f"{(cand - base) / base * 100:+.0f}%" if base else "–"
 
 
-def _flip_table(element_id: str, title: str, changes: list[Any], openable: bool) -> str:
+def _flip_table(
+    element_id: str, title: str, changes: list[Any], openable: bool, *, fold: bool = False
+) -> str:
     if not changes:
         return f'<section id="{element_id}"><h2>{escape(title)} (0)</h2><p>None.</p></section>'
     rows = []
     for c in changes[:MAX_STATIC_ROWS]:
-        arrow = {"pass_to_fail": "pass → fail", "fail_to_pass": "fail → pass"}.get(c.type, c.type)
+        arrow = {"pass_to_fail": "pass → fail", "fail_to_pass": "fail → pass"}.get(
+            c.type, c.type.replace("_", " ")
+        )
         kind = "fail" if c.type in ("pass_to_fail", "metric_degraded") else "pass"
         p_value = f"{c.p_value:.4f}" if c.p_value is not None else "–"
         failed = "; ".join(
@@ -463,11 +516,13 @@ def _flip_table(element_id: str, title: str, changes: list[Any], openable: bool)
     more = (
         f"<p>… {len(changes) - MAX_STATIC_ROWS} more</p>" if len(changes) > MAX_STATIC_ROWS else ""
     )
-    return (
-        f'<section id="{element_id}"><h2>{escape(title)} ({len(changes)})</h2>'
-        f'<table class="flips"><tr><th></th><th>case</th><th>what changed</th>'
-        f"<th>p-value</th><th>failed assertions</th></tr>{''.join(rows)}</table>{more}</section>"
+    table = (
+        '<table class="flips"><tr><th></th><th>case</th><th>what changed</th>'
+        f"<th>p-value</th><th>failed assertions</th></tr>{''.join(rows)}</table>{more}"
     )
+    if fold and len(changes) > FOLDED_ROWS:  # e.g. a metric change in every case
+        table = f"<details><summary>show all {len(changes)}</summary>{table}</details>"
+    return f'<section id="{element_id}"><h2>{escape(title)} ({len(changes)})</h2>{table}</section>'
 
 
 def _id_list(element_id: str, title: str, ids: list[str]) -> str:

@@ -8,23 +8,27 @@ The output validates against ``schemas/result.schema.json`` and loads with
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.compare import Comparison, pass_rate_stats
+from signal_eval_cli.compare_matrix import MatrixComparison
 from signal_eval_cli.matrix import MatrixResult
 from signal_eval_cli.reports._format import is_case_results
 from signal_eval_cli.reports.markdown import ReportOptions
+from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
 from signal_eval_cli.results import SignalsPolicy
 
-__all__ = ["generate_json_report"]
+__all__ = ["JsonReporter", "generate_json_report"]
 
 _REQUIRED_ASSERTION_KEYS = ("assertion", "passed", "message")
 
 
 def generate_json_report(result: Any, options: ReportOptions | None = None) -> dict[str, Any]:
-    """A JSON-ready dict of a dataset/scenario result, a matrix result or a comparison."""
+    """A JSON-ready dict of a dataset/scenario result, a matrix result or a comparison
+    (of two results or of two matrices)."""
     opts = options or ReportOptions()
-    if isinstance(result, Comparison):
+    if isinstance(result, Comparison | MatrixComparison):
         return result.to_dict()
     signals: SignalsPolicy = "all" if opts.include_signals else "none"
     if isinstance(result, MatrixResult):
@@ -48,3 +52,20 @@ def _decorate(data: dict[str, Any], cases: list[Any], opts: ReportOptions) -> No
             case["assertions"] = [
                 {k: a[k] for k in _REQUIRED_ASSERTION_KEYS} for a in case.get("assertions", [])
             ]
+
+
+class JsonReporter:
+    """``--output``: the results file itself (:func:`save_result`), what ``compare``,
+    ``merge``, ``report`` and :func:`load_result` read back."""
+
+    name = "json"
+    options: tuple[str, ...] = ("--output", "-o")
+    help = "Write results JSON here (atomically)."
+    kinds = RESULT_KINDS
+    appends = False
+    noun = "results"
+
+    def write(self, result: Any, path: Path, context: ReportContext) -> None:
+        from signal_eval_cli.persistence import save_result
+
+        save_result(result, path, signals=context.signals)

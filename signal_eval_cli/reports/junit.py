@@ -20,6 +20,7 @@ from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.files import atomic_write_text
 from signal_eval_cli.matrix import MatrixResult
 from signal_eval_cli.reports._format import assertion_label, is_case_results, truncate
+from signal_eval_cli.reports.reporter import ReportContext
 from signal_eval_cli.results import CaseResult
 
 __all__ = ["junit_xml", "write_junit_report"]
@@ -181,3 +182,18 @@ def junit_xml(result: Any) -> str:
 def write_junit_report(result: Any, path: str | Path) -> None:
     """Write the JUnit XML atomically (a CI step never reads half a file)."""
     atomic_write_text(path, junit_xml(result))
+
+
+class JunitReporter:
+    """``--junit``: one test case per case (per variant for a matrix); a comparison has
+    no cases of its own, so it has no JUnit report."""
+
+    name = "junit"
+    options: tuple[str, ...] = ("--junit",)
+    help = "Write a JUnit XML report."
+    kinds = frozenset({"dataset", "scenarios", "matrix"})
+    appends = False
+    noun = "JUnit report"
+
+    def write(self, result: Any, path: Path, context: ReportContext) -> None:
+        write_junit_report(result, path)

@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.assertions import AssertionResult
-from signal_eval_cli.compare import CaseChange, Comparison, PassRateStats, pass_rate_stats
+from signal_eval_cli.compare import (
+    CaseChange,
+    Comparison,
+    ComparisonSummary,
+    PassRateStats,
+    pass_rate_stats,
+)
+from signal_eval_cli.compare_matrix import MatrixComparison, MatrixComparisonSummary
 from signal_eval_cli.matrix import MatrixResult
 from signal_eval_cli.redaction import redact_text
 from signal_eval_cli.reports._format import (
@@ -35,6 +42,7 @@ from signal_eval_cli.reports._format import (
     repeated,
     truncate,
 )
+from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
 from signal_eval_cli.results import AggregateMetrics, CaseResult
 
 __all__ = ["ReportOptions", "generate_markdown_report", "write_markdown_report"]
@@ -63,6 +71,8 @@ def generate_markdown_report(result: Any, options: ReportOptions | None = None) 
     opts = options or ReportOptions()
     if isinstance(result, Comparison):
         lines = _comparison(result, opts)
+    elif isinstance(result, MatrixComparison):
+        lines = _matrix_comparison(result, opts)
     elif isinstance(result, MatrixResult):
         lines = _matrix(result, opts)
     elif is_case_results(result):
@@ -86,6 +96,22 @@ def write_markdown_report(
     needs_gap = target.exists() and target.stat().st_size > 0
     with target.open("a", encoding="utf-8") as handle:
         handle.write(("\n" if needs_gap else "") + text)
+
+
+class MarkdownReporter:
+    """``--markdown``: appended, so a job's step summary collects every command's part;
+    it links the HTML report written with it."""
+
+    name = "markdown"
+    options: tuple[str, ...] = ("--markdown",)
+    help = 'Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY"; empty: none).'
+    kinds = RESULT_KINDS
+    appends = True
+    noun = "Markdown report"
+
+    def write(self, result: Any, path: Path, context: ReportContext) -> None:
+        html = context.paths.get("html")
+        write_markdown_report(result, path, ReportOptions(html_link=str(html) if html else None))
 
 
 # -- shared helpers ----------------------------------------------------------------------------
@@ -321,15 +347,18 @@ def _matrix(result: MatrixResult, opts: ReportOptions) -> list[str]:
 _VERDICT = {"better": "📈", "worse": "📉", "equivalent": "🟰", "mixed": "🔀"}
 
 
-def _comparison(result: Comparison, opts: ReportOptions) -> list[str]:
-    s, base, cand = result.summary, result.baseline, result.candidate
+def _gate_head(title: str, name: str, s: ComparisonSummary | MatrixComparisonSummary) -> list[str]:
+    """``## 📉 Comparison: name — worse, 🚫 blocks merge`` and why it blocks."""
     gate = "🚫 blocks merge" if s.should_block else "✅ does not block"
-    lines = [
-        f"## {_VERDICT[s.verdict]} Comparison: {_prose(result.name)} — {s.verdict}, {gate}",
-        "",
-    ]
+    lines = [f"## {_VERDICT[s.verdict]} {title}: {_prose(name)} — {s.verdict}, {gate}", ""]
     if s.block_reason:
         lines += [f"> **Blocked:** {_prose(s.block_reason)}", ""]
+    return lines
+
+
+def _comparison(result: Comparison, opts: ReportOptions) -> list[str]:
+    s, base, cand = result.summary, result.baseline, result.candidate
+    lines = _gate_head("Comparison", result.name, s)
     lines += [
         *(f"> **Note:** {_prose(note)}" for note in result.notes),
         *([""] if result.notes else []),
@@ -387,6 +416,37 @@ def _comparison(result: Comparison, opts: ReportOptions) -> list[str]:
     for r in critical[: max(0, opts.max_cases_in_detail)]:
         lines += [f"### ❌ {_code(r.case_id)} — what failed", ""]
         lines += [*_assertion_lines(r.error, r.failed_assertions, passing=False), ""]
+    return lines
+
+
+def _matrix_comparison(result: MatrixComparison, opts: ReportOptions) -> list[str]:
+    """A table of the variants, then each variant's comparison one heading level down."""
+    lines = _gate_head("Matrix comparison", result.name, result.summary)
+    rows = [
+        (
+            _code(v.variant_id),
+            v.comparison.summary.verdict,
+            fmt_pass_rate(v.comparison.baseline.stats),
+            fmt_pass_rate(v.comparison.candidate.stats),
+            f"{v.comparison.summary.pass_rate_delta * 100:+.1f} pts",
+            fmt_delta_pct(v.comparison.summary.cost_delta_pct),
+            fmt_delta_pct(v.comparison.summary.avg_latency_delta_pct),
+            "🚫" if v.comparison.summary.should_block else "✅",
+        )
+        for v in result.variants
+    ]
+    head = ["variant", "verdict", "baseline", "candidate", "pass rate", "cost", "latency", "gate"]
+    lines += _table(head, rows, "llrrrrrl")
+    for title, ids in (
+        ("New variants", result.new_variants),
+        ("Removed variants", result.removed_variants),
+    ):
+        if ids:
+            lines += [f"**{title} ({len(ids)}):** {', '.join(_code(i) for i in ids)}", ""]
+    for v in result.variants:
+        section = _comparison(v.comparison, opts)
+        section[0] = section[0].replace("Comparison:", f"Variant {_code(v.variant_id)}:", 1)
+        lines += [f"#{line}" if line.startswith("#") else line for line in section]
     return lines
 
 

@@ -18,6 +18,8 @@ __all__ = ["pareto_svg"]
 WIDTH, HEIGHT = 640, 360
 LEFT, RIGHT, TOP, BOTTOM = 60, 160, 20, 50
 R_MIN, R_MAX = 6.0, 18.0
+RING = 6.0
+"""The recommended point's ring, this far outside it (its label keeps clear of it too)."""
 
 
 def _scale(value: float, low: float, high: float, start: float, end: float) -> float:
@@ -94,12 +96,18 @@ def pareto_svg(
         )
         if p.id == recommended:
             parts.append(
-                f'<circle class="ring" cx="{x(p):.1f}" cy="{y(p):.1f}" r="{r(p) + 5:.1f}"/>'
+                f'<circle class="ring" cx="{x(p):.1f}" cy="{y(p):.1f}" r="{r(p) + RING:.1f}"/>'
             )
         parts.append(
             f'<circle class="{classes}" data-variant="{escape(p.id)}" cx="{x(p):.1f}" '
             f'cy="{y(p):.1f}" r="{r(p):.1f}"><title>{escape(label)}</title></circle>'
-            + _label(p.id, x(p), y(p), r(p), right_edge=LEFT + plot_w * 0.7)
+            + _label(
+                p.id,
+                x(p),
+                y(p),
+                r(p) + RING * (p.id == recommended),
+                right_edge=LEFT + plot_w * 0.7,
+            )
         )
     lx = LEFT + plot_w + 24
     parts.append(

@@ -8,8 +8,12 @@ headers, mode lines, ``index`` lines with 7-character blob ids, then the hunks.
 
 An agent that runs as a command could write outside its workspace. What it leaves
 behind is checked afterwards: a changed entry that is a symlink leading out of the
-workspace, a file with another hard link, and any change to the fixture or next to the
-workspace (its temp parent) are escapes, and fail the scenario.
+workspace, a file with another hard link, any change to the fixture or next to the
+workspace (its temp parent), and any entry created directly in the current directory or
+the user's home are escapes, and fail the scenario. Home and the current directory are
+watched for new entries at their top level only: files there change for other reasons
+during a run (shell history, this run's own journal), and a whole home is too big to
+walk per scenario.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +32,7 @@ __all__ = [
     "TreeSnapshot",
     "WorkspaceChange",
     "changed_files",
+    "entries",
     "find_escapes",
     "snapshot",
     "workspace_diff",
@@ -160,15 +165,27 @@ def workspace_diff(changes: list[WorkspaceChange]) -> str:
     return "".join(_file_diff(change) for change in changes)
 
 
+def entries(directory: Path) -> frozenset[str]:
+    """The names directly in ``directory`` (none when it cannot be listed)."""
+    try:
+        return frozenset(os.listdir(directory))
+    except OSError:
+        return frozenset()
+
+
 def find_escapes(
     workspace: Path,
     changes: list[WorkspaceChange],
     watched: dict[Path, TreeSnapshot],
     exclude: Collection[Path] = (),
+    shallow: Mapping[Path, frozenset[str]] | None = None,
 ) -> list[str]:
-    """``watched``: directories outside the workspace and their snapshots from before the
-    agent ran (taken with the same ``exclude``: the workspace and its private dirs)."""
-    """Signs that an agent wrote outside ``workspace``; each says what and where."""
+    """Signs that an agent wrote outside ``workspace``; each says what and where.
+
+    ``watched``: directories outside the workspace and their snapshots from before the
+    agent ran (taken with the same ``exclude``: the workspace and its private dirs).
+    ``shallow``: directories and their :func:`entries` from before: a new entry is an
+    escape."""
     root = Path(os.path.realpath(workspace))
     found = []
     for change in changes:
@@ -189,4 +206,7 @@ def find_escapes(
                     "created" if rel not in before else "deleted" if rel not in after else "changed"
                 )
                 found.append(f"{directory / rel} was {what} outside the workspace")
+    for directory, before_names in (shallow or {}).items():
+        for name in sorted(entries(directory) - before_names):
+            found.append(f"{directory / name} was created outside the workspace")
     return found

@@ -89,8 +89,19 @@ class ScenarioProxies:
         go to ``emit`` (called from the proxy's thread)."""
         return self.proxies[scenario_cassette(scenario)].open(scenario.id, run, emit)
 
+    async def settled(self, scenario: Scenario, route: CaseRoute) -> bool:
+        """Wait until this run's model calls in flight are done (their signals emitted)."""
+        return await self.proxies[scenario_cassette(scenario)].settled(route)
+
+    async def finish(
+        self, scenario: Scenario, route: CaseRoute, *, completed: bool
+    ) -> CaseSession | None:
+        """The scenario run ended: once its calls are done, keep its recording when it
+        ``completed``."""
+        return await self.proxies[scenario_cassette(scenario)].finish(route, completed=completed)
+
     def close(self, scenario: Scenario, route: CaseRoute, *, completed: bool) -> CaseSession | None:
-        """The scenario run ended: keep its recording when it ``completed`` (idempotent)."""
+        """The scenario run was cut short or is already finished (idempotent)."""
         return self.proxies[scenario_cassette(scenario)].close(route, completed=completed)
 
     def stop(self) -> list[Path]:

@@ -18,10 +18,12 @@ every call becomes ``provider:start``/``provider:end`` signals under the step th
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -40,6 +42,7 @@ from signal_eval_cli.scenarios.agents import run_agent
 from signal_eval_cli.scenarios.changes import (
     TreeSnapshot,
     changed_files,
+    entries,
     find_escapes,
     snapshot,
     workspace_diff,
@@ -297,11 +300,6 @@ class ScenarioRunResult(DatasetResult):
         )
 
 
-_SETTLE_S = 2.0
-"""How long a step's model calls may still be finishing their signals after it ended."""
-_CALL_COUNT = {"provider:start": 1, "provider:end": -1, "provider:error": -1}
-
-
 class _Recorder:
     """Collects the scenario's signals; each points at its cause.
 
@@ -312,8 +310,9 @@ class _Recorder:
     def __init__(self) -> None:
         self.signals: list[Signal] = []
         self.step: Signal | None = None
+        self.settle: Callable[[], Awaitable[bool]] | None = None
+        """Waits for the model calls in flight (the proxy's), when there is a proxy."""
         self._lock = threading.Lock()
-        self._calls_open = 0
 
     def emit(self, name: str, payload: dict[str, Any], parent: Signal | None = None) -> Signal:
         signal = Signal(
@@ -336,16 +335,13 @@ class _Recorder:
         agent: str | None = None,
         parent: Signal | None = None,
     ) -> Signal:
-        with self._lock:
-            self._calls_open += _CALL_COUNT.get(name, 0)
         return self.emit(name, payload, parent if parent is not None else self.step)
 
-    async def settled(self, timeout_s: float = _SETTLE_S) -> None:
-        """Wait (bounded) until every model call started has emitted its end: a streamed
-        answer's client may exit before the proxy emits ``provider:end``."""
-        deadline = time.monotonic() + timeout_s
-        while self._calls_open > 0 and time.monotonic() < deadline:
-            await asyncio.sleep(0.005)
+    async def settled(self) -> None:
+        """Wait until every model call started has emitted its end: a streamed answer's
+        client may exit before the proxy emits ``provider:end``."""
+        if self.settle is not None:
+            await self.settle()
 
 
 def project_root(scenario: Scenario, root: Path | str | None = None) -> Path:
@@ -484,6 +480,7 @@ async def _run_the_agent(
     Returns whether it ran to its end (not timed out)."""
     assert scenario.agent is not None
     watched = await asyncio.to_thread(_watch, workspace)
+    shallow = await asyncio.to_thread(_watch_top_level, workspace)
     agent_start = recorder.emit("agent:start", {"agent": scenario.agent.label}, start)
     recorder.step = agent_start
     outcome = await run_agent(
@@ -511,7 +508,7 @@ async def _run_the_agent(
     result.agent = payload
     changes = await asyncio.to_thread(changed_files, workspace.fixture, workspace.path)
     escapes = await asyncio.to_thread(
-        find_escapes, workspace.path, changes, watched, _own(workspace)
+        find_escapes, workspace.path, changes, watched, _own(workspace), shallow
     )
     if escapes:
         recorder.emit("agent:escaped", {"escapes": escapes}, agent_start)
@@ -527,6 +524,23 @@ def _watch(workspace: Workspace) -> dict[Path, TreeSnapshot]:
     if workspace.temp_dir is not None:
         watched[workspace.temp_dir] = snapshot(workspace.temp_dir, _own(workspace))
     return watched
+
+
+def _watch_top_level(workspace: Workspace) -> dict[Path, frozenset[str]]:
+    """The current directory and the user's home, for new entries (see ``changes``); not
+    the temp directory, where every scenario's workspace is made, nor a directory
+    already watched whole."""
+    deep = [workspace.fixture.resolve(), *([workspace.temp_dir] if workspace.temp_dir else [])]
+    temp = Path(tempfile.gettempdir()).resolve()
+    found = {}
+    for directory in (Path.cwd(), Path.home()):
+        try:
+            directory = directory.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if directory != temp and not any(directory.is_relative_to(d) for d in deep):
+            found[directory] = entries(directory)
+    return found
 
 
 def _own(workspace: Workspace) -> set[Path]:
@@ -583,6 +597,8 @@ async def run_scenario(
     )
     route = proxies.open(scenario, run, recorder.call_signal) if proxies is not None else None
     base_env = {**os.environ, **route.env} if route is not None else None
+    if proxies is not None and route is not None:
+        recorder.settle = functools.partial(proxies.settled, scenario, route)
     completed = True  # False: cut short (the agent timed out), its calls are not recorded
     workspace: Workspace | None = None
     try:
@@ -645,7 +661,7 @@ async def run_scenario(
                 payload["error"] = outcome.error
             emit("goal:end", payload, goal_start)
         if proxies is not None and route is not None:
-            session = proxies.close(scenario, route, completed=completed)
+            session = await proxies.finish(scenario, route, completed=completed)
             if session is not None and session.misses:  # the cause of what failed after it
                 detail = f" ({result.error})" if result.error else ""
                 result.error = f"model proxy: {session.misses[0]}{detail}"

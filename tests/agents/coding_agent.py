@@ -6,7 +6,7 @@ fix (fix greet.py, add NOTES.md, delete old.txt), hang (spawn a child, both slee
 child's pid goes to OUTSIDE/child.pid), hang-setsid (``setsid sleep SECONDS &`` — a
 child that leaves the agent's process group — then hang; its pid goes to
 OUTSIDE/child.pid), escape-symlink (a link to OUTSIDE), escape-file (a file written
-next to the workspace).
+next to the workspace), escape-into (a file written into the directory OUTSIDE).
 """
 
 from __future__ import annotations
@@ -67,6 +67,9 @@ def main() -> None:
         os.symlink(outside, "sneaky")
     elif mode == "escape-file":
         Path("..", "escaped.txt").write_text("written outside\n")
+    elif mode == "escape-into":
+        assert outside is not None
+        (outside / "escaped.txt").write_text("written outside\n")
     else:
         raise SystemExit(f"unknown mode {mode}")
 

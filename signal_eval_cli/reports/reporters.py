@@ -1,0 +1,71 @@
+"""The report formats, as one list: every command offers each reporter its results fit.
+
+A reporter is a name, the command-line option it answers to, the result kinds it
+writes and a ``write``. A new format is its module plus one line in :data:`REPORTERS`:
+``run``, ``matrix``, ``compare``, ``scenario``, ``merge`` and ``report`` then offer its
+option, and :func:`write_reports` (what they call) writes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from signal_eval_cli.compare import result_kind
+from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.reports.html import HtmlReporter
+from signal_eval_cli.reports.json_report import JsonReporter
+from signal_eval_cli.reports.junit import JunitReporter
+from signal_eval_cli.reports.markdown import MarkdownReporter
+from signal_eval_cli.reports.reporter import ReportContext, Reporter
+from signal_eval_cli.results import SignalsPolicy
+
+__all__ = ["REPORTERS", "ReportContext", "Reporter", "write_reports"]
+
+REPORTERS: list[Reporter] = [
+    JsonReporter(),
+    MarkdownReporter(),
+    JunitReporter(),
+    HtmlReporter(),
+]
+"""Every report format, in the order they are written (the results JSON first)."""
+
+
+def write_reports(
+    result: Any,
+    paths: Mapping[str, str | Path | None],
+    *,
+    signals: SignalsPolicy = "failed",
+    sides: tuple[Any, Any] | None = None,
+    on_written: Callable[[Reporter, Path], None] | None = None,
+) -> None:
+    """Write ``result`` in each format ``paths`` names (reporter name → file; ``None``: not
+    written), e.g. ``write_reports(result, {"json": "out.json", "html": "report.html"})``.
+
+    A name no reporter has is a ``ValueError``. A format that does not take this kind of
+    result, or a file that cannot be written, is an :class:`InputError` naming the path
+    (reports written before it stay). ``on_written(reporter, path)`` follows each write.
+    """
+    unknown = sorted(set(paths) - {r.name for r in REPORTERS})
+    if unknown:
+        known = ", ".join(r.name for r in REPORTERS)
+        raise ValueError(f"no reporter named {', '.join(unknown)} (known: {known})")
+    chosen = [(r, Path(p)) for r in REPORTERS if (p := paths.get(r.name)) is not None]
+    kind = result_kind(result)
+    refused = [
+        Problem(str(path), 0, 0, f"{r.options[0]} does not take a {kind} result")
+        for r, path in chosen
+        if kind not in r.kinds
+    ]
+    if refused:
+        raise InputError(refused)
+    context = ReportContext(signals, sides, {r.name: path for r, path in chosen})
+    for r, path in chosen:
+        try:
+            r.write(result, path, context)
+        except OSError as exc:
+            message = f"cannot write: {exc.strerror or exc}"
+            raise InputError([Problem(str(path), 0, 0, message)]) from exc
+        if on_written is not None:
+            on_written(r, path)

@@ -1,0 +1,145 @@
+"""The list of reporters: a format added to it is an option of every command, and written.
+
+The added reporter lives in a driver script that appends it to ``REPORTERS`` and then
+runs the real CLI in its own process, as a new format in the package would.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from signal_eval_cli.compare import compare
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.persistence import load_result, save_result
+from signal_eval_cli.reports.reporters import REPORTERS, write_reports
+from signal_eval_cli.results import CaseResult, DatasetResult
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DRIVER = """\
+import sys
+from signal_eval_cli.reports.reporters import REPORTERS
+
+class CountReporter:
+    name = "count"
+    options = ("--count",)
+    help = "Write the kind and case count."
+    kinds = frozenset({"dataset", "scenarios", "matrix", "comparison"})
+    appends = False
+    noun = "count report"
+
+    def write(self, result, path, context):
+        cases = getattr(result, "cases", None)
+        path.write_text(f"{type(result).__name__} {len(cases) if cases is not None else '-'}"
+                        f" {context.signals}\\n")
+
+REPORTERS.append(CountReporter())
+from signal_eval_cli.cli import main
+sys.argv[0] = "signal-eval"
+main()
+"""
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("driver") / "signal_eval_with_count.py"
+    path.write_text(DRIVER)
+    return path
+
+
+def run(driver: Path, *args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(driver), *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize("command", ["run", "matrix", "compare", "scenario", "merge", "report"])
+def test_an_added_reporter_is_an_option_of_every_command(driver: Path, command: str) -> None:
+    done = run(driver, command, "--help")
+    assert done.returncode == 0, done.stderr
+    assert "--count <path>" in done.stdout and "Write the kind and case count." in done.stdout
+
+
+def test_an_added_reporter_is_written_by_every_command(driver: Path, tmp_path: Path) -> None:
+    def count(name: str) -> str:
+        return (tmp_path / name).read_text()
+
+    shards = []
+    for i in (1, 2):  # run, and two shards for merge
+        shard = tmp_path / f"part{i}.json"
+        done = run(driver, "run", "datasets/code-review.yaml", "-q", "--shard", f"{i}/2",
+                   "-o", shard, "--count", tmp_path / f"run{i}.txt", "--signals", "all")  # fmt: skip
+        assert done.returncode in (0, 1), done.stderr
+        assert f"count report written to {tmp_path / f'run{i}.txt'}" in done.stderr
+        shards.append(shard)
+    whole = len(load_result(shards[0]).cases) + len(load_result(shards[1]).cases)
+    assert count("run1.txt") == f"DatasetResult {len(load_result(shards[0]).cases)} all\n"
+
+    merged = tmp_path / "merged.json"
+    done = run(driver, "merge", *shards, "-o", merged, "--count", tmp_path / "merge.txt")
+    assert done.returncode in (0, 1), done.stderr
+    assert count("merge.txt") == f"DatasetResult {whole} failed\n"
+
+    comparison = tmp_path / "comparison.json"
+    done = run(driver, "compare", shards[0], shards[0], "-o", comparison,
+               "--count", tmp_path / "compare.txt")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert count("compare.txt") == "Comparison - failed\n"
+    done = run(driver, "report", comparison, "--junit", tmp_path / "c.xml")
+    assert done.returncode == 2, done.stderr
+    assert "--junit does not take a comparison result" in done.stderr
+
+    done = run(driver, "report", merged, "--count", tmp_path / "report.txt")
+    assert done.returncode == 0, done.stderr
+    assert count("report.txt") == f"DatasetResult {whole} all\n"
+
+    done = run(driver, "matrix", "datasets/matrix-code-review.yaml", "-q",
+               "--count", tmp_path / "matrix.txt")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert count("matrix.txt").startswith("MatrixResult -")
+
+    done = run(driver, "scenario", "python-smoke", "-q", "--count", tmp_path / "scenario.txt")
+    assert done.returncode == 0, done.stderr
+    assert count("scenario.txt") == "ScenarioRunResult 1 failed\n"
+
+
+def test_with_several_datasets_a_report_needs_dataset_in_its_path_unless_it_appends(
+    driver: Path, tmp_path: Path
+) -> None:
+    done = run(driver, "run", "datasets/code-review.yaml", "datasets/code-gen.yaml", "-q",
+               "--count", tmp_path / "c.txt")  # fmt: skip
+    assert done.returncode == 2 and "--count: with several datasets" in done.stderr
+
+
+def result() -> DatasetResult:
+    return DatasetResult("lib", [CaseResult("a", passed=True), CaseResult("b", passed=False)])
+
+
+def test_write_reports_is_one_library_call(tmp_path: Path) -> None:
+    paths = {r.name: tmp_path / f"out.{r.name}" for r in REPORTERS}
+    write_reports(result(), paths, signals="all")
+    assert load_result(paths["json"]).name == "lib"
+    assert "<testsuites" in paths["junit"].read_text()
+    assert "out.html" in paths["markdown"].read_text()  # it links the HTML written with it
+    assert paths["html"].read_text().startswith("<!DOCTYPE html>")
+
+
+def test_write_reports_refuses_what_a_format_does_not_take(tmp_path: Path) -> None:
+    saved = tmp_path / "r.json"
+    save_result(result(), saved)
+    comparison = compare(load_result(saved), load_result(saved))
+    with pytest.raises(InputError, match="--junit does not take a comparison result"):
+        write_reports(comparison, {"junit": tmp_path / "j.xml", "html": tmp_path / "c.html"})
+    assert not (tmp_path / "c.html").exists()  # refused before anything is written
+    with pytest.raises(ValueError, match="no reporter named pdf"):
+        write_reports(result(), {"pdf": tmp_path / "r.pdf"})
+    with pytest.raises(InputError, match="cannot write"):
+        write_reports(result(), {"json": saved / "x.json"})  # under a file
