@@ -26,8 +26,8 @@ SIMPLE_PROMPT = "You are simple: answer directly."
 
 def responder(call: Call) -> Reply:
     """The scripted model: the next step of the conversation for the agent asking."""
-    system = call.system
-    assistant_turns = sum(1 for m in call.body.get("messages", []) if m.get("role") == "assistant")
+    system = call.system or str(call.body.get("instructions") or "")  # Responses: instructions
+    assistant_turns = _assistant_turns(call.body)
     if system.startswith("You are simple"):
         return Reply("Hello there, friend.", input_tokens=12, output_tokens=4)
     if system.startswith("You are triage"):
@@ -54,6 +54,20 @@ def responder(call: Call) -> Reply:
     return Reply(ANSWER, input_tokens=50, output_tokens=7)
 
 
+def _assistant_turns(body: dict[str, Any]) -> int:
+    """Model turns already in the conversation: assistant messages (Chat Completions), or
+    assistant messages and runs of ``function_call`` items (a Responses ``input``)."""
+    if "messages" in body:
+        return sum(1 for m in body["messages"] if m.get("role") == "assistant")
+    turns, previous = 0, None
+    for item in body.get("input") or []:
+        kind = item.get("type") or "message"
+        if item.get("role") == "assistant" or (kind == "function_call" != previous):
+            turns += 1
+        previous = kind
+    return turns
+
+
 def get_weather(city: str) -> str:
     """The weather in a city."""
     return f"{city}: sunny"
@@ -67,13 +81,21 @@ def get_alerts(city: str) -> str:
 # -- OpenAI Agents SDK -------------------------------------------------------------
 
 
-def agents_sdk_agents(base_url: str, *, simple: bool = False) -> Any:
-    """The triage agent (with its weather handoff), or the tool-less ``simple`` agent."""
-    from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, function_tool
+def agents_sdk_agents(base_url: str, *, simple: bool = False, responses: bool = False) -> Any:
+    """The triage agent (with its weather handoff), or the tool-less ``simple`` agent;
+    on Chat Completions, or with ``responses`` on the SDK's default Responses model."""
+    from agents import (
+        Agent,
+        ModelSettings,
+        OpenAIChatCompletionsModel,
+        OpenAIResponsesModel,
+        function_tool,
+    )
     from openai import AsyncOpenAI
 
     client = AsyncOpenAI(base_url=base_url, api_key="sk-mock", max_retries=0)
-    model = OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
+    kind = OpenAIResponsesModel if responses else OpenAIChatCompletionsModel
+    model = kind(model=MODEL, openai_client=client)
     settings = ModelSettings(include_usage=True)  # streamed calls report tokens too
     if simple:
         return Agent(

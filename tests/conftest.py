@@ -45,6 +45,21 @@ def sig(
     return data
 
 
+TURNS = [  # two calls in one response (p1), one in the next (p2, it fails), one without a turn
+    sig("provider:start", {}, id="p1"),
+    sig("tool:call", {"id": "a", "name": "search", "input": {"q": "x"}}, parent="p1"),
+    sig("tool:call", {"id": "b", "name": "fetch", "input": {"url": "u"}}, parent="p1"),
+    ("tool:result", {"id": "a", "name": "search", "result": "r"}),
+    ("tool:result", {"id": "b", "name": "fetch", "result": "page"}),
+    sig("provider:start", {}, id="p2"),
+    sig("tool:call", {"id": "c", "name": "fetch", "input": {"url": "v"}}, parent="p2"),
+    ("tool:result", {"id": "c", "name": "fetch", "result": "", "error": "404"}),
+    ("tool:call", {"id": "d", "name": "search", "input": {"q": "y"}}),
+    ("agent:handoff", {"from": "triage", "to": "billing"}),
+    ("agent:handoff", {"from": "billing", "to": "triage"}),
+]
+
+
 def _to_dict(spec: Spec) -> dict[str, Any]:
     if isinstance(spec, Signal):
         return spec.to_dict()

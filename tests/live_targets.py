@@ -22,6 +22,11 @@ def triage() -> Any:
     return script.agents_sdk_agents(_url())
 
 
+def triage_responses() -> Any:
+    """The same agents on the SDK's default Responses model."""
+    return script.agents_sdk_agents(_url(), responses=True)
+
+
 def simple_agent() -> Any:
     return script.agents_sdk_agents(_url(), simple=True)
 

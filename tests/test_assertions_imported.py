@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import fails, passes, sig, trace
+from conftest import TURNS, fails, passes, trace
 
 from signal_eval_cli import Trace, import_trace
 from signal_eval_cli.loading import parse_yaml, validate_document
@@ -27,19 +27,7 @@ SUPPORT = [
 
 def turn_trace() -> Trace:
     """Two calls in one response (p1), one in the next (p2, it fails), one without a turn."""
-    return trace(
-        sig("provider:start", {}, id="p1"),
-        sig("tool:call", {"id": "a", "name": "search", "input": {"q": "x"}}, parent="p1"),
-        sig("tool:call", {"id": "b", "name": "fetch", "input": {"url": "u"}}, parent="p1"),
-        ("tool:result", {"id": "a", "name": "search", "result": "r"}),
-        ("tool:result", {"id": "b", "name": "fetch", "result": "page"}),
-        sig("provider:start", {}, id="p2"),
-        sig("tool:call", {"id": "c", "name": "fetch", "input": {"url": "v"}}, parent="p2"),
-        ("tool:result", {"id": "c", "name": "fetch", "result": "", "error": "404"}),
-        ("tool:call", {"id": "d", "name": "search", "input": {"q": "y"}}),
-        ("agent:handoff", {"from": "triage", "to": "billing"}),
-        ("agent:handoff", {"from": "billing", "to": "triage"}),
-    )
+    return trace(*TURNS)
 
 
 # -- agent.handoff -------------------------------------------------------------------

@@ -42,6 +42,18 @@ def test_agents_harness_gives_the_imported_facts(mock_url: str) -> None:
     assert [s.name for s in trace].count("agent:handoff") == 1
 
 
+def test_agents_harness_on_the_responses_model_gives_the_imported_facts(mock_url: str) -> None:
+    """The SDK's default model: ``response`` spans, the mock's ``/v1/responses`` (SSE)."""
+    trace = live("openai-agents", {"agent": "live_targets.py:triage_responses"}, script.QUESTION)
+    assert facts(trace) == SUPPORT_FACTS
+    for name in ("agents_responses.json", "agents_responses_streamed.json"):
+        assert facts(trace) == facts(import_trace(FIXTURES / name))
+    calls = trace.tool_calls
+    assert all(c.id and c.id.startswith("call_") for c in calls)  # the model's own ids
+    deltas = "".join(d.payload["content"] for d in trace.matching("text:delta"))
+    assert deltas == SUPPORT_FACTS["output"]
+
+
 def test_agents_harness_streams_text_as_deltas(mock_url: str) -> None:
     trace = live("openai-agents", {"agent": "live_targets.py:simple_agent"}, "Hi")
     assert facts(trace) == SIMPLE_FACTS
