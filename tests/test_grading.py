@@ -59,7 +59,7 @@ def scenario(tmp_path: Path, kind: str, instruction: str, fail_to_pass: str) -> 
         "id": f"grading-{kind}",
         "adapterId": "python-pytest",
         "goals": [goal],
-        "fixture": {"path": str(REPO / "fixtures" / f"grading-{kind}")},
+        "fixture": {"path": f"fixtures/grading-{kind}"},  # beside the scenario, as a project has it
         "agentTask": {"instruction": instruction},
         "assertions": [
             {"type": "tests.pass", "ids": [fail_to_pass]},
@@ -67,6 +67,9 @@ def scenario(tmp_path: Path, kind: str, instruction: str, fail_to_pass: str) -> 
             {"type": "tests.count", "status": "passed", "exact": 3},
         ],
     }
+    shutil.copytree(
+        REPO / "fixtures" / f"grading-{kind}", tmp_path / "fixtures" / f"grading-{kind}"
+    )
     path = tmp_path / f"{kind}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
