@@ -410,7 +410,8 @@ def old_names_request() -> dict[str, Any]:
 def test_otlp_old_names_openinference_and_aggregates(tmp_path: Path) -> None:
     path = tmp_path / "old.json"
     path.write_text(json.dumps(old_names_request()), encoding="utf-8")
-    trace = import_trace(path)
+    with pytest.warns(TraceGap, match="carry no messages"):  # none of its spans has any
+        trace = import_trace(path)
     assert trace.input == "find x"
     assert (trace.metrics.input_tokens, trace.metrics.output_tokens) == (18, 5)
     assert [p["model"] for p in trace.payloads("provider:start")] == ["m-old", "m-oi"]

@@ -56,8 +56,8 @@ INPUT_KEYS = ("gen_ai.input.messages", "gen_ai.prompt")
 
 
 CONTENT_GAP = (
-    "its model-call spans carry no messages (gen_ai.input.messages/output.messages): the "
-    "input, the final answer and tool calls are unknown (opentelemetry-instrumentation-openai-v2 "
+    "its model-call spans carry no messages (no gen_ai.output.messages): the final answer and "
+    "tool calls (and the input, if no span has it) are unknown (opentelemetry-instrumentation-openai-v2 "
     "sends them as log events, which a trace file does not hold; set "
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true and fold them in with "
     "otlp_encode.spans_to_otlp(spans, events), or run it live with the otel harness)"
