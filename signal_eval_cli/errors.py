@@ -12,6 +12,7 @@ __all__ = [
     "EvalError",
     "InputError",
     "InvalidAssertion",
+    "ParamError",
     "Problem",
     "UnknownAssertionType",
     "closest",
@@ -47,6 +48,15 @@ class InputError(EvalError):
             problems = [Problem("", 0, 0, problems)]  # about arguments, not a file
         self.problems = problems
         super().__init__("\n".join(map(str, problems)))
+
+
+class ParamError(InputError):
+    """A harness param that names something missing (an agents file, a cassette): the
+    dataset loader locates it at that param (``param`` None: at the harness)."""
+
+    def __init__(self, param: str | None, problems: list[Problem] | str) -> None:
+        self.param = param
+        super().__init__(problems)
 
 
 class InvalidAssertion(EvalError, ValueError):

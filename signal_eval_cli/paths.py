@@ -6,8 +6,8 @@ absolute the moment it is read (:func:`resolve_from`), so a second join (a provi
 registry, a harness factory) is a no-op and can never double it.
 
 The harness cassette, when nothing names one, is ``cassettes/<dataset-stem>.yaml``
-beside the dataset (:func:`default_cassette`); the judge's is
-``cassettes/<dataset-stem>.judge.yaml`` beside it.
+beside the dataset (:func:`default_cassette`); the judge's is the harness cassette with
+``.judge`` before its extension (by default ``cassettes/<dataset-stem>.judge.yaml``).
 """
 
 from __future__ import annotations

@@ -48,12 +48,14 @@ class CaseMetrics:
     """How many runs the figures cover: a repeated case sums its runs' cost and tokens."""
 
     @classmethod
-    def from_trace(cls, trace: Trace, wall_ms: float) -> CaseMetrics:
+    def from_trace(cls, trace: Trace, wall_ms: float, *, finished: bool = True) -> CaseMetrics:
         """Latency is the trace's (``harness:end.durationMs``, else the span of the
-        signals' timestamps), else wall time."""
+        signals' timestamps), else wall time. A run cut short (timed out, raised) lasted
+        its wall time, however early its last signal came: the span is not used for it."""
         m = trace.metrics
+        latency = m.latency_ms if finished else trace.latency_ms
         return cls(
-            latency_ms=m.latency_ms if m.latency_ms is not None else wall_ms,
+            latency_ms=latency if latency is not None else wall_ms,
             input_tokens=m.input_tokens,
             output_tokens=m.output_tokens,
             total_tokens=m.total_tokens,
@@ -131,6 +133,13 @@ class CaseResult:
     @property
     def failed_assertions(self) -> list[AssertionResult]:
         return [a for a in self.assertions if not a.passed]
+
+    @property
+    def latency_measured(self) -> bool:
+        """False for a case that ran and ended before anything was measured (never
+        started: fail-fast, an interrupt, a stuck loop): reports show "—" for its
+        latency, not "0 ms", and leave it out of the latency figures."""
+        return self.skipped or not (self.error and not self.metrics.latency_ms and not self.signals)
 
     @property
     def pass_count(self) -> int:
@@ -228,15 +237,16 @@ class AggregateMetrics:
 
     @classmethod
     def of(cls, cases: Iterable[CaseResult]) -> AggregateMetrics:
-        """Over the cases that ran (skipped ones excluded, errored ones included)."""
+        """Over the cases that ran (skipped ones excluded, errored ones included; the
+        latencies over those with a measured one)."""
         ran = [c for c in cases if not c.skipped]
         if not ran:
             return cls()
-        latencies = sorted(c.metrics.latency_ms for c in ran)
+        latencies = sorted(c.metrics.latency_ms for c in ran if c.latency_measured) or [0.0]
         cost = sum(c.metrics.cost for c in ran)
         tokens = sum(c.metrics.total_tokens for c in ran)
         return cls(
-            avg_latency_ms=sum(latencies) / len(ran),
+            avg_latency_ms=sum(latencies) / len(latencies),
             min_latency_ms=latencies[0],
             max_latency_ms=latencies[-1],
             p50_latency_ms=percentile(latencies, 50),

@@ -83,6 +83,9 @@ class RunOptions:
     finished: Mapping[str, CaseResult] = field(default_factory=dict)
     """Cases already finished (read back from a journal): kept as they are, not run again,
     and not passed to ``on_case_complete``."""
+    running: dict[object, tuple[str, float]] = field(default_factory=dict)
+    """A token per case run in progress → (case id, ``time.perf_counter()`` at its start):
+    what a run ended from outside (a stuck event loop) measured of its unfinished cases."""
 
 
 def case_matches(pattern: str, case_id: str) -> bool:
@@ -316,6 +319,8 @@ async def _run_once(
         ctx.proxy = proxy.open(case.id, run, ctx.emit)
         settle = functools.partial(proxy.settled, ctx.proxy)
     started, started_at = time.perf_counter(), now_iso()
+    token = object()  # several runs (repeats, a matrix's variants) of one case may overlap
+    options.running[token] = (case.id, started)
     error: str | None = None
     try:
         timed_out = await _within(
@@ -332,6 +337,8 @@ async def _run_once(
             raise
         timed_out = False
         error = _harness_failed(case, exc)
+    finally:
+        del options.running[token]
     if proxy is not None and ctx.proxy is not None:
         # a crashed or timed-out case keeps its old recording: never half a new one
         if timed_out:
@@ -370,7 +377,7 @@ async def _run_once(
         assertions=results,
         signals=signals,
         final_state=trace.final_state,
-        metrics=CaseMetrics.from_trace(trace, wall_ms),
+        metrics=CaseMetrics.from_trace(trace, wall_ms, finished=error is None),
         duration_ms=wall_ms,
         error=error,
         tags=list(case.tags),

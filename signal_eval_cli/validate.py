@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.dataset import EvalDataset, dataset_from_document
-from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.errors import InputError, ParamError, Problem
 from signal_eval_cli.loading import Document, load_document, validate_document
 from signal_eval_cli.signals import read_jsonl
 
@@ -31,32 +31,62 @@ def _check_result(doc: Document) -> None:
         raise InputError(problems)
 
 
-def _check_dataset(doc: Document, params: Mapping[str, Any] | None = None) -> EvalDataset:
+def _check_dataset(
+    doc: Document,
+    params: Mapping[str, Any] | None = None,
+    provider: str | None = None,
+    recording: bool = False,
+) -> EvalDataset:
     """Schema, then the harness it names (see :func:`check_harness`) with its params and
-    ``params`` over them (``run --param``), located at it."""
+    ``params`` over them (``run --param``; ``provider``, ``recording``: ``run --provider``,
+    ``--record``), located at the param a problem is about (a missing agents file,
+    cassette), else at the harness."""
     from signal_eval_cli.harness.entrypoints import check_harness
 
     dataset = dataset_from_document(doc)
     if dataset.harness is None:
         return dataset
+    given = dict(params or {})
     try:
-        merged = {**dataset.harness.params, **(params or {})}
-        check_harness(dataset.harness.factory, merged, dataset_path=Path(doc.path))
+        merged = {**dataset.harness.params, **given}
+        check_harness(
+            dataset.harness.factory,
+            merged,
+            dataset_path=Path(doc.path),
+            provider=provider,
+            recording=recording,
+        )
     except InputError as exc:
-        node = ("harness", "factory") if isinstance(doc.data["harness"], Mapping) else ("harness",)
         raise InputError(
-            [p if p.line > 0 else doc.problem(node, str(p)) for p in exc.problems]
+            [p if p.line > 0 else doc.problem(_node(doc, exc, given), str(p)) for p in exc.problems]
         ) from exc
     return dataset
 
 
-def load_checked_dataset(path: str | Path, params: Mapping[str, Any] | None = None) -> EvalDataset:
+def _node(doc: Document, exc: InputError, given: Mapping[str, Any]) -> tuple[str, ...]:
+    """Where in the dataset a harness problem is: at its param, else at the factory."""
+    harness = doc.data["harness"]
+    if not isinstance(harness, Mapping):
+        return ("harness",)
+    param = exc.param if isinstance(exc, ParamError) else None
+    in_file = harness.get("params")
+    if param not in given and isinstance(in_file, Mapping) and param in in_file:
+        return ("harness", "params", str(param))
+    return ("harness", "factory")
+
+
+def load_checked_dataset(
+    path: str | Path,
+    params: Mapping[str, Any] | None = None,
+    provider: str | None = None,
+    recording: bool = False,
+) -> EvalDataset:
     """:func:`~signal_eval_cli.dataset.load_dataset`, and its harness checked as
     ``validate`` checks it: what ``run`` does before any case runs."""
     doc = load_document(path)
     if not isinstance(doc.data, Mapping):
         raise InputError([doc.problem((), "a dataset must be a mapping with 'name' and 'cases'")])
-    return _check_dataset(doc, params)
+    return _check_dataset(doc, params, provider, recording)
 
 
 _KINDS: list[DocumentKind] = [

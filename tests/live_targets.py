@@ -22,6 +22,11 @@ def triage() -> Any:
     return script.agents_sdk_agents(_url())
 
 
+def triage_responses() -> Any:
+    """The same agents on the SDK's default Responses model."""
+    return script.agents_sdk_agents(_url(), responses=True)
+
+
 def simple_agent() -> Any:
     return script.agents_sdk_agents(_url(), simple=True)
 
@@ -44,3 +49,17 @@ async def bridged_agent(question: str) -> str:
     finally:
         instrumentor.uninstrument()
     return str(result.final_output)
+
+
+async def openai_loop(question: str) -> str:
+    """A tool loop on the OpenAI client under ``opentelemetry-instrumentation-openai-v2``
+    (message content as log events), streamed (``factory: otel``)."""
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument()
+    try:
+        return await script.openai_tool_loop(_url(), question, stream=True)
+    finally:
+        instrumentor.uninstrument()

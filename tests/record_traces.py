@@ -1,8 +1,9 @@
 """Record the scripted conversation's traces with each framework's own exporters.
 
-``python tests/record_traces.py`` rewrites ``tests/fixtures/traces/``; the tests import
-the same functions to compare a live run with the committed fixture. Every recorder
-runs its framework against a :class:`MockLLMServer` on 127.0.0.1 (no network).
+``python tests/record_traces.py`` rewrites ``tests/fixtures/traces/`` (run it after a
+framework upgrade, then the tests). No test imports it: tests/test_live_harnesses.py runs
+the same agents live and compares their facts with these fixtures. Every recorder runs its
+framework against a :class:`MockLLMServer` on 127.0.0.1 (no network).
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ class _Collect:
         pass
 
     def on_span_end(self, span: Any) -> None:
-        exported = span.export()
+        from signal_eval_cli.traces.openai_agents import export_span
+
+        exported = export_span(span)
         if exported:
             self.items.append(exported)
 
@@ -49,10 +52,12 @@ class _Collect:
         pass
 
 
-async def _run_agent(base_url: str, *, streamed: bool, simple: bool) -> str:
+async def _run_agent(
+    base_url: str, *, streamed: bool, simple: bool, responses: bool = False
+) -> str:
     from agents import Runner
 
-    agent = script.agents_sdk_agents(base_url, simple=simple)
+    agent = script.agents_sdk_agents(base_url, simple=simple, responses=responses)
     question = "Hi" if simple else script.QUESTION
     if streamed:
         result = Runner.run_streamed(agent, question)
@@ -63,14 +68,15 @@ async def _run_agent(base_url: str, *, streamed: bool, simple: bool) -> str:
 
 
 async def record_agents(
-    base_url: str, *, streamed: bool = False, simple: bool = False
+    base_url: str, *, streamed: bool = False, simple: bool = False, responses: bool = False
 ) -> dict[str, Any]:
-    """``{"data": [...]}`` as the Agents SDK's exporter posts it (spans in end order)."""
+    """``{"data": [...]}`` as the Agents SDK's exporter posts it (spans in end order), a
+    ``response`` span with its input and output (``export_span``)."""
     from agents import set_trace_processors
 
     collect = _Collect()
     set_trace_processors([collect])  # type: ignore[list-item]
-    await _run_agent(base_url, streamed=streamed, simple=simple)
+    await _run_agent(base_url, streamed=streamed, simple=simple, responses=responses)
     return {"data": collect.items}
 
 
@@ -96,6 +102,36 @@ async def record_otel_agents(base_url: str) -> dict[str, Any]:
     finally:
         instrumentor.uninstrument()
     return spans_to_otlp(exporter.get_finished_spans())
+
+
+async def record_otel_openai(base_url: str, *, stream: bool = False) -> dict[str, Any]:
+    """OTLP/JSON of the OpenAI client tool loop under ``opentelemetry-instrumentation-openai-v2``,
+    its message log events folded into the spans (``spans_to_otlp(spans, events)``)."""
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from signal_eval_cli.traces.otlp_encode import spans_to_otlp
+
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+    spans, logs = InMemorySpanExporter(), InMemoryLogExporter()
+    tracer_provider, logger_provider = TracerProvider(), LoggerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
+    try:
+        await script.openai_tool_loop(base_url, script.QUESTION, stream=stream)
+    finally:
+        instrumentor.uninstrument()
+    events = [
+        (r.log_record.span_id, r.log_record.event_name, r.log_record.body)
+        for r in logs.get_finished_logs()
+    ]
+    return spans_to_otlp(spans.get_finished_spans(), events)
 
 
 def _dumps(value: Any) -> str:
@@ -125,10 +161,18 @@ async def _record_all(url: str) -> dict[str, str]:
             await record_agents(url, streamed=True), indent=1
         ),
         "agents_simple.json": json.dumps(await record_agents(url, simple=True), indent=1),
+        "agents_responses.json": json.dumps(await record_agents(url, responses=True), indent=1),
+        "agents_responses_streamed.json": json.dumps(
+            await record_agents(url, streamed=True, responses=True), indent=1
+        ),
         "langgraph_events.jsonl": await record_langgraph(url, "events"),
         "langgraph_stream.jsonl": await record_langgraph(url, "stream"),
         "langgraph_simple_events.jsonl": await record_langgraph(url, "events", simple=True),
         "otel_agents_bridge.json": json.dumps(await record_otel_agents(url), indent=1),
+        "otel_openai.json": json.dumps(await record_otel_openai(url), indent=1),
+        "otel_openai_streamed.json": json.dumps(
+            await record_otel_openai(url, stream=True), indent=1
+        ),
     }
 
 

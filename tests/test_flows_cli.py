@@ -315,3 +315,57 @@ def test_a_scenario_id_outside_the_repo_says_where_it_looked(tmp_path: Path) -> 
     done = cli("scenario", "fix-add", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert f"looked in {tmp_path / 'scenarios'}" in done.stderr and "Traceback" not in done.stderr
+
+
+COUNTING = """\
+import itertools
+
+counter = itertools.count()
+
+
+def create():
+    def run(input, ctx):
+        ctx.emit("text:complete", {"content": "no" if next(counter) % 5 == 0 else "yes"})
+
+    return run
+"""
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_run_with_repeats_shows_the_run_level_pass_rate(tmp_path: Path, place: str) -> None:
+    """Every fifth run fails: 8 of 10 runs pass though no case passes all of its runs."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "h.py").write_text(COUNTING)
+    check = [{"type": "output.contains", "text": "yes"}]
+    cases = [{"id": name, "input": name, "assertions": check} for name in ("a", "b")]
+    (project / "r.yaml").write_text(
+        yaml.safe_dump({"name": "r", "harness": "h.py:create", "cases": cases})
+    )
+    cwd = project if place == "root" else tmp_path
+    path = "r.yaml" if place == "root" else str(project / "r.yaml")
+    done = cli("run", path, "--repeat", "5", "--concurrency", "1", "-q", cwd=cwd)
+    assert done.returncode == 1, done.stderr
+    text = " ".join(done.stdout.split())
+    assert re.search(r"pass rate \d+% · runs passed 80% \(8/10\), [12] flaky", text), text
+    once = cli("run", path, "-q", cwd=cwd)
+    assert "runs passed" not in once.stdout  # no repeats: one figure
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_prints_the_installed_version(tmp_path: Path, flag: str) -> None:
+    from importlib.metadata import version
+
+    done = cli(flag, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"signal-eval {version('signal-eval')}"
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_help_lists_every_command(tmp_path: Path, flag: str) -> None:
+    done = cli(flag, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Usage: signal-eval")
+    assert all(re.search(rf"^  {command}\s", done.stdout, re.M) for command in COMMANDS), (
+        done.stdout
+    )

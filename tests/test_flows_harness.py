@@ -52,7 +52,18 @@ def test_an_async_harness_blocking_the_loop_ends_the_run_and_names_the_line(
     cwd = project if place == "project-root" else tmp_path
     path = "evals.yaml" if place == "project-root" else str(project / "evals.yaml")
     started = time.monotonic()
-    done = cli("run", path, "--concurrency", "1", "-o", "r.json", cwd=cwd, timeout=120)
+    done = cli(
+        "run",
+        path,
+        "--concurrency",
+        "1",
+        "-o",
+        "r.json",
+        "--markdown",
+        "r.md",
+        cwd=cwd,
+        timeout=120,
+    )
     assert time.monotonic() - started < 60  # not 3600 s: the watchdog ended it
     assert done.returncode == 1, done.stderr
     assert "event loop was blocked at agents.py:8 in run" in done.stderr, done.stderr
@@ -66,6 +77,12 @@ def test_an_async_harness_blocking_the_loop_ends_the_run_and_names_the_line(
     assert data["durationMs"] >= 1000  # the run's wall time, not 0: it waited past the limit
     row = next(line for line in done.stdout.splitlines() if line.startswith("│ c3"))
     assert "—" in row and "0 ms" not in row  # nothing was measured: not "0 ms"
+    # c2 was stuck: it ran (at least the limit) until the watchdog ended the run
+    c2 = next(c for c in data["cases"] if c["caseId"] == "c2")
+    assert c2["metrics"]["latencyMs"] >= 1000 and c2["durationMs"] >= 1000, c2
+    assert data["aggregateMetrics"]["maxLatencyMs"] >= 1000  # c3's unmeasured 0 is left out
+    markdown = (cwd / "r.md").read_text()
+    assert "| `c3` | failed | - | — |" in markdown, markdown
 
 
 @pytest.mark.parametrize("place", ["project-root", "outside"])
@@ -120,3 +137,54 @@ def test_harness_start_and_end_are_added_only_when_the_harness_emits_neither(
     assert start["payload"] == {"input": 1} and end["source"]["parent"] == start["id"]
     assert names["own"][0] == ["harness:start", "harness:end"]  # left exactly as emitted
     assert names["own"][1][1]["payload"] == {"durationMs": 7}
+
+
+CUT_SHORT = """\
+import asyncio
+
+
+def create_harness():
+    async def run(input, ctx):
+        ctx.emit("harness:start", {"input": input})
+        ctx.emit("text:delta", {"content": "thinking"})
+        await asyncio.sleep(0.3 if input == "raises" else 60)
+        if input == "raises":
+            raise RuntimeError("gave up")
+
+    return run
+"""
+
+
+def _ms(text: str) -> float:
+    return float(text.replace(",", "").removesuffix(" ms"))
+
+
+@pytest.mark.parametrize("place", ["project-root", "outside"])
+def test_a_case_cut_short_has_the_time_it_ran_as_its_latency(tmp_path: Path, place: str) -> None:
+    """A case that emitted ``harness:start`` (and more) at once and then timed out, or
+    raised, ran for its wall time: not the span of its signals (0 ms)."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "agents.py").write_text(CUT_SHORT)
+    cases = [
+        {"id": name, "input": name, "assertions": [{"type": "output.contains", "text": "x"}]}
+        for name in ("times-out", "raises")
+    ]
+    dataset = {"name": "cut", "harness": "agents.py:create_harness", "defaultTimeout": 500}
+    (project / "evals.yaml").write_text(yaml.safe_dump({**dataset, "cases": cases}))
+    cwd = project if place == "project-root" else tmp_path
+    path = "evals.yaml" if place == "project-root" else str(project / "evals.yaml")
+    done = cli("run", path, "-o", "r.json", "--markdown", "r.md", cwd=cwd)
+    assert done.returncode == 1, done.stderr
+    cases_out = {c["caseId"]: c for c in json.loads((cwd / "r.json").read_text())["cases"]}
+    markdown = (cwd / "r.md").read_text()
+    for name, at_least in (("times-out", 500), ("raises", 300)):
+        case = cases_out[name]
+        assert case["error"], case
+        assert case["metrics"]["latencyMs"] >= at_least, case["metrics"]
+        row = next(line for line in done.stdout.splitlines() if line.startswith(f"│ {name}"))
+        cells = [cell.strip() for cell in row.split("│")]
+        assert cells[3] == "-" and _ms(cells[4]) >= at_least, row  # no check ran: "-", not 0/0
+        md = next(line for line in markdown.splitlines() if line.startswith(f"| `{name}`"))
+        md_cells = [cell.strip() for cell in md.split("|")]
+        assert md_cells[3] == "-" and _ms(md_cells[4]) >= at_least, md

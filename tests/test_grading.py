@@ -59,7 +59,7 @@ def scenario(tmp_path: Path, kind: str, instruction: str, fail_to_pass: str) -> 
         "id": f"grading-{kind}",
         "adapterId": "python-pytest",
         "goals": [goal],
-        "fixture": {"path": str(REPO / "fixtures" / f"grading-{kind}")},
+        "fixture": {"path": f"fixtures/grading-{kind}"},  # beside the scenario, as a project has it
         "agentTask": {"instruction": instruction},
         "assertions": [
             {"type": "tests.pass", "ids": [fail_to_pass]},
@@ -67,6 +67,9 @@ def scenario(tmp_path: Path, kind: str, instruction: str, fail_to_pass: str) -> 
             {"type": "tests.count", "status": "passed", "exact": 3},
         ],
     }
+    shutil.copytree(
+        REPO / "fixtures" / f"grading-{kind}", tmp_path / "fixtures" / f"grading-{kind}"
+    )
     path = tmp_path / f"{kind}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
@@ -166,3 +169,51 @@ def test_parse_junit_refuses_non_reports() -> None:
     assert [t.id for t in parse_junit(b'<testsuite name="s"><testcase name="a"/></testsuite>')] == [
         "s::a"
     ]
+
+
+GO_RECIPE = "go test -v ./... 2>&1 | go-junit-report -set-exit-code -out report.xml"
+FAKE_GO = "#!/bin/sh\nprintf -- '=== RUN   TestAdd\\n--- PASS: TestAdd (0.00s)\\nPASS\\n'\n"
+FAKE_CONVERTER = (  # what go-junit-report writes for that output (its -out flag)
+    '#!/bin/sh\ncat > /dev/null\nwhile [ "$1" != -out ]; do shift; done\n'
+    'printf \'<testsuites><testsuite name="calc"><testcase classname="calc" '
+    'name="TestAdd"/></testsuite></testsuites>\' > "$2"\n'
+)
+
+
+@pytest.mark.parametrize("converter", ["present", "absent"])
+def test_go_tests_are_graded_through_go_junit_report_as_the_readme_says(
+    tmp_path: Path, converter: str
+) -> None:
+    """go test has no JUnit output: the README's goal pipes it through go-junit-report;
+    without it the goal writes no report and the assertion says so (fakes stand in for go
+    and the converter: this machine has neither)."""
+    assert GO_RECIPE in (REPO / "README.md").read_text()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tools = {
+        "go": FAKE_GO,
+        **({"go-junit-report": FAKE_CONVERTER} if converter == "present" else {}),
+    }
+    for name, text in tools.items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    path = scenario(tmp_path, "python", PY_FIX, "calc::TestAdd")
+    data = yaml.safe_load(path.read_text())
+    data["goals"] = [
+        {
+            "goal": "test",
+            "command": "sh",
+            "args": ["-c", GO_RECIPE],
+            "env": {"PATH": f"{bin_dir}:/usr/bin:/bin"},
+            "report": "junit report.xml",
+        }
+    ]
+    data["assertions"] = data["assertions"][:1]
+    path.write_text(yaml.safe_dump(data))
+    code, result = run(path)
+    message = result["assertions"][0]["message"]
+    if converter == "present":
+        assert code == 0 and "1 test(s) pass" in message, message
+    else:
+        assert code == 1
+        assert message.startswith("no test results: goal 'test': no report at report.xml"), message

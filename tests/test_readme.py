@@ -56,3 +56,48 @@ def test_json_scenario_examples_validate(block: str) -> None:
     doc = parse_yaml(block, "README.md")
     assert "patternAssertions" in doc.data
     assert validate_document(doc, "scenario") == []
+
+
+def _table_rows(heading: str) -> dict[str, str]:
+    """``first cell -> second cell`` of the first table after ``heading``."""
+    lines = README.split(heading, 1)[1].split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    table = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        table.append(line)
+    cells = [[c.strip() for c in line.strip("|").split(" | ")] for line in table[2:]]
+    return {row[0]: row[1] for row in cells}
+
+
+def test_the_limits_the_readme_states_are_the_codes() -> None:
+    """Issue 11: the README states the limits and the signals; they must be the code's."""
+    import signal
+
+    from signal_eval_cli.interrupts import UNWIND_LIMIT_S
+    from signal_eval_cli.limits import (
+        MAX_ALIAS_NODES,
+        MAX_DEPTH,
+        MAX_INT_DIGITS,
+        MAX_SUGGEST_LENGTH,
+    )
+    from signal_eval_cli.regex_budget import REGEX_BUDGET_MS
+
+    rows = _table_rows("### Limits and signals")
+    assert rows["nesting depth (lists and mappings, YAML or JSON)"].startswith(
+        f"{MAX_DEPTH} levels"
+    )
+    aliases = rows["document size added by YAML aliases (`*anchor` expanded)"]
+    assert aliases.startswith(f"{MAX_ALIAS_NODES:,} values")
+    assert rows["integers"].startswith(f"{MAX_INT_DIGITS:,} digits")
+    assert f"up to {MAX_SUGGEST_LENGTH} characters" in rows['"did you mean" suggestions']
+    regex = rows["regex budget (`output.matches`, the `matches` matcher)"]
+    assert regex.startswith(f"{REGEX_BUDGET_MS:,} ms per search")
+    assert f'"regex took longer than {REGEX_BUDGET_MS} ms"' in regex
+    assert f"waits up to {UNWIND_LIMIT_S:g} s" in " ".join(README.split())
+    signals = _table_rows("command exits, so they never cut the unwinding short")
+    assert signals == {
+        f"`{name}`{' (Ctrl-C)' if name == 'SIGINT' else ''}": str(128 + getattr(signal, name))
+        for name in ("SIGINT", "SIGTERM", "SIGHUP")
+    }

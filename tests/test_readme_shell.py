@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from flows_helpers import CLI, ROOT, cli, project_copy
-from mock_servers import MockLLMServer, code_review_responder
+from mock_servers import Call, MockLLMServer, Reply, code_review_responder
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 SH_BLOCKS = re.findall(r"```sh\n(.*?)```", README, re.S)
@@ -116,6 +116,92 @@ def test_the_record_replay_block_runs_as_written(tmp_path: Path, server: MockLLM
     assert cassette.is_file()
     assert calls[0] > 0 and calls[2] == calls[0]  # replay and --record-missing call nothing new
     assert "sk-readme" not in cassette.read_text()
+
+
+def clone(tmp_path: Path) -> Path:
+    """What a fresh clone holds that the README's commands use, outside the repository."""
+    where = tmp_path / "clone"
+    for name in ("datasets", "scenarios", "fixtures"):
+        shutil.copytree(ROOT / name, where / name)
+    return where
+
+
+def each_line(block: str, cwd: Path, codes: dict[str, int], **env: str) -> None:
+    """Run every line of ``block`` on its own, as a user pastes them one by one; a line
+    whose text holds a key of ``codes`` must exit with that code, any other with 0."""
+    for line in block.strip().splitlines():
+        step = bash(line, cwd, **env)
+        expected = next((code for text, code in codes.items() if text in line), 0)
+        assert step.returncode == expected, (line, step.stdout[-2000:] + step.stderr[-2000:])
+        assert "Traceback" not in step.stderr, (line, step.stderr)
+
+
+def test_the_quick_start_runs_as_written_in_a_fresh_clone(tmp_path: Path) -> None:
+    where = clone(tmp_path)
+    block = sh_block("signal-eval validate datasets/*.yaml scenarios/*.json")
+    each_line(block, where, {"-o base.json": 1, "-o cand.json": 1})
+    assert json.loads((where / "cand.json").read_text())["totalCases"] == 11
+
+
+def test_the_case_into_block_runs_as_written_in_a_user_project(tmp_path: Path) -> None:
+    project = tmp_path / "support-bot"
+    (project / "traces").mkdir(parents=True)
+    shutil.copy(
+        ROOT / "datasets" / "traces" / "agents-sdk.json", project / "traces" / "refund-42.json"
+    )
+    each_line(sh_block("--case-into evals/support.yaml"), project, {})
+    assert "id: refund-42" in (project / "evals" / "support.yaml").read_text()
+
+
+def test_the_resume_shard_merge_block_runs_as_written(tmp_path: Path) -> None:
+    """Every line, Ray included: each run exits 1 (the example fails one case on purpose;
+    the loop exits as its last shard does, which has none of the failing cases)."""
+    where = clone(tmp_path)
+    each_line(
+        sh_block("--resume"), where, {"for i in": 0, "signal-eval run": 1, "signal-eval merge": 1}
+    )
+    merged = json.loads((where / "results" / "cr.json").read_text())
+    assert merged["totalCases"] == 11
+    shards = [json.loads((where / "results" / f"cr-{i}.json").read_text()) for i in range(1, 5)]
+    assert sum(s["totalCases"] for s in shards) == 11
+
+
+FIX_SCENARIO = """\
+id: fix-greeting
+adapterId: python-pytest
+goals:
+  - {goal: check, command: "{python}", args: ["-c", "import greet, sys; sys.exit(greet.greet('x') != 'hello x')"]}
+fixture: {path: fixtures/greet}
+agent: {command: ["{python}", "{scenarioDir}/../agents/model_agent.py", "fix the greeting"]}
+"""
+
+
+def test_the_scenario_block_runs_as_written(tmp_path: Path) -> None:
+    """The shipped scenarios, then the user's own ``scenarios/fix.yaml`` whose coding agent
+    calls a model (the test's mock): recorded with ``--record``, replayed offline after."""
+    where = clone(tmp_path)
+    (where / "fixtures" / "greet").mkdir()
+    (where / "fixtures" / "greet" / "greet.py").write_text(
+        'def greet(name):\n    return "hi " + name\n'
+    )
+    (where / "agents").mkdir()
+    shutil.copy(ROOT / "tests" / "agents" / "model_agent.py", where / "agents")
+    (where / "scenarios" / "fix.yaml").write_text(FIX_SCENARIO)
+
+    def greeting(call: Call) -> Reply:
+        return Reply("hello", input_tokens=5, output_tokens=1)
+
+    with MockLLMServer(greeting) as mock:
+        env = {"OPENAI_BASE_URL": f"{mock.url}/v1", "OPENAI_API_KEY": "sk-readme-0123456789"}
+        each_line(sh_block("--update-expected"), where, {}, **env)
+        assert mock.calls  # the agent's calls went upstream while recording
+    cassette = where / "scenarios" / "cassettes" / "fix.proxy.yaml"
+    assert cassette.is_file() and "sk-readme" not in cassette.read_text()
+    replayed = bash(
+        "signal-eval scenario scenarios/fix.yaml", where, OPENAI_BASE_URL="http://127.0.0.1:9/v1"
+    )
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr  # offline, from the cassette
+    assert (where / "scenarios.json").is_file()
 
 
 def test_the_matrix_compare_block_runs_as_written(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from processes import alive, ctrl_c, ps_lines, unique_sleep
 from typer.testing import CliRunner
 
 from signal_eval_cli.cli import app
+from signal_eval_cli.scenarios.changes import entries, find_escapes
 from signal_eval_cli.scenarios.overlay import can_overlay
 from signal_eval_cli.scenarios.workspace import apply_agent_task, parse_agent_task
 from tests.test_patching import GIT_ENV
@@ -298,3 +299,20 @@ def test_a_hard_link_to_a_file_outside_is_an_escape(
     result, scenario = run(path, tmp_path)
     assert result.exit_code == 1
     assert "linked.txt is a hard link shared with a file outside the workspace" in scenario["error"]
+
+
+def test_home_and_cwd_are_watched_for_new_files_not_for_new_directories(tmp_path: Path) -> None:
+    """Tools make their directories on first use (~/.cache, .hypothesis): not an escape."""
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "kept.txt").write_text("x")
+    before = {here: entries(here)}
+    (here / ".cache").mkdir()
+    (here / "kept.txt").write_text("changed")  # an existing file changing: out of scope
+    assert find_escapes(tmp_path / "ws", [], {}, (), before) == []
+    (here / "new.txt").write_text("x")
+    os.symlink(tmp_path, here / "link")
+    assert find_escapes(tmp_path / "ws", [], {}, (), before) == [
+        f"{here / 'link'} was created outside the workspace",
+        f"{here / 'new.txt'} was created outside the workspace",
+    ]

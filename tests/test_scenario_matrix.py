@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import yaml
@@ -26,9 +27,10 @@ def write(tmp_path: Path) -> Path:
                 "report": "junit r.xml",
             }
         ],
-        "fixture": {"path": str(REPO / "fixtures" / "grading-python")},
+        "fixture": {"path": "fixtures/grading-python"},  # scenarios/ beside fixtures/
         "assertions": [{"type": "tests.pass", "ids": ["test_calc::test_sub"]}],
     }
+    shutil.copytree(REPO / "fixtures" / "grading-python", tmp_path / "fixtures" / "grading-python")
     (tmp_path / "scenarios").mkdir()
     (tmp_path / "scenarios" / "fix-sub.yaml").write_text(yaml.safe_dump(scenario))
     matrix = {

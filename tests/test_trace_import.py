@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trace_facts import SIMPLE_FACTS, SUPPORT_FACTS, facts
+from trace_facts import LOOP_FACTS, SIMPLE_FACTS, SUPPORT_FACTS, facts
 
 from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
 from signal_eval_cli.errors import InputError
+from signal_eval_cli.traces import TraceGap
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
@@ -28,6 +29,8 @@ CLI = [sys.executable, "-m", "signal_eval_cli.cli"]
 SUPPORT = {
     "agents_support.json": "openai-agents",
     "agents_support_streamed.json": "openai-agents",
+    "agents_responses.json": "openai-agents",  # the SDK's default Responses model
+    "agents_responses_streamed.json": "openai-agents",
     "otel_agents_bridge.json": "otlp",
     "langgraph_events.jsonl": "langgraph-events",
     "langgraph_stream.jsonl": "langgraph-stream",
@@ -172,6 +175,70 @@ def test_streamed_langgraph_text_becomes_deltas() -> None:
     assert {d.parent for d in deltas} == {
         trace.rfind("provider:start") and trace[trace.rfind("provider:start")].id
     }  # type: ignore[index]
+
+
+def test_a_plain_responses_export_warns_of_what_it_lacks(tmp_path: Path) -> None:
+    """The SDK's own export of a ``response`` span is only ``response_id`` and ``usage``:
+    tools, handoffs and tokens still import; the missing input and answer are warned of."""
+    data = json.loads((FIXTURES / "agents_responses.json").read_text(encoding="utf-8"))
+    for item in data["data"]:
+        if item.get("span_data", {}).get("type") == "response":
+            for key in ("input", "output"):
+                del item["span_data"][key]
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.warns(TraceGap, match="holds no model input or output"):
+        trace = import_trace(plain)
+    lacking = {**SUPPORT_FACTS, "input": None, "output": ""}
+    assert facts(trace) == lacking
+    assert len({c.id for c in trace.tool_calls}) == 3  # each call keeps an id of its own
+    result = cli("import", plain, "-o", tmp_path / "out.jsonl", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("warning: ") == 1
+    assert "plain.json: the SDK's export of a 'response' span" in result.stderr
+    quiet = cli("import", FIXTURES / "agents_responses.json", "-o", tmp_path / "full.jsonl")
+    assert quiet.returncode == 0 and "warning" not in quiet.stderr
+
+
+OPENAI_V2 = ["otel_openai.json", "otel_openai_streamed.json"]
+
+
+@pytest.mark.parametrize("name", OPENAI_V2)
+def test_openai_v2_instrumentation_gives_input_output_and_tool_calls(name: str) -> None:
+    """``opentelemetry-instrumentation-openai-v2``: ``chat`` spans only (no tool spans), the
+    messages folded in from its log events; tools run are the calls the model requested
+    whose results the next call was sent, parallel ones in the order emitted."""
+    trace = import_trace(FIXTURES / name)
+    assert facts(trace) == LOOP_FACTS
+    first, second = list(trace.matching("tool:call"))[:2]
+    assert (first.payload["input"], second.payload["input"]) == (
+        {"city": "Paris"},
+        {"city": "Rome"},
+    )
+    assert first.parent == second.parent  # one model turn
+    assert passes(trace, {"type": "tool.parallel", "tools": ["get_weather", "get_weather"]})
+    assert not passes(trace, {"type": "tool.parallel", "tools": ["get_weather", "get_alerts"]})
+    results = [p["result"] for p in trace.payloads("tool:result")]
+    assert results[-1] == "error: alerts service down for Paris"
+
+
+def test_an_otlp_file_without_message_content_warns(tmp_path: Path) -> None:
+    """Exported without its log events, a span holds the model and tokens only: said."""
+    text = (FIXTURES / "otel_openai.json").read_text(encoding="utf-8")
+    data = json.loads(text)
+    for resource in data["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                span["attributes"] = [
+                    a for a in span["attributes"] if not a["key"].endswith(".messages")
+                ]
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.warns(TraceGap, match="carry no messages"):
+        trace = import_trace(bare)
+    assert facts(trace) == {**LOOP_FACTS, "input": None, "calls": [], "output": ""}
+    result = cli("import", bare, "-o", tmp_path / "out.jsonl", cwd=tmp_path)
+    assert result.returncode == 0 and "warning: " in result.stderr, result.stderr
 
 
 def test_agents_harness_span_bounds_give_duration() -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import subprocess
 import sys
 import tempfile
 import threading
@@ -19,6 +21,7 @@ from signal_eval_cli.scenarios import workspace
 from signal_eval_cli.scenarios.workspace import AgentTaskError, WriteOp, apply_agent_task
 
 PY = sys.executable
+CLI = Path(PY).parent / "signal-eval"
 
 
 def scenario(tmp_path: Path, fixture: str, copy: bool) -> Path:
@@ -88,3 +91,26 @@ def test_a_workspace_still_being_prepared_when_cancelled_is_removed(
 
     asyncio.run(cancelled_while_preparing())  # waits for the thread (default executor)
     assert not list((tmp_path / "tmp").iterdir())
+
+
+@pytest.mark.parametrize("absolute", ["{tmp}/fx", "C:\\fx", "\\\\host\\share\\fx"])
+def test_an_absolute_fixture_path_is_a_located_input_error(tmp_path: Path, absolute: str) -> None:
+    """The schema says fixture paths are relative (the file must mean the same on any
+    machine); a fixture elsewhere is named relative to the scenario file, or to --root."""
+    (tmp_path / "fx").mkdir()
+    (tmp_path / "fx" / "victim.txt").write_text("precious\n")
+    path = scenario(tmp_path, absolute.format(tmp=tmp_path), copy=False)
+    for command in (["validate", str(path)], ["scenario", str(path), "--root", str(tmp_path)]):
+        done = subprocess.run(
+            [str(CLI), *command], capture_output=True, text=True, cwd=tmp_path, timeout=120
+        )
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert re.search(rf"{re.escape(str(path))}:1:\d+: fixture path", done.stderr), done.stderr
+        assert "is absolute: give it relative to the scenario file" in done.stderr
+        assert "Traceback" not in done.stderr
+    assert (tmp_path / "fx" / "victim.txt").read_text() == "precious\n"
+    # the relative way to a fixture outside the scenario's folder is fine
+    (tmp_path / "sub").mkdir()
+    moved = scenario(tmp_path / "sub", "../fx", copy=True)
+    ok = subprocess.run([str(CLI), "validate", str(moved)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr

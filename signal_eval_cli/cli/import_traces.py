@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from signal_eval_cli.cli.command import VerboseOpt
-from signal_eval_cli.cli.common import EXIT_OK, fail_input, file_option, out
+from signal_eval_cli.cli.common import EXIT_OK, err, fail_input, file_option, out
 from signal_eval_cli.errors import InputError
 
 __all__ = ["import_command"]
@@ -44,6 +45,24 @@ def import_command(
     """Import OpenAI Agents SDK, OTLP/JSON (GenAI) or LangGraph traces as signal JSONL or test cases.
 
     With --case-into DATASET, each trace becomes a case appended to the dataset."""
+    from signal_eval_cli.traces.source import TraceGap
+
+    with warnings.catch_warnings(record=True) as gaps:
+        warnings.simplefilter("always", TraceGap)
+        _import(paths, output, out_dir, case_into, format)
+    said = dict.fromkeys(str(w.message) for w in gaps if issubclass(w.category, TraceGap))
+    for gap in said:  # a trace that lacks a fact says so, never gives it silently empty
+        err.print(f"warning: {gap}", highlight=False, markup=False)
+    raise typer.Exit(EXIT_OK)
+
+
+def _import(
+    paths: list[Path],
+    output: Path | None,
+    out_dir: Path | None,
+    case_into: Path | None,
+    format: str | None,
+) -> None:
     from signal_eval_cli.traces.cases import import_cases
 
     try:
@@ -62,7 +81,6 @@ def import_command(
                 )
     except InputError as exc:
         fail_input(exc)
-    raise typer.Exit(EXIT_OK)
 
 
 def _write_jsonl(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -57,7 +58,7 @@ from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.reports.console import TableChoice, print_dataset
 from signal_eval_cli.reports.reporters import REPORTERS
-from signal_eval_cli.results import CaseResult, DatasetResult, SignalsPolicy
+from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult, SignalsPolicy
 from signal_eval_cli.resume import build_dataset
 from signal_eval_cli.runner import (
     RunOptions,
@@ -187,6 +188,7 @@ def run_command(
         harness if traces is None else None,
         params,
         checks_harness=traces is None,
+        flags=flags,
     )
     totals: list[DatasetResult] = []
     for dataset, its_reports in zip(datasets, paths, strict=True):
@@ -253,20 +255,26 @@ def load_selected(
     params: dict[str, Any],
     *,
     checks_harness: bool,
+    flags: ProviderFlags | None = None,
 ) -> list[EvalDataset | None]:
     """Every dataset, loaded and checked before any case runs (every problem printed):
-    the filters must select some case and the harness must load (``--harness`` and
-    ``--param`` included; not with ``--traces``, which runs none). A
+    the filters must select some case and the harness must load (``--harness``,
+    ``--param``, ``--provider`` and ``--record`` included; not with ``--traces``, which
+    runs none). A
     dataset the filters select nothing from is ``None`` when another one has cases."""
     datasets: list[EvalDataset | None] = []
     problems = []
+    flags = flags or ProviderFlags()
+    provider, recording = flags.provider, flags.record or flags.record_missing
     for path in paths:
         try:
             if harness is not None:  # --harness replaces the one the dataset names
                 dataset = load_dataset(path)
-                check_harness(harness, params, dataset_path=path)
+                check_harness(
+                    harness, params, dataset_path=path, provider=provider, recording=recording
+                )
             elif checks_harness:
-                dataset = load_checked_dataset(path, params)
+                dataset = load_checked_dataset(path, params, provider, recording)
             else:  # --traces: the harness is not run
                 dataset = load_dataset(path)
             datasets.append(dataset)
@@ -390,6 +398,7 @@ def run_dataset_command(
                         location,
                         seconds,
                         (reports, signals, table),
+                        running=list(options.running.values()),
                     )
 
                 try:
@@ -431,24 +440,34 @@ def finish_stalled(
     location: str,
     seconds: float,
     reports: tuple[ReportPaths, SignalsPolicy, TableChoice],
+    *,
+    running: list[tuple[str, float]],
 ) -> NoReturn:
     """The loop is stuck in a harness for good: report what finished, fail the rest with
-    where the harness is stuck, write the reports and end the process (exit 1)."""
+    where the harness is stuck, write the reports and end the process (exit 1). A case
+    that was ``running`` (case id, start) has the wall time it ran as its latency."""
     reason = (
         f"the event loop was blocked at {location} for {seconds:.1f} s, longer than the case timeout: "
         "an async harness called blocking code (time.sleep, a sync SDK); await an async "
         "call instead, or run the blocking one with asyncio.to_thread"
     )
+    now = time.perf_counter()
+    ran_ms: dict[str, float] = {}
+    for case_id, began in running:
+        ran_ms[case_id] = max(ran_ms.get(case_id, 0.0), (now - began) * 1000)
     done = list(finished)
     ids = {r.case_id for r in done}
     for case in selected:
         if case.id not in ids:
             error = f"not finished: {reason}" if not case.skip else None
+            wall = ran_ms.get(case.id, 0.0)
             done.append(
                 CaseResult(
                     case.id,
                     passed=case.skip,
                     name=case.name,
+                    metrics=CaseMetrics(latency_ms=wall),
+                    duration_ms=wall,
                     skipped=case.skip,
                     error=error,
                     tags=list(case.tags),

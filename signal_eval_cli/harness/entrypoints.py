@@ -163,12 +163,24 @@ def resolve_harness(
     return harness
 
 
-def check_harness(spec: str, params: Mapping[str, Any], *, dataset_path: Path) -> None:
-    """What ``validate`` can check without running a case: the factory imports and is
-    callable, takes ``params``, and (when it has a ``check_params(params, base_dir)``
-    hook, as ``reactive`` does for its agents file) that its params are sound."""
+def check_harness(
+    spec: str,
+    params: Mapping[str, Any],
+    *,
+    dataset_path: Path,
+    provider: str | None = None,
+    recording: bool = False,
+) -> None:
+    """What ``validate`` (and ``run``, before any case) can check without running a case:
+    the factory imports and is callable, takes ``params``, and (when it has a
+    ``check_params(params, base_dir, dataset_path, recording)`` hook, as ``reactive`` does
+    for its agents file and cassette) that its params are sound. ``provider`` is ``run
+    --provider``, which replaces the params' one for a factory that declares it;
+    ``recording`` is ``run --record``/``--record-missing`` (the run writes the cassette)."""
     base_dir = base_dir_of(dataset_path)
     factory = load_factory(spec, base_dir=base_dir)
+    if provider is not None and _declares(factory, "provider"):
+        params = {**params, "provider": provider}
     kwargs = dict(params)
     for name, value in (("dataset_dir", base_dir), ("dataset_path", dataset_path)):
         if _declares(factory, name):
@@ -181,7 +193,7 @@ def check_harness(spec: str, params: Mapping[str, Any], *, dataset_path: Path) -
         pass
     check = getattr(factory, "check_params", None)
     if callable(check):
-        check(params, base_dir)
+        check(params, base_dir, dataset_path, recording)
 
 
 def _declares(factory: Callable[..., Any], name: str) -> bool:

@@ -2,7 +2,8 @@
 
 ``harness: {factory: openai-agents, params: {agent: mypkg.support:triage}}`` runs the
 agent on the case input with ``Runner.run_streamed`` inside a trace of its own, keeps
-what a ``TracingProcessor`` sees of that trace (the very records the importer reads)
+what a ``TracingProcessor`` sees of that trace (the very records the importer reads,
+with a ``response`` span's input and output: see ``traces.openai_agents.export_span``)
 and maps them with the importer's mapping; streamed text becomes ``text:delta``.
 """
 
@@ -64,7 +65,9 @@ class _Recorder:
         pass
 
     def on_span_end(self, span: Any) -> None:
-        self._keep(span.trace_id, span.export())
+        from signal_eval_cli.traces.openai_agents import export_span
+
+        self._keep(span.trace_id, export_span(span))
 
     def shutdown(self) -> None:
         pass

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.assertions._helpers import short
-from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.errors import InputError, ParamError, Problem
 from signal_eval_cli.harness.protocol import HarnessContext
 from signal_eval_cli.loading import Document, load_document, validate_document
 from signal_eval_cli.paths import base_dir_of, default_cassette, resolve_from
@@ -713,26 +713,42 @@ def create_harness(
     else:
         path = _cassette_path(cassette, spec, base_dir, dataset_path)
         if not path.is_file():
-            raise InputError(
-                [
-                    Problem(
-                        str(path),
-                        0,
-                        0,
-                        "cassette not found (record one with --record, or pass cassette=PATH)",
-                    )
-                ]
-            )
+            raise InputError([Problem(str(path), 0, 0, _NOT_RECORDED)])
         chosen = CassetteProvider(path, latency_scale=latency_scale)
     return ReactiveHarness(spec, chosen, max_activations=max_activations, params=params)
 
 
-def _check_params(params: Mapping[str, Any], base_dir: Path | None) -> None:
-    """For ``validate``: the agents file exists and is valid (``cassette`` may not exist
-    yet: ``--record`` writes it)."""
+_NOT_RECORDED = (
+    "cassette not found (record one with --record --provider openai:<model>, or pass cassette=PATH)"
+)
+
+
+def _check_params(
+    params: Mapping[str, Any], base_dir: Path | None, dataset_path: Path, recording: bool
+) -> None:
+    """For ``validate`` and ``run`` before any case: the agents file exists and is valid,
+    and so does the cassette a replay reads (not one a real provider may call live
+    without, nor one ``recording`` writes)."""
     if "agents" not in params:
         raise InputError("reactive harness: params need 'agents' (an agents YAML file)")
-    load_agents(params["agents"], base_dir=base_dir)
+    try:
+        spec = load_agents(params["agents"], base_dir=base_dir)
+    except InputError as exc:
+        if all(p.line > 0 for p in exc.problems):
+            raise  # located inside the agents file itself
+        raise ParamError("agents", exc.problems) from None
+    provider = params.get("provider")
+    if recording:
+        return
+    if provider is None or provider == "cassette":
+        param = "cassette" if "cassette" in params else None  # None: the default one
+        path = _cassette_path(params.get("cassette"), spec, base_dir, dataset_path)
+    elif isinstance(provider, str) and provider.startswith("cassette:"):
+        param, path = "provider", resolve_from(provider.partition(":")[2], base_dir)
+    else:
+        return
+    if not path.is_file():
+        raise ParamError(param, [Problem(str(path), 0, 0, _NOT_RECORDED)])
 
 
 create_harness.check_params = _check_params  # type: ignore[attr-defined]

@@ -12,6 +12,8 @@ __all__ = [
     "assertion_label",
     "case_status_word",
     "failure_lines",
+    "fmt_case_checks",
+    "fmt_case_latency",
     "fmt_cost",
     "fmt_delta_pct",
     "fmt_interval",
@@ -28,6 +30,23 @@ __all__ = [
 
 def fmt_ms(value: float) -> str:
     return f"{value:,.0f} ms"
+
+
+def fmt_case_latency(case: CaseResult) -> str:
+    """What was measured; "—" for a case that ended before anything was (its error says
+    why): "0 ms" would read as instant."""
+    if case.skipped:
+        return "-"
+    return fmt_ms(case.metrics.latency_ms) if case.latency_measured else "—"
+
+
+def fmt_case_checks(case: CaseResult) -> str:
+    """``passed/total``; "-" for a skipped case or one whose error came before any check
+    ran ("0/0" would read as nothing to check)."""
+    total = len(case.assertions)
+    if case.skipped or (case.error and not total):
+        return "-"
+    return f"{total - len(case.failed_assertions)}/{total}"
 
 
 def fmt_cost(value: float) -> str:

@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from signal_eval_cli.compare import pass_rate_stats
+from signal_eval_cli.reports._format import fmt_case_checks, fmt_case_latency, fmt_runs
 from signal_eval_cli.results import CaseResult, DatasetResult
 
 __all__ = [
@@ -95,27 +97,15 @@ def dataset_table(
     if details:
         table.add_column("failed assertions", overflow="fold")
     for case in result.cases if cases is None else cases:
-        total = len(case.assertions)
-        passed = total - len(case.failed_assertions)
         row: list[str | Text] = [
             case.case_id,
             case_status(case),
-            f"{passed}/{total}" if not case.skipped and (total or not case.error) else "-",
-            _latency(case),
+            fmt_case_checks(case),
+            fmt_case_latency(case),
             f"${case.metrics.cost:.4f}" if not case.skipped else "-",
         ]
         table.add_row(*row, *([_details(case)] if details else []))
     return table
-
-
-def _latency(case: CaseResult) -> str:
-    """What was measured; "—" for a case that errored before anything was (no signal, no
-    time): "0 ms" would read as instant."""
-    if case.skipped:
-        return "-"
-    if case.error and not case.metrics.latency_ms and not case.signals:
-        return "—"
-    return f"{case.metrics.latency_ms:,.0f} ms"
 
 
 def failures_below(cases: Sequence[CaseResult]) -> list[Text]:
@@ -129,7 +119,11 @@ def failures_below(cases: Sequence[CaseResult]) -> list[Text]:
 
 
 def summary_line(result: DatasetResult) -> Text:
+    """Counts and figures; with repeats the run-level pass rate beside the case-level
+    one (a case passes only if all its runs do: 4/5 runs would read as plain failed)."""
     agg = result.aggregate_metrics
+    stats = pass_rate_stats(result.cases)
+    runs = f" · runs passed {fmt_runs(stats)}, {stats.flaky_cases} flaky" if stats.repeated else ""
     style = "green" if result.passed else "red"
     text = Text(
         f"{result.passed_cases} passed, {result.failed_cases} failed, "
@@ -137,7 +131,7 @@ def summary_line(result: DatasetResult) -> Text:
         style=f"bold {style}",
     )
     text.append(
-        f"  · pass rate {result.pass_rate:.0%} · p50 {agg.p50_latency_ms:,.0f} ms · p95 "
+        f"  · pass rate {result.pass_rate:.0%}{runs} · p50 {agg.p50_latency_ms:,.0f} ms · p95 "
         f"{agg.p95_latency_ms:,.0f} ms · cost ${agg.total_cost:.4f} · tokens {agg.total_tokens:,}"
         f" · {result.duration_ms / 1000:.2f}s",
         style="dim",

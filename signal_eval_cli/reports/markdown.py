@@ -30,6 +30,8 @@ from signal_eval_cli.redaction import redact_text
 from signal_eval_cli.reports._format import (
     assertion_label,
     case_status_word,
+    fmt_case_checks,
+    fmt_case_latency,
     fmt_cost,
     fmt_delta_pct,
     fmt_ms,
@@ -252,8 +254,8 @@ def _case_table(cases: Sequence[CaseResult]) -> list[str]:
         (
             _code(c.case_id),
             case_status_word(c),
-            f"{len(c.assertions) - len(c.failed_assertions)}/{len(c.assertions)}",
-            fmt_ms(c.metrics.latency_ms) if not c.skipped else "-",
+            fmt_case_checks(c),
+            fmt_case_latency(c),
             fmt_cost(c.metrics.cost) if not c.skipped else "-",
         )
         for c in cases[:MAX_TABLE_ROWS]

@@ -9,8 +9,8 @@ headers, mode lines, ``index`` lines with 7-character blob ids, then the hunks.
 An agent that runs as a command could write outside its workspace. What it leaves
 behind is checked afterwards: a changed entry that is a symlink leading out of the
 workspace, a file with another hard link, any change to the fixture or next to the
-workspace (its temp parent), and any entry created directly in the current directory or
-the user's home are escapes, and fail the scenario. Home and the current directory are
+workspace (its temp parent), and any file or symlink created directly in the current
+directory or the user's home are escapes, and fail the scenario. Home and the current directory are
 watched for new entries at their top level only: files there change for other reasons
 during a run (shell history, this run's own journal), and a whole home is too big to
 walk per scenario.
@@ -166,9 +166,11 @@ def workspace_diff(changes: list[WorkspaceChange]) -> str:
 
 
 def entries(directory: Path) -> frozenset[str]:
-    """The names directly in ``directory`` (none when it cannot be listed)."""
+    """The files and symlinks directly in ``directory`` (none when it cannot be listed).
+    Not directories: tools make theirs on first use (``~/.cache``, ``.hypothesis``)."""
     try:
-        return frozenset(os.listdir(directory))
+        with os.scandir(directory) as found:
+            return frozenset(e.name for e in found if not e.is_dir(follow_symlinks=False))
     except OSError:
         return frozenset()
 

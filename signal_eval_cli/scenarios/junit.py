@@ -3,9 +3,11 @@
 
 A test's id joins, with ``::``, its ``classname`` and the names of the suites around it
 and its own name: ``test_greeting::test_strip`` (pytest), ``suite::inner ok``
-(node). Two placeholders the runners write are left out: pytest's outer suite
-``pytest`` and node's ``classname="test"``. Parsing never resolves entities or fetches
-anything (``xml.etree`` expands no external entities; a DOCTYPE is refused outright).
+(node), ``calc::TestAdd`` (go-junit-report). Two placeholders the runners write are left
+out: pytest's outer suite ``pytest`` and node's ``classname="test"``; so is a suite named
+as the class (go-junit-report names both after the package). Parsing never resolves
+entities or fetches anything (``xml.etree`` expands no external entities; a DOCTYPE is
+refused outright).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class TestOutcome:
 def _outcome(case: ET.Element, suites: list[str]) -> TestOutcome:
     classname = case.get("classname") or ""
     parts = [] if classname in _PLACEHOLDER_CLASSES else [classname]
-    parts += [s for s in suites if s not in _PLACEHOLDER_SUITES]
+    parts += [s for s in suites if s not in _PLACEHOLDER_SUITES and s != classname]
     parts.append(case.get("name") or "?")
     test_id = "::".join(p for p in parts if p)
     for tag, status in (("failure", "failed"), ("error", "failed"), ("skipped", "skipped")):

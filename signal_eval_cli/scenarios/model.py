@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from signal_eval_cli.errors import InputError, Problem, closest, edit_distance
+from signal_eval_cli.errors import InputError, Problem, closest, edit_distance, shorten
 from signal_eval_cli.loading import Document, load_document, schema_validator, validate_document
 from signal_eval_cli.scenarios.adapters import ADAPTERS, DEFAULT_TIMEOUT_MS, Adapter
 from signal_eval_cli.scenarios.workspace import (
     AgentTaskError,
     TaskOp,
     check_relative_path,
+    is_absolute_text,
     parse_agent_task,
 )
 
@@ -350,6 +351,13 @@ def _semantic_problems(doc: Document) -> list[Problem]:
             check_relative_path(a["path"])
         except AgentTaskError as exc:
             problems.append(doc.problem(("patternAssertions", i, "path"), f"{a['type']}: {exc}"))
+    fixture_path = data["fixture"]["path"]
+    if is_absolute_text(fixture_path):
+        message = (
+            f"fixture path {shorten(repr(fixture_path))} is absolute: give it relative to the "
+            "scenario file (as ../fixtures/x, say) or to --root, so the file works on any machine"
+        )
+        problems.append(doc.problem(("fixture", "path"), message))
     return problems
 
 

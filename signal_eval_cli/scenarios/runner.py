@@ -176,7 +176,7 @@ class ScenarioResult:
             assertions=[*goal_checks, *self.pattern_assertions, *self.assertions],
             signals=self.signals,
             final_state=None,
-            metrics=CaseMetrics.from_trace(trace, self.duration_ms),
+            metrics=CaseMetrics.from_trace(trace, self.duration_ms, finished=self.error is None),
             duration_ms=self.duration_ms,
             error=self.error,
             tags=list(self.tags),

@@ -53,6 +53,7 @@ __all__ = [
     "apply_agent_task",
     "check_relative_path",
     "copy_strategy",
+    "is_absolute_text",
     "parse_agent_task",
     "prepare_workspace",
     "prepare_workspace_in_thread",
@@ -104,13 +105,19 @@ class PatchOp:
 TaskOp = WriteOp | DeleteOp | RenameOp | PatchOp
 
 
+def is_absolute_text(path: str) -> bool:
+    """Whether ``path`` is absolute on any system (``/x``, ``\\x``, ``C:``, ``//host``),
+    by its text alone: a scenario file must mean the same everywhere."""
+    return path.startswith(("/", "\\")) or _WINDOWS_ABSOLUTE.match(path) is not None
+
+
 def check_relative_path(path: str) -> None:
     """Reject what is not a plain relative file path, by its text alone."""
     if not path:
         raise PathEscapeError("empty path")
     if "\0" in path:
         raise PathEscapeError(f"path {path!r} contains a NUL byte")
-    if path.startswith(("/", "\\")) or _WINDOWS_ABSOLUTE.match(path):
+    if is_absolute_text(path):
         raise PathEscapeError(f"path {path!r} is absolute; give a path relative to the workspace")
     parts = re.split(r"[\\/]", path)
     if ".." in parts:

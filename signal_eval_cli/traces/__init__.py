@@ -7,6 +7,7 @@ ties) and returns a :class:`~signal_eval_cli.signals.Trace`. Formats are a regis
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,16 @@ from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.signals import Signal, Trace
 from signal_eval_cli.traces.mapping import Facts, to_signals
-from signal_eval_cli.traces.source import Source, TraceFormatError
+from signal_eval_cli.traces.source import Source, TraceFormatError, TraceGap
 
-__all__ = ["FORMATS", "TRACE_SUFFIXES", "detect_format", "import_trace", "read_trace_signals"]
+__all__ = [
+    "FORMATS",
+    "TRACE_SUFFIXES",
+    "TraceGap",
+    "detect_format",
+    "import_trace",
+    "read_trace_signals",
+]
 
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson")
 MALFORMED = (TypeError, AttributeError, KeyError, ValueError, ArithmeticError, RecursionError)
@@ -122,6 +130,8 @@ def read_trace_signals(path: str | Path, format: str | None = None) -> tuple[lis
         if isinstance(read, list):  # our own JSONL: the input is what harness:start says
             start = next((s.payload for s in read if s.name == "harness:start"), None)
             return read, start.get("input") if isinstance(start, dict) else None
+        for gap in sorted(read.gaps):
+            warnings.warn(f"{path}: {gap}", TraceGap, stacklevel=2)
         return to_signals(read), read.input
 
 

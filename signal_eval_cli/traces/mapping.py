@@ -75,6 +75,7 @@ class ToolRun:
     id: str | None = None
     result: Any = None
     error: str | None = None
+    span_id: str | None = None  # the id when no model request names the call
 
 
 @dataclass
@@ -108,6 +109,7 @@ class Facts:
     end: float | None = None
     transfer_calls_are_handoffs: bool = False
     timed: bool = True  # False: times are only an order (no clock), so no timestamps
+    gaps: set[str] = field(default_factory=set)  # what the file cannot say (warned on import)
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:
@@ -284,6 +286,8 @@ def _link_turns(facts: Facts) -> dict[int, tuple[ModelCall, int]]:
                 index = fallback_count.get(id(turn), 0)
                 fallback_count[id(turn)] = index + 1
                 links[id(run)] = (turn, index)
+        if run.id is None:
+            run.id = run.span_id
     return links
 
 

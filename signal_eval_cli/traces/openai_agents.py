@@ -2,11 +2,19 @@
 
 The records are what a ``TracingProcessor`` sees and the SDK's backend exporter posts:
 ``{"data": [trace.export(), span.export(), ...]}``, spans in the order they *ended*.
+
+A ``response`` span (the SDK's default ``OpenAIResponsesModel``) exports only
+``response_id`` and ``usage``: the tool calls, handoffs and tokens are still in the
+file (``function``/``handoff`` spans, usage), but the model's input, its answer and its
+tool-call ids are not. Such a file imports with a :class:`~signal_eval_cli.traces.source.TraceGap`
+saying so; :func:`export_span` (what the live harness keeps) adds them back as
+``input`` and ``output`` (the Responses output items), which the importer reads.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +30,31 @@ from signal_eval_cli.traces.mapping import (
 )
 from signal_eval_cli.traces.source import TraceFormatError
 
-__all__ = ["facts_from_items", "looks_like", "records"]
+__all__ = ["export_span", "facts_from_items", "looks_like", "records"]
+
+RESPONSE_GAP = (
+    "the SDK's export of a 'response' span holds no model input or output (only "
+    "response_id and usage): the trace's input and final answer are unknown and tool calls "
+    "have no ids; record with signal_eval_cli.traces.openai_agents.export_span to keep them"
+)
+
+
+def _jsonable(value: Any) -> Any:
+    """Pydantic models (Responses items) and TypedDicts as plain JSON values."""
+    return json.loads(json.dumps(value, default=lambda o: o.model_dump(mode="json")))
+
+
+def export_span(span: Any) -> dict[str, Any] | None:
+    """``span.export()``, with a ``response`` span's input and output items added."""
+    exported = span.export()
+    data: Any = getattr(span, "span_data", None)
+    if exported and getattr(data, "type", None) == "response":
+        response = getattr(data, "response", None)
+        body = dict(exported["span_data"])
+        body["input"] = _jsonable(data.input)
+        body["output"] = _jsonable(response.output) if response is not None else None
+        exported = {**exported, "span_data": body}
+    return exported  # type: ignore[no-any-return]
 
 
 def looks_like(document: Any) -> bool:
@@ -126,6 +158,8 @@ def _step(
     if kind == "agent":
         return AgentRun(str(data.get("name")), start, end)
     if kind in ("generation", "response"):
+        if kind == "response" and "output" not in data:
+            facts.gaps.add(RESPONSE_GAP)
         text, requests = model_output(data.get("output"))
         if facts.input is None:
             facts.input = _first_user_text(data.get("input"))
@@ -158,6 +192,7 @@ def _step(
             agent,
             result=data.get("output"),
             error=message,
+            span_id=span_id,
         )
     if kind == "handoff":
         target = data.get("to_agent")

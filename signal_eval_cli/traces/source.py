@@ -17,7 +17,11 @@ from typing import Any
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.limits import too_deep_at
 
-__all__ = ["Source", "TraceFormatError"]
+__all__ = ["Source", "TraceFormatError", "TraceGap"]
+
+
+class TraceGap(UserWarning):
+    """A readable trace that lacks a fact (input, output, tool ids): warned, never silent."""
 
 
 class TraceFormatError(Exception):
