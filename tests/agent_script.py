@@ -36,7 +36,7 @@ def responder(call: Call) -> Reply:
             input_tokens=20,
             output_tokens=5,
         )
-    if assistant_turns <= 1:
+    if assistant_turns == 0:
         return Reply(
             tool_calls=[
                 ToolUse("get_weather", {"city": "Paris"}, "call_paris"),
@@ -45,7 +45,7 @@ def responder(call: Call) -> Reply:
             input_tokens=30,
             output_tokens=10,
         )
-    if assistant_turns == 2:
+    if assistant_turns == 1:
         return Reply(
             tool_calls=[ToolUse("get_alerts", {"city": "Paris"}, "call_alerts")],
             input_tokens=40,
@@ -55,17 +55,26 @@ def responder(call: Call) -> Reply:
 
 
 def _assistant_turns(body: dict[str, Any]) -> int:
-    """Model turns already in the conversation: assistant messages (Chat Completions), or
-    assistant messages and runs of ``function_call`` items (a Responses ``input``)."""
+    """The weather agent's model turns so far (triage's handoff is not one): assistant
+    messages (Chat Completions), or runs of ``function_call`` items (Responses ``input``)."""
     if "messages" in body:
-        return sum(1 for m in body["messages"] if m.get("role") == "assistant")
+        return sum(
+            1
+            for m in body["messages"]
+            if m.get("role") == "assistant" and not _is_handoff(m.get("tool_calls") or [])
+        )
     turns, previous = 0, None
     for item in body.get("input") or []:
         kind = item.get("type") or "message"
-        if item.get("role") == "assistant" or (kind == "function_call" != previous):
+        if kind == "function_call" != previous and not _is_handoff([item]):
             turns += 1
         previous = kind
     return turns
+
+
+def _is_handoff(calls: list[Any]) -> bool:
+    names = [(c.get("function") or c).get("name") or "" for c in calls]
+    return any(name.startswith("transfer_to_") for name in names)
 
 
 def get_weather(city: str) -> str:
@@ -177,3 +186,77 @@ def langgraph_graph(base_url: str, *, simple: bool = False) -> Any:
     graph.add_conditional_edges("weather", after_weather, ["tools", END])
     graph.add_edge("tools", "weather")
     return graph.compile()
+
+
+# -- a hand-written tool loop on the OpenAI client (opentelemetry-instrumentation-openai-v2) --
+
+LOOP_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"{name} for a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+    for name in ("get_weather", "get_alerts")
+]
+
+
+async def _loop_turn(client: Any, messages: list[Any], stream: bool) -> tuple[str, list[Any]]:
+    """One model call: its text and tool calls ``{id, name, arguments}`` (streamed or not)."""
+    request = {"model": MODEL, "messages": messages, "tools": LOOP_TOOLS}
+    if not stream:
+        message = (await client.chat.completions.create(**request)).choices[0].message
+        calls = [
+            {"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
+            for c in message.tool_calls or []
+        ]
+        return message.content or "", calls
+    chunks = await client.chat.completions.create(
+        **request, stream=True, stream_options={"include_usage": True}
+    )
+    text, parts = "", {}
+    async for chunk in chunks:
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+            for delta in choice.delta.tool_calls or []:
+                call = parts.setdefault(delta.index, {"id": None, "name": "", "arguments": ""})
+                call["id"] = delta.id or call["id"]
+                call["name"] += delta.function.name or ""
+                call["arguments"] += delta.function.arguments or ""
+    return text, [parts[i] for i in sorted(parts)]
+
+
+async def openai_tool_loop(base_url: str, question: str, *, stream: bool = False) -> str:
+    """The weather agent as a plain loop over ``chat.completions`` (a raising tool's error
+    goes back to the model as the tool's text): two parallel calls, one more, an answer."""
+    import json
+
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(base_url=base_url, api_key="sk-mock", max_retries=0)
+    messages: list[Any] = [
+        {"role": "system", "content": WEATHER_PROMPT},
+        {"role": "user", "content": question},
+    ]
+    while True:
+        text, calls = await _loop_turn(client, messages, stream)
+        if not calls:
+            return text
+        requested = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": c["arguments"]},
+            }
+            for c in calls
+        ]
+        messages.append({"role": "assistant", "content": None, "tool_calls": requested})
+        tools = {"get_weather": get_weather, "get_alerts": get_alerts}
+        for call in calls:
+            try:
+                result = tools[call["name"]](**json.loads(call["arguments"]))
+            except ValueError as exc:
+                result = f"error: {exc}"
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})

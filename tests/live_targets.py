@@ -49,3 +49,17 @@ async def bridged_agent(question: str) -> str:
     finally:
         instrumentor.uninstrument()
     return str(result.final_output)
+
+
+async def openai_loop(question: str) -> str:
+    """A tool loop on the OpenAI client under ``opentelemetry-instrumentation-openai-v2``
+    (message content as log events), streamed (``factory: otel``)."""
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument()
+    try:
+        return await script.openai_tool_loop(_url(), question, stream=True)
+    finally:
+        instrumentor.uninstrument()

@@ -104,6 +104,36 @@ async def record_otel_agents(base_url: str) -> dict[str, Any]:
     return spans_to_otlp(exporter.get_finished_spans())
 
 
+async def record_otel_openai(base_url: str, *, stream: bool = False) -> dict[str, Any]:
+    """OTLP/JSON of the OpenAI client tool loop under ``opentelemetry-instrumentation-openai-v2``,
+    its message log events folded into the spans (``spans_to_otlp(spans, events)``)."""
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from signal_eval_cli.traces.otlp_encode import spans_to_otlp
+
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+    spans, logs = InMemorySpanExporter(), InMemoryLogExporter()
+    tracer_provider, logger_provider = TracerProvider(), LoggerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
+    try:
+        await script.openai_tool_loop(base_url, script.QUESTION, stream=stream)
+    finally:
+        instrumentor.uninstrument()
+    events = [
+        (r.log_record.span_id, r.log_record.event_name, r.log_record.body)
+        for r in logs.get_finished_logs()
+    ]
+    return spans_to_otlp(spans.get_finished_spans(), events)
+
+
 def _dumps(value: Any) -> str:
     from langchain_core.load import dumpd
 
@@ -139,6 +169,10 @@ async def _record_all(url: str) -> dict[str, str]:
         "langgraph_stream.jsonl": await record_langgraph(url, "stream"),
         "langgraph_simple_events.jsonl": await record_langgraph(url, "events", simple=True),
         "otel_agents_bridge.json": json.dumps(await record_otel_agents(url), indent=1),
+        "otel_openai.json": json.dumps(await record_otel_openai(url), indent=1),
+        "otel_openai_streamed.json": json.dumps(
+            await record_otel_openai(url, stream=True), indent=1
+        ),
     }
 
 

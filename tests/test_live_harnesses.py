@@ -14,7 +14,7 @@ from typing import Any
 import agent_script as script
 import pytest
 from mock_servers import MockLLMServer
-from trace_facts import SIMPLE_FACTS, SUPPORT_FACTS, facts
+from trace_facts import LOOP_FACTS, SIMPLE_FACTS, SUPPORT_FACTS, facts
 
 from signal_eval_cli import HarnessContext, Trace, import_trace, resolve_harness
 
@@ -75,6 +75,18 @@ def test_otel_harness_captures_genai_spans(mock_url: str) -> None:
     assert facts(trace) == SUPPORT_FACTS
     assert facts(trace) == facts(import_trace(FIXTURES / "otel_agents_bridge.json"))
     assert not list(trace.matching("span:other"))  # the harness's own span is not a step
+
+
+def test_otel_harness_reads_openai_v2_log_events(mock_url: str) -> None:
+    """``opentelemetry-instrumentation-openai-v2`` puts messages in log events, not spans:
+    the harness keeps them in-process and gives the imported fixture's facts."""
+    trace = live("otel", {"target": "live_targets.py:openai_loop"}, script.QUESTION)
+    assert facts(trace) == LOOP_FACTS
+    for name in ("otel_openai.json", "otel_openai_streamed.json"):
+        assert facts(trace) == facts(import_trace(FIXTURES / name))
+    assert [c.id for c in trace.tool_calls] == [
+        c.id for c in import_trace(FIXTURES / name).tool_calls
+    ]
 
 
 def test_a_missing_agent_is_an_input_error(tmp_path: Path) -> None:

@@ -92,7 +92,9 @@ def test_drafted_assertions_state_trajectory_arguments_status_and_output(name: s
         "output.contains",
     ]
     steps = case.assertions[0]["patterns"]
-    assert {"pattern": "agent:handoff", "payload": {"from": "triage", "to": "weather"}} in steps
+    loop = name.startswith("otel_openai")  # a plain client loop: no handoff; a raise is text
+    handoff = {"pattern": "agent:handoff", "payload": {"from": "triage", "to": "weather"}}
+    assert (handoff in steps) is not loop
     assert [s["payload"]["name"] for s in steps if s["pattern"] == "tool:call"] == [
         "get_weather",
         "get_weather",
@@ -102,7 +104,7 @@ def test_drafted_assertions_state_trajectory_arguments_status_and_output(name: s
         "type": "tool.calledWith",
         "name": "get_alerts",
         "args": {"city": "Paris"},
-        "status": "error",
+        "status": "ok" if loop else "error",
     }
     assert all(verdicts(case, t).values())
 

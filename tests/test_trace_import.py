@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trace_facts import SIMPLE_FACTS, SUPPORT_FACTS, facts
+from trace_facts import LOOP_FACTS, SIMPLE_FACTS, SUPPORT_FACTS, facts
 
 from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
 from signal_eval_cli.errors import InputError
@@ -198,6 +198,47 @@ def test_a_plain_responses_export_warns_of_what_it_lacks(tmp_path: Path) -> None
     assert "plain.json: the SDK's export of a 'response' span" in result.stderr
     quiet = cli("import", FIXTURES / "agents_responses.json", "-o", tmp_path / "full.jsonl")
     assert quiet.returncode == 0 and "warning" not in quiet.stderr
+
+
+OPENAI_V2 = ["otel_openai.json", "otel_openai_streamed.json"]
+
+
+@pytest.mark.parametrize("name", OPENAI_V2)
+def test_openai_v2_instrumentation_gives_input_output_and_tool_calls(name: str) -> None:
+    """``opentelemetry-instrumentation-openai-v2``: ``chat`` spans only (no tool spans), the
+    messages folded in from its log events; tools run are the calls the model requested
+    whose results the next call was sent, parallel ones in the order emitted."""
+    trace = import_trace(FIXTURES / name)
+    assert facts(trace) == LOOP_FACTS
+    first, second = list(trace.matching("tool:call"))[:2]
+    assert (first.payload["input"], second.payload["input"]) == (
+        {"city": "Paris"},
+        {"city": "Rome"},
+    )
+    assert first.parent == second.parent  # one model turn
+    assert passes(trace, {"type": "tool.parallel", "tools": ["get_weather", "get_weather"]})
+    assert not passes(trace, {"type": "tool.parallel", "tools": ["get_weather", "get_alerts"]})
+    results = [p["result"] for p in trace.payloads("tool:result")]
+    assert results[-1] == "error: alerts service down for Paris"
+
+
+def test_an_otlp_file_without_message_content_warns(tmp_path: Path) -> None:
+    """Exported without its log events, a span holds the model and tokens only: said."""
+    text = (FIXTURES / "otel_openai.json").read_text(encoding="utf-8")
+    data = json.loads(text)
+    for resource in data["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                span["attributes"] = [
+                    a for a in span["attributes"] if not a["key"].endswith(".messages")
+                ]
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.warns(TraceGap, match="carry no messages"):
+        trace = import_trace(bare)
+    assert facts(trace) == {**LOOP_FACTS, "input": None, "calls": [], "output": ""}
+    result = cli("import", bare, "-o", tmp_path / "out.jsonl", cwd=tmp_path)
+    assert result.returncode == 0 and "warning: " in result.stderr, result.stderr
 
 
 def test_agents_harness_span_bounds_give_duration() -> None:

@@ -46,3 +46,11 @@ SIMPLE_FACTS = {
     "tokens": (12, 4),
     "output": "Hello there, friend.",
 }
+
+LOOP_FACTS = {  # the weather agent as a plain OpenAI client loop: a raised tool's error is
+    "input": script.QUESTION,  # only text sent back to the model, so every call is "ok"
+    "calls": [(name, args, "ok") for name, args in SUPPORT_CALLS],
+    "handoffs": [],
+    "tokens": (120, 23),
+    "output": script.ANSWER,
+}

@@ -4,7 +4,9 @@
 (sync or async) under a span of its own, keeps every span of that trace with a span
 processor, and maps them as the OTLP/JSON importer does: any agent or SDK that emits
 GenAI spans (OpenAI instrumentation, the Agents SDK bridge, OpenInference) is
-evaluated without a collector.
+evaluated without a collector. GenAI log events (``gen_ai.*.message``, ``gen_ai.choice``:
+where ``opentelemetry-instrumentation-openai-v2`` puts message content) are kept by a log
+processor too and folded into their spans' messages.
 """
 
 from __future__ import annotations
@@ -33,6 +35,18 @@ def _require() -> None:
         ) from None
 
 
+def _logger_provider() -> Any:
+    """The global SDK logger provider (one is set when there is none)."""
+    from opentelemetry import _logs
+    from opentelemetry.sdk._logs import LoggerProvider
+
+    provider = _logs.get_logger_provider()
+    if not isinstance(provider, LoggerProvider):
+        provider = LoggerProvider()
+        _logs.set_logger_provider(provider)
+    return provider
+
+
 class _Capture:
     """A span processor keeping the finished spans of the traces being recorded."""
 
@@ -41,6 +55,7 @@ class _Capture:
 
     def __init__(self) -> None:
         self.runs: dict[int, list[Any]] = {}
+        self.events: dict[int, list[tuple[int, str, Any]]] = {}
 
     @classmethod
     def install(cls) -> _Capture:
@@ -56,6 +71,7 @@ class _Capture:
                     trace.set_tracer_provider(provider)
                 capture = cls()
                 provider.add_span_processor(capture)  # type: ignore[arg-type]
+                _logger_provider().add_log_record_processor(capture)
                 cls._installed = capture
             return cls._installed
 
@@ -69,6 +85,12 @@ class _Capture:
         spans = self.runs.get(span.context.trace_id)
         if spans is not None:
             spans.append(span)
+
+    def on_emit(self, log_record: Any) -> None:  # a LogRecordProcessor too
+        record = log_record.log_record
+        events = self.events.get(record.trace_id or 0)
+        if events is not None and record.span_id and getattr(record, "event_name", None):
+            events.append((record.span_id, record.event_name, record.body))
 
     def shutdown(self) -> None:
         pass
@@ -92,6 +114,7 @@ class OtelHarness:
         with tracer.start_as_current_span(f"signal-eval {ctx.case_id}") as root:
             trace_id = root.get_span_context().trace_id
             capture.runs[trace_id] = []
+            capture.events[trace_id] = []
             try:
                 if inspect.iscoroutinefunction(self.target):
                     answer = await self.target(input)
@@ -101,11 +124,13 @@ class OtelHarness:
                         answer = await answer
             except BaseException:
                 capture.runs.pop(trace_id, None)
+                capture.events.pop(trace_id, None)
                 raise
         await asyncio.sleep(0)  # processors run at span end: the root has ended now
         root_id = root.get_span_context().span_id
         spans = [s for s in capture.runs.pop(trace_id, []) if s.context.span_id != root_id]
-        facts = facts_from_request(spans_to_otlp(spans))
+        events = capture.events.pop(trace_id, [])
+        facts = facts_from_request(spans_to_otlp(spans, events))
         if facts.input is None:
             facts.input = input
         if isinstance(answer, str) and answer:

@@ -55,6 +55,15 @@ OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.completion")
 INPUT_KEYS = ("gen_ai.input.messages", "gen_ai.prompt")
 
 
+CONTENT_GAP = (
+    "its model-call spans carry no messages (gen_ai.input.messages/output.messages): the "
+    "input, the final answer and tool calls are unknown (opentelemetry-instrumentation-openai-v2 "
+    "sends them as log events, which a trace file does not hold; set "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true and fold them in with "
+    "otlp_encode.spans_to_otlp(spans, events), or run it live with the otel harness)"
+)
+
+
 def looks_like(document: Any) -> bool:
     return isinstance(document, Mapping) and isinstance(document.get("resourceSpans"), list)
 
@@ -205,8 +214,13 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
 
     roots = [s for s in spans.values() if s.parent not in spans]
     ordered = sorted(spans.values(), key=lambda s: s.start)
+    asked: list[tuple[ModelCall, Any]] = []
     for span in ordered:
-        facts.steps.append(_step(span, agent_of(span), facts))
+        step = _step(span, agent_of(span), facts)
+        facts.steps.append(step)
+        if isinstance(step, ModelCall):
+            asked.append((step, _messages(_first(span.attributes, INPUT_KEYS))))
+    _runs_from_messages(facts, asked)
     if roots:
         facts.start = min(s.start for s in roots)
         facts.end = max((s.end or s.start) for s in roots)
@@ -216,6 +230,40 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
             if facts.input is not None:
                 break
     return facts
+
+
+def _tool_responses(messages: Any) -> Iterator[tuple[Any, Any]]:
+    """``(call id, result)`` of the tool messages a model was sent (chat or GenAI parts)."""
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, Mapping) or message.get("role") != "tool":
+            continue
+        if isinstance(message.get("parts"), list):
+            for part in message["parts"]:
+                if isinstance(part, Mapping) and part.get("type") == "tool_call_response":
+                    yield part.get("id"), part.get("response")
+        else:
+            yield message.get("tool_call_id") or message.get("id"), message.get("content")
+
+
+def _runs_from_messages(facts: Facts, asked: list[tuple[ModelCall, Any]]) -> None:
+    """Tool runs no ``execute_tool`` span records (an instrumented client, not a framework):
+    a call the model requested whose result a later model call was sent."""
+    if any(isinstance(s, ToolRun) for s in facts.steps):
+        return  # tool spans say it (the Agents OTel bridge): no second copy
+    ran: set[Any] = set()
+    requested: dict[Any, tuple[ModelCall, Any]] = {}
+    for call, messages in asked:
+        for call_id, result in _tool_responses(messages):
+            if call_id in ran or call_id not in requested:
+                continue
+            earlier, request = requested[call_id]
+            at = earlier.end if earlier.end is not None else earlier.start
+            run = ToolRun(request.name, request.input, at, call.start, earlier.agent, call_id)
+            run.result = result
+            facts.steps.append(run)
+            ran.add(call_id)
+        for request in call.requests:
+            requested.setdefault(request.id, (call, request))
 
 
 def _int(value: Any) -> int | None:
@@ -229,6 +277,8 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
         return AgentRun(str(name), span.start, span.end)
     if operation in MODEL_OPERATIONS:
         output = _messages(_first(attributes, OUTPUT_KEYS))
+        if output is None:
+            facts.gaps.add(CONTENT_GAP)
         text, requests = model_output(output)
         if facts.input is None:
             facts.input = _first_user_text(_messages(_first(attributes, INPUT_KEYS)))
