@@ -45,8 +45,10 @@ browser:
 curl:
 	@command -v curl >/dev/null 2>&1 || { $(APT_INSTALL) curl >/dev/null; }
 
+# Three workers on two cores: many tests wait on subprocesses, loopback servers or the
+# browser, and a third worker runs while they wait (the tests must pass on busy cores).
 test: lint browser curl
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 3
 
 bench: setup
 	for b in bench/*.py; do [ $$b = bench/mutation.py ] || { echo "== $$b"; $(BIN)/python $$b || exit 1; }; done
