@@ -242,7 +242,9 @@ class AggregateMetrics:
         ran = [c for c in cases if not c.skipped]
         if not ran:
             return cls()
-        latencies = sorted(c.metrics.latency_ms for c in ran if c.latency_measured) or [0.0]
+        # + 0.0 turns -0.0 into 0.0: -0.0 == 0.0, so which one a sort puts last (the max,
+        # the p95) would depend on the cases' order, and JSON writes the sign
+        latencies = sorted(c.metrics.latency_ms + 0.0 for c in ran if c.latency_measured) or [0.0]
         cost = sum(c.metrics.cost for c in ran)
         tokens = sum(c.metrics.total_tokens for c in ran)
         return cls(

@@ -449,3 +449,17 @@ def test_from_dict_round_trips_and_matches_the_reference(
         assert built == reference_case_from_dict(raw)
         partial = {k: v for k, v in raw.items() if k not in drop}
         assert CaseResult.from_dict(partial) == reference_case_from_dict(partial)
+
+
+def test_a_negative_zero_latency_aggregates_as_zero_in_any_order() -> None:
+    """-0.0 == 0.0, so a sort kept their input order and the max/p95 took the sign of
+    whichever case came last: an index-built and a fully loaded result then differed."""
+    from results_helpers import case
+
+    from signal_eval_cli.results import AggregateMetrics
+
+    cases = [case("a", latency=-0.0), case("b", latency=0.0)]
+    for order in (cases, cases[::-1]):
+        figures = AggregateMetrics.of(order).to_dict()
+        assert json.dumps(figures) == json.dumps(AggregateMetrics.of(cases).to_dict())
+        assert "-0.0" not in json.dumps(figures)
