@@ -138,8 +138,10 @@ class CaseResult:
     def latency_measured(self) -> bool:
         """False for a case that ran and ended before anything was measured (never
         started: fail-fast, an interrupt, a stuck loop): reports show "—" for its
-        latency, not "0 ms", and leave it out of the latency figures."""
-        return self.skipped or not (self.error and not self.metrics.latency_ms and not self.signals)
+        latency, not "0 ms", and leave it out of the latency figures. Decided from what a
+        saved result keeps (the latency as written, to 3 places; not the signals, which
+        ``--signals`` may drop), so a loaded result's figures equal the run's."""
+        return self.skipped or not (self.error and not round(self.metrics.latency_ms, 3))
 
     @property
     def pass_count(self) -> int:
