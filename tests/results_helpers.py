@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.assertions import AssertionResult
@@ -57,3 +59,18 @@ def dataset(*cases: CaseResult, name: str = "code-review") -> DatasetResult:
 
 def repeated(case_id: str, passes: int, runs: int) -> CaseResult:
     return case(case_id, outcomes=[True] * passes + [False] * (runs - passes))
+
+
+def saved_and_loaded(result: Any, path: Path) -> Any:
+    """``result`` saved to ``path``, checked against the result schema, loaded back: the
+    loaded result, whose saved form must equal the original's."""
+    from signal_eval_cli.loading import schema_validator
+    from signal_eval_cli.persistence import load_result, save_result
+
+    save_result(result, path)
+    errors = list(schema_validator("result").iter_errors(json.loads(path.read_text())))
+    assert errors == [], errors[0].message if errors else ""
+    loaded = load_result(path)
+    assert type(loaded) is type(result)
+    assert loaded.to_dict() == result.to_dict()
+    return loaded

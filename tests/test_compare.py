@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from results_helpers import case, dataset, repeated
+from results_helpers import case, dataset, repeated, saved_and_loaded
 
 from signal_eval_cli.compare import (
     CompareOptions,
@@ -19,9 +18,7 @@ from signal_eval_cli.compare import (
     pass_rate_stats,
     wilson_interval,
 )
-from signal_eval_cli.loading import schema_validator
 from signal_eval_cli.matrix import MatrixResult
-from signal_eval_cli.persistence import load_result, save_result
 from signal_eval_cli.results import CaseResult, DatasetResult
 
 # -- statistics -------------------------------------------------------------------------------
@@ -352,14 +349,8 @@ def test_a_matrix_result_is_not_comparable() -> None:
 
 def test_comparison_round_trips_and_validates(tmp_path) -> None:  # type: ignore[no-untyped-def]
     result = crafted()
-    path = tmp_path / "cmp.json"
-    save_result(result, path)
-    data = json.loads(path.read_text())
-    errors = list(schema_validator("result").iter_errors(data))
-    assert errors == [], errors[0].message if errors else ""
-    loaded = load_result(path)
+    loaded = saved_and_loaded(result, tmp_path / "cmp.json")
     assert isinstance(loaded, Comparison)
-    assert loaded.to_dict() == result.to_dict()
     assert math.isclose(loaded.summary.cost_delta, result.summary.cost_delta, abs_tol=1e-9)
 
 
