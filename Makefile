@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser curl run test lint format bench mutation scenario clean
+.PHONY: setup system browser curl run test lint format bench mutation scenario clean
 
 setup: $(STAMP)
 
@@ -35,19 +35,21 @@ format: setup
 	$(BIN)/ruff check --fix .
 
 # The HTML report's tests drive Debian's chromium (Playwright never downloads a browser);
-# the model proxy's tests run curl in a subprocess (a minimal image may lack it). Each is
-# installed only when missing: quick when both are there; CI runs as root, elsewhere sudo.
-APT_INSTALL = SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq
-browser:
-	@command -v chromium >/dev/null 2>&1 || { $(APT_INSTALL) chromium >/dev/null; }
+# the model proxy's tests run curl in a subprocess (a minimal image may lack it). What is
+# missing is installed in one apt call; CI runs as root, elsewhere sudo.
+SYSTEM_PACKAGES = chromium curl
+system:
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do command -v $$p >/dev/null 2>&1 || echo $$p; done); \
+	[ -z "$$missing" ] || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; }
+browser curl: system
 
-curl:
-	@command -v curl >/dev/null 2>&1 || { $(APT_INSTALL) curl >/dev/null; }
-
-# Three workers on two cores: many tests wait on subprocesses, loopback servers or the
+# The system packages download beside pip's wheels (both mostly wait on the network). Three
+# pytest workers on two cores: many tests wait on subprocesses, loopback servers or the
 # browser, and a third worker runs while they wait (the tests must pass on busy cores).
-test: lint browser curl
+test:
+	$(MAKE) -j2 --no-print-directory setup system
+	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest -n 3
 
 bench: setup

@@ -69,7 +69,12 @@ def example_cases() -> list[str]:
 def write_dataset(path: Path, cases: int) -> None:
     texts = example_cases()
     with path.open("w", encoding="utf-8") as out:
-        out.write("name: load-bench\nharness: reactive\ncases:\n")
+        # The example's reactive harness (its agents and cassette), as a user's dataset names it.
+        agents, cassette = (
+            ROOT / "datasets" / d / "code-review.yaml" for d in ("agents", "cassettes")
+        )
+        out.write("name: load-bench\nharness:\n  factory: reactive\n")
+        out.write(f"  params: {{agents: '{agents}', cassette: '{cassette}'}}\ncases:\n")
         for i in range(cases):
             out.write(texts[i % len(texts)].replace("- id: ID\n", f"- id: case-{i}\n", 1))
 

@@ -38,12 +38,12 @@ import re
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from signal_eval_cli.assertions import JudgeRequest, JudgeVerdict
 from signal_eval_cli.providers.base import Provider, ProviderError, ProviderRequest
-from signal_eval_cli.providers.cassette import Cassette
-from signal_eval_cli.providers.recording import MODES, RecordingProvider
+from signal_eval_cli.providers.cassette import Cassette, CassetteEntry
+from signal_eval_cli.providers.recording import MODES, RecordingProvider, RecordMode
 from signal_eval_cli.providers.registry import make_provider
 
 __all__ = [
@@ -250,19 +250,33 @@ class _ByModel:
         return await provider.complete(request, on_delta)
 
 
-def _endpoints_now() -> Callable[[str], dict[str, str]]:
-    """The base URL and key each provider kind has in the environment now, as
-    ``make_provider`` options for a spec (its providers are made on first use)."""
-    env = dict(os.environ)
+_PREFIXES = {"openai": "OPENAI", "anthropic": "ANTHROPIC"}
 
-    def options(spec: str) -> dict[str, str]:
-        prefix = {"openai": "OPENAI", "anthropic": "ANTHROPIC"}.get(spec.partition(":")[0])
-        if prefix is None:
-            return {}
-        found = {"base_url": env.get(f"{prefix}_BASE_URL"), "api_key": env.get(f"{prefix}_API_KEY")}
-        return {name: value for name, value in found.items() if value}
 
-    return options
+def _endpoints_now() -> dict[str, str]:
+    """The base URLs and keys of the providers in the environment now (a run's proxy may
+    point the environment elsewhere later; its providers are made on first use)."""
+    names = [f"{p}_{what}" for p in _PREFIXES.values() for what in ("BASE_URL", "API_KEY")]
+    return {name: os.environ[name] for name in names if os.environ.get(name)}
+
+
+def _endpoint(env: Mapping[str, str], spec: str) -> dict[str, str]:
+    """``make_provider`` options for ``spec`` from ``env`` (:func:`_endpoints_now`)."""
+    prefix = _PREFIXES.get(spec.partition(":")[0])
+    if prefix is None:
+        return {}
+    found = {"base_url": env.get(f"{prefix}_BASE_URL"), "api_key": env.get(f"{prefix}_API_KEY")}
+    return {name: value for name, value in found.items() if value}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+    """What a judge is made of besides its cassette: the same in every copy of it."""
+
+    default_model: str | None
+    options: dict[str, Any]
+    endpoints: dict[str, str]
+    timeout: float
 
 
 class LLMJudge:
@@ -276,6 +290,11 @@ class LLMJudge:
         mode: ``auto`` (replay when the cassette exists, else live), ``replay``,
             ``record``, ``record-missing`` or ``live``.
         timeout: seconds one ``judge`` call may take in all, retries included.
+
+    A pickled judge (sent to a Ray actor) is a copy with the same model, options,
+    endpoints, mode and cassette entries, which never writes the cassette: what it
+    records goes back with :meth:`take_recorded` into this judge's :meth:`absorb`, so
+    the run saves one cassette, once.
     """
 
     def __init__(
@@ -287,38 +306,71 @@ class LLMJudge:
         mode: str = "auto",
         timeout: float = 600.0,
     ) -> None:
-        self.default_model = default_model
-        self.timeout = timeout
-        self.calls = 0
-        self.cache_hits = 0
-        self._options = dict(provider_options or {})
-        self._cache: dict[tuple[str, str, float, int], JudgeVerdict] = {}
-        self._lock = threading.Lock()
-        self._loop = _LoopThread()
-        endpoints = _endpoints_now()  # a run's proxy may point the environment elsewhere later
-        live = _ByModel(lambda spec: make_provider(spec, **{**endpoints(spec), **self._options}))
         path = Path(cassette) if cassette is not None else None
         if path is not None and mode == "auto":
             mode = "replay" if path.is_file() else "live"
-        self.provider: Provider
+        loaded = None
         if path is None or mode == "live":
             if mode not in ("auto", "live"):
                 raise ValueError(f"judge mode {mode!r} needs a cassette")
-            self.provider = live
-            self.recording: RecordingProvider | None = None
         else:
             if mode not in MODES:
                 raise ValueError(f"judge mode must be auto, live or one of {MODES}, got {mode!r}")
             if mode == "replay" and not path.is_file():
                 raise ValueError(f"{path}: judge cassette not found (record it with --record)")
             loaded = Cassette.load(path) if path.is_file() else Cassette.empty(path)
+        settings = _Settings(default_model, dict(provider_options or {}), _endpoints_now(), timeout)
+        self._setup(settings, mode, loaded, writes=True)
+
+    def _setup(
+        self, settings: _Settings, mode: str, loaded: Cassette | None, *, writes: bool
+    ) -> None:
+        self._settings = settings
+        self.default_model = settings.default_model
+        self.timeout = settings.timeout
+        self.calls = 0
+        self.cache_hits = 0
+        self._options = settings.options
+        self._cache: dict[tuple[str, str, float, int], JudgeVerdict] = {}
+        self._lock = threading.Lock()
+        self._loop = _LoopThread()
+        env = settings.endpoints
+        live = _ByModel(
+            lambda spec: make_provider(spec, **{**_endpoint(env, spec), **self._options})
+        )
+        self.provider: Provider = live
+        self.recording: RecordingProvider | None = None
+        if loaded is not None:
             self.recording = RecordingProvider(
                 loaded,
                 None if mode == "replay" else live,
-                mode=mode,
+                mode=cast(RecordMode, mode),
                 name="judge",
+                writes=writes,
             )
             self.provider = self.recording
+
+    def __getstate__(self) -> dict[str, Any]:
+        recording = self.recording
+        cassette = None
+        if recording is not None:
+            cassette = (recording.cassette.path, list(recording.cassette))
+        mode = recording.mode if recording is not None else "live"
+        return {"settings": self._settings, "mode": mode, "cassette": cassette}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        cassette = state["cassette"]
+        loaded = Cassette(*cassette) if cassette is not None else None
+        self._setup(state["settings"], state["mode"], loaded, writes=False)
+
+    def take_recorded(self) -> list[CassetteEntry]:
+        """What this copy (a pickled judge) recorded since the last call."""
+        return self.recording.take_new() if self.recording is not None else []
+
+    def absorb(self, entries: list[CassetteEntry]) -> None:
+        """Keep what a copy of this judge recorded elsewhere (saved with this judge's)."""
+        if self.recording is not None and entries:
+            self.recording.absorb(entries)
 
     def judge(self, request: JudgeRequest) -> JudgeVerdict:
         model = request.model or self.default_model

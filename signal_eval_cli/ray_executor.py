@@ -12,6 +12,13 @@ told from the bystanders); a result is accepted once per unit, so no unit is los
 counted twice. A unit that kills the worker it runs alone on ``max_attempts`` times is
 reported errored, not retried forever.
 
+The run's model proxy and LLM judge travel with the job as copies (see
+:class:`~signal_eval_cli.proxy.server.ModelProxy` and
+:class:`~signal_eval_cli.judges.LLMJudge`): each actor serves its cases from its own proxy
+and judge, with the cassettes' recordings shipped to it, and hands back, with each case's
+result, what it recorded; the driver keeps that once per case (a case run again after its
+worker died is kept from the run that finished) and the run saves its cassettes once.
+
 Ray is imported only here, and only when a run asks for it (extra ``[ray]``).
 """
 
@@ -31,12 +38,15 @@ from typing import Any, Protocol
 
 from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.errors import InputError
+from signal_eval_cli.providers.cassette import CassetteEntry
+from signal_eval_cli.proxy.server import Handover
 from signal_eval_cli.results import CaseResult, DatasetResult
 from signal_eval_cli.runner import RunOptions, _not_run, dataset_result, select_cases
 from signal_eval_cli.signals import now_iso
 
 __all__ = [
     "DIED",
+    "CaseOutcome",
     "Job",
     "RaySettings",
     "VariantSpec",
@@ -85,19 +95,30 @@ class Job(Protocol):
 
     async def run(
         self, variant: str, indices: list[int], semaphore: asyncio.Semaphore, concurrency: int
-    ) -> list[dict[str, Any]]:
-        """The results (as JSON objects) of the units ``(variant, i)``, in order; at most
-        ``concurrency`` at once per call, and the actor's ``semaphore`` across calls."""
+    ) -> list[Any]:
+        """The results of the units ``(variant, i)``, in order; at most ``concurrency`` at
+        once per call, and the actor's ``semaphore`` across calls."""
         ...
 
-    def died(self, variant: str, index: int) -> dict[str, Any]:
+    def died(self, variant: str, index: int) -> Any:
         """The result of a unit whose worker died every time it was tried."""
         ...
 
 
 @dataclass(slots=True)
+class CaseOutcome:
+    """A case's result as an actor sends it back, with what its proxy and judge recorded."""
+
+    row: dict[str, Any]
+    proxied: Handover | None = None
+    judged: list[CassetteEntry] = field(default_factory=list)
+    """What the actor's judge recorded since its last batch (any of its cases)."""
+
+
+@dataclass(slots=True)
 class _CasesJob:
-    """A dataset's (or a matrix's) cases and the harnesses (entry points) that run them."""
+    """A dataset's (or a matrix's) cases and the harnesses (entry points) that run them,
+    with the run's proxy and judge (copies on the actors)."""
 
     dataset: EvalDataset
     cases: list[Any]
@@ -114,22 +135,42 @@ class _CasesJob:
             for vid, spec in self.variants.items()
         }
         self.options = dataclasses.replace(self.options, executor=HarnessThreads())
+        proxy = self.options.proxy
+        if proxy is not None:  # clients made without ctx reach it too, as locally
+            proxy.start().export_env(self.options.concurrency if self.options.parallel else 1)
 
     async def run(
         self, variant: str, indices: list[int], semaphore: asyncio.Semaphore, concurrency: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[CaseOutcome]:
         from signal_eval_cli.runner import run_dataset
 
         subset = dataclasses.replace(self.dataset, cases=[self.cases[i] for i in indices])
         options = dataclasses.replace(self.options, concurrency=concurrency, semaphore=semaphore)
         result = await run_dataset(self.harnesses[variant], subset, options)
-        return [c.to_dict("all") for c in result.cases]
+        proxy, take_judged = options.proxy, getattr(options.judge, "take_recorded", None)
+        handed = proxy.take([c.case_id for c in result.cases]) if proxy is not None else {}
+        outcomes = [CaseOutcome(c.to_dict("all"), handed.get(c.case_id)) for c in result.cases]
+        if take_judged is not None and outcomes:
+            outcomes[0].judged = take_judged()
+        return outcomes
 
-    def died(self, variant: str, index: int) -> dict[str, Any]:
+    def died(self, variant: str, index: int) -> CaseOutcome:
         case = self.cases[index]
-        return CaseResult(
-            case.id, passed=False, name=case.name, error=DIED, tags=list(case.tags)
-        ).to_dict("all")
+        return CaseOutcome(
+            CaseResult(
+                case.id, passed=False, name=case.name, error=DIED, tags=list(case.tags)
+            ).to_dict("all")
+        )
+
+    def keep(self, outcome: CaseOutcome) -> CaseResult:
+        """On the driver, once per case: its result; the run's proxy and judge keep what
+        it recorded."""
+        proxy, absorb_judged = self.options.proxy, getattr(self.options.judge, "absorb", None)
+        if outcome.proxied is not None and proxy is not None:
+            proxy.absorb(outcome.proxied)
+        if outcome.judged and absorb_judged is not None:
+            absorb_judged(outcome.judged)
+        return CaseResult.from_dict(outcome.row)
 
 
 DIED = "the Ray worker running it died every time it was tried"
@@ -189,7 +230,7 @@ class _Worker:
     def pid(self) -> int:
         return os.getpid()
 
-    async def run(self, variant: str, indices: list[int]) -> list[dict[str, Any]]:
+    async def run(self, variant: str, indices: list[int]) -> list[Any]:
         if self.semaphore is None:  # made on the actor's own event loop
             self.semaphore = asyncio.Semaphore(self.concurrency)
         return await self.job.run(variant, indices, self.semaphore, self.concurrency)
@@ -212,7 +253,7 @@ async def run_units_ray(
     job: Job,
     units: Sequence[Unit],
     settings: RaySettings,
-    on_result: Callable[[Unit, dict[str, Any]], bool],
+    on_result: Callable[[Unit, Any], bool],
 ) -> None:
     """Run ``units`` on Ray actors; ``on_result`` gets each unit's result exactly once
     and returns False to stop feeding new work (fail-fast)."""
@@ -225,7 +266,7 @@ async def run_units_ray(
     worker_class = ray.remote(num_cpus=0, scheduling_strategy="SPREAD")(_Worker)
     try:
         job_ref = ray.put(job)
-    except Exception as exc:  # pickling: a judge or params that cannot travel
+    except Exception as exc:  # pickling: a judge, a proxy or params that cannot travel
         raise InputError(f"--executor ray: cannot send the run to the actors: {exc}") from None
 
     def spawn() -> Any:
@@ -282,7 +323,7 @@ async def run_units_ray(
             while queue and load[slot] + len(queue[0][1]) <= concurrency + batch:
                 send(slot, *queue.popleft())
 
-    def accept(unit: Unit, row: dict[str, Any]) -> None:
+    def accept(unit: Unit, row: Any) -> None:
         nonlocal feeding
         if unit not in done:  # never twice
             done.add(unit)
@@ -347,44 +388,21 @@ def _reason(exc: BaseException) -> str:
 def make_job(
     dataset: EvalDataset, variants: Mapping[str, VariantSpec], options: RunOptions
 ) -> tuple[_CasesJob, list[Any]]:
-    """The job the actors receive, and the selected cases (the units' indices point here).
-    :class:`InputError` for what cannot run on an actor (see :func:`check_remote`)."""
-    check_remote(dataset, options)
+    """The job the actors receive (its proxy and judge are this run's: copies travel),
+    and the selected cases (the units' indices point here)."""
     cases = select_cases(dataset, options)
     plain = dataclasses.replace(
         options,
         on_case_complete=None,
         semaphore=None,
         executor=None,
-        judge=None,
         finished={},
-        proxy=None,  # a live proxy only (check_remote): the actors call the models directly
         tags=(),
         case_ids=(),
         shard=None,
         fail_fast=False,  # the driver stops feeding; a batch runs whole
     )
     return _CasesJob(dataset, cases, dict(variants), plain), cases
-
-
-def check_remote(dataset: EvalDataset, options: RunOptions) -> None:
-    """Refuse, before anything runs, what this process serves and an actor cannot reach:
-    the model proxy replaying or recording a cassette (its cases would silently call the
-    models live), and the LLM judge of ``llm.judge`` assertions (they would error)."""
-    where = dataset.path or dataset.name
-    proxy = options.proxy
-    if proxy is not None and proxy.mode != "live":
-        cassette = proxy.cassette.path if proxy.cassette is not None else "the cassette"
-        raise InputError(
-            f"{where}: --executor ray cannot {proxy.mode} the harness's model calls "
-            f"({cassette}): the model proxy records and replays in this process only. "
-            "Run with --executor local (or --live to call the models from the Ray actors)"
-        )
-    if options.judge is not None and dataset.uses_judge():
-        raise InputError(
-            f"{where}: --executor ray cannot run llm.judge assertions: the judge runs in "
-            "this process only. Run with --executor local"
-        )
 
 
 async def run_dataset_ray(
@@ -399,8 +417,8 @@ async def run_dataset_ray(
     results: list[CaseResult | None] = [options.finished.get(c.id) for c in cases]
     units = [("", i) for i, r in enumerate(results) if r is None]
 
-    def accept(unit: Unit, row: dict[str, Any]) -> bool:
-        results[unit[1]] = result = CaseResult.from_dict(row)
+    def accept(unit: Unit, outcome: CaseOutcome) -> bool:
+        results[unit[1]] = result = job.keep(outcome)
         if options.on_case_complete is not None:
             options.on_case_complete(result)
         return not (options.fail_fast and not result.passed and not result.skipped)
@@ -447,8 +465,8 @@ async def run_matrix_ray(
     results = {v.id: [finished_by_variant.get(v.id, {}).get(c.id) for c in cases] for v in variants}
     units = [(vid, i) for vid, rows in results.items() for i, r in enumerate(rows) if r is None]
 
-    def accept(unit: Unit, row: dict[str, Any]) -> bool:
-        results[unit[0]][unit[1]] = result = CaseResult.from_dict(row)
+    def accept(unit: Unit, outcome: CaseOutcome) -> bool:
+        results[unit[0]][unit[1]] = result = job.keep(outcome)
         if on_case is not None:
             on_case(unit[0], result)
         if options.on_case_complete is not None:

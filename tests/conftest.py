@@ -15,6 +15,7 @@ Test modules import these helpers with ``from conftest import ...``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,16 @@ import pytest
 from signal_eval_cli import AssertionResult, Signal, Trace, evaluate_assertion
 
 Spec = str | tuple[Any, ...] | Mapping[str, Any] | Signal
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The pytest runs that tests start in fixtures (scenario goals, grading) need none of
+    the plugins this venv autoloads: langsmith's and hypothesis's cost about 4.5 s of CPU
+    per run, most of the suite's time in scenario tests. Set for subprocesses only: a worker
+    or an undistributed run has loaded its own plugins already, and the xdist controller
+    must not hand it to the workers it is about to start."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or not config.getoption("numprocesses", None):
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 
 
 def sig(

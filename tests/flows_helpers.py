@@ -12,18 +12,25 @@ ROOT = Path(__file__).resolve().parent.parent
 CLI = Path(sys.executable).parent / "signal-eval"
 
 
+def user_env(**env: str) -> dict[str, str]:
+    """A clean environment (no key, no PYTHONPATH) plus ``env``: what a new user's shell has.
+    Keeps conftest's PYTEST_DISABLE_PLUGIN_AUTOLOAD, so the pytest goals of scenarios skip
+    this venv's test plugins (seconds of CPU each), as a project's own venv would."""
+    keep = {k: os.environ[k] for k in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD",) if k in os.environ}
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "COLUMNS": "200", **keep, **env}
+
+
 def cli(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """Run ``signal-eval ARGS`` in ``cwd`` with a clean environment (no key, no PYTHONPATH)."""
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "COLUMNS": "200", "HOME": str(cwd)}
     return subprocess.run(
         [str(CLI), *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**base, **(env or {})},
+        env=user_env(HOME=str(cwd), **(env or {})),
         stdin=subprocess.DEVNULL,
     )
 

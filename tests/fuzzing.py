@@ -21,7 +21,7 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,7 @@ class Mutant:
     name: str  # file name inside the workspace
     content: bytes
     argv: list[str]  # CLI arguments; the mutant's file is at ``name``
+    index: int = 0  # its place in the stream it was drawn from
 
 
 @dataclass
@@ -98,6 +99,7 @@ class Outcome:
     seconds: float
     max_rss: int  # bytes
     stderr: str
+    cpu_seconds: float = 0.0  # user + system: far below ``seconds`` means waiting (or load)
 
     @property
     def failure(self) -> str | None:
@@ -122,7 +124,8 @@ def build_workspace(root: Path) -> dict[str, tuple[str, bytes]]:
     shutil.copytree(ROOT / "datasets", root, dirs_exist_ok=True)
     shutil.copy(ROOT / "scenarios" / "python-smoke.yaml", root / "scenario.yaml")
     for name in ("baseline.json", "current.json"):
-        code = _run_cli(root, ["run", "code-review.yaml", "-q", "--signals", "all", "-o", name])
+        argv = ["run", "code-review.yaml", "-q", "--signals", "all", "-o", name]
+        code = _fork(root, argv, None, timeout=120, prepare=_freeze_clocks).exit_code
         assert code in (0, 1), f"seed run exited {code}"
     results = json.loads((root / "baseline.json").read_text())
     (root / "traces").mkdir(exist_ok=True)
@@ -272,22 +275,39 @@ def mutants(seeds: dict[str, tuple[str, bytes]], count: int, seed: int) -> Itera
                 content = text.encode("utf-8") if text is not None else None
         if content is None:
             content = _textual(raw, rng)
-        yield Mutant(kind, name, content, commands(kind, name, rng))
+        yield Mutant(kind, name, content, commands(kind, name, rng), i)
 
 
 # -- running -------------------------------------------------------------------------
 
 
-def _run_cli(cwd: Path, argv: list[str], stderr_path: Path | None = None) -> int:
-    """Run the CLI in a forked child in ``cwd``; its exit code (-signal when killed)."""
-    outcome = _fork(cwd, argv, stderr_path, timeout=120)
-    return -1 if outcome[0] is None else outcome[0]
+def _freeze_clocks() -> None:
+    """Stop the clocks a run records, in the child that records a seed result: durations,
+    latencies (``time.perf_counter``) and timestamps (``signals.now_iso``) come out the
+    same on every run, so the seed files, and every mutant drawn from their bytes, do too.
+    Deadlines use ``time.monotonic`` and still pass."""
+    import datetime as dt
+    import types
+
+    from signal_eval_cli import signals
+
+    class Frozen(dt.datetime):
+        @classmethod
+        def now(cls, tz: dt.tzinfo | None = None) -> Frozen:
+            return cls(2026, 1, 1, tzinfo=tz)
+
+    time.perf_counter = lambda: 1000.0
+    signals._dt = types.SimpleNamespace(**{**vars(dt), "datetime": Frozen})  # type: ignore[assignment]
 
 
-def _child(cwd: Path, argv: list[str], stderr_path: Path | None) -> None:
+def _child(
+    cwd: Path, argv: list[str], stderr_path: Path | None, prepare: Callable[[], None] | None
+) -> None:
     code = 70
     try:
         os.chdir(cwd)
+        if prepare is not None:
+            prepare()
         fd = os.open(os.devnull, os.O_WRONLY)
         err = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC) if stderr_path else fd
         os.dup2(fd, 1)
@@ -314,28 +334,39 @@ def _child(cwd: Path, argv: list[str], stderr_path: Path | None) -> None:
 
 
 def _fork(
-    cwd: Path, argv: list[str], stderr_path: Path | None, timeout: float
-) -> tuple[int | None, float, int]:
+    cwd: Path,
+    argv: list[str],
+    stderr_path: Path | None,
+    timeout: float,
+    prepare: Callable[[], None] | None = None,
+) -> _Ran:
+    """Run the CLI in a forked child in ``cwd`` (after ``prepare``, in the child); the
+    exit code is None when the child was killed past ``timeout``."""
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         os.setpgid(0, 0)
-        _child(cwd, argv, stderr_path)
+        _child(cwd, argv, stderr_path, prepare)
     deadline = started + timeout
     delay = 0.002
     while True:
         waited, status, usage = os.wait4(pid, os.WNOHANG)
         if waited:
-            seconds = time.monotonic() - started
-            code = os.waitstatus_to_exitcode(status)
-            return code, seconds, int(usage.ru_maxrss) * 1024
+            return _Ran(os.waitstatus_to_exitcode(status), time.monotonic() - started, usage)
         if time.monotonic() > deadline:
             with _suppress():
                 os.killpg(pid, signal.SIGKILL)
             _, _, usage = os.wait4(pid, 0)
-            return None, time.monotonic() - started, int(usage.ru_maxrss) * 1024
+            return _Ran(None, time.monotonic() - started, usage)
         time.sleep(delay)
         delay = min(delay * 2, 0.05)
+
+
+class _Ran:
+    def __init__(self, exit_code: int | None, seconds: float, usage: resource.struct_rusage):
+        self.exit_code, self.seconds = exit_code, seconds
+        self.max_rss = int(usage.ru_maxrss) * 1024
+        self.cpu_seconds = usage.ru_utime + usage.ru_stime
 
 
 class _suppress:
@@ -394,10 +425,10 @@ class Workspace:
         target = self.where / mutant.name
         target.write_bytes(mutant.content)
         stderr_path = self.seed.parent / "stderr.txt"
-        code, seconds, rss = _fork(self.where, mutant.argv, stderr_path, timeout=TIME_BUDGET)
+        ran = _fork(self.where, mutant.argv, stderr_path, timeout=TIME_BUDGET)
         stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
         self._restore(target, (self.seed / mutant.name).read_bytes())
-        return Outcome(mutant, code, seconds, rss, stderr)
+        return Outcome(mutant, ran.exit_code, ran.seconds, ran.max_rss, stderr, ran.cpu_seconds)
 
     def _restore(self, target: Path, seed_bytes: bytes) -> None:
         out = self.where / "out"
@@ -415,24 +446,71 @@ class Workspace:
             self._copy()
 
 
-def fuzz(
-    tmp: Path, count: int, seed: int, on_outcome: Callable[[Outcome], None] | None = None
-) -> list[Outcome]:
-    """Run ``count`` mutants in ``tmp``; the failing outcomes."""
+def seed_workspace(tmp: Path) -> dict[str, tuple[str, bytes]]:
+    """Build the seed workspace in ``tmp/seed`` (see :func:`build_workspace`) in this
+    process, with every command imported and its schema caches warm for the children."""
     preload()
     workspace = tmp / "seed"
     workspace.mkdir(parents=True)
     seeds = build_workspace(workspace)
     from signal_eval_cli.validate import validate_path
 
-    for name, _ in seeds.values():  # warm the schema caches the children inherit
+    for name, _ in seeds.values():
         validate_path(workspace / name)
+    return seeds
+
+
+def run_all(
+    tmp: Path, stream: Iterable[Mutant], on_outcome: Callable[[Outcome], None] | None = None
+) -> list[Outcome]:
+    """Run every mutant of ``stream`` in ``tmp`` (after :func:`seed_workspace`); the
+    failing outcomes."""
     failures = []
-    runner = Workspace(workspace)
-    for mutant in mutants(seeds, count, seed):
+    runner = Workspace(tmp / "seed")
+    for mutant in stream:
         outcome = runner.run(mutant)
         if on_outcome is not None:
             on_outcome(outcome)
         if outcome.failure:
             failures.append(outcome)
     return failures
+
+
+def fuzz(
+    tmp: Path, count: int, seed: int, on_outcome: Callable[[Outcome], None] | None = None
+) -> list[Outcome]:
+    """Run ``count`` mutants drawn from ``seed`` in ``tmp``; the failing outcomes."""
+    return run_all(tmp, mutants(seed_workspace(tmp), count, seed), on_outcome)
+
+
+# -- keeping mutants -----------------------------------------------------------------
+
+
+def save(outcome: Outcome, where: Path) -> None:
+    """Keep a mutant and what it did in the directory ``where``: its file (under its own
+    name), ``outcome.json`` (kind, name, argv, index, exit, seconds, RSS, failure) and
+    ``stderr.txt``; :func:`load` reads it back for a replay or a regression test."""
+    shutil.rmtree(where, ignore_errors=True)
+    where.mkdir(parents=True)
+    mutant = outcome.mutant
+    (where / Path(mutant.name).name).write_bytes(mutant.content)
+    (where / "stderr.txt").write_text(outcome.stderr, encoding="utf-8")
+    facts = {
+        "kind": mutant.kind,
+        "name": mutant.name,
+        "argv": mutant.argv,
+        "index": mutant.index,
+        "exitCode": outcome.exit_code,
+        "seconds": round(outcome.seconds, 3),
+        "cpuSeconds": round(outcome.cpu_seconds, 3),
+        "maxRssBytes": outcome.max_rss,
+        "failure": outcome.failure,
+    }
+    (where / "outcome.json").write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")
+
+
+def load(where: Path) -> Mutant:
+    """The mutant :func:`save` kept in ``where``."""
+    facts = json.loads((where / "outcome.json").read_text(encoding="utf-8"))
+    content = (where / Path(facts["name"]).name).read_bytes()
+    return Mutant(facts["kind"], facts["name"], content, facts["argv"], facts["index"])

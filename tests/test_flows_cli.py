@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from flows_helpers import CLI, ROOT, cli, project_copy
+from flows_helpers import CLI, ROOT, cli, project_copy, user_env
 
 COMMANDS = ["run", "matrix", "compare", "validate", "scenario", "merge", "import", "report"]
 PLACES = ["root", "outside"]
@@ -236,7 +236,7 @@ def test_an_unset_step_summary_means_no_markdown(tmp_path: Path, command: str) -
     shell = subprocess.run(
         ["bash", "-c", '"$CLI" "$@" --markdown "$GITHUB_STEP_SUMMARY"', "sh", *args],
         cwd=project, capture_output=True, text=True, timeout=120,
-        env={"PATH": "/usr/bin:/bin", "CLI": str(CLI), "HOME": str(tmp_path), "COLUMNS": "200"},
+        env=user_env(PATH="/usr/bin:/bin", CLI=str(CLI), HOME=str(tmp_path)),
     )  # fmt: skip
     assert shell.returncode == 0, shell.stderr
     assert "no Markdown report" in shell.stderr and "GITHUB_STEP_SUMMARY" in shell.stderr

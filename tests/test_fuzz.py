@@ -6,6 +6,7 @@ Each mutant must exit 0, 1 or 2, print no traceback and stay under 10 s and 1 GB
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -13,13 +14,26 @@ import fuzzing
 import pytest
 
 MUTANTS = 70  # 10 per kind: about 20 s of CPU (bench/fuzz.py runs 10,500)
+linux_only = pytest.mark.skipif(
+    sys.platform != "linux", reason="forks and reads max RSS the Linux way"
+)
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="forks and reads max RSS the Linux way")
-def test_mutants_of_every_file_kind_exit_0_1_or_2_fast_with_no_traceback(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, tuple[str, bytes]]]:
+    """A seed workspace (built once: it records two runs), and its seeds."""
+    tmp = tmp_path_factory.mktemp("fuzz")
+    return tmp, fuzzing.seed_workspace(tmp)
+
+
+@linux_only
+def test_mutants_of_every_file_kind_exit_0_1_or_2_fast_with_no_traceback(
+    seeded: tuple[Path, dict[str, tuple[str, bytes]]],
+) -> None:
+    tmp, seeds = seeded
     kinds: set[str] = set()
-    failures = fuzzing.fuzz(
-        tmp_path, MUTANTS, seed=11, on_outcome=lambda o: kinds.add(o.mutant.kind)
+    failures = fuzzing.run_all(
+        tmp, fuzzing.mutants(seeds, MUTANTS, seed=11), on_outcome=lambda o: kinds.add(o.mutant.kind)
     )
     assert kinds == set(fuzzing.KINDS)
     report = [
@@ -27,3 +41,29 @@ def test_mutants_of_every_file_kind_exit_0_1_or_2_fast_with_no_traceback(tmp_pat
         for o in failures
     ]
     assert not report, "\n\n".join(report)
+
+
+@linux_only
+def test_two_seed_workspaces_draw_the_same_mutants_from_the_same_seed(
+    seeded: tuple[Path, dict[str, tuple[str, bytes]]], tmp_path: Path
+) -> None:
+    # The seed result files come from real runs: with running clocks their timings (and
+    # so every mutant drawn from their bytes) differed from one workspace to the next.
+    seeds = [seeded[1], fuzzing.build_workspace(tmp_path)]
+    differing = [kind for kind in fuzzing.KINDS if seeds[0][kind] != seeds[1][kind]]
+    assert not differing, f"seed files differ: {differing}"
+    first, second = (list(fuzzing.mutants(s, 140, seed=7)) for s in seeds)
+    assert len(first) == 140
+    assert first == second
+
+
+def test_a_kept_mutant_loads_back_as_it_was(tmp_path: Path) -> None:
+    mutant = fuzzing.Mutant("result", "current.json", b'{"x": NaN}\xff', ["compare", "a"], 41)
+    outcome = fuzzing.Outcome(mutant, None, 10.2, 5 << 20, "stuck\n", cpu_seconds=0.3)
+    fuzzing.save(outcome, tmp_path / "kept")
+    assert fuzzing.load(tmp_path / "kept") == mutant
+    assert (tmp_path / "kept" / "current.json").read_bytes() == mutant.content
+    assert (tmp_path / "kept" / "stderr.txt").read_text() == "stuck\n"
+    facts = json.loads((tmp_path / "kept" / "outcome.json").read_text())
+    assert facts["failure"] == "took longer than 10 s"
+    assert (facts["seconds"], facts["cpuSeconds"], facts["exitCode"]) == (10.2, 0.3, None)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -21,11 +22,14 @@ from pathlib import Path
 
 import pytest
 from journal_helpers import load, scenario_essence, without_timings
+from mock_servers import Call, MockLLMServer, Reply
 
 from signal_eval_cli.dataset import load_dataset
 from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.journal import journal_path
 from signal_eval_cli.matrix import MatrixOptions, Variant, run_matrix
+from signal_eval_cli.providers.cassette import Cassette
+from signal_eval_cli.proxy.cassette import ProxyCassette
 from signal_eval_cli.ray_executor import (
     DIED,
     RaySettings,
@@ -97,7 +101,13 @@ def as_dicts(result: object) -> object:
 
 
 def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path: Path) -> None:
-    for check in (check_cases, check_scenarios, check_a_case_that_always_kills_its_worker):
+    checks = (
+        check_cases,
+        check_scenarios,
+        check_a_case_that_always_kills_its_worker,
+        check_the_model_proxy_and_the_judge_are_served_on_the_actors,
+    )
+    for check in checks:
         directory = tmp_path / check.__name__
         directory.mkdir()
         check(cluster, directory)
@@ -291,46 +301,89 @@ def test_an_unreachable_ray_address_is_an_input_error_not_a_hang(tmp_path: Path)
     assert "Traceback" not in done.stderr
 
 
-def test_a_proxy_cassette_or_a_judge_is_refused_before_anything_runs(tmp_path: Path) -> None:
-    """Actors cannot reach this process's model proxy or judge: a recorded cassette would
-    silently go live there, llm.judge would error. Refused (exit 2), with what to do."""
-    from signal_eval_cli.errors import InputError
-    from signal_eval_cli.proxy.config import proxy_for
+MODEL_HARNESS = """\
+import os
+from pathlib import Path
 
-    path = write_eval(tmp_path, 2)
-    (tmp_path / "cassettes").mkdir()
-    (tmp_path / "cassettes" / "eval.proxy.yaml").write_text("version: 1\ninteractions: []\n")
-    dataset = load_dataset(path)
-    spec = VariantSpec("h.py:create", base_dir=tmp_path)
-    nowhere = RaySettings(address="127.0.0.1:9")  # never reached: refused first
-    for mode, word in (("auto", "cannot replay"), ("record", "cannot record")):
-        options = RunOptions(proxy=proxy_for(dataset, mode))
-        with pytest.raises(InputError, match=f"{word} the harness's model calls"):
-            asyncio.run(run_dataset_ray(dataset, spec, options, nowhere))
-    live = RunOptions(proxy=proxy_for(dataset, "live"))
-    with pytest.raises(InputError, match="cannot connect"):  # live passes: actors call out
-        asyncio.run(run_dataset_ray(dataset, spec, live, nowhere))
-    judged = tmp_path / "judged.yaml"
-    judged.write_text(
-        "name: judged\nharness: h.py:create\ncases:\n  - id: a\n    input: {n: 1}\n"
-        "    assertions: [{type: llm.judge, criteria: [kind], minScore: 0.5}]\n"
+import aiohttp
+
+HERE = Path(__file__).parent
+
+
+def create():
+    async def run(input, ctx):
+        body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": input}]}
+        url = f"{ctx.proxy.openai_base_url}/chat/completions"
+        async with aiohttp.ClientSession() as session:
+            async with session.post(url, json=body, headers={"authorization": "Bearer k"}) as r:
+                answer = (await r.json())["choices"][0]["message"]["content"]
+        if input.endswith("die"):
+            marker = HERE / f"died-{ctx.case_id}"
+            if not marker.exists():  # after its model call, the first time only
+                marker.write_text("")
+                os._exit(1)
+        ctx.emit("harness:end", {"output": answer})
+    return run
+"""
+
+
+def answer(call: Call) -> Reply:
+    """The harness's calls get their prompt back; the judge passes even cases only."""
+    if "impartial evaluator" in call.system:
+        score = 0.2 if " odd" in call.prompt else 0.9
+        return Reply(json.dumps({"scores": [{"criterion": 1, "score": score, "reason": "r"}]}))
+    return Reply(f"reply to {call.last_user_text}")
+
+
+def check_the_model_proxy_and_the_judge_are_served_on_the_actors(
+    cluster: str, tmp_path: Path
+) -> None:
+    """Record the harness's model calls and the judge's on Ray (a case kills its actor
+    after its call: run again, recorded once), replay here offline: the same results;
+    replay on Ray: the same again, and the cassettes untouched."""
+    (tmp_path / "h.py").write_text(MODEL_HARNESS)
+    inputs = [f"case {i} {('odd', 'even')[i % 2 == 0]}{' die' * (i == 5)}" for i in range(8)]
+    cases = "".join(
+        f"  - id: c{i}\n    input: {text}\n"
+        "    assertions: [{type: output.contains, text: reply}, "
+        "{type: llm.judge, criteria: [is even], minScore: 0.5}]\n"
+        for i, text in enumerate(inputs)
     )
-    done = subprocess.run(
-        [str(CLI), "run", "eval.yaml", "-o", "out.json", "--executor", "ray"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    (tmp_path / "eval.yaml").write_text(
+        f"name: proxied\nharness: h.py:create\njudge: {{model: openai:judge-model}}\ncases:\n{cases}"
     )
-    assert done.returncode == 2, done.stderr
-    assert "--executor ray cannot replay" in done.stderr and "--executor local" in done.stderr
-    assert not list(tmp_path.glob("out.json*"))  # no journal, no results: nothing ran
-    done = subprocess.run(
-        [str(CLI), "run", "judged.yaml", "--executor", "ray"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 2, done.stderr
-    assert "cannot run llm.judge assertions" in done.stderr and "Traceback" not in done.stderr
+    on_ray = ["--executor", "ray", "--ray-address", cluster, "--ray-actors", "2"]
+
+    def run(*args: str, upstream: str) -> None:
+        env = {**os.environ, "OPENAI_BASE_URL": upstream, "OPENAI_API_KEY": "sk-test"}
+        done = subprocess.run(
+            [str(CLI), "run", "eval.yaml", "-q", "--concurrency", "2", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 1, done.stderr  # the odd cases fail their judge
+        assert "Traceback" not in done.stderr
+
+    with MockLLMServer(answer) as mock:
+        run("--record", "-o", "recorded.json", *on_ray, upstream=mock.openai_base_url)
+        harness_calls = [c.last_user_text for c in mock.calls if "impartial" not in c.system]
+    assert (tmp_path / "died-c5").exists()  # an actor really died, after c5's call
+    assert sorted(harness_calls) == sorted([*inputs, inputs[5]])  # c5 ran twice
+    proxy_cassette = tmp_path / "cassettes" / "eval.proxy.yaml"
+    judge_cassette = tmp_path / "cassettes" / "eval.judge.yaml"
+    recorded = [(i.case, i.run, i.call) for i in ProxyCassette(proxy_cassette).load()]
+    assert recorded == [(f"c{i}", 0, 0) for i in range(8)]  # c5 once, though called twice
+    assert len(list(Cassette.load(judge_cassette))) == 8
+    saved = proxy_cassette.read_text(), judge_cassette.read_text()
+
+    offline = "http://127.0.0.1:9/v1"  # nothing listens: replays only
+    run("-o", "local.json", upstream=offline)
+    run("-o", "replayed.json", *on_ray, upstream=offline)
+    local = load(tmp_path / "local.json")
+    assert [c["passed"] for c in local["cases"]] == [i % 2 == 0 for i in range(8)]
+    assert load(tmp_path / "recorded.json") == local
+    assert load(tmp_path / "replayed.json") == local
+    assert (proxy_cassette.read_text(), judge_cassette.read_text()) == saved

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from flows_helpers import CLI, ROOT, cli, project_copy
+from flows_helpers import CLI, ROOT, cli, project_copy, user_env
 from mock_servers import Call, MockLLMServer, Reply, code_review_responder
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -33,7 +33,7 @@ def bash(script: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]
         capture_output=True,
         text=True,
         timeout=300,
-        env={"PATH": path, "HOME": str(cwd), "COLUMNS": "200", **env},
+        env=user_env(**{"PATH": path, "HOME": str(cwd), **env}),
         stdin=subprocess.DEVNULL,
     )
 

@@ -349,11 +349,7 @@ def run_dataset_command(
         flags.configure_judge(dataset, options, harness_params)
         if traces is None:
             flags.start_proxy(dataset, options)
-        if executor[0] == "ray":  # before a journal or a cluster exists
-            from signal_eval_cli.ray_executor import check_remote
-
-            check_remote(dataset, options)
-        elif options.proxy is not None:  # clients made without ctx: here, never on actors
+        if executor[0] == "local" and options.proxy is not None:  # on Ray: each actor's own
             options.proxy.export_env(options.concurrency if options.parallel else 1)
     except InputError as exc:
         if options.proxy is not None:

@@ -55,6 +55,13 @@ class CassetteEntry:
     response: ProviderResponse
     request: str | None = None
 
+    @classmethod
+    def of(cls, request: ProviderRequest, response: ProviderResponse) -> CassetteEntry:
+        """The recording of ``response`` as the answer to ``request``."""
+        return cls(
+            request.case_id, request.agent, request.call, copy.deepcopy(response), request.key
+        )
+
     @property
     def key(self) -> EntryKey:
         return (self.case, self.agent, self.call)
@@ -168,9 +175,10 @@ class Cassette:
 
     def record(self, request: ProviderRequest, response: ProviderResponse) -> None:
         """Store ``response`` as the answer to ``request`` (replacing an older one)."""
-        entry = CassetteEntry(
-            request.case_id, request.agent, request.call, copy.deepcopy(response), request.key
-        )
+        self.put(CassetteEntry.of(request, response))
+
+    def put(self, entry: CassetteEntry) -> None:
+        """Store ``entry`` (replacing an older one with its key)."""
         self._entries[entry.key] = entry
 
     def to_dict(self, case_order: Sequence[str] | None = None) -> dict[str, Any]:

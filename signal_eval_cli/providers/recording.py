@@ -14,7 +14,10 @@ Modes:
 
 Recordings are saved atomically, at most every ``autosave_interval`` seconds while
 recording and by :meth:`RecordingProvider.save` (also run at interpreter exit), in
-the format :class:`~signal_eval_cli.providers.cassette.Cassette` replays.
+the format :class:`~signal_eval_cli.providers.cassette.Cassette` replays. A copy in
+another process (a Ray actor: ``writes=False``) never writes the file, which the run's
+own recorder owns: it hands what it recorded over (:meth:`RecordingProvider.take_new`),
+and the recorder keeps it (:meth:`RecordingProvider.absorb`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from signal_eval_cli.providers.base import (
     ProviderRequest,
     ProviderResponse,
 )
-from signal_eval_cli.providers.cassette import Cassette
+from signal_eval_cli.providers.cassette import Cassette, CassetteEntry
 
 __all__ = ["MODES", "RecordMode", "RecordingProvider", "save_all"]
 
@@ -52,6 +55,7 @@ class RecordingProvider:
         mode: RecordMode = "replay",
         name: str | None = None,
         autosave_interval: float = 2.0,
+        writes: bool = True,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -67,7 +71,11 @@ class RecordingProvider:
         self._dirty = False
         self._last_save = time.monotonic()
         self._fresh_cases: set[str] = set()
-        _OPEN.add(self)
+        self.writes = writes
+        self._new: list[CassetteEntry] = []
+        """What a copy that does not write recorded since :meth:`take_new`."""
+        if writes:
+            _OPEN.add(self)
 
     async def complete(
         self, request: ProviderRequest, on_delta: Callable[[str], None] | None = None
@@ -82,19 +90,37 @@ class RecordingProvider:
                     raise
         assert self.inner is not None
         response = await self.inner.complete(request, on_delta)
-        if self.mode == "record" and request.case_id not in self._fresh_cases:
+        entry = CassetteEntry.of(request, response)
+        self._keep(entry)
+        if not self.writes:
+            self._new.append(entry)
+        return response
+
+    def _keep(self, entry: CassetteEntry) -> None:
+        """``entry`` is now the case's recording (recorded here, or by a copy elsewhere)."""
+        if self.mode == "record" and entry.case not in self._fresh_cases:
             # only now that a call of the case succeeded: a case whose calls all fail
             # (no network, a bad key) keeps what it had recorded
-            self._fresh_cases.add(request.case_id)
-            kept = [e for e in self.cassette if e.case != request.case_id]
+            self._fresh_cases.add(entry.case)
+            kept = [e for e in self.cassette if e.case != entry.case]
             if len(kept) != len(self.cassette):
                 self.cassette = Cassette(self.cassette.path, kept)
-        self.cassette.record(request, response)
+        self.cassette.put(entry)
         self.recorded += 1
         self._dirty = True
         if time.monotonic() - self._last_save >= self.autosave_interval:
             self.save()
-        return response
+
+    def take_new(self) -> list[CassetteEntry]:
+        """What this copy recorded since the last call (for the run's recorder)."""
+        new, self._new = self._new, []
+        return new
+
+    def absorb(self, entries: list[CassetteEntry]) -> None:
+        """Keep what a copy elsewhere recorded, as if recorded here. A call recorded twice
+        (two copies, or a case run again) has one key: the later replaces the earlier."""
+        for entry in entries:
+            self._keep(entry)
 
     def _replay(
         self, request: ProviderRequest, on_delta: Callable[[str], None] | None
@@ -108,7 +134,7 @@ class RecordingProvider:
 
     def save(self) -> bool:
         """Write the cassette if anything was recorded since the last save."""
-        if not self._dirty:
+        if not self._dirty or not self.writes:
             return False
         self.cassette.save()
         self._dirty = False

@@ -9,6 +9,12 @@ else the providers' usual endpoints; keys come from that environment (or from th
 client) and are never written. 429, 5xx, dropped connections and timeouts are
 retried with the run's :class:`RetryPolicy` before the client sees them.
 
+A pickled proxy (sent to a Ray actor) is an unstarted copy with the same settings and the
+recordings already loaded (that machine may not have the cassette). It serves the
+actor's cases and never writes the cassette: what each case recorded, missed or failed
+goes back with :meth:`ModelProxy.take` and into the run's own proxy with
+:meth:`ModelProxy.absorb`, once per case, so the run writes its cassette once.
+
 Why its own thread: an in-process harness may call a *sync* SDK from async code,
 blocking the runner's loop; a proxy on that loop could then never answer. Why
 aiohttp: its C HTTP parser keeps the proxy's cost per call well under a
@@ -25,7 +31,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -40,7 +46,7 @@ from signal_eval_cli.proxy.matching import normalise, request_key
 from signal_eval_cli.proxy.route import PLACEHOLDER_KEY, CaseRoute, client_env
 from signal_eval_cli.proxy.session import CaseSession, Emit
 
-__all__ = ["PROXY_MODES", "ModelProxy", "ProxyMode", "Upstream"]
+__all__ = ["PROXY_MODES", "Handover", "ModelProxy", "ProxyMode", "Upstream"]
 
 ProxyMode = Literal["replay", "record", "record-missing", "live"]
 PROXY_MODES: tuple[ProxyMode, ...] = ("replay", "record", "record-missing", "live")
@@ -103,6 +109,16 @@ class Upstream:
         return out
 
 
+@dataclass
+class Handover:
+    """What a copy of the proxy (on a Ray actor) did for one case: what it recorded (only
+    for runs that ended well), and the misses and failures to report."""
+
+    recorded: dict[SessionKey, list[Interaction]]
+    misses: list[str]
+    failures: list[str]
+
+
 class _UpstreamFailed(Exception):
     """Upstream never answered well (after retries): the client gets ``status``."""
 
@@ -146,6 +162,11 @@ class ModelProxy:
         self.sessions: dict[SessionKey, CaseSession] = {}
         self.finished: list[CaseSession] = []
         self.written: list[Path] = []
+        self.writes = True
+        """False in a copy (pickled): its recordings are handed over, never saved."""
+        self.handed: list[Handover] = []
+        """What copies of this proxy did (:meth:`absorb`)."""
+        self._loaded = False
         self._recorded: dict[SessionKey, list[Interaction]] = {}
         self._pending: dict[SessionKey, list[Interaction]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -164,9 +185,7 @@ class ModelProxy:
 
     def start(self) -> ModelProxy:
         """Load the cassette (errors raise here, before any case runs) and serve."""
-        if self.mode != "live" and self.cassette is not None:
-            for item in self.cassette.load():
-                self._recorded.setdefault(item.session, []).append(item)
+        self._load()
         ready = threading.Event()
         failure: list[BaseException] = []
         self._thread = threading.Thread(
@@ -178,6 +197,35 @@ class ModelProxy:
             raise failure[0]
         _RUNNING.add(self)
         return self
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        if self.mode != "live" and self.cassette is not None:
+            for item in self.cassette.load():
+                self._recorded.setdefault(item.session, []).append(item)
+        self._loaded = True
+
+    def __getstate__(self) -> dict[str, Any]:
+        self._load()
+        settings = {
+            "cassette": self.cassette,
+            "mode": self.mode,
+            "match": self.match,
+            "upstream": self.upstream,
+            "prices": self.prices,
+            "retry": self.retry,
+            "timeout": self.timeout,
+            "timing": self.timing,
+            "case_order": self.case_order,
+            "settle_s": self.settle_s,
+        }
+        return {"settings": settings, "recorded": self._recorded}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        settings = dict(state["settings"])
+        self.__init__(settings.pop("cassette"), settings.pop("mode"), **settings)  # type: ignore[misc]
+        self._recorded, self._loaded, self.writes = state["recorded"], True, False
 
     def _serve(self, ready: threading.Event, failure: list[BaseException]) -> None:
         loop = asyncio.new_event_loop()
@@ -299,9 +347,33 @@ class ModelProxy:
             self._pending[session.key] = session.recording()
         return session
 
+    def take(self, case_ids: Collection[str]) -> dict[str, Handover]:
+        """What each of these finished cases recorded, missed and failed (in a copy, to
+        hand over to the run's proxy); forgotten here."""
+        out = {case: Handover({}, [], []) for case in case_ids}
+        for key in [k for k in self._pending if k[0] in out]:
+            out[key[0]].recorded[key] = self._pending.pop(key)
+        kept = []
+        for session in self.finished:
+            handover = out.get(session.case)
+            if handover is None:
+                kept.append(session)
+            else:
+                handover.misses += session.misses
+                handover.failures += session.failures
+        self.finished = kept
+        return out
+
+    def absorb(self, handover: Handover) -> None:
+        """Keep what a copy of this proxy did for a case, as if done here (saved by
+        :meth:`save`). A case's recording replaces any earlier one of it."""
+        if self.mode != "live":
+            self._pending.update(handover.recorded)
+        self.handed.append(handover)
+
     def save(self) -> list[Path]:
         """Write what the finished cases recorded (nothing for a failed case)."""
-        if self.cassette is None or not self._pending:
+        if self.cassette is None or not self._pending or not self.writes:
             return []
         pending, self._pending = self._pending, {}
         written = self.cassette.save(
@@ -312,11 +384,13 @@ class ModelProxy:
 
     @property
     def misses(self) -> list[str]:
-        return [m for s in [*self.finished, *self.sessions.values()] for m in s.misses]
+        here = [m for s in [*self.finished, *self.sessions.values()] for m in s.misses]
+        return here + [m for h in self.handed for m in h.misses]
 
     @property
     def failures(self) -> list[str]:
-        return [m for s in [*self.finished, *self.sessions.values()] for m in s.failures]
+        here = [m for s in [*self.finished, *self.sessions.values()] for m in s.failures]
+        return here + [m for h in self.handed for m in h.failures]
 
     # -- HTTP -------------------------------------------------------------------------------
 
