@@ -135,7 +135,7 @@ def build_workspace(root: Path) -> dict[str, tuple[str, bytes]]:
     shutil.copy(ROOT / "scenarios" / "python-smoke.yaml", root / "scenario.yaml")
     for name in ("baseline.json", "current.json"):
         argv = ["run", "code-review.yaml", "-q", "--signals", "all", "-o", name]
-        code = fork_cli(root, argv, None, timeout=120, prepare=_freeze_clocks).exit_code
+        code = fork_cli(root, argv, None, timeout=120, prepare=_same_every_time).exit_code
         assert code in (0, 1), f"seed run exited {code}"
     results = json.loads((root / "baseline.json").read_text())
     (root / "traces").mkdir(exist_ok=True)
@@ -291,11 +291,12 @@ def mutants(seeds: dict[str, tuple[str, bytes]], count: int, seed: int) -> Itera
 # -- running -------------------------------------------------------------------------
 
 
-def _freeze_clocks() -> None:
-    """Stop the clocks a run records, in the child that records a seed result: durations,
-    latencies (``time.perf_counter``) and timestamps (``signals.now_iso``) come out the
-    same on every run, so the seed files, and every mutant drawn from their bytes, do too.
-    Deadlines use ``time.monotonic`` and still pass."""
+def _same_every_time() -> None:
+    """In the child that records a seed result, fix what differs from one recording to
+    the next: the clocks (durations and latencies from ``time.perf_counter``, timestamps
+    from ``signals.now_iso``; deadlines use ``time.monotonic`` and still pass) and the
+    random part of signal ids (drawn once per process). The seed files, and every mutant
+    drawn from their bytes, are then the same in every process on every machine."""
     import datetime as dt
     import types
 
@@ -307,6 +308,7 @@ def _freeze_clocks() -> None:
             return cls(2026, 1, 1, tzinfo=tz)
 
     time.perf_counter = lambda: 1000.0
+    signals._PROCESS = "5eed"
     signals._dt = types.SimpleNamespace(**{**vars(dt), "datetime": Frozen})  # type: ignore[assignment]
 
 
