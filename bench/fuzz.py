@@ -5,7 +5,8 @@ mutated structurally or byte-wise) goes through the CLI command that reads it, i
 forked child with a 10 s / 1 GB budget (see tests/fuzzing.py): every command is
 imported once, each fork calls the CLI's ``main`` from that fresh state, and each
 mutant starts from the seed files. A mutant fails when it exits with anything but 0/1/2, prints a
-traceback or passes its budget. Workers run slices of the mutants in parallel;
+traceback or passes its budget (10 s of its own time: wall time less the time the shared
+machine kept it waiting for a CPU; the exits line counts the mutants over 10 s of wall time). Workers run slices of the mutants in parallel;
 failures are printed as they come, progress goes to stderr.
 
 The same MUTANTS, WORKERS and SEED draw the same mutants on every machine (the seed
@@ -39,7 +40,12 @@ import fuzzing  # noqa: E402
 
 SLOWEST = 10  # mutants kept and shown for their time
 
-Timing = tuple[float, float, str]  # seconds, CPU seconds, where the mutant is kept
+Timing = tuple[float, float, float, str]  # own seconds, wall, CPU, the mutant and where it is kept
+
+
+def _own(outcome: fuzzing.Outcome) -> float:
+    """The seconds a mutant took, less those it waited for a CPU (what its budget counts)."""
+    return outcome.seconds - outcome.waited_for_cpu
 
 
 def _describe(outcome: fuzzing.Outcome) -> str:
@@ -48,7 +54,8 @@ def _describe(outcome: fuzzing.Outcome) -> str:
     verdict = outcome.failure or f"exit {outcome.exit_code}"
     return (
         f"{mutant.kind} #{mutant.index} {' '.join(mutant.argv)}: {verdict} "
-        f"({outcome.seconds:.1f} s, {outcome.cpu_seconds:.1f} s CPU): {tail[0][:200]}"
+        f"({outcome.seconds:.1f} s, {outcome.cpu_seconds:.1f} s CPU, "
+        f"{outcome.waited_for_cpu:.1f} s waiting for a CPU): {tail[0][:200]}"
     )
 
 
@@ -61,10 +68,12 @@ def _slice(count: int, seed: int, keep: Path) -> tuple[list[str], dict[str, int]
 
     def seen(outcome: fuzzing.Outcome) -> None:
         codes[str(outcome.exit_code)] += 1
-        done = sum(codes.values())
+        done = sum(n for code, n in codes.items() if not code.startswith("over"))
         if done % 500 == 0:
             print(f"  worker {seed}: {done}/{count}", file=sys.stderr, flush=True)
-        heapq.heappush(slowest, (outcome.seconds, outcome.mutant.index, outcome))
+        if outcome.seconds > fuzzing.TIME_BUDGET:
+            codes["over budget in wall time"] += 1
+        heapq.heappush(slowest, (_own(outcome), outcome.mutant.index, outcome))
         if len(slowest) > SLOWEST:
             heapq.heappop(slowest)
         if outcome.failure:
@@ -76,10 +85,12 @@ def _slice(count: int, seed: int, keep: Path) -> tuple[list[str], dict[str, int]
     with tempfile.TemporaryDirectory(prefix="signal-eval-fuzz-") as tmp:
         fuzzing.fuzz(Path(tmp), count, seed, on_outcome=seen)
     timings = []
-    for seconds, index, outcome in slowest:
+    for own, index, outcome in slowest:
         where = keep / "slowest" / f"{seed}-{index}"
         fuzzing.save(outcome, where)
-        timings.append((seconds, outcome.cpu_seconds, f"{where}: {_describe(outcome)}"))
+        timings.append(
+            (own, outcome.seconds, outcome.cpu_seconds, f"{where}: {_describe(outcome)}")
+        )
     return failures, dict(codes), timings
 
 
@@ -100,9 +111,11 @@ def fuzz(total: int, workers: int, seed: int, keep_root: Path) -> None:
             timings += slowest
     seconds = time.monotonic() - started
     ran = per * workers
-    print(f"slowest mutants (wall s, CPU s), kept in {keep / 'slowest'}:")
-    for wall, cpu, line in sorted(timings, reverse=True)[:SLOWEST]:
-        print(f"  {wall:5.1f} {cpu:5.1f}  {line}")
+    print(
+        f"slowest mutants (own s = wall less waiting for a CPU; wall s; CPU s), in {keep}/slowest:"
+    )
+    for own, wall, cpu, line in sorted(timings, reverse=True)[:SLOWEST]:
+        print(f"  {own:5.1f} {wall:5.1f} {cpu:5.1f}  {line}")
     if failures:
         print(f"failing mutants kept in {keep} (replay: bench/fuzz.py --replay {keep})")
     print(f"mutants: {ran} in {seconds:.0f} s ({ran / seconds:.1f}/s); exits: {dict(codes)}")

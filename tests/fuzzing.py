@@ -7,7 +7,10 @@ forked child of this (already imported) process, so a mutant costs a fork, not a
 interpreter start; the parent kills a child that passes its time budget.
 
 A mutant *fails* when the command exits with anything but 0, 1 or 2, prints a
-traceback, takes longer than its budget or grows past its memory budget.
+traceback, takes longer than its budget or grows past its memory budget. The time budget
+counts the mutant's own time: wall time less the time its threads were kept waiting
+for a CPU by other work (the machine is shared), so a loaded machine does not fail a
+mutant, and a mutant that computes, sleeps or hangs too long still does.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-TIME_BUDGET = 10.0  # seconds per mutant
+TIME_BUDGET = 10.0  # seconds per mutant, of its own time: not counting time spent waiting for a CPU
+LOADED_LIMIT = 30  # ... but never more than this many budgets of wall time
 MEMORY_BUDGET = 1 << 30  # bytes of resident memory per mutant
 KINDS = ("dataset", "scenario", "matrix", "agents", "cassette", "trace", "result")
 
@@ -100,12 +104,18 @@ class Outcome:
     max_rss: int  # bytes
     stderr: str
     cpu_seconds: float = 0.0  # user + system: far below ``seconds`` means waiting (or load)
+    waited_for_cpu: float = 0.0  # seconds of ``seconds`` the machine was too busy to run it
 
     @property
     def failure(self) -> str | None:
         """Why this outcome breaks the contract, or None."""
         if self.exit_code is None:
-            return f"took longer than {TIME_BUDGET:.0f} s"
+            busy = (
+                f" (+{self.waited_for_cpu:.1f} s waiting for a CPU)"
+                if self.waited_for_cpu >= 0.1
+                else ""
+            )
+            return f"took longer than {TIME_BUDGET:.0f} s{busy}"
         if self.exit_code not in (0, 1, 2):
             return f"exit {self.exit_code}"
         if "Traceback (most recent call last)" in self.stderr:
@@ -125,7 +135,7 @@ def build_workspace(root: Path) -> dict[str, tuple[str, bytes]]:
     shutil.copy(ROOT / "scenarios" / "python-smoke.yaml", root / "scenario.yaml")
     for name in ("baseline.json", "current.json"):
         argv = ["run", "code-review.yaml", "-q", "--signals", "all", "-o", name]
-        code = _fork(root, argv, None, timeout=120, prepare=_freeze_clocks).exit_code
+        code = fork_cli(root, argv, None, timeout=120, prepare=_same_every_time).exit_code
         assert code in (0, 1), f"seed run exited {code}"
     results = json.loads((root / "baseline.json").read_text())
     (root / "traces").mkdir(exist_ok=True)
@@ -281,11 +291,12 @@ def mutants(seeds: dict[str, tuple[str, bytes]], count: int, seed: int) -> Itera
 # -- running -------------------------------------------------------------------------
 
 
-def _freeze_clocks() -> None:
-    """Stop the clocks a run records, in the child that records a seed result: durations,
-    latencies (``time.perf_counter``) and timestamps (``signals.now_iso``) come out the
-    same on every run, so the seed files, and every mutant drawn from their bytes, do too.
-    Deadlines use ``time.monotonic`` and still pass."""
+def _same_every_time() -> None:
+    """In the child that records a seed result, fix what differs from one recording to
+    the next: the clocks (durations and latencies from ``time.perf_counter``, timestamps
+    from ``signals.now_iso``; deadlines use ``time.monotonic`` and still pass) and the
+    random part of signal ids (drawn once per process). The seed files, and every mutant
+    drawn from their bytes, are then the same in every process on every machine."""
     import datetime as dt
     import types
 
@@ -297,6 +308,7 @@ def _freeze_clocks() -> None:
             return cls(2026, 1, 1, tzinfo=tz)
 
     time.perf_counter = lambda: 1000.0
+    signals._PROCESS = "5eed"
     signals._dt = types.SimpleNamespace(**{**vars(dt), "datetime": Frozen})  # type: ignore[assignment]
 
 
@@ -333,7 +345,7 @@ def _child(
         os._exit(code)
 
 
-def _fork(
+def fork_cli(
     cwd: Path,
     argv: list[str],
     stderr_path: Path | None,
@@ -347,24 +359,43 @@ def _fork(
     if pid == 0:  # pragma: no cover - the child
         os.setpgid(0, 0)
         _child(cwd, argv, stderr_path, prepare)
-    deadline = started + timeout
-    delay = 0.002
+    delay, waited = 0.002, 0.0
     while True:
-        waited, status, usage = os.wait4(pid, os.WNOHANG)
-        if waited:
-            return _Ran(os.waitstatus_to_exitcode(status), time.monotonic() - started, usage)
-        if time.monotonic() > deadline:
-            with _suppress():
-                os.killpg(pid, signal.SIGKILL)
-            _, _, usage = os.wait4(pid, 0)
-            return _Ran(None, time.monotonic() - started, usage)
+        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            waited = max(waited, _waited_for_cpu(pid))  # read before the zombie is reaped
+            _, status, usage = os.wait4(pid, 0)
+            code: int | None = os.waitstatus_to_exitcode(status)
+            return _Ran(code, time.monotonic() - started, waited, usage)
+        seconds = time.monotonic() - started
+        if seconds > timeout:
+            waited = max(waited, _waited_for_cpu(pid))
+            if seconds - waited > timeout or seconds > LOADED_LIMIT * timeout:
+                with _suppress():
+                    os.killpg(pid, signal.SIGKILL)
+                _, _, usage = os.wait4(pid, 0)
+                return _Ran(None, time.monotonic() - started, waited, usage)
         time.sleep(delay)
         delay = min(delay * 2, 0.05)
 
 
+def _waited_for_cpu(pid: int) -> float:
+    """Seconds a thread of process ``pid`` spent ready to run but waiting for a CPU (the
+    most any live one did, from /proc/PID/task/*/schedstat): time a loaded machine took
+    from it, which the time budget does not count. A mutant that computes or sleeps
+    too long still passes its budget; one that was kept waiting by other work does not."""
+    most = 0
+    with _suppress():
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with _suppress(), open(f"/proc/{pid}/task/{task}/schedstat") as stats:
+                most = max(most, int(stats.read().split()[1]))  # nanoseconds on a run queue
+    return most / 1e9
+
+
 class _Ran:
-    def __init__(self, exit_code: int | None, seconds: float, usage: resource.struct_rusage):
-        self.exit_code, self.seconds = exit_code, seconds
+    def __init__(
+        self, exit_code: int | None, seconds: float, waited: float, usage: resource.struct_rusage
+    ):
+        self.exit_code, self.seconds, self.waited_for_cpu = exit_code, seconds, waited
         self.max_rss = int(usage.ru_maxrss) * 1024
         self.cpu_seconds = usage.ru_utime + usage.ru_stime
 
@@ -425,10 +456,18 @@ class Workspace:
         target = self.where / mutant.name
         target.write_bytes(mutant.content)
         stderr_path = self.seed.parent / "stderr.txt"
-        ran = _fork(self.where, mutant.argv, stderr_path, timeout=TIME_BUDGET)
+        ran = fork_cli(self.where, mutant.argv, stderr_path, timeout=TIME_BUDGET)
         stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
         self._restore(target, (self.seed / mutant.name).read_bytes())
-        return Outcome(mutant, ran.exit_code, ran.seconds, ran.max_rss, stderr, ran.cpu_seconds)
+        return Outcome(
+            mutant,
+            ran.exit_code,
+            ran.seconds,
+            ran.max_rss,
+            stderr,
+            ran.cpu_seconds,
+            ran.waited_for_cpu,
+        )
 
     def _restore(self, target: Path, seed_bytes: bytes) -> None:
         out = self.where / "out"
@@ -503,6 +542,7 @@ def save(outcome: Outcome, where: Path) -> None:
         "exitCode": outcome.exit_code,
         "seconds": round(outcome.seconds, 3),
         "cpuSeconds": round(outcome.cpu_seconds, 3),
+        "waitedForCpuSeconds": round(outcome.waited_for_cpu, 3),
         "maxRssBytes": outcome.max_rss,
         "failure": outcome.failure,
     }

@@ -7,7 +7,11 @@ Each mutant must exit 0, 1 or 2, print no traceback and stay under 10 s and 1 GB
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import fuzzing
@@ -47,12 +51,16 @@ def test_mutants_of_every_file_kind_exit_0_1_or_2_fast_with_no_traceback(
 def test_two_seed_workspaces_draw_the_same_mutants_from_the_same_seed(
     seeded: tuple[Path, dict[str, tuple[str, bytes]]], tmp_path: Path
 ) -> None:
-    # The seed result files come from real runs: with running clocks their timings (and
-    # so every mutant drawn from their bytes) differed from one workspace to the next.
-    seeds = [seeded[1], fuzzing.build_workspace(tmp_path)]
-    differing = [kind for kind in fuzzing.KINDS if seeds[0][kind] != seeds[1][kind]]
+    # The seed result files come from real runs: their timings and the per-process part
+    # of their signal ids (and so every mutant drawn from their bytes) differed from one
+    # workspace to the next. The second workspace is built by another interpreter.
+    build = f"import fuzzing, pathlib; fuzzing.build_workspace(pathlib.Path({str(tmp_path)!r}))"
+    subprocess.run([sys.executable, "-c", build], cwd=Path(__file__).parent, check=True)
+    seeds = seeded[1]
+    again = {kind: (name, (tmp_path / name).read_bytes()) for kind, (name, _) in seeds.items()}
+    differing = [kind for kind in fuzzing.KINDS if seeds[kind] != again[kind]]
     assert not differing, f"seed files differ: {differing}"
-    first, second = (list(fuzzing.mutants(s, 140, seed=7)) for s in seeds)
+    first, second = (list(fuzzing.mutants(s, 140, seed=7)) for s in (seeds, again))
     assert len(first) == 140
     assert first == second
 
@@ -67,3 +75,48 @@ def test_a_kept_mutant_loads_back_as_it_was(tmp_path: Path) -> None:
     facts = json.loads((tmp_path / "kept" / "outcome.json").read_text())
     assert facts["failure"] == "took longer than 10 s"
     assert (facts["seconds"], facts["cpuSeconds"], facts["exitCode"]) == (10.2, 0.3, None)
+
+
+@linux_only
+def test_a_mutant_that_hangs_is_killed_at_its_budget(tmp_path: Path) -> None:
+    # Time spent waiting for a CPU is not counted against the budget: sleeping is.
+    ran = fuzzing.fork_cli(tmp_path, ["--help"], None, timeout=0.5, prepare=lambda: time.sleep(60))
+    assert ran.exit_code is None
+    assert ran.seconds < 30
+    assert ran.waited_for_cpu < 0.5
+
+
+def _spin(seconds: float) -> None:
+    """Compute for ``seconds`` of CPU time, on CPU 0 only."""
+    os.sched_setaffinity(0, {0})
+    until = time.process_time() + seconds
+    while time.process_time() < until:
+        pass
+
+
+@linux_only
+def test_time_a_busy_machine_keeps_a_mutant_waiting_is_not_counted_against_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two processes computing on the mutant's only CPU keep it waiting 2/3 of the time or
+    # more: 0.4 s of CPU takes over 1.2 s, past a 1 s budget, of which 0.4 s is its own.
+    monkeypatch.setattr(fuzzing, "LOADED_LIMIT", 1000)  # whatever else the machine runs
+    rivals = [multiprocessing.get_context("fork").Process(target=_spin, args=(60,)) for _ in "ab"]
+    for rival in rivals:
+        rival.start()
+    try:
+
+        def compute_then_exit() -> None:
+            _spin(0.4)
+            os._exit(3)
+
+        ran = fuzzing.fork_cli(tmp_path, ["--help"], None, timeout=1.0, prepare=compute_then_exit)
+    finally:
+        for rival in rivals:
+            rival.kill()
+            rival.join()
+    assert ran.exit_code == 3, (
+        f"killed after {ran.seconds:.1f} s, {ran.waited_for_cpu:.1f} s waiting"
+    )
+    assert ran.seconds > 1.0
+    assert ran.seconds - ran.waited_for_cpu < 1.0
