@@ -1,7 +1,7 @@
 """1,000 cases through the real OpenAI provider against a loopback mock with 100 ms latency.
 
 Each case runs the built-in reactive harness with one agent that makes one chat
-call (the official ``openai`` SDK, aiohttp transport, our retry/limit wrapper),
+call (our HTTP provider over aiohttp, our retry/limit wrapper),
 then one ``output.contains`` check — the workload of the peer benchmark in
 ``shared/peer-bench`` (promptfoo 8.0x, Inspect AI 19.9x, bare asyncio 1.06x).
 The provider's ``max_connections`` is 100, so the ideal wall time is
@@ -12,7 +12,7 @@ Prints the run's details, then ``wall_vs_ideal: <ratio>`` as the last line (the
 wall time of ``run_dataset``; process start-up and imports are reported apart).
 
     python bench/providers.py [--cases 1000] [--max-connections 100] [--latency-ms 100]
-                              [--concurrency N] [--transport aiohttp|httpx] [--floor]
+                              [--concurrency N] [--floor]
 """
 
 from __future__ import annotations
@@ -69,13 +69,12 @@ async def run(port: int, args: argparse.Namespace) -> tuple[DatasetResult, float
             "base_url": f"http://127.0.0.1:{port}/v1",
             "api_key": "dummy-key",
             "max_connections": args.max_connections,
-            "transport": args.transport,
         },
     )
     data = dataset(args.cases)
     concurrency = args.concurrency or args.max_connections
     options = RunOptions(concurrency=args.cases if concurrency < 0 else concurrency)
-    if args.warmup:  # the first SDK call imports and builds most of the client
+    if args.warmup:  # the first call builds the session and its connections
         await run_dataset(harness, dataset(1), RunOptions())
         mock_stats(port, "/__reset", "POST")
     cpu0, began = cpu_seconds(), time.perf_counter()
@@ -96,7 +95,6 @@ def main() -> int:
         "-1: all cases at once, the limiter alone bounding the calls)",
     )
     parser.add_argument("--no-warmup", dest="warmup", action="store_false")
-    parser.add_argument("--transport", choices=["aiohttp", "httpx"], default="aiohttp")
     parser.add_argument(
         "--floor", action="store_true", help="also time a bare asyncio client (machine load check)"
     )

@@ -8,10 +8,9 @@ do not pay for the whole library.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
-
-# Imported now: the submodule of the same name would shadow a lazy ``compare``.
-from signal_eval_cli.compare import CompareOptions, Comparison, compare, compare_files
 
 if TYPE_CHECKING:
     from signal_eval_cli.assertions import (
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
         evaluate_assertions,
         known_types,
     )
+    from signal_eval_cli.compare import CompareOptions, Comparison, compare, compare_files
     from signal_eval_cli.dataset import (
         EvalCase,
         EvalDataset,
@@ -127,6 +127,8 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "AssertionResult": "signal_eval_cli.assertions",
     "CaseMetrics": "signal_eval_cli.results",
     "CaseResult": "signal_eval_cli.results",
+    "CompareOptions": "signal_eval_cli.compare",
+    "Comparison": "signal_eval_cli.compare",
     "DatasetResult": "signal_eval_cli.results",
     "EvalCase": "signal_eval_cli.dataset",
     "EvalContext": "signal_eval_cli.assertions",
@@ -151,6 +153,8 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "UnknownAssertionType": "signal_eval_cli.errors",
     "Variant": "signal_eval_cli.matrix",
     "assertion": "signal_eval_cli.assertions",
+    "compare": "signal_eval_cli.compare",
+    "compare_files": "signal_eval_cli.compare",
     "evaluate_assertion": "signal_eval_cli.assertions",
     "evaluate_assertions": "signal_eval_cli.assertions",
     "draft_case": "signal_eval_cli.traces.cases",
@@ -189,3 +193,16 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
+
+
+class _Package(types.ModuleType):
+    """This package, whose ``compare`` stays the function when the submodule of the same
+    name is imported (the import system sets the package's attribute to the submodule)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "compare" and isinstance(value, types.ModuleType):
+            value = value.compare
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

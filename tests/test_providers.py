@@ -1,15 +1,18 @@
-"""Real OpenAI and Anthropic SDK clients against the loopback mock: signals, tools, faults.
+"""The OpenAI and Anthropic providers against the loopback mock: signals, tools, faults.
 
-No SDK is mocked: every call goes through the official client and its HTTP
-transport to :class:`mock_servers.MockLLMServer` on 127.0.0.1.
+Nothing is mocked: every call goes over real HTTP (aiohttp) to
+:class:`mock_servers.MockLLMServer` on 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -196,6 +199,80 @@ def test_environment_gives_base_url_and_key(
     assert [c.api for c in server.calls] == APIS
 
 
+SDK_HEADERS = (
+    "authorization", "x-api-key", "anthropic-version", "openai-organization", "openai-project",
+    "content-type", "x-team",
+)  # fmt: skip
+
+
+def test_the_environment_gives_the_headers_the_official_sdks_send(
+    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Key, organisation, project, version and custom headers: the same as the SDKs' own
+    clients send, from the same variables (each SDK is asked directly, then the provider)."""
+    openai = pytest.importorskip("openai")
+    anthropic = pytest.importorskip("anthropic")
+    env = {
+        "OPENAI_BASE_URL": server.openai_base_url,
+        "OPENAI_API_KEY": KEY,
+        "OPENAI_ORG_ID": "org-42",
+        "OPENAI_PROJECT_ID": "proj-7",
+        "OPENAI_CUSTOM_HEADERS": "X-Team: evals\nbroken line",
+        "ANTHROPIC_BASE_URL": server.anthropic_base_url,
+        "ANTHROPIC_API_KEY": KEY + "-a",
+        "ANTHROPIC_CUSTOM_HEADERS": "X-Team: claude",
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    messages: Any = [{"role": "user", "content": "hi"}]
+
+    async def by_the_sdks() -> None:
+        async with openai.AsyncOpenAI(max_retries=0) as client:
+            await client.chat.completions.create(model="m", messages=messages)
+        async with anthropic.AsyncAnthropic(max_retries=0) as client:
+            await client.messages.create(model="m", max_tokens=5, messages=messages)
+
+    asyncio.run(by_the_sdks())
+    for api in APIS:
+        asyncio.run(make_provider(f"{api}:m", **FAST).complete(request()))
+    sdk, ours = server.calls[:2], server.calls[2:]
+    assert [c.path for c in ours] == [c.path for c in sdk]
+    for theirs, mine in zip(sdk, ours, strict=True):
+        expected = {h: theirs.headers[h] for h in SDK_HEADERS if h in theirs.headers}
+        assert {h: mine.headers[h] for h in SDK_HEADERS if h in mine.headers} == expected
+    assert ours[0].headers["openai-organization"] == "org-42"
+    assert ours[1].headers["anthropic-version"] == "2023-06-01"
+
+
+@pytest.mark.parametrize(
+    ("api", "event", "code", "text"),
+    [
+        (
+            "openai",
+            b'data: {"error": {"message": "upstream broke", "type": "server_error"}}\n\n',
+            "api_error",
+            "openai:test-model: upstream broke (server_error)",
+        ),
+        (
+            "anthropic",
+            b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", '
+            b'"message": "Overloaded"}}\n\n',
+            "overloaded",
+            "anthropic:test-model: the API returned an error: Overloaded (overloaded_error)",
+        ),
+    ],
+)
+def test_an_error_event_inside_a_stream_is_a_coded_error(
+    server: MockLLMServer, api: str, event: bytes, code: str, text: str
+) -> None:
+    server.fail_next(Fault.malformed(event))
+    with pytest.raises(ProviderError) as raised:
+        asyncio.run(provider(server, api, stream=True, max_retries=0).complete(request()))
+    assert raised.value.code == code
+    assert str(raised.value).startswith(text)
+
+
 def test_missing_key_is_an_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(InputError, match="OPENAI_API_KEY"):
@@ -220,15 +297,30 @@ def test_unknown_option_is_named() -> None:
         make_provider("openai:m", api_key=KEY, max_conections=3)
 
 
-def test_httpx_transport_works_too(server: MockLLMServer) -> None:
-    p = provider(server, "openai", transport="httpx")
-    assert p.inner.transport == "httpx"
-    assert asyncio.run(p.complete(request())).text.startswith("ANSWER:")
-
-
-def test_default_transport_is_aiohttp(server: MockLLMServer) -> None:
-    assert provider(server, "openai").inner.transport == "aiohttp"
-    assert provider(server, "anthropic").inner.transport == "aiohttp"
+def test_the_transport_is_aiohttp_and_no_sdk_is_imported(tmp_path: Any) -> None:
+    """A provider built and called in a fresh process imports neither SDK (nor httpx)."""
+    probe = (
+        "import asyncio, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from mock_servers import MockLLMServer\n"
+        "from signal_eval_cli.providers import ProviderRequest\n"
+        "from signal_eval_cli.providers.registry import make_provider\n"
+        "with MockLLMServer() as server:\n"
+        "    for api, url in (('openai', server.openai_base_url),\n"
+        "                     ('anthropic', server.anthropic_base_url)):\n"
+        "        p = make_provider(f'{api}:m', api_key='k', base_url=url, transport='aiohttp')\n"
+        "        assert p.inner.transport == 'aiohttp'\n"
+        "        request = ProviderRequest('c', 'a', [{'role': 'user', 'content': 'hi'}])\n"
+        "        assert asyncio.run(p.complete(request)).text == 'ANSWER: hi'\n"
+        "print(*(m for m in ('openai', 'anthropic', 'httpx') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(Path(__file__).parent)],
+        capture_output=True, text=True, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout.strip()) == (0, ""), done.stderr
+    with pytest.raises(InputError, match="transport must be aiohttp"):
+        make_provider("openai:m", api_key=KEY, transport="httpx")
 
 
 # -- malformed answers are errors, never empty answers -----------------------------------------
@@ -399,21 +491,17 @@ def refused_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
 @pytest.mark.parametrize("api", APIS)
-def test_connection_refused_is_a_connection_error_not_a_timeout(api: str, transport: str) -> None:
+def test_connection_refused_is_a_connection_error_not_a_timeout(api: str) -> None:
     url = refused_url()
-    p = make_provider(
-        f"{api}:m", api_key=KEY, base_url=url, transport=transport, **{**FAST, "max_retries": 1}
-    )
+    p = make_provider(f"{api}:m", api_key=KEY, base_url=url, **{**FAST, "max_retries": 1})
     with pytest.raises(ProviderError) as raised:
         asyncio.run(p.complete(request()))
     message = str(raised.value)
     assert raised.value.code == "connection_error", message
     assert "connection failed: " in message and "timed out" not in message
     assert "gave up after 2 attempts" in message
-    if transport == "aiohttp":
-        assert "Cannot connect to host 127.0.0.1:" in message
+    assert "Cannot connect to host 127.0.0.1:" in message
     assert KEY not in message
 
 

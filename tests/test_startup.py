@@ -22,6 +22,8 @@ HEAVY = (
     "yaml",
     "rich",
     "signal_eval_cli.scenarios",
+    "signal_eval_cli.compare",
+    "pydantic",
 )
 
 
@@ -49,6 +51,13 @@ def test_validate_imports_no_jsonschema_for_a_valid_dataset(tmp_path: Path) -> N
     assert "jsonschema" not in imported_after(code, tmp_path)
 
 
+def test_the_cli_validates_without_pydantic_jsonschema_or_aiohttp(tmp_path: Path) -> None:
+    """Typer 0.29 builds a pydantic adapter per option (pyproject pins it below that)."""
+    path = str(ROOT / "datasets/code-review.yaml")
+    code = f"from signal_eval_cli.cli import app\ntry:\n    app(['validate', {path!r}])\nexcept SystemExit as exit:\n    assert exit.code == 0"
+    assert not {"pydantic", "jsonschema", "aiohttp", "openai"} & set(imported_after(code, tmp_path))
+
+
 @pytest.mark.parametrize(
     ("file", "kind"),
     [
@@ -62,6 +71,20 @@ def test_every_kind_is_recognised_in_a_fresh_process(tmp_path: Path, file: str, 
         capture_output=True, text=True, cwd=tmp_path, check=False,
     )  # fmt: skip
     assert done.returncode == 0 and f"({kind})" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_compare_submodule_never_shadows_the_compare_function(tmp_path: Path) -> None:
+    """``compare`` is imported on first use, yet importing its submodule first (as the
+    CLI's compare command does) leaves ``signal_eval_cli.compare`` the function."""
+    code = (
+        "import types\n"
+        "import signal_eval_cli.compare\n"
+        "import signal_eval_cli\n"
+        "from signal_eval_cli import compare\n"
+        "assert compare is signal_eval_cli.compare is signal_eval_cli.compare.__globals__['compare']\n"
+        "assert not isinstance(compare, types.ModuleType)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True)
 
 
 def test_every_export_is_the_defining_modules_object() -> None:

@@ -1,4 +1,4 @@
-"""Model providers: cassette replay (offline), and real APIs as optional extras."""
+"""Model providers: cassette replay (offline), and the OpenAI and Anthropic APIs over HTTP."""
 
 from signal_eval_cli.providers.base import (
     Provider,

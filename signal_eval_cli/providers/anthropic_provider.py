@@ -1,11 +1,12 @@
-"""Anthropic messages API through the official ``anthropic`` SDK (``signal-eval[anthropic]``).
+"""The Anthropic messages API, spoken over HTTP (no SDK: see :mod:`.http`).
 
-Same shape as :mod:`signal_eval_cli.providers.openai_provider`: the SDK's client,
-auth (``ANTHROPIC_API_KEY``), base URL (``ANTHROPIC_BASE_URL``), version header and
-error types, its low-level ``client.post`` with our body, and strict parsing of
-the answer (text and ``tool_use`` blocks, streamed or not). SDK retries are off.
-The SDK plumbing both share is :class:`~signal_eval_cli.providers.sdk.SDKProvider`;
-this module supplies the request body, the parser and the stream's events.
+Same shape as :mod:`signal_eval_cli.providers.openai_provider`, with the official
+SDK's environment: ``ANTHROPIC_API_KEY`` (sent as ``X-Api-Key``), ``ANTHROPIC_BASE_URL``
+(default ``https://api.anthropic.com``), ``ANTHROPIC_CUSTOM_HEADERS``, and its
+``anthropic-version`` header; our body, and strict parsing of the answer (text and
+``tool_use`` blocks, streamed or not). No retries here: the wrapper retries. The HTTP
+both share is :class:`~signal_eval_cli.providers.http.HTTPProvider`; this module
+supplies the headers, the request body, the parser and the stream's events.
 """
 
 from __future__ import annotations
@@ -15,19 +16,24 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from signal_eval_cli.providers.base import ProviderRequest, ToolCallRecord
-from signal_eval_cli.providers.reliability import ProviderCallError
-from signal_eval_cli.providers.sdk import (
+from signal_eval_cli.providers.http import (
+    SKIP,
     Answer,
-    SDKProvider,
+    HTTPProvider,
     body_answer,
     malformed,
     usage_int,
 )
+from signal_eval_cli.providers.reliability import ProviderCallError
+from signal_eval_cli.proxy.apis import SSEEvent
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicProvider", "parse_message", "to_anthropic_request"]
 
 DEFAULT_MAX_TOKENS = 4096
 """The messages API requires ``max_tokens``; this is used when nobody sets one."""
+
+API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header the official SDK sends."""
 
 
 def _tool(tool: Any) -> dict[str, Any]:
@@ -144,17 +150,19 @@ def parse_message(data: Any, label: str, raw: bytes | None = None) -> Answer:
     return body_answer(data, label, "".join(texts), calls, "input_tokens", "output_tokens")
 
 
-class AnthropicProvider(SDKProvider):
+class AnthropicProvider(HTTPProvider):
     """One messages-API call per :meth:`complete` (no retries: the wrapper retries)."""
 
     name = "anthropic"
-    sdk_module = "anthropic"
-    sdk_title = "Anthropic"
-    client_class = "AsyncAnthropic"
     key_env = "ANTHROPIC_API_KEY"
     base_url_env = "ANTHROPIC_BASE_URL"
+    default_base_url = "https://api.anthropic.com"
+    headers_env = "ANTHROPIC_CUSTOM_HEADERS"
     path = "/v1/messages"
     default_max_tokens = DEFAULT_MAX_TOKENS
+
+    def headers(self, api_key: str) -> dict[str, str]:
+        return {"X-Api-Key": api_key, "anthropic-version": API_VERSION}
 
     def body(self, request: ProviderRequest) -> dict[str, Any]:
         model = self.model or request.model
@@ -178,6 +186,20 @@ class AnthropicProvider(SDKProvider):
 
     def parse(self, data: Any, label: str, raw: bytes | None = None) -> Answer:
         return parse_message(data, label, raw)
+
+    def event_data(self, event: SSEEvent, label: str) -> Any:
+        if event.event is None or event.event == "ping":  # the SDK reads named events only
+            return SKIP
+        if event.event == "error":
+            try:
+                body = json.loads(event.data)
+            except json.JSONDecodeError:
+                body = {"error": {"message": event.data or "error event"}}
+            raise _api_error(body if isinstance(body, Mapping) else {"error": body}, label)
+        data = json.loads(event.data)
+        if isinstance(data, dict) and "type" not in data:
+            data["type"] = event.event
+        return data
 
     async def _stream(
         self, body: dict[str, Any], label: str, on_delta: Callable[[str], None] | None

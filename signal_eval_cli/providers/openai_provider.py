@@ -1,38 +1,37 @@
 """OpenAI-compatible chat completions (OpenAI, vLLM, Ollama, LiteLLM, any ``/v1/chat/completions``).
 
-Uses the official ``openai`` SDK (``pip install 'signal-eval[openai]'``): its client,
-auth, base URL and error types, through its documented low-level ``client.post``
-with the request body we build and the response parsed here, strictly. That skips
-the SDK's request-param transform and lenient response models (measured at about
-0.3–0.4 ms CPU per call, a third of the SDK's cost), and makes a malformed body an
-error instead of a half-empty object. The SDK's retries are off (``max_retries=0``):
+Speaks the API over HTTP itself (:class:`~signal_eval_cli.providers.http.HTTPProvider`,
+aiohttp): the request body is built here and the answer parsed here, strictly, so a
+malformed body is an error instead of a half-empty object. The environment is the
+official SDK's: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` (default
+``https://api.openai.com/v1``), ``OPENAI_ORG_ID``, ``OPENAI_PROJECT_ID`` and
+``OPENAI_CUSTOM_HEADERS``. No SDK is imported (``import openai`` alone costs about
+1.5 s of CPU) and no retries happen here:
 :class:`~signal_eval_cli.providers.reliability.ReliableProvider` is the only policy.
 
-The HTTP transport is aiohttp (``openai[aiohttp]``) when installed, else httpx:
-measured on the project's 2-core machine against a loopback mock, ~0.7 ms CPU per
-call with aiohttp against ~3 ms with the default httpx transport.
-
 One instance makes one attempt per :meth:`complete`; :func:`make_provider` wraps it
-with retries, the concurrency limit and the timeout. The SDK plumbing shared with
-the Anthropic provider is :class:`~signal_eval_cli.providers.sdk.SDKProvider`; this
-module supplies the request body, the parser and the stream's chunks.
+with retries, the concurrency limit and the timeout. This module supplies the headers,
+the request body, the parser and the stream's chunks.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from signal_eval_cli.providers.base import ProviderRequest, ToolCallRecord
-from signal_eval_cli.providers.reliability import ProviderCallError
-from signal_eval_cli.providers.sdk import (
+from signal_eval_cli.providers.http import (
+    DONE,
     Answer,
-    SDKProvider,
+    HTTPProvider,
     body_answer,
     malformed,
     usage_int,
 )
+from signal_eval_cli.providers.reliability import ProviderCallError, server_message
+from signal_eval_cli.proxy.apis import SSEEvent
 
 __all__ = [
     "Answer",
@@ -155,17 +154,27 @@ def parse_chat_completion(data: Any, label: str, raw: bytes | None = None) -> An
     return body_answer(data, label, content, calls, "prompt_tokens", "completion_tokens")
 
 
-class OpenAIProvider(SDKProvider):
+class OpenAIProvider(HTTPProvider):
     """One chat-completions call per :meth:`complete` (no retries: see the module doc)."""
 
     name = "openai"
-    sdk_module = "openai"
-    sdk_title = "OpenAI"
-    client_class = "AsyncOpenAI"
     key_env = "OPENAI_API_KEY"
     key_note = " (any non-empty value for a local endpoint that ignores it)"
     base_url_env = "OPENAI_BASE_URL"
+    default_base_url = "https://api.openai.com/v1"
+    headers_env = "OPENAI_CUSTOM_HEADERS"
     path = "/chat/completions"
+
+    def headers(self, api_key: str) -> dict[str, str]:
+        headers = {"Authorization": f"Bearer {api_key}"}
+        for header, variable in (
+            ("OpenAI-Organization", "OPENAI_ORG_ID"),
+            ("OpenAI-Project", "OPENAI_PROJECT_ID"),
+        ):
+            value = os.environ.get(variable)
+            if value:
+                headers[header] = value
+        return headers
 
     def body(self, request: ProviderRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -191,6 +200,15 @@ class OpenAIProvider(SDKProvider):
 
     def parse(self, data: Any, label: str, raw: bytes | None = None) -> Answer:
         return parse_chat_completion(data, label, raw)
+
+    def event_data(self, event: SSEEvent, label: str) -> Any:
+        if event.data.startswith("[DONE]"):
+            return DONE
+        data = json.loads(event.data)
+        if isinstance(data, Mapping) and data.get("error"):  # an error inside the stream
+            detail = server_message(data["error"]) or "An error occurred during streaming"
+            raise ProviderCallError(f"{label}: {detail[:500]}", code="api_error")
+        return data
 
     async def _stream(
         self, body: dict[str, Any], label: str, on_delta: Callable[[str], None] | None

@@ -4,7 +4,7 @@ Specs: ``openai:<model>`` (any OpenAI-compatible endpoint: ``OPENAI_BASE_URL``,
 ``OPENAI_API_KEY``), ``anthropic:<model>`` (``ANTHROPIC_BASE_URL``,
 ``ANTHROPIC_API_KEY``), ``cassette:<path>`` (replay only).
 
-A real provider is built as ``Recording(Reliable(SDK provider))``: the SDK call
+A real provider is built as ``Recording(Reliable(HTTP provider))``: the HTTP call
 makes one attempt, :class:`ReliableProvider` adds retries, the adaptive
 ``max_connections`` limit and the timeout, and a cassette (when given) records or
 replays. ``mode`` picks what the cassette does:
@@ -39,10 +39,10 @@ MODES = ("auto", "replay", "record", "record-missing", "live")
 DEFAULT_MAX_CONNECTIONS = 32
 DEFAULT_TIMEOUT = 60.0
 
-_SDK_OPTIONS = ("api_key", "base_url", "stream", "max_tokens", "transport", "extra_body")
+_HTTP_OPTIONS = ("api_key", "base_url", "stream", "max_tokens", "transport", "extra_body")
 _OPTIONS = frozenset(
     {
-        *_SDK_OPTIONS,
+        *_HTTP_OPTIONS,
         "timeout",
         "max_connections",
         "max_retries",
@@ -83,7 +83,7 @@ def make_provider(spec: str, **options: Any) -> Provider:
             ``retry_max_delay`` (20 s), ``max_retry_after`` (60 s), ``prices`` (model →
             ``{input, output}`` USD per 1M tokens), ``cassette`` (path), ``mode``
             (see the module doc), ``base_dir`` (for relative paths), ``transport``
-            (``aiohttp`` or ``httpx``), ``extra_body`` (merged into each request).
+            (``aiohttp``, the only one), ``extra_body`` (merged into each request).
     """
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
@@ -142,19 +142,19 @@ def _real(kind: str, model: str, options: Mapping[str, Any]) -> ReliableProvider
         if not isinstance(overrides, Mapping):
             raise InputError(f"provider option prices must map models to prices, got {overrides!r}")
         prices = prices.with_overrides(overrides)
-    sdk_options = {k: options[k] for k in _SDK_OPTIONS if options.get(k) is not None}
+    http_options = {k: options[k] for k in _HTTP_OPTIONS if options.get(k) is not None}
     inner: Any
     if kind == "openai":
         from signal_eval_cli.providers.openai_provider import OpenAIProvider
 
         inner = OpenAIProvider(
-            model, timeout=timeout, max_connections=max_connections, prices=prices, **sdk_options
+            model, timeout=timeout, max_connections=max_connections, prices=prices, **http_options
         )
     else:
         from signal_eval_cli.providers.anthropic_provider import AnthropicProvider
 
         inner = AnthropicProvider(
-            model, timeout=timeout, max_connections=max_connections, prices=prices, **sdk_options
+            model, timeout=timeout, max_connections=max_connections, prices=prices, **http_options
         )
     default = RetryPolicy()
     policy = RetryPolicy(

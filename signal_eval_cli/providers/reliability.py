@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
-import http.cookiejar
+import json
 import random
 import re
 import socket
@@ -41,14 +41,15 @@ from signal_eval_cli.providers.base import (
 __all__ = [
     "RETRYABLE_CODES",
     "AdaptiveLimiter",
-    "NoCookies",
     "ProviderCallError",
     "ReliableProvider",
     "RetryPolicy",
     "classify_exception",
     "close_on_loop_exit",
+    "http_status_error",
     "parse_retry_after",
     "redact",
+    "server_message",
     "status_code_error",
 ]
 
@@ -149,16 +150,41 @@ def status_code_error(
     )
 
 
-def _error_detail(exc: Any) -> str:
-    """The server's own message from an SDK status error, else the exception text."""
-    body = getattr(exc, "body", None)
+def server_message(body: Any) -> str | None:
+    """The server's own message in an error body (``{error: {message, type}}``), if any."""
     if isinstance(body, Mapping):
         error = body.get("error", body)
         if isinstance(error, Mapping) and isinstance(error.get("message"), str):
             kind = error.get("type")
             return f"{error['message']}" + (f" ({kind})" if isinstance(kind, str) else "")
+    return None
+
+
+def _error_detail(exc: Any) -> str:
+    """The server's own message from an SDK status error, else the exception text."""
+    server = server_message(getattr(exc, "body", None))
+    if server is not None:
+        return server
     message = getattr(exc, "message", None)
     return str(message if isinstance(message, str) else exc)
+
+
+def http_status_error(
+    status: int, headers: Mapping[str, str] | Any, raw: bytes, *, label: str
+) -> ProviderCallError:
+    """The error for an HTTP answer of ``status`` >= 400 with body ``raw``: the server's
+    message when the body carries one (else the body), and its ``Retry-After``."""
+    text = raw.decode("utf-8", "replace").strip()
+    try:
+        body: Any = json.loads(text)
+    except ValueError:
+        body = None
+    detail = server_message(body)
+    if detail is None:
+        detail = f"Error code: {status}" + (f" - {text}" if text else "")
+    return status_code_error(
+        status, detail[:500], retry_after=parse_retry_after(headers), label=label
+    )
 
 
 _DISCONNECTS = frozenset(
@@ -385,30 +411,16 @@ class AdaptiveLimiter:
             self._waiters.remove(future)
 
 
-class NoCookies(http.cookiejar.CookieJar):
-    """A cookie jar that keeps nothing, for the SDK clients' HTTP client.
-
-    Model APIs need no cookies, and a jar shared by every case would carry state
-    from one case to the next; keeping none is also cheaper (the standard jar parses
-    every response's headers: about 0.1 ms per call).
-    """
-
-    def extract_cookies(self, response: Any, request: Any) -> None:
-        return None
-
-    def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
-        return None
-
-
 _CLOSERS: set[asyncio.Task[None]] = set()
 
 
 def close_on_loop_exit(client: Any) -> None:
-    """Close an SDK client when its event loop shuts down (``asyncio.run`` cancels tasks).
+    """Close a provider's HTTP session when its event loop shuts down (``asyncio.run``
+    cancels tasks).
 
     aiohttp sessions belong to one loop and warn when garbage-collected open; a
-    task that waits for its cancellation closes the client in time, without the
-    harness or the CLI having to know which clients exist.
+    task that waits for its cancellation closes the session in time, without the
+    harness or the CLI having to know which sessions exist.
     """
 
     async def wait_then_close() -> None:
@@ -418,7 +430,7 @@ def close_on_loop_exit(client: Any) -> None:
             with contextlib.suppress(Exception):
                 await client.close()
 
-    task = asyncio.get_running_loop().create_task(wait_then_close(), name="close-sdk-client")
+    task = asyncio.get_running_loop().create_task(wait_then_close(), name="close-http-session")
     _CLOSERS.add(task)
     task.add_done_callback(_CLOSERS.discard)
 

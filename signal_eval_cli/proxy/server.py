@@ -18,7 +18,7 @@ goes back with :meth:`ModelProxy.take` and into the run's own proxy with
 Why its own thread: an in-process harness may call a *sync* SDK from async code,
 blocking the runner's loop; a proxy on that loop could then never answer. Why
 aiohttp: its C HTTP parser keeps the proxy's cost per call well under a
-millisecond, and the ``openai``/``anthropic`` extras already pull it in.
+millisecond, and the built-in providers speak HTTP with it too (a core dependency).
 """
 
 from __future__ import annotations
