@@ -124,3 +124,13 @@ def test_the_console_script_is_the_guarded_entry() -> None:
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["scripts"] == {"signal-eval": "signal_eval_entry:main"}
+
+
+def test_the_built_in_harnesses_are_the_registered_entry_points() -> None:
+    """``BUILT_IN`` resolves the names pyproject.toml registers without reading metadata."""
+    from signal_eval_cli.harness.entrypoints import BUILT_IN, ENTRY_POINT_GROUP, load_factory
+
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"][ENTRY_POINT_GROUP] == BUILT_IN
+    assert load_factory("reactive") is load_factory(BUILT_IN["reactive"])
