@@ -2,7 +2,7 @@
 Ray cluster.
 
 Each actor is a Ray *async actor* holding a :class:`Job` (for cases: the existing asyncio
-runner, :func:`~signal_eval_cli.runner.run_dataset`) with its own concurrency limit. The
+runner, :func:`~signal_eval_cli.runner.run_dataset_case`) with its own concurrency limit. The
 driver keeps every actor fed: it sends batches of units as the actor's slots free up (at
 most one batch beyond its concurrency, so an actor never idles waiting for the driver),
 and each batch's results come back (and go to ``on_case_complete``: the journal) as soon
@@ -107,7 +107,9 @@ class Job(Protocol):
 
 @dataclass(slots=True)
 class CaseOutcome:
-    """A case's result as an actor sends it back, with what its proxy and judge recorded."""
+    """A case's result as an actor sends it back (as JSON: cheaper for Ray to send than
+    the result objects, as measured with bench/ray.py), with what its proxy and judge
+    recorded."""
 
     row: dict[str, Any]
     proxied: Handover | None = None
@@ -142,14 +144,20 @@ class _CasesJob:
     async def run(
         self, variant: str, indices: list[int], semaphore: asyncio.Semaphore, concurrency: int
     ) -> list[CaseOutcome]:
-        from signal_eval_cli.runner import run_dataset
+        from signal_eval_cli.runner import run_dataset_case
 
-        subset = dataclasses.replace(self.dataset, cases=[self.cases[i] for i in indices])
-        options = dataclasses.replace(self.options, concurrency=concurrency, semaphore=semaphore)
-        result = await run_dataset(self.harnesses[variant], subset, options)
+        harness, dataset, options = self.harnesses[variant], self.dataset, self.options
+
+        async def one(index: int) -> CaseResult:
+            async with semaphore:  # the actor's concurrency, across its batches
+                return await run_dataset_case(harness, dataset, self.cases[index], options)
+
+        # The cases themselves, not a run_dataset of the batch: no per-batch worker pool,
+        # selection or dataset result.
+        results = await asyncio.gather(*(one(i) for i in indices))
         proxy, take_judged = options.proxy, getattr(options.judge, "take_recorded", None)
-        handed = proxy.take([c.case_id for c in result.cases]) if proxy is not None else {}
-        outcomes = [CaseOutcome(c.to_dict("all"), handed.get(c.case_id)) for c in result.cases]
+        handed = proxy.take([r.case_id for r in results]) if proxy is not None else {}
+        outcomes = [CaseOutcome(r.to_dict("all"), handed.get(r.case_id)) for r in results]
         if take_judged is not None and outcomes:
             outcomes[0].judged = take_judged()
         return outcomes

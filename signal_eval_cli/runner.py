@@ -438,6 +438,20 @@ async def run_case(
     return chosen
 
 
+async def run_dataset_case(
+    harness: Any, dataset: EvalDataset, case: EvalCase, options: RunOptions
+) -> CaseResult:
+    """One case of ``dataset``: its assertions, timeout and repeats as the dataset sets them."""
+    return await run_case(
+        harness,
+        case,
+        options,
+        assertions=dataset.assertions_for(case),
+        default_timeout=dataset.default_timeout,
+        repeat=case.repeat or dataset.repeat,
+    )
+
+
 async def run_dataset(
     harness: Any, dataset: EvalDataset, options: RunOptions | None = None
 ) -> DatasetResult:
@@ -459,14 +473,7 @@ async def run_dataset(
         async with semaphore:
             if stop.is_set():
                 return
-            result = await run_case(
-                harness,
-                case,
-                options,
-                assertions=dataset.assertions_for(case),
-                default_timeout=dataset.default_timeout,
-                repeat=case.repeat or dataset.repeat,
-            )
+            result = await run_dataset_case(harness, dataset, case, options)
         results[index] = result
         if options.fail_fast and not result.passed and not result.skipped:
             stop.set()

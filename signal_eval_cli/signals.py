@@ -434,6 +434,8 @@ class Trace:
     def _usage(self) -> tuple[float, float, float]:
         """Input tokens, output tokens and cost summed over ``provider:end``."""
         payloads = self.payloads("provider:end")
+        if not payloads:  # a run that called no model (or traced no call): most, often
+            return 0.0, 0.0, 0.0
         try:  # fast path: well-formed payloads, each read once
             rows = [
                 (p["usage"]["inputTokens"], p["usage"]["outputTokens"], p["cost"]) for p in payloads
