@@ -12,6 +12,7 @@ fork does not), and the server checks it is still single-threaded (fork-safe).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -60,7 +61,8 @@ def _warm_up() -> None:
         from signal_eval_cli.dataset import load_dataset
 
         load_dataset(Path(tmp, "eval.yaml"))
-        import typer._adapters  # noqa: F401 - imported lazily by typer at parse time
+        with contextlib.suppress(ImportError):  # typer >= 0.29 imports it at parse time
+            import typer._adapters  # noqa: F401
 
         del run_command
     if threading.active_count() != 1:

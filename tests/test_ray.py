@@ -187,15 +187,27 @@ def check_cases(cluster: str, tmp_path: Path) -> None:
     assert on_ray_cases == local_cases
 
 
+ASK = (
+    "import json, urllib.request as u; u.urlopen(u.Request("
+    "os.environ['OPENAI_BASE_URL'] + '/chat/completions', json.dumps({'model': 'm', "
+    "'messages': [{'role': 'user', 'content': 's%d'}]}).encode(), "
+    "{'content-type': 'application/json', 'authorization': 'Bearer k'})).read()"
+)
+
+
 def write_scenarios(directory: Path, count: int) -> None:
     """``count`` scenarios over one fixture; s1 fails its goal. Each goal logs the pid of
-    the process that runs it (the CLI locally, an actor on Ray)."""
+    the process that runs it (the CLI locally, an actor on Ray) and asks a model, through
+    the run's proxy, for its answer."""
     (directory / "fx").mkdir()
     (directory / "fx" / "README").write_text("fixture\n")
     (directory / "scenarios").mkdir()
     log = directory / "goal-parents.log"
     for i in range(count):
-        script = f"import os; open({str(log)!r}, 'a').write(f'{{os.getppid()}}\\n'); raise SystemExit({int(i == 1)})"
+        script = (
+            f"import os; open({str(log)!r}, 'a').write(f'{{os.getppid()}}\\n'); {ASK % i}; "
+            f"raise SystemExit({int(i == 1)})"
+        )
         scenario = {
             "id": f"s{i}",
             "adapterId": "python-pytest",
@@ -212,9 +224,10 @@ def check_scenarios(cluster: str, tmp_path: Path) -> None:
     write_scenarios(tmp_path, 4)
     common = [str(CLI), "scenario", "--all", "--dir", "scenarios", "--root", "."]
 
-    def scenario(*args: str) -> list[str]:
+    def scenario(*args: str, upstream: str) -> list[str]:
+        env = {**os.environ, "OPENAI_BASE_URL": upstream, "OPENAI_API_KEY": "sk-test"}
         done = subprocess.run(
-            [*common, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
+            [*common, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
         )
         assert done.returncode == 1, done.stderr  # s1 fails, as intended
         assert "Traceback" not in done.stderr
@@ -223,9 +236,15 @@ def check_scenarios(cluster: str, tmp_path: Path) -> None:
         log.unlink()
         return parents
 
-    here = scenario("-o", "local.json")
+    # the goals' model calls recorded on Ray, then replayed here with no upstream at all
     ray_args = ["--executor", "ray", "--ray-address", cluster, "--ray-actors", "2"]
-    there = scenario("-o", "ray.json", *ray_args, "--repeat", "2")
+    with MockLLMServer(answer) as mock:
+        args = ["-o", "ray.json", *ray_args, "--repeat", "2", "--record"]
+        there = scenario(*args, upstream=mock.openai_base_url)
+    assert len(mock.calls) == 8
+    recorded = ProxyCassette(tmp_path / "scenarios" / "cassettes" / "s0.proxy.yaml").load()
+    assert [(i.case, i.run) for i in recorded] == [("s0", 0), ("s0", 1)]
+    here = scenario("-o", "local.json", upstream="http://127.0.0.1:9/v1")
     assert len(there) == 8 and len(set(there)) == 2  # two actors ran the goals
     assert not set(there) & set(here)
     local, on_ray = (

@@ -233,22 +233,3 @@ def test_a_broken_cassette_or_two_modes_are_exit_2_before_anything_runs(tmp_path
     )
     assert result.exit_code == 2 and "choose one of --record, --replay" in result.output
     assert not marker.exists() and "Traceback" not in result.output
-
-
-def test_on_ray_a_recording_mode_or_a_recorded_cassette_is_refused(tmp_path: Path) -> None:
-    """The proxy serves from this process: on Ray a cassette would silently be ignored."""
-    marker = tmp_path / "ran"
-    agent = {"command": ["{python}", "-c", f"open({str(marker)!r}, 'w')"]}
-    path = project(tmp_path, agent)
-    ray = ["scenario", str(path), "--root", str(tmp_path), "--executor", "ray"]
-    result = CliRunner().invoke(app, [*ray, "--replay"])
-    assert result.exit_code == 2, result.output
-    assert "--replay: the model proxy records and replays in this process only" in result.output
-    cassette = tmp_path / "cassettes" / "scenario.proxy.yaml"
-    cassette.parent.mkdir()
-    cassette.write_text("version: 1\ninteractions: []\n")
-    result = CliRunner().invoke(app, ray)
-    assert result.exit_code == 2, result.output
-    assert f"the cassette {cassette}: the model proxy" in result.output
-    assert "--executor local" in result.output
-    assert not marker.exists() and "Traceback" not in result.output

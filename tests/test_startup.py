@@ -24,6 +24,7 @@ HEAVY = (
     "signal_eval_cli.scenarios",
     "signal_eval_cli.compare",
     "pydantic",
+    "signal_eval_cli.proxy.server",
 )
 
 
@@ -56,6 +57,18 @@ def test_the_cli_validates_without_pydantic_jsonschema_or_aiohttp(tmp_path: Path
     path = str(ROOT / "datasets/code-review.yaml")
     code = f"from signal_eval_cli.cli import app\ntry:\n    app(['validate', {path!r}])\nexcept SystemExit as exit:\n    assert exit.code == 0"
     assert not {"pydantic", "jsonschema", "aiohttp", "openai"} & set(imported_after(code, tmp_path))
+
+
+def test_a_reactive_run_starts_no_model_proxy_and_imports_no_aiohttp(tmp_path: Path) -> None:
+    """The reactive harness replays its cassette itself (``model_proxy = False``)."""
+    path = str(ROOT / "datasets/code-review.yaml")
+    code = (
+        "from signal_eval_cli.cli import app\n"
+        f"try:\n    app(['run', {path!r}, '--case', 'sql-injection', '-q'])\n"
+        "except SystemExit as exit:\n    assert exit.code in (0, 1), exit.code"
+    )
+    imported = set(imported_after(code, tmp_path))
+    assert not {"aiohttp", "openai", "signal_eval_cli.proxy.server", "jsonschema"} & imported
 
 
 @pytest.mark.parametrize(
@@ -124,3 +137,13 @@ def test_the_console_script_is_the_guarded_entry() -> None:
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["scripts"] == {"signal-eval": "signal_eval_entry:main"}
+
+
+def test_the_built_in_harnesses_are_the_registered_entry_points() -> None:
+    """``BUILT_IN`` resolves the names pyproject.toml registers without reading metadata."""
+    from signal_eval_cli.harness.entrypoints import BUILT_IN, ENTRY_POINT_GROUP, load_factory
+
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"][ENTRY_POINT_GROUP] == BUILT_IN
+    assert load_factory("reactive") is load_factory(BUILT_IN["reactive"])

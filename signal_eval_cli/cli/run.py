@@ -347,7 +347,7 @@ def run_dataset_command(
         subject = build_harness(dataset, harness, harness_params, traces, options)
         spec = harness_spec(dataset, harness, harness_params) if traces is None else None
         flags.configure_judge(dataset, options, harness_params)
-        if traces is None:
+        if traces is None and getattr(subject, "model_proxy", True):
             flags.start_proxy(dataset, options)
         if executor[0] == "local" and options.proxy is not None:  # on Ray: each actor's own
             options.proxy.export_env(options.concurrency if options.parallel else 1)

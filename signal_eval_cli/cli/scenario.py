@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.cells import cell_len
@@ -271,11 +271,6 @@ def scenario_command(
     started_at, started = now_iso(), time.perf_counter()
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         try:
-            if executor == "local":
-                proxied: dict[str, Any] = {"proxies": proxies.start(scenarios)}
-            else:
-                proxied = {}
-                proxies.check_remote(scenarios)
             running = scenarios_run(
                 executor,
                 scenarios,
@@ -287,7 +282,7 @@ def scenario_command(
                 on_complete=complete,
                 repeat=repeat,
                 finished=kept,
-                **proxied,
+                proxies=proxies.start(scenarios),  # on Ray: copies serve on the actors
             )
             with progress:
                 run = caught.run(running)

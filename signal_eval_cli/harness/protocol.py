@@ -3,7 +3,9 @@
 A harness is an object with ``run(input, ctx)`` or a plain callable
 ``(input, ctx)``. ``run`` may be an async or sync generator of signals (or plain
 dicts), a coroutine or function returning a list of them, or may emit through
-``ctx.emit`` — :func:`collect` accepts all of these.
+``ctx.emit`` — :func:`collect` accepts all of these. A harness object whose model
+calls never go through the run's model proxy (``ctx.proxy``, ``ctx.openai()``, the
+exported base URLs) may say so with ``model_proxy = False``: ``run`` then starts none.
 """
 
 from __future__ import annotations

@@ -436,6 +436,10 @@ def _read_source(source: Any, reply: _Reply, state: Any) -> tuple[bool, Any]:
 class ReactiveHarness:
     """Runs an :class:`AgentsSpec` against one case input; safe to share across cases."""
 
+    model_proxy = False
+    """Its calls go through its own provider (or cassette), never the run's model proxy:
+    ``run`` starts none for it (nor imports aiohttp's server for one)."""
+
     def __init__(
         self,
         spec: AgentsSpec,

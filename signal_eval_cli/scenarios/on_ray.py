@@ -23,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.fingerprint import tree_hash
+from signal_eval_cli.proxy.server import Handover
 from signal_eval_cli.ray_executor import DIED, RaySettings, run_units_ray
 from signal_eval_cli.resume import run_slot, scenario_from_journal, slot_run
 from signal_eval_cli.scenarios.model import Scenario
+from signal_eval_cli.scenarios.proxying import ScenarioProxies
 from signal_eval_cli.scenarios.runner import (
     ScenarioResult,
     ScenarioRunResult,
@@ -70,6 +72,10 @@ class _ShippedFixture:
         return str(target)
 
 
+_Outcome = tuple[dict[str, Any], Handover | None]
+"""A scenario run's result (as JSON) and what its proxy did, as an actor sends them."""
+
+
 @dataclass(slots=True)
 class _ScenariosJob:
     """The scenarios, their fixtures, and how each actor runs them (a :class:`Job`)."""
@@ -79,30 +85,37 @@ class _ScenariosJob:
     roots: list[str]
     """Each scenario's :func:`project_root` on the driver (``scope: repo`` reads there)."""
     keep_workdir: bool
+    proxies: ScenarioProxies | None = None
+    """The run's model proxies (copies on the actors)."""
     local: dict[str, str] = field(default_factory=dict)
     """On the actor: each shipped fixture's path there."""
 
     def prepare(self) -> None:
         self.local = {path: shipped.materialize() for path, shipped in self.fixtures.items()}
+        if self.proxies is not None:
+            self.proxies.serve()
 
     async def run(
         self, variant: str, indices: list[int], semaphore: asyncio.Semaphore, concurrency: int
-    ) -> list[dict[str, Any]]:
-        async def one(index: int) -> dict[str, Any]:
+    ) -> list[_Outcome]:
+        async def one(index: int) -> _Outcome:
             scenario = self.scenarios[index]
             root = self.roots[index]
             where = self.local[str(fixture_dir(scenario, root))]
             here = dataclasses.replace(
                 scenario, fixture=dataclasses.replace(scenario.fixture, path=where)
             )
+            proxies, run = self.proxies, slot_run(variant)
             async with semaphore:
-                result = await run_scenario(here, root=root, keep_workdir=self.keep_workdir)
-            result.run = slot_run(variant)
-            return result.to_dict() | {"tags": result.tags}
+                result = await run_scenario(
+                    here, root=root, keep_workdir=self.keep_workdir, proxies=proxies, run=run
+                )
+            handover = proxies.take(scenario) if proxies is not None else None
+            return result.to_dict() | {"tags": result.tags}, handover
 
         return list(await asyncio.gather(*(one(i) for i in indices)))
 
-    def died(self, variant: str, index: int) -> dict[str, Any]:
+    def died(self, variant: str, index: int) -> _Outcome:
         scenario = self.scenarios[index]
         result = ScenarioResult(
             scenario.id,
@@ -114,7 +127,7 @@ class _ScenariosJob:
             tags=list(scenario.tags),
             run=slot_run(variant),
         )
-        return result.to_dict() | {"tags": result.tags}
+        return result.to_dict() | {"tags": result.tags}, None
 
 
 async def run_scenarios_ray(
@@ -126,9 +139,12 @@ async def run_scenarios_ray(
     on_complete: Callable[[ScenarioResult], None] | None = None,
     repeat: int = 1,
     finished: Mapping[tuple[str, int], ScenarioResult] | None = None,
+    proxies: ScenarioProxies | None = None,
 ) -> ScenarioRunResult:
     """:func:`~signal_eval_cli.scenarios.runner.run_scenarios` on Ray actors (each runs
-    ``settings.concurrency`` scenarios at once): the same result, minus timings."""
+    ``settings.concurrency`` scenarios at once): the same result, minus timings.
+    ``proxies`` (started here) serve on the actors as copies; they keep what each
+    scenario run recorded."""
     started_at, started = now_iso(), time.perf_counter()
     check_scenarios(scenarios, root)
     roots = [str(project_root(s, root)) for s in scenarios]
@@ -138,6 +154,7 @@ async def run_scenarios_ray(
         {d: _ShippedFixture.of(Path(d)) for d in sorted(directories)},
         roots,
         keep_workdir,
+        proxies,
     )
     runs = [(i, run) for i in range(len(scenarios)) for run in range(max(1, repeat))]
     results: dict[tuple[int, int], ScenarioResult] = {}
@@ -146,7 +163,10 @@ async def run_scenarios_ray(
         if kept is not None:
             results[(index, run)] = kept
 
-    def accept(unit: tuple[str, int], row: dict[str, Any]) -> bool:
+    def accept(unit: tuple[str, int], outcome: _Outcome) -> bool:
+        row, handover = outcome
+        if handover is not None and proxies is not None:
+            proxies.absorb(scenarios[unit[1]], handover)
         result = scenario_from_journal(row)
         results[(unit[1], slot_run(unit[0]))] = result
         if on_complete is not None:

@@ -1,4 +1,4 @@
-"""The model proxy of a scenario run: agents' and goals' model calls recorded, replayed,
+r"""The model proxy of a scenario run: agents' and goals' model calls recorded, replayed,
 and traced like a dataset harness's.
 
 A scenario's calls are kept in ``cassettes/<file stem>.proxy.yaml`` beside its file
@@ -7,6 +7,11 @@ The run starts one :class:`~signal_eval_cli.proxy.server.ModelProxy` per cassett
 before any scenario runs (so a broken cassette is bad input, exit 2) and stops them at
 its end. Each run of a scenario (``--repeat``) is its own session ``(id, run)``; in
 ``auto`` mode a cassette that exists is replayed, else calls pass through live.
+
+On Ray the proxies travel to the actors as copies (see
+:class:`~signal_eval_cli.proxy.server.ModelProxy`): each actor :meth:`~ScenarioProxies.serve`\ s
+them, hands back what each scenario run did (:meth:`~ScenarioProxies.take`), and the
+driver's proxies :meth:`~ScenarioProxies.absorb` it and write the cassettes once.
 """
 
 from __future__ import annotations
@@ -15,11 +20,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
-from signal_eval_cli.errors import InputError
 from signal_eval_cli.providers.pricing import PriceTable
 from signal_eval_cli.proxy.cassette import ProxyCassette
 from signal_eval_cli.proxy.route import CaseRoute
-from signal_eval_cli.proxy.server import PROXY_MODES, ModelProxy, ProxyMode, Upstream
+from signal_eval_cli.proxy.server import PROXY_MODES, Handover, ModelProxy, ProxyMode, Upstream
 from signal_eval_cli.proxy.session import CaseSession, Emit
 from signal_eval_cli.scenarios.model import Scenario
 
@@ -50,23 +54,15 @@ class ScenarioProxies:
         self.prices = prices
         self.upstream = upstream
         self.proxies: dict[Path, ModelProxy] = {}
-
-    def check_remote(self, scenarios: Sequence[Scenario]) -> None:
-        """Refuse a run on other machines (Ray) that needs the proxy: it serves from this
-        process, so a recorded cassette would silently be ignored there."""
-        recorded = [str(p) for p in {scenario_cassette(s) for s in scenarios} if p.exists()]
-        if self.mode != "auto" or recorded:
-            why = f"--{self.mode}" if self.mode != "auto" else f"the cassette {recorded[0]}"
-            raise InputError(
-                f"{why}: the model proxy records and replays in this process only; "
-                "run these scenarios with --executor local"
-            )
+        self.cassettes: dict[str, Path] = {}
+        """Each scenario's cassette, as found here (an actor's working directory differs)."""
 
     def start(self, scenarios: Sequence[Scenario]) -> ScenarioProxies:
         """Serve every cassette these scenarios use (loading it: InputError if broken)."""
         users: dict[Path, list[str]] = {}
         for scenario in scenarios:
-            users.setdefault(scenario_cassette(scenario), []).append(scenario.id)
+            path = self.cassettes.setdefault(scenario.id, scenario_cassette(scenario))
+            users.setdefault(path, []).append(scenario.id)
         for path, ids in users.items():
             if path in self.proxies:
                 continue
@@ -84,25 +80,42 @@ class ScenarioProxies:
             self.proxies[path] = proxy.start()
         return self
 
+    def serve(self) -> ScenarioProxies:
+        """Start the copies of the proxies an actor received (recordings included)."""
+        for proxy in self.proxies.values():
+            proxy.start()
+        return self
+
+    def _proxy(self, scenario: Scenario) -> ModelProxy:
+        return self.proxies[self.cassettes.get(scenario.id) or scenario_cassette(scenario)]
+
+    def take(self, scenario: Scenario) -> Handover:
+        """What the finished runs of ``scenario`` recorded, missed and failed (on an actor)."""
+        return self._proxy(scenario).take([scenario.id])[scenario.id]
+
+    def absorb(self, scenario: Scenario, handover: Handover) -> None:
+        """Keep what an actor's copy did for ``scenario`` (written by :meth:`stop`)."""
+        self._proxy(scenario).absorb(handover)
+
     def open(self, scenario: Scenario, run: int, emit: Emit) -> CaseRoute:
         """This run of ``scenario`` as a case of its cassette's proxy; its calls' signals
         go to ``emit`` (called from the proxy's thread)."""
-        return self.proxies[scenario_cassette(scenario)].open(scenario.id, run, emit)
+        return self._proxy(scenario).open(scenario.id, run, emit)
 
     async def settled(self, scenario: Scenario, route: CaseRoute) -> bool:
         """Wait until this run's model calls in flight are done (their signals emitted)."""
-        return await self.proxies[scenario_cassette(scenario)].settled(route)
+        return await self._proxy(scenario).settled(route)
 
     async def finish(
         self, scenario: Scenario, route: CaseRoute, *, completed: bool
     ) -> CaseSession | None:
         """The scenario run ended: once its calls are done, keep its recording when it
         ``completed``."""
-        return await self.proxies[scenario_cassette(scenario)].finish(route, completed=completed)
+        return await self._proxy(scenario).finish(route, completed=completed)
 
     def close(self, scenario: Scenario, route: CaseRoute, *, completed: bool) -> CaseSession | None:
         """The scenario run was cut short or is already finished (idempotent)."""
-        return self.proxies[scenario_cassette(scenario)].close(route, completed=completed)
+        return self._proxy(scenario).close(route, completed=completed)
 
     def stop(self) -> list[Path]:
         """Stop serving and write what the finished scenario runs recorded; the files."""
