@@ -292,6 +292,38 @@ def test_judge_calls_are_recorded_and_replayed(server: MockLLMServer, tmp_path: 
     assert len(server.calls) == calls
 
 
+def test_a_pickled_judge_records_for_the_original_which_alone_writes(
+    server: MockLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a Ray actor gets: a copy with the driver's endpoints and cassette entries that
+    never writes the file; the original keeps what the copy hands back, once per call."""
+    import pickle
+
+    path = tmp_path / "judge.yaml"
+    original = make_judge(server, cassette=path, mode="record")
+    original.judge(JudgeRequest(CRITERIA, "judged by the original"))
+    original.save()
+    saved = path.read_text()
+    copy = pickle.loads(pickle.dumps(original))
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # the copy's own env
+    twice = [pickle.loads(pickle.dumps(original)) for _ in range(2)]  # a case run again
+    try:
+        verdicts = [c.judge(JudgeRequest(CRITERIA, "judged by a copy")) for c in [copy, *twice]]
+        assert len(set(map(repr, verdicts))) == 1
+        copy.close()
+        assert path.read_text() == saved  # the copy never writes
+        handed = [c.take_recorded() for c in [copy, *twice]]
+        assert [len(h) for h in handed] == [1, 1, 1] and copy.take_recorded() == []
+        for entries in handed:
+            original.absorb(entries)
+    finally:
+        for c in twice:
+            c.close()
+    original.close()
+    cases = [e.case for e in Cassette.load(path)]
+    assert len(cases) == len(set(cases)) == 2  # the copies' call, once
+
+
 # -- the CLI: --judge-model, record and replay ------------------------------------------------
 
 

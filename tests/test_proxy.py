@@ -4,6 +4,8 @@ then replayed offline with the mock stopped, identically."""
 from __future__ import annotations
 
 import asyncio
+import collections
+import dataclasses
 import json
 import shutil
 import socket
@@ -324,6 +326,49 @@ def test_200_concurrent_cases_no_cross_talk_identical_over_10_replays(tmp_path: 
         replayed, proxy = run(ThreeCalls(), ds, "replay", None, concurrency=200)
         assert proxy.misses == []
         assert comparable(replayed) == expected
+
+
+def test_a_pickled_proxy_replays_without_the_file_and_hands_its_recordings_back(
+    tmp_path: Path,
+) -> None:
+    """What a Ray actor gets: a copy with the recordings (the node may not have the file)
+    that never writes; the run's proxy keeps what it hands back, per case, and saves once."""
+    import pickle
+
+    from signal_eval_cli.proxy.config import proxy_cassette
+
+    ds = dataset(tmp_path, 4)
+    with MockLLMServer(responder) as mock:
+        recorded, _ = run(ThreeCalls(), ds, "record", mock)
+        recorder = ModelProxy(proxy_cassette(ds), "record", upstream=upstream(mock), retry=FAST)
+        copy = pickle.loads(pickle.dumps(recorder))
+        rerun = dataclasses.replace(ds, cases=ds.cases[:2])
+        copied, _ = asyncio.run(run_copy(copy, rerun))
+    assert [c.error for c in copied.cases] == [None, None]
+    cassette = proxy_cassette(ds).path
+    saved = cassette.read_text()
+    assert copy.save() == [] and cassette.read_text() == saved  # a copy never writes
+    handed = copy.take(["case-0", "case-1"])
+    assert copy.take(["case-0"])["case-0"].recorded == {}  # handed over once
+    shipped = pickle.dumps(ModelProxy(proxy_cassette(ds), "replay"))  # with the recordings
+    cassette.unlink()  # an actor's node: no file; the copy replays what it was sent
+    replayed, _ = asyncio.run(run_copy(pickle.loads(shipped), ds))
+    assert comparable(replayed) == comparable(recorded)
+    cassette.write_text(saved)
+    for case in ("case-0", "case-1", "case-0"):  # the same case twice: kept once
+        recorder.absorb(handed[case])
+    assert recorder.save() == [cassette]
+    sessions = collections.Counter((i.case, i.run) for i in ProxyCassette(cassette).load())
+    assert sessions == {(f"case-{i}", 0): 3 for i in range(4)}
+
+
+async def run_copy(proxy: ModelProxy, ds: EvalDataset) -> Any:
+    """``ds`` through a copy of a proxy, as an actor runs it."""
+    proxy.start()
+    try:
+        return await run_dataset(ThreeCalls(), ds, RunOptions(concurrency=4, proxy=proxy)), proxy
+    finally:
+        proxy.stop()
 
 
 class Streams:
