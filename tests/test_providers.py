@@ -273,6 +273,28 @@ def test_an_error_event_inside_a_stream_is_a_coded_error(
     assert str(raised.value).startswith(text)
 
 
+def test_a_proxy_from_the_environment_is_used_and_netrc_never_replaces_the_key(
+    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """HTTP_PROXY and NO_PROXY as the SDKs honour them; ~/.netrc (which aiohttp's trust_env
+    would send as Basic auth) is not the API key's business."""
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password hunter2\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    monkeypatch.setenv("HTTP_PROXY", refused_url())
+    for name in ("NO_PROXY", "no_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ProviderError) as raised:  # through the (refused) proxy
+        asyncio.run(provider(server, "openai", max_retries=0).complete(request()))
+    assert raised.value.code == "connection_error"
+    assert server.calls == []
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    for api in APIS:
+        assert asyncio.run(provider(server, api).complete(request())).text.startswith("ANSWER:")
+    assert [c.key for c in server.calls] == [KEY, KEY]
+
+
 def test_missing_key_is_an_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(InputError, match="OPENAI_API_KEY"):

@@ -6,7 +6,7 @@ CPU, paid by every process that calls a model (a run, each judged run, each test
 subprocess). :class:`HTTPProvider` does that part itself, as the SDKs do it: the
 base URL, key, organisation and project from the same environment variables with the
 same defaults, extra headers from ``OPENAI_CUSTOM_HEADERS``/``ANTHROPIC_CUSTOM_HEADERS``,
-HTTP proxies from the environment, an HTTP status of 400 or more as an error with the
+an HTTP proxy from the environment, an HTTP status of 400 or more as an error with the
 server's message and ``Retry-After``, and server-sent events for streams. The
 transport is aiohttp (a core dependency): one session per event loop, with no cookie
 jar (a jar shared by every case would carry state from one case to the next).
@@ -118,6 +118,20 @@ def custom_headers(variable: str) -> dict[str, str]:
     return headers
 
 
+def env_proxy(url: str) -> tuple[str | None, dict[str, str] | None]:
+    """The proxy ``HTTP(S)_PROXY``/``NO_PROXY`` give for ``url``, as the SDKs' httpx honours
+    them. Looked up once per provider: aiohttp's ``trust_env`` would look it up in a thread
+    on every request, and would also send ``~/.netrc`` credentials in place of the key."""
+    from aiohttp.helpers import get_env_proxy_for_url
+    from yarl import URL
+
+    try:
+        proxy, auth = get_env_proxy_for_url(URL(url))
+    except LookupError:
+        return None, None
+    return str(proxy), ({"Proxy-Authorization": auth.encode()} if auth else None)
+
+
 class HTTPProvider:
     """One call per :meth:`complete` (no retries: the wrapper retries)."""
 
@@ -174,6 +188,7 @@ class HTTPProvider:
             **custom_headers(self.headers_env),
             **self.headers(self.api_key),
         }
+        self._proxy, self._proxy_headers = env_proxy(self.base_url)
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
 
     @property
@@ -196,7 +211,6 @@ class HTTPProvider:
                 ),
                 cookie_jar=aiohttp.DummyCookieJar(),
                 headers=self._headers,
-                trust_env=True,  # HTTP(S)_PROXY and NO_PROXY, as the SDKs' httpx honours them
             )
             self._sessions = {k: v for k, v in self._sessions.items() if not k.is_closed()}
             self._sessions[loop] = session
@@ -262,7 +276,12 @@ class HTTPProvider:
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """The response to ``body`` posted to the API; a status of 400 or more raises."""
         url = self.base_url + self.path
-        async with self.session().post(url, data=json.dumps(body).encode()) as response:
+        async with self.session().post(
+            url,
+            data=json.dumps(body).encode(),
+            proxy=self._proxy,
+            proxy_headers=self._proxy_headers,
+        ) as response:
             if response.status >= 400:
                 raise http_status_error(
                     response.status, response.headers, await response.read(), label=label
