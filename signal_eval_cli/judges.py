@@ -42,7 +42,7 @@ from typing import Any, TypeVar, cast
 
 from signal_eval_cli.assertions import JudgeRequest, JudgeVerdict
 from signal_eval_cli.providers.base import Provider, ProviderError, ProviderRequest
-from signal_eval_cli.providers.cassette import Cassette, CassetteEntry
+from signal_eval_cli.providers.cassette import Cassette
 from signal_eval_cli.providers.recording import MODES, RecordingProvider, RecordMode
 from signal_eval_cli.providers.registry import make_provider
 
@@ -293,8 +293,9 @@ class LLMJudge:
 
     A pickled judge (sent to a Ray actor) is a copy with the same model, options,
     endpoints, mode and cassette entries, which never writes the cassette: what it
-    records goes back with :meth:`take_recorded` into this judge's :meth:`absorb`, so
-    the run saves one cassette, once.
+    records is handed back to this judge's recorder
+    (:func:`~signal_eval_cli.providers.recording.take_handed`), so the run saves one
+    cassette, once.
     """
 
     def __init__(
@@ -362,15 +363,6 @@ class LLMJudge:
         cassette = state["cassette"]
         loaded = Cassette(*cassette) if cassette is not None else None
         self._setup(state["settings"], state["mode"], loaded, writes=False)
-
-    def take_recorded(self) -> list[CassetteEntry]:
-        """What this copy (a pickled judge) recorded since the last call."""
-        return self.recording.take_new() if self.recording is not None else []
-
-    def absorb(self, entries: list[CassetteEntry]) -> None:
-        """Keep what a copy of this judge recorded elsewhere (saved with this judge's)."""
-        if self.recording is not None and entries:
-            self.recording.absorb(entries)
 
     def judge(self, request: JudgeRequest) -> JudgeVerdict:
         model = request.model or self.default_model

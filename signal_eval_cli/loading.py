@@ -414,7 +414,8 @@ _TYPE_NAMES = {
 }
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """What a parsed value is, in a message's words: "a string", "a whole number", …"""
     if isinstance(value, bool):
         return "a boolean"
     if value is None:
@@ -458,7 +459,7 @@ def _explain(doc: Document, error: jsonschema.ValidationError) -> Iterator[Probl
         wanted = rule
         wanted_list = wanted if isinstance(wanted, list) else [wanted]
         expected = " or ".join(_TYPE_NAMES.get(str(w), str(w)) for w in wanted_list)
-        message = f"expected {expected}, got {_kind(error.instance)}"
+        message = f"expected {expected}, got {kind_of(error.instance)}"
         raw = doc.at(path).text
         if "string" in wanted_list and raw is not None and raw.lower() in _YAML11_BOOLEANS:
             message += f' — YAML reads unquoted {raw} as a boolean; quote it: "{raw}"'
@@ -468,7 +469,7 @@ def _explain(doc: Document, error: jsonschema.ValidationError) -> Iterator[Probl
         return
     if error.validator in ("anyOf", "oneOf"):  # jsonschema's message would print the value
         yield doc.problem(
-            path, f"{_field(path)}{_kind(error.instance)} that matches none of the allowed forms"
+            path, f"{_field(path)}{kind_of(error.instance)} that matches none of the allowed forms"
         )
         return
     yield doc.problem(path, f"{_field(path)}{error.message}")

@@ -113,8 +113,9 @@ class CaseOutcome:
 
     row: dict[str, Any]
     proxied: Handover | None = None
-    judged: list[CassetteEntry] = field(default_factory=list)
-    """What the actor's judge recorded since its last batch (any of its cases)."""
+    recorded: dict[Path, list[CassetteEntry]] = field(default_factory=dict)
+    """What the actor's recorders (the judge's, a harness's provider's) recorded since its
+    last batch, by cassette (with any one case of the batch)."""
 
 
 @dataclass(slots=True)
@@ -130,8 +131,10 @@ class _CasesJob:
 
     def prepare(self) -> None:
         from signal_eval_cli.harness.entrypoints import resolve_harness
+        from signal_eval_cli.providers.recording import hand_over
         from signal_eval_cli.runner import HarnessThreads
 
+        hand_over()  # the harnesses' recorders: the driver's write the cassettes
         self.harnesses = {
             vid: resolve_harness(spec.factory, dict(spec.params), base_dir=spec.base_dir)
             for vid, spec in self.variants.items()
@@ -155,11 +158,13 @@ class _CasesJob:
         # The cases themselves, not a run_dataset of the batch: no per-batch worker pool,
         # selection or dataset result.
         results = await asyncio.gather(*(one(i) for i in indices))
-        proxy, take_judged = options.proxy, getattr(options.judge, "take_recorded", None)
+        from signal_eval_cli.providers.recording import take_handed
+
+        proxy = options.proxy
         handed = proxy.take([r.case_id for r in results]) if proxy is not None else {}
         outcomes = [CaseOutcome(r.to_dict("all"), handed.get(r.case_id)) for r in results]
-        if take_judged is not None and outcomes:
-            outcomes[0].judged = take_judged()
+        if outcomes:
+            outcomes[0].recorded = take_handed()
         return outcomes
 
     def died(self, variant: str, index: int) -> CaseOutcome:
@@ -171,13 +176,14 @@ class _CasesJob:
         )
 
     def keep(self, outcome: CaseOutcome) -> CaseResult:
-        """On the driver, once per case: its result; the run's proxy and judge keep what
-        it recorded."""
-        proxy, absorb_judged = self.options.proxy, getattr(self.options.judge, "absorb", None)
-        if outcome.proxied is not None and proxy is not None:
-            proxy.absorb(outcome.proxied)
-        if outcome.judged and absorb_judged is not None:
-            absorb_judged(outcome.judged)
+        """On the driver, once per case: its result; the run's proxy and recorders keep
+        what it recorded."""
+        from signal_eval_cli.providers.recording import absorb_handed
+
+        if outcome.proxied is not None and self.options.proxy is not None:
+            self.options.proxy.absorb(outcome.proxied)
+        if outcome.recorded:
+            absorb_handed(outcome.recorded)
         return CaseResult.from_dict(outcome.row)
 
 

@@ -41,6 +41,22 @@ BROKEN = {
         "cassette:",
         "{project}/datasets/cassettes/code-review.yaml: cassette not found (record one with --record",
     ),
+    # Found by bench/fuzz.py: a param of the wrong type gave a traceback (TypeError in Path).
+    "cassette of the wrong type": (
+        {"factory": "reactive", "params": {"agents": "agents/code-review.yaml", "cassette": 1.5}},
+        "cassette:",
+        "'cassette': expected a cassette file path, got a number",
+    ),
+    "agents of the wrong type": (
+        {"factory": "reactive", "params": {"agents": 1.5}},
+        "agents:",
+        "'agents': expected an agents file path, a list of agents or a mapping, got a number",
+    ),
+    "provider of the wrong type": (
+        {"factory": "reactive", "params": {"agents": "agents/code-review.yaml", "provider": True}},
+        "provider:",
+        "'provider': expected a provider such as 'cassette' or 'openai:gpt-4o-mini', got a boolean",
+    ),
     "default cassette": (
         {"factory": "reactive", "params": {"agents": "agents/code-review.yaml"}},
         "factory:",

@@ -296,29 +296,40 @@ def test_a_pickled_judge_records_for_the_original_which_alone_writes(
     server: MockLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What a Ray actor gets: a copy with the driver's endpoints and cassette entries that
-    never writes the file; the original keeps what the copy hands back, once per call."""
+    never writes the file; the original keeps what the copies hand back, once per call.
+    After hand_over() (on an actor) no recorder made there writes either."""
     import pickle
+
+    from signal_eval_cli.providers.recording import absorb_handed, hand_over, take_handed
 
     path = tmp_path / "judge.yaml"
     original = make_judge(server, cassette=path, mode="record")
     original.judge(JudgeRequest(CRITERIA, "judged by the original"))
     original.save()
     saved = path.read_text()
-    copy = pickle.loads(pickle.dumps(original))
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # the copy's own env
-    twice = [pickle.loads(pickle.dumps(original)) for _ in range(2)]  # a case run again
+    other = tmp_path / "other.yaml"
+    hand_over()
     try:
-        verdicts = [c.judge(JudgeRequest(CRITERIA, "judged by a copy")) for c in [copy, *twice]]
-        assert len(set(map(repr, verdicts))) == 1
-        copy.close()
-        assert path.read_text() == saved  # the copy never writes
-        handed = [c.take_recorded() for c in [copy, *twice]]
-        assert [len(h) for h in handed] == [1, 1, 1] and copy.take_recorded() == []
-        for entries in handed:
-            original.absorb(entries)
+        elsewhere = make_judge(server, cassette=other, mode="record")
     finally:
-        for c in twice:
-            c.close()
+        hand_over(False)
+    first = pickle.loads(pickle.dumps(original))
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # the copies' own env
+    copies = [first, *(pickle.loads(pickle.dumps(original)) for _ in range(2))]  # a rerun
+    try:
+        verdicts = [c.judge(JudgeRequest(CRITERIA, "judged by a copy")) for c in copies]
+        assert len(set(map(repr, verdicts))) == 1
+        elsewhere.judge(JudgeRequest(CRITERIA, "judged after hand_over"))
+        for judge in [*copies, elsewhere]:
+            judge.close()
+        assert path.read_text() == saved and not other.exists()  # none of them wrote
+        handed = take_handed()
+        assert len(handed[path]) == 3 and len(handed[other]) == 1
+        assert take_handed() == {}  # handed over once
+    finally:
+        for judge in copies:
+            judge.close()
+    absorb_handed({path: handed[path]})
     original.close()
     cases = [e.case for e in Cassette.load(path)]
     assert len(cases) == len(set(cases)) == 2  # the copies' call, once

@@ -54,7 +54,7 @@ from typing import Any
 from signal_eval_cli.assertions._helpers import short
 from signal_eval_cli.errors import InputError, ParamError, Problem
 from signal_eval_cli.harness.protocol import HarnessContext
-from signal_eval_cli.loading import Document, load_document, validate_document
+from signal_eval_cli.loading import Document, kind_of, load_document, validate_document
 from signal_eval_cli.paths import base_dir_of, default_cassette, resolve_from
 from signal_eval_cli.patterns import (
     compile_glob,
@@ -735,6 +735,10 @@ def _check_params(
     without, nor one ``recording`` writes)."""
     if "agents" not in params:
         raise InputError("reactive harness: params need 'agents' (an agents YAML file)")
+    for name, (types, what) in _PARAM_TYPES.items():
+        value = params.get(name)
+        if (value is not None or name == "agents") and not isinstance(value, types):
+            raise ParamError(name, f"'{name}': expected {what}, got {kind_of(value)}")
     try:
         spec = load_agents(params["agents"], base_dir=base_dir)
     except InputError as exc:
@@ -754,6 +758,14 @@ def _check_params(
     if not path.is_file():
         raise ParamError(param, [Problem(str(path), 0, 0, _NOT_RECORDED)])
 
+
+# What a dataset may give the params that name files or a provider (the others are
+# template values): anything else is refused, located at the param, before it is used.
+_PARAM_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "agents": ((str, list, Mapping), "an agents file path, a list of agents or a mapping"),
+    "cassette": ((str,), "a cassette file path"),
+    "provider": ((str,), "a provider such as 'cassette' or 'openai:gpt-4o-mini'"),
+}
 
 create_harness.check_params = _check_params  # type: ignore[attr-defined]
 

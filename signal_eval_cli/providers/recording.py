@@ -14,10 +14,12 @@ Modes:
 
 Recordings are saved atomically, at most every ``autosave_interval`` seconds while
 recording and by :meth:`RecordingProvider.save` (also run at interpreter exit), in
-the format :class:`~signal_eval_cli.providers.cassette.Cassette` replays. A copy in
-another process (a Ray actor: ``writes=False``) never writes the file, which the run's
-own recorder owns: it hands what it recorded over (:meth:`RecordingProvider.take_new`),
-and the recorder keeps it (:meth:`RecordingProvider.absorb`).
+the format :class:`~signal_eval_cli.providers.cassette.Cassette` replays.
+
+On a Ray actor (after :func:`hand_over`) a recorder never writes its file, which the
+run's own recorder of that cassette owns (the driver's): :func:`take_handed` collects
+what the actor's recorders recorded, it travels back with the results, and
+:func:`absorb_handed` gives it to the driver's recorders, which save it once.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from __future__ import annotations
 import atexit
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Literal
 
 from signal_eval_cli.providers.base import (
@@ -36,12 +39,24 @@ from signal_eval_cli.providers.base import (
 )
 from signal_eval_cli.providers.cassette import Cassette, CassetteEntry
 
-__all__ = ["MODES", "RecordMode", "RecordingProvider", "save_all"]
+__all__ = [
+    "MODES",
+    "RecordMode",
+    "RecordingProvider",
+    "absorb_handed",
+    "hand_over",
+    "save_all",
+    "take_handed",
+]
 
 RecordMode = Literal["replay", "record", "record-missing"]
 MODES: tuple[RecordMode, ...] = ("replay", "record", "record-missing")
 
 _OPEN: weakref.WeakSet[RecordingProvider] = weakref.WeakSet()
+_COPIES: weakref.WeakSet[RecordingProvider] = weakref.WeakSet()
+"""Recorders that never write: what they record is handed over (:func:`take_handed`)."""
+_ADOPTED: list[RecordingProvider] = []
+_HAND_OVER = [False]
 
 
 class RecordingProvider:
@@ -71,11 +86,10 @@ class RecordingProvider:
         self._dirty = False
         self._last_save = time.monotonic()
         self._fresh_cases: set[str] = set()
-        self.writes = writes
+        self.writes = writes and not _HAND_OVER[0]
         self._new: list[CassetteEntry] = []
-        """What a copy that does not write recorded since :meth:`take_new`."""
-        if writes:
-            _OPEN.add(self)
+        """What a recorder that does not write recorded since :meth:`take_new`."""
+        (_OPEN if self.writes else _COPIES).add(self)
 
     async def complete(
         self, request: ProviderRequest, on_delta: Callable[[str], None] | None = None
@@ -112,7 +126,7 @@ class RecordingProvider:
             self.save()
 
     def take_new(self) -> list[CassetteEntry]:
-        """What this copy recorded since the last call (for the run's recorder)."""
+        """What this recorder (one that does not write) recorded since the last call."""
         new, self._new = self._new, []
         return new
 
@@ -140,6 +154,36 @@ class RecordingProvider:
         self._dirty = False
         self._last_save = time.monotonic()
         return True
+
+
+def hand_over(on: bool = True) -> None:
+    """In a Ray actor: recorders made from now on in this process do not write their
+    cassettes; :func:`take_handed` collects what they record."""
+    _HAND_OVER[0] = on
+
+
+def take_handed() -> dict[Path, list[CassetteEntry]]:
+    """What every recorder that does not write recorded since the last call, by cassette."""
+    handed: dict[Path, list[CassetteEntry]] = {}
+    for recorder in list(_COPIES):
+        new = recorder.take_new()
+        if new:
+            handed.setdefault(recorder.cassette.path, []).extend(new)
+    return handed
+
+
+def absorb_handed(handed: Mapping[Path, list[CassetteEntry]]) -> None:
+    """Give what recorders elsewhere recorded to this process's recorder of each
+    cassette (the run's), which saves it; a cassette none records gets one that only
+    keeps them (saved by :func:`save_all`)."""
+    for path, entries in handed.items():
+        where = path.resolve()
+        owner = next((r for r in list(_OPEN) if r.cassette.path.resolve() == where), None)
+        if owner is None:
+            cassette = Cassette.load(path) if path.is_file() else Cassette.empty(path)
+            owner = RecordingProvider(cassette, mode="replay", name="handed")
+            _ADOPTED.append(owner)
+        owner.absorb(entries)
 
 
 def save_all() -> list[RecordingProvider]:
