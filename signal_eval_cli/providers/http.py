@@ -185,8 +185,8 @@ class HTTPProvider:
         self._headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
-            **custom_headers(self.headers_env),
             **self.headers(self.api_key),
+            **custom_headers(self.headers_env),  # last, as the SDKs merge them
         }
         self._proxy, self._proxy_headers = env_proxy(self.base_url)
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
