@@ -70,6 +70,20 @@ def test_the_table_choice(choice: str, rows: int) -> None:
     assert ("not shown" in text) == (choice in ("auto", "failed"))
 
 
+@pytest.mark.parametrize("width", [200, 60])  # a column, or the reasons under the table
+def test_a_huge_error_is_cut_like_a_message(width: int) -> None:
+    # bench/fuzz.py: an agent id of 400 KB, quoted by every case's error, was folded whole
+    # into the table (10 MB printed, 7 s of CPU).
+    error = "agent '" + "x" * 400_000 + "' failed"
+    result = dataset(case("a", error=error), case("b", False))
+    buffer = io.StringIO()
+    print_dataset(result, Console(file=buffer, width=width, no_color=True))  # type: ignore[arg-type]
+    text = buffer.getvalue()
+    assert "error: agent" in text
+    assert "…" in text
+    assert len(text) < 5_000
+
+
 def test_a_100000_case_table_prints_quickly() -> None:
     """Generous bound (the target is 0.2 s): it used to print 100,000 rows."""
     result = big(100_000, set(range(0, 100_000, 1000)))
