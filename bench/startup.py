@@ -4,7 +4,7 @@ Each command runs as a child process RUNS times, alternating, with a bare
 ``python -c pass`` as the baseline in the same run (interpreter start, nothing else):
 - ``signal-eval --help``;
 - ``signal-eval run datasets/code-review.yaml --case sql-injection -q``: the built-in
-  reactive harness replaying its cassette through the run's model proxy (offline),
+  reactive harness replaying its cassette (offline; it starts no model proxy),
   one case, its table and exit code.
 Medians of wall and CPU time. Targets: ``--help`` ≤ 0.3 s, a one-case run ≤ 0.8 s.
 Last line: ``one_case_vs_python: <ratio of the medians' walls>``.
