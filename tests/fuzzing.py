@@ -433,11 +433,13 @@ def preload() -> None:
     import signal_eval_cli.traces.otlp  # noqa: F401
     from signal_eval_cli.cli import COMMANDS, command_function, main
 
+    argv = sys.argv
     for name in COMMANDS:  # the CLI imports a command's module when it is asked for
         command_function(name)
         sys.argv = ["signal-eval", name, "--help"]  # and typer its adapters on parsing
         with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):
             main()
+    sys.argv = argv
     gc.freeze()
 
 
