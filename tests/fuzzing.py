@@ -16,6 +16,7 @@ mutant, and a mutant that computes, sleeps or hangs too long still does.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import os
 import random
@@ -295,7 +296,8 @@ def _same_every_time() -> None:
     """In the child that records a seed result, fix what differs from one recording to
     the next: the clocks (durations and latencies from ``time.perf_counter``, timestamps
     from ``signals.now_iso``; deadlines use ``time.monotonic`` and still pass) and the
-    random part of signal ids (drawn once per process). The seed files, and every mutant
+    random part of signal ids (drawn once per process) and their counter (a forked child
+    goes on from its parent's, which in the suite has run other tests). The seed files, and every mutant
     drawn from their bytes, are then the same in every process on every machine."""
     import datetime as dt
     import types
@@ -309,6 +311,7 @@ def _same_every_time() -> None:
 
     time.perf_counter = lambda: 1000.0
     signals._PROCESS = "5eed"
+    signals._ids = itertools.count(1)
     signals._dt = types.SimpleNamespace(**{**vars(dt), "datetime": Frozen})  # type: ignore[assignment]
 
 
