@@ -26,7 +26,13 @@ from signal_eval_cli.cli.common import (
     out,
     signals_policy,
 )
-from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, matrix_run
+from signal_eval_cli.cli.executors import (
+    ExecutorOpt,
+    RayActorsOpt,
+    RayAddressOpt,
+    matrix_run,
+    scenario_matrix_run,
+)
 from signal_eval_cli.cli.journaled import (
     ForceOpt,
     JournaledRun,
@@ -52,7 +58,7 @@ from signal_eval_cli.reports.console_matrix import print_matrix
 from signal_eval_cli.results import CaseResult, SignalsPolicy
 from signal_eval_cli.resume import build_matrix
 from signal_eval_cli.runner import never_ran, select_cases
-from signal_eval_cli.scenarios.matrix import ScenarioMatrix, run_scenario_matrix
+from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["matrix_command"]
@@ -99,19 +105,22 @@ def matrix_command(
 
     started = now_iso()
     if isinstance(matrix, ScenarioMatrix):
-        if resume or retry or chosen_shard or executor != "local":
+        if resume or retry or chosen_shard:
             fail_input(
                 InputError(
-                    f"{file}: --resume, --retry, --shard and --executor ray are not supported "
+                    f"{file}: --resume, --retry and --shard are not supported "
                     "for a matrix of agents over scenarios yet"
                 )
             )
         with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
-            running = run_scenario_matrix(
+            running = scenario_matrix_run(
+                executor,
                 matrix,
                 concurrency=concurrency,
                 repeat=repeat or 1,
                 on_variant_complete=variant_done,
+                ray_address=ray_address,
+                ray_actors=ray_actors,
             )
             result = _ran(caught, running, matrix.name, finished, started)
             _finish(result, reports, policy, caught.exit_code)

@@ -23,9 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.fingerprint import tree_hash
+from signal_eval_cli.matrix import MatrixResult, VariantResult
 from signal_eval_cli.proxy.server import Handover
 from signal_eval_cli.ray_executor import DIED, RaySettings, run_units_ray
 from signal_eval_cli.resume import run_slot, scenario_from_journal, slot_run
+from signal_eval_cli.scenarios.matrix import (
+    ScenarioMatrix,
+    ScenarioVariant,
+    matrix_result,
+    variant_result,
+)
 from signal_eval_cli.scenarios.model import Scenario
 from signal_eval_cli.scenarios.proxying import ScenarioProxies
 from signal_eval_cli.scenarios.runner import (
@@ -38,7 +45,7 @@ from signal_eval_cli.scenarios.runner import (
 )
 from signal_eval_cli.signals import now_iso
 
-__all__ = ["run_scenarios_ray"]
+__all__ = ["run_scenario_matrix_ray", "run_scenarios_ray"]
 
 
 @dataclass(slots=True)
@@ -181,3 +188,36 @@ async def run_scenarios_ray(
         started_at=started_at,
         completed_at=now_iso(),
     )
+
+
+async def run_scenario_matrix_ray(
+    matrix: ScenarioMatrix,
+    settings: RaySettings,
+    *,
+    root: Path | str | None = None,
+    repeat: int = 1,
+    on_variant_complete: Callable[[VariantResult], None] | None = None,
+    variants: Sequence[ScenarioVariant] | None = None,
+) -> MatrixResult:
+    """:func:`~signal_eval_cli.scenarios.matrix.run_scenario_matrix` on Ray: every
+    variant's scenarios share the actors (one job, the fixtures shipped once)."""
+    started_at, started = now_iso(), time.perf_counter()
+    plans = matrix.plans(variants)
+    run = await run_scenarios_ray(
+        [s for _, scenarios in plans for s in scenarios], settings, root=root, repeat=repeat
+    )
+    each = len(matrix.scenarios) * max(1, repeat)  # the runs come back in the order given
+    results = []
+    for k, (variant, _) in enumerate(plans):
+        runs = run.scenarios[k * each : (k + 1) * each]
+        part = ScenarioRunResult.of(
+            runs,
+            duration_ms=run.duration_ms,
+            started_at=run.started_at,
+            completed_at=run.completed_at,
+        )
+        done = variant_result(matrix, variant, part)
+        if on_variant_complete is not None:
+            on_variant_complete(done)
+        results.append(done)
+    return matrix_result(matrix, results, started_at, started)
