@@ -9,6 +9,7 @@ version are kept in clear so a refusal can say what changed.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from signal_eval_cli.dataset import EvalDataset
     from signal_eval_cli.matrix import Variant
     from signal_eval_cli.scenarios import Scenario
+    from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 
 __all__ = [
     "content_hash",
@@ -29,6 +31,7 @@ __all__ = [
     "digest",
     "harness_identity",
     "matrix_fingerprint",
+    "scenario_matrix_fingerprint",
     "scenarios_fingerprint",
     "tree_hash",
 ]
@@ -181,4 +184,16 @@ def scenarios_fingerprint(
         "scenarios": content_hash(sources),
         "fixtures": join(tree_hash(Path(f)) for f in sorted(fixtures)),
         "version": version_part(),
+    }
+
+
+def scenario_matrix_fingerprint(
+    matrix: ScenarioMatrix, options: Mapping[str, Any], root: Path | None = None
+) -> dict[str, str]:
+    """A matrix of agents over scenarios: its scenarios and fixtures, and each variant
+    (its agent, params and env)."""
+    return {
+        **scenarios_fingerprint(matrix.scenarios, root),
+        "matrix": content_hash([dataclasses.asdict(v) for v in matrix.variants]),
+        "params": canonical(dict(options)),
     }

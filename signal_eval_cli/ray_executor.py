@@ -18,6 +18,8 @@ The run's model proxy and LLM judge travel with the job as copies (see
 and judge, with the cassettes' recordings shipped to it, and hands back, with each case's
 result, what it recorded; the driver keeps that once per case (a case run again after its
 worker died is kept from the run that finished) and the run saves its cassettes once.
+The job is pickled once, before Ray starts: a part of it that cannot travel (a library
+judge holding a lock) is bad input, named, before anything runs.
 
 Ray is imported only here, and only when a run asks for it (extra ``[ray]``).
 """
@@ -79,11 +81,22 @@ class RaySettings:
 
 @dataclass(slots=True)
 class VariantSpec:
-    """How an actor builds a harness: an entry point, params, and where files resolve."""
+    """How an actor builds a harness: an entry point, params, and where files resolve;
+    or the harness itself, when it is data that travels (recorded traces)."""
 
     factory: str
     params: dict[str, Any] = field(default_factory=dict)
     base_dir: Path | None = None
+    built: Any = None
+    """A harness sent to the actors as it is (pickled), in place of the entry point's:
+    :class:`~signal_eval_cli.harness.recorded.RecordedTraces` carries its traces along."""
+
+    def build(self) -> Any:
+        from signal_eval_cli.harness.entrypoints import resolve_harness
+
+        if self.built is not None:
+            return self.built
+        return resolve_harness(self.factory, dict(self.params), base_dir=self.base_dir)
 
 
 class Job(Protocol):
@@ -130,15 +143,11 @@ class _CasesJob:
     harnesses: dict[str, Any] = field(default_factory=dict)
 
     def prepare(self) -> None:
-        from signal_eval_cli.harness.entrypoints import resolve_harness
         from signal_eval_cli.providers.recording import hand_over
         from signal_eval_cli.runner import HarnessThreads
 
         hand_over()  # the harnesses' recorders: the driver's write the cassettes
-        self.harnesses = {
-            vid: resolve_harness(spec.factory, dict(spec.params), base_dir=spec.base_dir)
-            for vid, spec in self.variants.items()
-        }
+        self.harnesses = {vid: spec.build() for vid, spec in self.variants.items()}
         self.options = dataclasses.replace(self.options, executor=HarnessThreads())
         proxy = self.options.proxy
         if proxy is not None:  # clients made without ctx reach it too, as locally
@@ -235,7 +244,10 @@ class _Worker:
     """Body of the actor (wrapped with ``ray.remote`` lazily): the job, prepared once, and
     one semaphore for all its calls (its concurrency)."""
 
-    def __init__(self, job: Job, concurrency: int) -> None:
+    def __init__(self, payload: bytes, concurrency: int) -> None:
+        from ray import cloudpickle
+
+        job: Job = cloudpickle.loads(payload)
         job.prepare()
         self.job = job
         self.concurrency = concurrency
@@ -272,16 +284,16 @@ async def run_units_ray(
     """Run ``units`` on Ray actors; ``on_result`` gets each unit's result exactly once
     and returns False to stop feeding new work (fail-fast)."""
     ray = import_ray()
+    payload = _pickled(
+        job, ray.cloudpickle.dumps
+    )  # before Ray starts: what cannot travel is bad input, now
     _ensure_ray(ray, settings.address)
     concurrency = max(1, settings.concurrency)
     batch = max(1, settings.batch or concurrency // 2)
     count = settings.actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
     # No CPU reserved (asking for more actors than CPUs must not hang), spread over nodes.
     worker_class = ray.remote(num_cpus=0, scheduling_strategy="SPREAD")(_Worker)
-    try:
-        job_ref = ray.put(job)
-    except Exception as exc:  # pickling: a judge, a proxy or params that cannot travel
-        raise InputError(f"--executor ray: cannot send the run to the actors: {exc}") from None
+    job_ref = ray.put(payload)
 
     def spawn() -> Any:
         return worker_class.options(max_concurrency=concurrency + 2, max_restarts=0).remote(
@@ -379,6 +391,40 @@ async def run_units_ray(
     finally:
         for actor in actors:
             ray.kill(actor, no_restart=True)
+
+
+def _pickled(job: Job, dumps: Callable[[Any], bytes]) -> bytes:
+    """``job`` as the actors receive it, or an input error naming the part of it that
+    cannot be pickled (a judge object holding a lock or a client, a harness object)."""
+    try:
+        return dumps(job)
+    except Exception as exc:  # pickling raises TypeError, PicklingError, AttributeError…
+        where, part, why = _unpicklable(dumps, job, "", exc)
+        raise InputError(
+            f"--executor ray: {where} ({type(part).__module__}.{type(part).__qualname__}) "
+            f"cannot be sent to the actors: {why}. Every actor gets a pickled copy of the "
+            "run: make it picklable (say, a __reduce__ that builds it again from its "
+            "settings on the actor, as signal_eval_cli.judges.LLMJudge does), give a "
+            "harness by its entry point, or use the local executor"
+        ) from None
+
+
+def _unpicklable(
+    dumps: Callable[[Any], bytes], value: Any, name: str, exc: BaseException
+) -> tuple[str, Any, BaseException]:
+    """The innermost field (of dataclasses, of mappings) of ``value`` that does not
+    pickle: its dotted name, itself, and why."""
+    parts: Any = ()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        parts = ((f.name, getattr(value, f.name)) for f in dataclasses.fields(value))
+    elif isinstance(value, Mapping):
+        parts = value.items()
+    for key, part in parts:
+        try:
+            dumps(part)
+        except Exception as inner:
+            return _unpicklable(dumps, part, f"{name}.{key}" if name else str(key), inner)
+    return name or type(value).__name__, value, exc
 
 
 def _batches(units: Sequence[Unit], size: int) -> list[tuple[str, list[int]]]:

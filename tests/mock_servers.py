@@ -190,9 +190,12 @@ class MockLLMServer:
         *,
         latency: float = 0.0,
         capacity: int | None = None,
+        stream_tail: float = 0.0,
     ) -> None:
         self.responder: Responder = responder or echo
         self.latency = latency
+        self.stream_tail = stream_tail
+        """Seconds between a stream's last event and its end: a server slow to close."""
         self.capacity = capacity
         self.capacity_retry_after = "0.05"
         self.calls: list[Call] = []
@@ -423,6 +426,8 @@ class MockLLMServer:
         for event in events:
             writer.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
             await writer.drain()
+        if self.stream_tail:
+            await asyncio.sleep(self.stream_tail)
         if not cut:
             writer.write(b"0\r\n\r\n")
             await writer.drain()

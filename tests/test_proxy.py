@@ -196,6 +196,24 @@ def test_streams_are_replayed_event_by_event(tmp_path: Path) -> None:
     assert proxy.misses == []
 
 
+@pytest.mark.parametrize("harness", [SyncHarness(), AsyncHarness()], ids=["sync", "async"])
+def test_a_call_ends_before_the_next_starts_when_the_server_is_slow_to_close(
+    tmp_path: Path, harness: Any
+) -> None:
+    """The OpenAI SDK stops reading a stream at ``[DONE]`` and makes its next call while
+    the server has yet to close: that call's ``provider:start`` still comes after the
+    previous ``provider:end``, so recording and replay give one order."""
+    ds = dataset(tmp_path, 2)
+    with MockLLMServer(responder, stream_tail=0.3) as mock:
+        recorded, _ = run(harness, ds, "record", mock)
+    replayed, proxy = run(harness, ds, "replay", None)
+    assert proxy.misses == []
+    for case in recorded.cases:
+        calls = [s.name for s in case.signals if s.name in ("provider:start", "provider:end")]
+        assert calls == ["provider:start", "provider:end"] * (len(calls) // 2)
+    assert comparable(replayed) == comparable(recorded)
+
+
 def test_a_changed_request_is_a_miss_that_says_what_changed(tmp_path: Path) -> None:
     ds = dataset(tmp_path, 2)
     with MockLLMServer(responder) as mock:

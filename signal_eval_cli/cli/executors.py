@@ -16,6 +16,7 @@ from signal_eval_cli.runner import RunOptions, run_dataset
 if TYPE_CHECKING:  # a plain run imports neither the matrix nor the scenario machinery
     from signal_eval_cli.matrix import MatrixOptions, MatrixResult, Variant
     from signal_eval_cli.scenarios import Scenario, ScenarioRunResult
+    from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 
 __all__ = [
     "ExecutorOpt",
@@ -23,6 +24,7 @@ __all__ = [
     "RayAddressOpt",
     "dataset_run",
     "matrix_run",
+    "scenario_matrix_run",
     "scenarios_run",
 ]
 
@@ -58,15 +60,15 @@ def dataset_run(
     ray_actors: int | None = None,
 ) -> Coroutine[Any, Any, DatasetResult]:
     """The coroutine running ``dataset``: on this event loop, or on Ray actors that
-    build the harness from ``spec`` themselves (objects do not travel; entry points do)."""
+    build the harness from ``spec`` themselves. Without a ``spec`` (``--traces``) the
+    harness, recorded traces, travels to them as it is."""
     if executor == "local":
         return run_dataset(harness, dataset, options)
-    if spec is None and executor == "ray":
-        fail_input(InputError("--executor ray runs a harness: it cannot evaluate --traces"))
     settings = _ray_settings(executor, options.concurrency, ray_address, ray_actors)
     from signal_eval_cli.ray_executor import VariantSpec, run_dataset_ray
 
-    assert spec is not None
+    if spec is None:
+        return run_dataset_ray(dataset, VariantSpec("", built=harness), options, settings)
     base_dir = dataset.path.parent.resolve() if dataset.path else None  # actors' cwd differs
     return run_dataset_ray(
         dataset, VariantSpec(spec.factory, dict(spec.params), base_dir), options, settings
@@ -105,6 +107,28 @@ def matrix_run(
     from signal_eval_cli.ray_executor import run_matrix_ray
 
     return run_matrix_ray(variants, dataset, options, settings, name=name)
+
+
+def scenario_matrix_run(
+    executor: str,
+    matrix: ScenarioMatrix,
+    *,
+    concurrency: int,
+    ray_address: str | None = None,
+    ray_actors: int | None = None,
+    **run: Any,
+) -> Coroutine[Any, Any, MatrixResult]:
+    """The coroutine running a matrix of agents over scenarios: here, one variant after
+    the other, or on Ray actors sharing every variant's scenarios (fixtures travel
+    along). ``run``: the runner's other options."""
+    if executor == "local":
+        from signal_eval_cli.scenarios.matrix import run_scenario_matrix
+
+        return run_scenario_matrix(matrix, concurrency=concurrency, **run)
+    settings = _ray_settings(executor, concurrency, ray_address, ray_actors)
+    from signal_eval_cli.scenarios.on_ray import run_scenario_matrix_ray
+
+    return run_scenario_matrix_ray(matrix, settings, **run)
 
 
 def scenarios_run(

@@ -86,6 +86,8 @@ class CallReader:
     input_tokens: int = 0
     output_tokens: int = 0
     tools: dict[str, ToolCall] = field(default_factory=dict)
+    done: bool = False
+    """The stream's last event was read: ``[DONE]``, a finished response, ``message_stop``."""
 
     def _tool(self, key: str, ident: str | None = None, name: str | None = None) -> ToolCall:
         tool = self.tools.get(key)
@@ -155,6 +157,8 @@ class CallReader:
 
     def feed(self, event: SSEEvent) -> list[str]:
         """One SSE event of a stream; returns the text it added (if any)."""
+        if event.data == "[DONE]":
+            self.done = True
         if event.data in ("", "[DONE]"):
             return []
         try:
@@ -192,6 +196,8 @@ class CallReader:
     def _responses_event(self, kind: str, data: dict[str, Any]) -> list[str]:
         if kind == "response.output_text.delta":
             return self._add(data.get("delta"))
+        if kind in _RESPONSE_ENDS:
+            self.done = True
         if kind in ("response.completed", "response.incomplete"):
             response = data.get("response") or {}
             self.model = response.get("model") or self.model
@@ -204,7 +210,9 @@ class CallReader:
         return []
 
     def _anthropic_event(self, kind: str, data: dict[str, Any]) -> list[str]:
-        if kind == "message_start":
+        if kind == "message_stop":
+            self.done = True
+        elif kind == "message_start":
             message = data.get("message") or {}
             self.model = message.get("model") or self.model
             self._usage(message.get("usage"))
@@ -229,3 +237,6 @@ class CallReader:
 
     def tool_calls(self) -> list[dict[str, Any]]:
         return [t.payload() for t in self.tools.values() if t.name]
+
+
+_RESPONSE_ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})

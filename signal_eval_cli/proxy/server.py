@@ -432,9 +432,10 @@ class ModelProxy:
             session.call_done()
 
     # A streamed answer is left open here: aiohttp ends it (write_eof) once the handler has
-    # returned, so the call is recorded and its provider:end emitted before a client that
-    # reads to the end of the stream (as the SDKs do) has its answer. One that stops at the
-    # last event may return first: the runners wait for CaseSession.settled().
+    # returned, so the call is recorded before a client that reads to the end of the stream
+    # has its answer. One that stops at the last event (the OpenAI SDK stops at [DONE]) may
+    # return first: the runners wait for CaseSession.settled(). Its provider:end is emitted
+    # before that last event is sent (calls.py), so the trace's order never depends on it.
 
     async def _answer(
         self, request: Any, session: CaseSession, path: str, raw: bytes, call: int
@@ -456,7 +457,6 @@ class ModelProxy:
                 message = session.miss(request.method, path, norm, key, call)
                 signals.error(message, "cassette_miss")
                 return _error(400, message, "cassette_miss")
-        began = time.perf_counter()
         try:
             response, answer = await self._forward(request, path, raw, signals)
         except _ClientGone as exc:  # it gave up waiting: nothing to answer, nothing to keep
@@ -471,8 +471,7 @@ class ModelProxy:
                     status=exc.status, body=exc.body, content_type="application/json"
                 )
             return _error(exc.status, message, "upstream_failed")
-        duration = (time.perf_counter() - began) * 1000
-        signals.end(duration)
+        duration = signals.end()
         if self.mode != "live":
             status, content_type, parsed, events = answer
             session.add(
@@ -497,9 +496,10 @@ class ModelProxy:
 
         if self.timing and item.duration_ms:
             await asyncio.sleep(item.duration_ms / 1000)
+        signals.duration_ms = item.duration_ms
         if item.events is None:
             signals.body(item.response)
-            signals.end(item.duration_ms)
+            signals.end()
             return web.Response(
                 status=item.status, body=item.body_bytes(), content_type=item.content_type
             )
@@ -508,7 +508,7 @@ class ModelProxy:
         for event in item.events:
             signals.event(event)
             await _send(response, event.encode())
-        signals.end(item.duration_ms)
+        signals.end()
         return response  # aiohttp ends the stream after the handler: see _answer
 
     async def _forward(

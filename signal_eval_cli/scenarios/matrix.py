@@ -17,6 +17,7 @@ so the Pareto frontier and the recommendation work on coding agents.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,15 +28,18 @@ from signal_eval_cli.errors import InputError
 from signal_eval_cli.loading import Document, validate_document
 from signal_eval_cli.matrix import MatrixResult, VariantResult
 from signal_eval_cli.scenarios.model import AgentSpec, Scenario, find_scenarios
-from signal_eval_cli.scenarios.runner import run_scenarios
+from signal_eval_cli.scenarios.runner import ScenarioResult, ScenarioRunResult, run_scenarios
 from signal_eval_cli.signals import now_iso
 
 __all__ = [
+    "Finished",
     "ScenarioMatrix",
     "ScenarioVariant",
     "is_scenario_matrix",
+    "matrix_result",
     "run_scenario_matrix",
     "scenario_matrix_from_document",
+    "variant_result",
 ]
 
 
@@ -71,6 +75,13 @@ class ScenarioMatrix:
     scenarios: list[Scenario]
     variants: list[ScenarioVariant]
     path: Path | None = None
+
+    def plans(
+        self, variants: Sequence[ScenarioVariant] | None = None
+    ) -> list[tuple[ScenarioVariant, list[Scenario]]]:
+        """Each variant with the scenarios as it runs them (InputError before any runs)."""
+        chosen = list(variants if variants is not None else self.variants)
+        return [(v, [v.apply(s) for s in self.scenarios]) for v in chosen]
 
 
 def _scenario_paths(doc: Document, base: Path) -> list[str]:
@@ -134,6 +145,30 @@ def scenario_matrix_from_document(doc: Document) -> ScenarioMatrix:
     )
 
 
+def variant_result(
+    matrix: ScenarioMatrix, variant: ScenarioVariant, run: ScenarioRunResult
+) -> VariantResult:
+    """A variant's scenario runs as a matrix variant's result."""
+    run.name = f"{matrix.name} · {variant.name}"
+    return VariantResult(variant.id, variant.name, run.to_dataset_result(), dict(variant.metadata))
+
+
+def matrix_result(
+    matrix: ScenarioMatrix, variants: list[VariantResult], started_at: str, started: float
+) -> MatrixResult:
+    return MatrixResult.of(
+        matrix.name,
+        variants,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        started_at=started_at,
+        completed_at=now_iso(),
+    )
+
+
+Finished = Mapping[tuple[str, str, int], ScenarioResult]
+"""Scenario runs kept from a journal, by (variant id, scenario id, run)."""
+
+
 async def run_scenario_matrix(
     matrix: ScenarioMatrix,
     *,
@@ -142,25 +177,25 @@ async def run_scenario_matrix(
     repeat: int = 1,
     on_variant_complete: Callable[[VariantResult], None] | None = None,
     variants: Sequence[ScenarioVariant] | None = None,
+    finished: Finished | None = None,
+    on_complete: Callable[[str, ScenarioResult], None] | None = None,
 ) -> MatrixResult:
-    """Every variant over every scenario, one variant after the other."""
+    """Every variant over every scenario, one variant after the other. A run in
+    ``finished`` is kept, not run again; ``on_complete`` gets (variant id, result) of
+    every run that ran."""
     started_at, started = now_iso(), time.perf_counter()
-    chosen = list(variants if variants is not None else matrix.variants)
-    plans = [(v, [v.apply(s) for s in matrix.scenarios]) for v in chosen]  # InputError first
     results = []
-    for variant, scenarios in plans:
-        run = await run_scenarios(scenarios, root=root, concurrency=concurrency, repeat=repeat)
-        run.name = f"{matrix.name} · {variant.name}"
-        done = VariantResult(
-            variant.id, variant.name, run.to_dataset_result(), dict(variant.metadata)
+    for variant, scenarios in matrix.plans(variants):
+        run = await run_scenarios(
+            scenarios,
+            root=root,
+            concurrency=concurrency,
+            repeat=repeat,
+            finished={(s, n): r for (v, s, n), r in (finished or {}).items() if v == variant.id},
+            on_complete=functools.partial(on_complete, variant.id) if on_complete else None,
         )
+        done = variant_result(matrix, variant, run)
         if on_variant_complete is not None:
             on_variant_complete(done)
         results.append(done)
-    return MatrixResult.of(
-        matrix.name,
-        results,
-        duration_ms=(time.perf_counter() - started) * 1000,
-        started_at=started_at,
-        completed_at=now_iso(),
-    )
+    return matrix_result(matrix, results, started_at, started)
