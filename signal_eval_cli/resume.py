@@ -32,6 +32,7 @@ __all__ = [
     "build_matrix",
     "build_scenario_matrix",
     "build_scenarios",
+    "journal_slots",
     "matrix_slot",
     "open_journal",
     "shard_block",
@@ -283,6 +284,16 @@ def matrix_slot(variant: str, run: int) -> str:
     return f"{variant}#{run}"
 
 
+def journal_slots(header: JournalHeader) -> list[str]:
+    """The slots (first half of a key) a run's units have: one per matrix variant, per
+    run of a repeated scenario, per (variant, run) of a matrix over scenarios."""
+    ids = [str(v["id"]) for v in header.variants]
+    if header.kind == "scenario-matrix":
+        runs = range(max(1, int(header.metadata.get("repeat", 1))))
+        return [matrix_slot(v, run) for v in ids for run in runs]
+    return ids or [""]
+
+
 def build_scenario_matrix(
     header: JournalHeader, entries: Mapping[Key, Mapping[str, Any]], ran: Any = None
 ) -> Any:
@@ -302,8 +313,8 @@ def build_scenario_matrix(
         found = [scenario_from_journal(entries[k]) for k in keys if k in entries]
         complete &= len(found) == len(keys)
         if found:
-            name = f"{header.name} · {v['name']}"
-            result = ScenarioRunResult.of(found, name=name).to_dataset_result()
+            result = ScenarioRunResult.of(found, name=header.name).to_dataset_result()
+            result.shard = None  # the matrix carries it
             result.interrupted = len(found) < len(keys)
             variants.append(_variant(v, _timed(result, ran_variants.get(v["id"]))))
     return _ranked(header, variants, complete, ran)

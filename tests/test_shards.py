@@ -218,7 +218,7 @@ SCENARIO_AGENT = (
 )
 
 
-def test_a_matrix_of_agents_over_scenarios_journals_resumes_and_retries(tmp_path: Path) -> None:
+def test_a_matrix_of_agents_over_scenarios_resumes_retries_and_shards(tmp_path: Path) -> None:
     (tmp_path / "scenarios").mkdir()
     for i in range(3):
         (tmp_path / f"fx{i}").mkdir()
@@ -272,5 +272,20 @@ def test_a_matrix_of_agents_over_scenarios_journals_resumes_and_retries(tmp_path
     )
     code, output = invoke(*common, "--resume")
     assert code == 2 and "the matrix (variants) changed" in output
-    code, output = invoke(*common, "--shard", "1/2")
-    assert code == 2 and "--shard is not supported for a matrix of agents over scenarios" in output
+    whole_now = tmp_path / "whole-now.json"  # what an unsharded run of the changed matrix gives
+    assert invoke("matrix", path, "-o", whole_now, "-q", "--repeat", "2")[0] == 0
+    for n in (2, 3):  # results files, then journals: each merges into the unsharded result
+        parts = [tmp_path / f"p{i}-of-{n}.json" for i in range(1, n + 1)]
+        for i, part in enumerate(parts, start=1):
+            before = invoke(
+                "matrix", path, "-o", part, "-q", "--repeat", "2", "--shard", f"{i}/{n}"
+            )
+            assert before[0] == 0, before[1]
+        if n == 3:
+            parts = [journal_path(p) for p in parts]
+        merged = tmp_path / f"merged-{n}.json"
+        code, output = invoke("merge", *parts, "-o", merged)
+        assert code == 0, output
+        assert scenario_matrix_essence(merged) == scenario_matrix_essence(whole_now)
+    code, output = invoke("merge", *parts[:2], "-o", tmp_path / "short.json")
+    assert code == 2 and "shard(s) 3/3 missing" in output

@@ -65,6 +65,7 @@ from signal_eval_cli.resume import (
 from signal_eval_cli.runner import never_ran, select_cases
 from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 from signal_eval_cli.scenarios.runner import ScenarioResult
+from signal_eval_cli.sharding import Shard, take_shard
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["matrix_command"]
@@ -111,12 +112,6 @@ def matrix_command(
 
     started = now_iso()
     if isinstance(matrix, ScenarioMatrix):
-        if chosen_shard:
-            fail_input(
-                InputError(
-                    f"{file}: --shard is not supported for a matrix of agents over scenarios yet"
-                )
-            )
         journal_options = {"resume": resume, "retry": retry, "force": force}
         executor_options = {"ray_address": ray_address, "ray_actors": ray_actors}
         _scenario_matrix(
@@ -126,6 +121,7 @@ def matrix_command(
             policy,
             concurrency=concurrency,
             repeat=repeat or 1,
+            shard=chosen_shard,
             quiet=quiet,
             on_variant_complete=variant_done,
             journal_options=journal_options,
@@ -190,6 +186,7 @@ def _scenario_matrix(
     *,
     concurrency: int,
     repeat: int,
+    shard: Shard | None,
     quiet: bool,
     on_variant_complete: Callable[[VariantResult], None],
     journal_options: dict[str, Any],
@@ -197,16 +194,19 @@ def _scenario_matrix(
 ) -> NoReturn:
     """A matrix of agents over scenarios: each run of a scenario by a variant is a unit of
     the journal (resumed, retried like a dataset matrix's cases)."""
+    every = [s.id for s in matrix.scenarios]
     header = JournalHeader(
         "scenario-matrix",
         matrix.name,
-        [s.id for s in matrix.scenarios],
-        scenario_matrix_fingerprint(matrix, {"repeat": repeat}),
+        every,
+        scenario_matrix_fingerprint(matrix, {"repeat": repeat}),  # every shard's: they merge
+        shard,
         metadata={"repeat": repeat},
         variants=[
             {"id": v.id, "name": v.name, "metadata": dict(v.metadata)} for v in matrix.variants
         ],
     )
+    matrix = replace(matrix, scenarios=take_shard(matrix.scenarios, every, shard))
     journal = JournaledRun(reports.get("json"), header, **journal_options)
     kept = {}
     for (slot, sid), data in journal.plan.kept.items():

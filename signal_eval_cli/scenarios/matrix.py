@@ -148,8 +148,9 @@ def scenario_matrix_from_document(doc: Document) -> ScenarioMatrix:
 def variant_result(
     matrix: ScenarioMatrix, variant: ScenarioVariant, run: ScenarioRunResult
 ) -> VariantResult:
-    """A variant's scenario runs as a matrix variant's result."""
-    run.name = f"{matrix.name} · {variant.name}"
+    """A variant's scenario runs as a matrix variant's result (named after the matrix, as
+    one built from the journal is)."""
+    run.name = matrix.name
     return VariantResult(variant.id, variant.name, run.to_dataset_result(), dict(variant.metadata))
 
 
