@@ -14,6 +14,11 @@ A variant without ``harness`` uses the dataset's. All variants run at once under
 ONE concurrency limit, so ``--concurrency 4`` means four cases in flight in
 total, not four per variant.
 
+Each variant's harness has its own model proxy and cassette,
+``cassettes/<matrix file stem>.<variant id>.proxy.yaml`` beside the matrix file
+(:func:`variant_cassette`): two variants run the same case at once with different
+prompts or models, so their recordings must never meet.
+
 Ranking uses, per variant, its pass rate (cases that passed all their runs ÷ cases
 run), its average cost per case and its p50 latency. Ties are broken by
 declaration order, so the same results always give the same answer.
@@ -24,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -47,6 +53,8 @@ from signal_eval_cli.signals import now_iso
 from signal_eval_cli.validate import DocumentKind, register_document_kind
 
 if TYPE_CHECKING:
+    from signal_eval_cli.proxy.cassette import ProxyCassette
+    from signal_eval_cli.proxy.server import ModelProxy
     from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 
 __all__ = [
@@ -59,10 +67,12 @@ __all__ = [
     "VariantRecommendation",
     "VariantResult",
     "compare_variants",
+    "export_variants_env",
     "load_matrix",
     "pareto_frontier",
     "recommend",
     "run_matrix",
+    "variant_cassette",
 ]
 
 Confidence = Literal["high", "medium", "low"]
@@ -425,11 +435,64 @@ def recommend(points: Sequence[VariantPoint]) -> VariantRecommendation | None:
 @dataclass
 class MatrixOptions(RunOptions):
     """:class:`RunOptions` plus a callback after each variant, one after each case that
-    says its variant, and each variant's cases already finished (a resumed journal)."""
+    says its variant, each variant's cases already finished (a resumed journal), and
+    each variant's model proxy (started; else ``proxy``, if any, serves them all)."""
 
     on_variant_complete: Callable[[VariantResult], None] | None = None
     on_variant_case: Callable[[str, CaseResult], None] | None = None
     finished_by_variant: Mapping[str, Mapping[str, CaseResult]] = field(default_factory=dict)
+    proxies: Mapping[str, ModelProxy] = field(default_factory=dict)
+
+
+def variant_cassette(
+    matrix_path: Path, variant_id: str, *, per_case: bool = False
+) -> ProxyCassette:
+    """Where a variant's proxied model calls are recorded: beside the matrix file,
+    ``cassettes/<stem>.<variant id>.proxy.yaml`` (``.proxy/`` of per-case files)."""
+    from signal_eval_cli.proxy.cassette import ProxyCassette
+
+    name = f"{matrix_path.stem}.{_file_safe(variant_id)}.proxy"
+    return ProxyCassette(
+        matrix_path.parent / "cassettes" / (name if per_case else f"{name}.yaml"),
+        per_case=per_case,
+    )
+
+
+def _file_safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def check_cassette_names(ids: Sequence[str]) -> None:
+    """Two variant ids that make the same cassette name would share recordings."""
+    seen: dict[str, str] = {}
+    for vid in ids:
+        other = seen.setdefault(_file_safe(vid), vid)
+        if other != vid:
+            raise InputError(
+                f"variants '{other}' and '{vid}' would share the cassette of "
+                f"'{_file_safe(vid)}': give them ids that differ in letters, digits, '.', '_' or '-'"
+            )
+
+
+BARE_CLIENT = (
+    "in a matrix each variant's model calls are recorded apart, and a client that only reads "
+    "OPENAI_BASE_URL / ANTHROPIC_BASE_URL says neither its variant nor its case: make it "
+    "with ctx.openai() / ctx.anthropic() (or give it ctx.proxy's base URLs; a subprocess "
+    "ctx.proxy.env)"
+)
+
+
+def export_variants_env(proxies: Mapping[str, ModelProxy], concurrency: int) -> None:
+    """Point this process's ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL`` at a proxy until
+    it stops, so an SDK client made without ``ctx`` never goes live: with one variant as
+    in ``run``; with more, every such call is refused saying what to do (it could be
+    any variant's)."""
+    first = next(iter(proxies.values()), None)
+    if first is None:
+        return
+    if len(proxies) > 1:
+        first.bare_refusal = BARE_CLIENT
+    first.export_env(concurrency)
 
 
 async def run_matrix(
@@ -459,8 +522,14 @@ async def run_matrix(
     finished = getattr(options, "finished_by_variant", {})
     started_at, started = now_iso(), time.perf_counter()
 
+    proxies = getattr(options, "proxies", {})
+
     def variant_options(variant_id: str) -> RunOptions:
-        own = dataclasses.replace(shared, finished=finished.get(variant_id, {}))
+        own = dataclasses.replace(
+            shared,
+            finished=finished.get(variant_id, {}),
+            proxy=proxies.get(variant_id, shared.proxy),
+        )
         then = shared.on_case_complete
         if on_case is not None:
 

@@ -150,15 +150,28 @@ class _CasesJob:
         self.harnesses = {vid: spec.build() for vid, spec in self.variants.items()}
         self.options = dataclasses.replace(self.options, executor=HarnessThreads())
         proxy = self.options.proxy
+        concurrency = self.options.concurrency if self.options.parallel else 1
         if proxy is not None:  # clients made without ctx reach it too, as locally
-            proxy.start().export_env(self.options.concurrency if self.options.parallel else 1)
+            proxy.start().export_env(concurrency)
+        proxies = getattr(self.options, "proxies", {})  # a matrix's, one per variant
+        if proxies:
+            from signal_eval_cli.matrix import export_variants_env
+
+            for each in proxies.values():
+                each.start()
+            export_variants_env(proxies, concurrency)
+
+    def _options(self, variant: str) -> RunOptions:
+        """The options a variant's cases run with: its own proxy, in a matrix."""
+        proxy = getattr(self.options, "proxies", {}).get(variant)
+        return self.options if proxy is None else dataclasses.replace(self.options, proxy=proxy)
 
     async def run(
         self, variant: str, indices: list[int], semaphore: asyncio.Semaphore, concurrency: int
     ) -> list[CaseOutcome]:
         from signal_eval_cli.runner import run_dataset_case
 
-        harness, dataset, options = self.harnesses[variant], self.dataset, self.options
+        harness, dataset, options = self.harnesses[variant], self.dataset, self._options(variant)
 
         async def one(index: int) -> CaseResult:
             async with semaphore:  # the actor's concurrency, across its batches
@@ -184,13 +197,14 @@ class _CasesJob:
             ).to_dict("all")
         )
 
-    def keep(self, outcome: CaseOutcome) -> CaseResult:
-        """On the driver, once per case: its result; the run's proxy and recorders keep
-        what it recorded."""
+    def keep(self, outcome: CaseOutcome, variant: str = "") -> CaseResult:
+        """On the driver, once per case: its result; the run's (the variant's) proxy and
+        recorders keep what it recorded."""
         from signal_eval_cli.providers.recording import absorb_handed
 
-        if outcome.proxied is not None and self.options.proxy is not None:
-            self.options.proxy.absorb(outcome.proxied)
+        proxy = self._options(variant).proxy
+        if outcome.proxied is not None and proxy is not None:
+            proxy.absorb(outcome.proxied)
         if outcome.recorded:
             absorb_handed(outcome.recorded)
         return CaseResult.from_dict(outcome.row)
@@ -518,14 +532,24 @@ async def run_matrix_ray(
     started_at, started = now_iso(), time.perf_counter()
     for v in variants:  # resolvable here first: a typo fails before anything runs
         v.build(dataset)
-    job, cases = make_job(dataset, {v.id: variant_spec(v, dataset) for v in variants}, options)
+    specs = {v.id: variant_spec(v, dataset) for v in variants}
+    # the driver's callbacks stay here (they hold its console); each variant's proxy travels
+    on_driver: dict[str, Any] = {
+        "on_variant_complete": None,
+        "on_variant_case": None,
+        "finished_by_variant": {},
+    }
+    plain = dataclasses.replace(
+        options, **{k: v for k, v in on_driver.items() if hasattr(options, k)}
+    )
+    job, cases = make_job(dataset, specs, plain)
     finished_by_variant = getattr(options, "finished_by_variant", {})
     on_case = getattr(options, "on_variant_case", None)
     results = {v.id: [finished_by_variant.get(v.id, {}).get(c.id) for c in cases] for v in variants}
     units = [(vid, i) for vid, rows in results.items() for i, r in enumerate(rows) if r is None]
 
     def accept(unit: Unit, outcome: CaseOutcome) -> bool:
-        results[unit[0]][unit[1]] = result = job.keep(outcome)
+        results[unit[0]][unit[1]] = result = job.keep(outcome, unit[0])
         if on_case is not None:
             on_case(unit[0], result)
         if options.on_case_complete is not None:

@@ -44,6 +44,7 @@ from signal_eval_cli.ray_executor import (
 )
 from signal_eval_cli.runner import RunOptions, run_dataset
 from signal_eval_cli.scenarios.on_ray import _ShippedFixture
+from tests import test_matrix_proxy as matrix_proxy
 
 ray = pytest.importorskip("ray")  # installed by `make setup` (extra [ray]); CI runs this
 
@@ -114,6 +115,7 @@ def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path:
         check_the_model_proxy_and_the_judge_are_served_on_the_actors,
         check_a_scenario_matrix,
         check_recorded_traces,
+        check_a_matrix_serves_each_variants_proxy_on_the_actors,
     )
     for check in checks:
         directory = tmp_path / check.__name__
@@ -577,3 +579,24 @@ def test_a_judge_that_cannot_travel_is_an_input_error_before_ray_starts(tmp_path
     )
     assert "a __reduce__ that builds it again from its settings on the actor" in message
     assert not ray.is_initialized() and not (tmp_path / "calls.log").exists()
+
+
+def check_a_matrix_serves_each_variants_proxy_on_the_actors(cluster: str, tmp_path: Path) -> None:
+    """Record a matrix on Ray: each variant's calls go to its own cassette (the actors'
+    copies of its proxy hand them back); replay on Ray and here, offline: the same."""
+    matrix_proxy.matrix_file(tmp_path)
+    on_ray = ["--executor", "ray", "--ray-address", cluster, "--ray-actors", "2"]
+    with MockLLMServer(matrix_proxy.reply) as mock:
+        recorded = matrix_proxy.cli(tmp_path, mock.openai_base_url, "--record", *on_ray)
+        assert recorded.returncode == 0, recorded.stderr
+        assert len(mock.calls) == 6
+    for variant, prompt in (("terse", "Be terse"), ("wordy", "Be wordy")):
+        calls = ProxyCassette(tmp_path / "cassettes" / f"pick.{variant}.proxy.yaml").load()
+        assert sorted(i.case for i in calls) == ["a", "b", "c"]
+        assert all(i.body["messages"][0]["content"].startswith(prompt) for i in calls)
+    first = matrix_proxy.comparable(tmp_path)
+    assert [c[1] for c in first["wordy"]] == [True, True, False]
+    for args in (on_ray, []):
+        replayed = matrix_proxy.cli(tmp_path, matrix_proxy.DEAD, *args)
+        assert replayed.returncode == 0, replayed.stderr
+        assert matrix_proxy.comparable(tmp_path) == first

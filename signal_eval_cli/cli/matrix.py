@@ -3,6 +3,10 @@
 A matrix is exploratory: it exits 0 when it ran, even if variants fail cases (gate
 with ``run`` + ``compare``); 2 on invalid input; 130 when interrupted (the variants
 that finished are kept in ``--output``).
+
+Each variant's model calls go through its own model proxy and cassette (see
+:func:`~signal_eval_cli.matrix.variant_cassette`), with ``run``'s flags: ``--replay``
+(the default when the cassette exists), ``--record``, ``--record-missing``, ``--live``.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -41,6 +45,15 @@ from signal_eval_cli.cli.journaled import (
     ShardOpt,
     shard_option,
 )
+from signal_eval_cli.cli.provider_options import (
+    LiveOpt,
+    PriceOpt,
+    ProviderFlags,
+    RecordMissingOpt,
+    RecordOpt,
+    ReplayOpt,
+    stop_proxy,
+)
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.errors import InputError
@@ -48,10 +61,14 @@ from signal_eval_cli.fingerprint import matrix_fingerprint, scenario_matrix_fing
 from signal_eval_cli.interrupts import Interrupts, interrupts
 from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.matrix import (
+    MatrixFile,
     MatrixOptions,
     MatrixResult,
     VariantResult,
+    check_cassette_names,
+    export_variants_env,
     load_matrix,
+    variant_cassette,
 )
 from signal_eval_cli.reports._format import fmt_pass_rate
 from signal_eval_cli.reports.console_matrix import print_matrix
@@ -68,6 +85,9 @@ from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 from signal_eval_cli.scenarios.runner import ScenarioResult
 from signal_eval_cli.sharding import Shard, take_shard
 from signal_eval_cli.signals import now_iso
+
+if TYPE_CHECKING:
+    from signal_eval_cli.proxy.server import ModelProxy
 
 __all__ = ["matrix_command"]
 
@@ -90,6 +110,11 @@ def matrix_command(
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = None,
+    record: RecordOpt = False,
+    record_missing: RecordMissingOpt = False,
+    replay: ReplayOpt = False,
+    live: LiveOpt = False,
+    price: PriceOpt = None,
     verbose: VerboseOpt = False,
     *,
     reports: ReportPaths,
@@ -99,8 +124,17 @@ def matrix_command(
     policy = signals_policy(signals)
     check_outputs(*reports.values())
     chosen_shard = shard_option(shard)
+    flags = ProviderFlags(
+        record=record,
+        record_missing=record_missing,
+        replay=replay,
+        live=live,
+        prices=price or [],
+    )
     try:
+        _ = flags.mode  # two modes at once: bad input before anything loads
         matrix = load_matrix(file)
+        check_cassette_names([v.id for v in matrix.variants])
     except InputError as exc:
         fail_input(exc)
     finished: list[VariantResult] = []
@@ -158,25 +192,51 @@ def matrix_command(
         kept = sum(len(f) for f in options.finished_by_variant.values())
 
         started = now_iso()
-        with Progress(len(selected) * len(matrix.variants) - kept, quiet=quiet) as progress:
+        options.proxies = _start_proxies(matrix, flags, executor, options)
+        try:
+            with Progress(len(selected) * len(matrix.variants) - kept, quiet=quiet) as progress:
 
-            def finished_case(variant_id: str, result: CaseResult) -> None:
-                if not never_ran(result):
-                    journal.record((variant_id, result.case_id), result.to_dict("all"))
-                progress(result, label=variant_id)
+                def finished_case(variant_id: str, result: CaseResult) -> None:
+                    if not never_ran(result):
+                        journal.record((variant_id, result.case_id), result.to_dict("all"))
+                    progress(result, label=variant_id)
 
-            options.on_variant_case = finished_case
-            running = matrix_run(
-                executor,
-                matrix.variants,
-                matrix.dataset,
-                options,
-                name=matrix.name,
-                ray_address=ray_address,
-                ray_actors=ray_actors,
-            )
-            result = _ran(caught, running, matrix.name, finished, started)
+                options.on_variant_case = finished_case
+                running = matrix_run(
+                    executor,
+                    matrix.variants,
+                    matrix.dataset,
+                    options,
+                    name=matrix.name,
+                    ray_address=ray_address,
+                    ray_actors=ray_actors,
+                )
+                result = _ran(caught, running, matrix.name, finished, started)
+        finally:  # also on a crash: no proxy outlives the run
+            for proxy in options.proxies.values():
+                stop_proxy(proxy)
         _finish(result, (journal, build_matrix), reports, policy, caught.exit_code)
+
+
+def _start_proxies(
+    matrix: MatrixFile, flags: ProviderFlags, executor: str, options: MatrixOptions
+) -> dict[str, ModelProxy]:
+    """Each variant's model proxy, started (a broken cassette is exit 2 before anything
+    runs); locally, clients made without ``ctx`` are pointed at them too."""
+    started: dict[str, ModelProxy] = {}
+    per_case = bool(matrix.dataset.proxy.get("perCase"))
+    try:
+        for variant in matrix.variants:
+            path = matrix.path or Path("matrix.yaml")
+            cassette = variant_cassette(path, variant.id, per_case=per_case)
+            started[variant.id] = flags.proxy(matrix.dataset, cassette).start()
+    except InputError as exc:
+        for proxy in started.values():
+            proxy.stop()
+        fail_input(exc)
+    if executor == "local":  # on Ray: each actor's own
+        export_variants_env(started, options.concurrency if options.parallel else 1)
+    return started
 
 
 def _scenario_matrix(

@@ -15,7 +15,7 @@ import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -28,6 +28,10 @@ from signal_eval_cli.providers.pricing import parse_price
 from signal_eval_cli.providers.recording import save_all
 from signal_eval_cli.runner import RunOptions
 
+if TYPE_CHECKING:
+    from signal_eval_cli.proxy.cassette import ProxyCassette
+    from signal_eval_cli.proxy.server import ModelProxy
+
 __all__ = [
     "JudgeModelOpt",
     "LiveOpt",
@@ -39,6 +43,7 @@ __all__ = [
     "RecordOpt",
     "ReplayOpt",
     "default_cassette",
+    "stop_proxy",
 ]
 
 ProviderOpt = Annotated[
@@ -232,35 +237,43 @@ class ProviderFlags:
             model, provider_options=self._options(), cassette=cassette, mode=mode
         )
 
-    def start_proxy(self, dataset: EvalDataset, options: RunOptions) -> None:
-        """Start the run's model proxy (``options.proxy``): the harness's own calls are
-        replayed, recorded or passed through, and traced, whichever harness it is."""
+    def proxy(self, dataset: EvalDataset, cassette: ProxyCassette | None = None) -> ModelProxy:
+        """A (not yet started) model proxy for a run of ``dataset`` in this mode, on its
+        cassette or on ``cassette`` (a matrix variant's own)."""
         from signal_eval_cli.providers.pricing import default_prices
         from signal_eval_cli.proxy.config import proxy_for
 
         prices = default_prices().with_overrides(self._options().get("prices"))
         order = [c.id for c in dataset.cases]
-        proxy = proxy_for(dataset, self.mode, case_order=order, prices=prices)
-        options.proxy = proxy.start()
+        return proxy_for(dataset, self.mode, case_order=order, prices=prices, cassette=cassette)
+
+    def start_proxy(self, dataset: EvalDataset, options: RunOptions) -> None:
+        """Start the run's model proxy (``options.proxy``): the harness's own calls are
+        replayed, recorded or passed through, and traced, whichever harness it is."""
+        options.proxy = self.proxy(dataset).start()
 
     @staticmethod
     def finish(options: RunOptions) -> None:
         """Save every recording (saying where it went), stop the proxy and the judge."""
         for saved in save_all():
             typer.echo(f"recorded {saved.recorded} call(s) to {saved.cassette.path}", err=True)
-        proxy = options.proxy
-        if proxy is not None:
-            proxy.stop()
-            for path in proxy.save():
-                typer.echo(f"recorded the harness's model calls to {path}", err=True)
-            if proxy.misses:
-                typer.echo(
-                    f"{len(proxy.misses)} model call(s) had no recording in "
-                    f"{proxy.cassette.path if proxy.cassette else 'the cassette'}",
-                    err=True,
-                )
-            for failure in proxy.failures[:5]:
-                typer.echo(f"not recorded: {failure}", err=True)
+        if options.proxy is not None:
+            stop_proxy(options.proxy)
         close = getattr(options.judge, "close", None)
         if callable(close):
             close()
+
+
+def stop_proxy(proxy: ModelProxy) -> None:
+    """Stop ``proxy`` and write what it recorded, saying where it went and what it lacked."""
+    proxy.stop()
+    for path in proxy.save():
+        typer.echo(f"recorded the harness's model calls to {path}", err=True)
+    if proxy.misses:
+        typer.echo(
+            f"{len(proxy.misses)} model call(s) had no recording in "
+            f"{proxy.cassette.path if proxy.cassette else 'the cassette'}",
+            err=True,
+        )
+    for failure in proxy.failures[:5]:
+        typer.echo(f"not recorded: {failure}", err=True)

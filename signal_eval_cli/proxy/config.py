@@ -42,9 +42,11 @@ def proxy_for(
     *,
     case_order: Sequence[str] = (),
     prices: PriceTable | None = None,
+    cassette: ProxyCassette | None = None,
 ) -> ModelProxy:
-    """A (not yet started) proxy for a run of ``dataset`` in ``mode`` (or ``auto``)."""
-    cassette = proxy_cassette(dataset)
+    """A (not yet started) proxy for a run of ``dataset`` in ``mode`` (or ``auto``), on
+    the dataset's cassette or on ``cassette`` (a matrix variant's own)."""
+    cassette = cassette or proxy_cassette(dataset)
     if mode == "auto":
         mode = "replay" if cassette.exists() else "live"
     if mode not in PROXY_MODES:

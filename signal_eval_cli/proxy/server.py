@@ -177,6 +177,9 @@ class ModelProxy:
         self.bare_concurrency = 1
         """How many cases may run at once (:meth:`export_env`): above 1, a call to the
         address without a case prefix is refused rather than given to the one running."""
+        self.bare_refusal: str | None = None
+        """When set, every call without a case prefix is refused with this message,
+        whatever the concurrency (a matrix: which variant's call it is cannot be told)."""
         self.port = 0
         self.cpu_seconds = 0.0
         """CPU time the serving thread spent serving, from the moment it listens (not
@@ -405,10 +408,12 @@ class ModelProxy:
                 return self.sessions.get(key), "/" + parts[4]
             return None, raw_path
         open_now = list(self.sessions.values())
-        alone = len(open_now) == 1 and self.bare_concurrency <= 1
+        alone = len(open_now) == 1 and self.bare_concurrency <= 1 and self.bare_refusal is None
         return (open_now[0] if alone else None), raw_path
 
     def _unattributed(self, raw_path: str) -> str:
+        if self.bare_refusal is not None and not raw_path.startswith("/c/"):
+            return f"signal-eval proxy: {raw_path} names no case: {self.bare_refusal}"
         running = len(self.sessions)
         if raw_path.startswith("/c/") or not running:
             return f"signal-eval proxy: no case is running under {raw_path}"

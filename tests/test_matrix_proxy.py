@@ -1,0 +1,182 @@
+"""A matrix's variants record and replay their own model calls: each variant has its own
+model proxy and cassette beside the matrix file, so two variants running the same case
+at once with different prompts never share a recording. Through the installed CLI, from
+the project's directory (outside the repo), against the loopback mock; replayed with the
+mock stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from mock_servers import Call, MockLLMServer
+
+from signal_eval_cli.proxy.cassette import ProxyCassette
+
+CLI = Path(sys.executable).parent / "signal-eval"
+SECRET = "sk-upstream-secret"
+DEAD = "http://127.0.0.1:9/v1"
+"""Upstream once the mock is gone: replay must not need the network."""
+
+AGENT = """\
+import os, subprocess, sys
+
+import openai
+
+ASK = (
+    "import openai, sys; r = openai.OpenAI().chat.completions.create(model=sys.argv[1], "
+    "messages=[{'role': 'user', 'content': sys.argv[2]}]); print(r.choices[0].message.content)"
+)
+
+
+def create(prompt="Summarise", model="gpt-4o-mini", via="ctx"):
+    def run(input, ctx):
+        text = f"{prompt}: {input}"
+        if via == "ctx":
+            client = ctx.openai()
+        elif via == "bare":  # OPENAI_BASE_URL alone, in process
+            client = openai.OpenAI()
+        else:  # a subprocess given the case's environment
+            env = {**os.environ, **ctx.proxy.env}
+            done = subprocess.run(
+                [sys.executable, "-c", ASK, model, text],
+                env=env, capture_output=True, text=True, check=True,
+            )
+            return [{"name": "text:complete", "payload": {"content": done.stdout.strip()}}]
+        reply = client.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": text}]
+        )
+        return [{"name": "text:complete", "payload": {"content": reply.choices[0].message.content}}]
+    return run
+"""
+DATASET = """\
+name: notes
+harness: agent.py:create
+cases:
+  - {id: a, input: one, assertions: [{type: output.contains, text: one}]}
+  - {id: b, input: two, assertions: [{type: output.contains, text: two}]}
+  - {id: c, input: three, assertions: [{type: output.contains, text: terse}]}
+"""
+
+
+def matrix_file(project: Path, terse: str = "Be terse", *, via: str = "env") -> Path:
+    (project / "agent.py").write_text(AGENT)
+    (project / "eval.yaml").write_text(DATASET)
+    path = project / "pick.yaml"
+    path.write_text(
+        "dataset: eval.yaml\nvariants:\n"
+        f"  - {{id: terse, name: Terse, harness: {{factory: agent.py:create, params: {{prompt: {terse}}}}}}}\n"
+        "  - id: wordy\n    name: Wordy\n"
+        "    harness: {factory: agent.py:create, "
+        f"params: {{prompt: Be wordy, model: gpt-4o, via: {via}}}}}\n"
+    )
+    return path
+
+
+def reply(call: Call) -> str:
+    return f"{call.body['model']} says {call.last_user_text}"
+
+
+def cli(project: Path, upstream: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env |= {"OPENAI_BASE_URL": upstream, "OPENAI_API_KEY": SECRET}
+    command = [str(CLI), "matrix", "pick.yaml", "-o", "out.json", "--signals", "all", *args]
+    return subprocess.run(
+        command, cwd=project, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def comparable(project: Path) -> dict[str, Any]:
+    """Each variant's cases as they must stay between recording and replay (no timings)."""
+    data = json.loads((project / "out.json").read_text())
+    return {
+        v["variantId"]: [
+            (
+                c["caseId"],
+                c["passed"],
+                c.get("error"),
+                [
+                    (s["name"], {k: x for k, x in s["payload"].items() if k != "durationMs"})
+                    for s in c["signals"]
+                    if s["name"].startswith(("provider:", "text:"))
+                ],
+            )
+            for c in v["result"]["cases"]
+        ]
+        for v in data["variants"]
+    }
+
+
+def test_each_variant_records_its_own_calls_and_replays_offline(tmp_path: Path) -> None:
+    matrix_file(tmp_path)
+    with MockLLMServer(reply) as mock:
+        recorded = cli(tmp_path, mock.openai_base_url, "--record", "--concurrency", "4")
+        assert recorded.returncode == 0, recorded.stderr
+        assert len(mock.calls) == 6 and {c.key for c in mock.calls} == {SECRET}
+    terse = tmp_path / "cassettes" / "pick.terse.proxy.yaml"
+    wordy = tmp_path / "cassettes" / "pick.wordy.proxy.yaml"
+    for variant, cassette, prompt in (("terse", terse, "Be terse"), ("wordy", wordy, "Be wordy")):
+        where = cassette.relative_to(tmp_path)
+        assert f"recorded the harness's model calls to {where}" in recorded.stderr
+        calls = ProxyCassette(cassette).load()
+        assert [i.case for i in calls] == ["a", "b", "c"], variant
+        assert all(i.body["messages"][0]["content"].startswith(prompt) for i in calls)
+        assert SECRET not in cassette.read_text()
+    first = comparable(tmp_path)
+    assert [c[1] for c in first["terse"]] == [True, True, True]
+    assert [c[1] for c in first["wordy"]] == [True, True, False]  # "terse" is not in its answer
+    ends = [s for s in first["wordy"][0][3] if s[0] == "provider:end"]
+    assert ends[0][1]["output"] == "gpt-4o says Be wordy: one" and ends[0][1]["cost"] > 0
+
+    saved = terse.read_bytes(), wordy.read_bytes()
+    for flags in ([], ["--replay"]):  # the cassettes exist: replay is the default
+        replayed = cli(tmp_path, DEAD, *flags)
+        assert replayed.returncode == 0, replayed.stderr
+        assert comparable(tmp_path) == first
+    assert (terse.read_bytes(), wordy.read_bytes()) == saved
+
+    # a variant's prompt changed: its calls miss, saying which case and what changed;
+    # the other variant still replays; no cassette is touched
+    matrix_file(tmp_path, terse="Be very terse")
+    changed = cli(tmp_path, DEAD)
+    assert changed.returncode == 0, changed.stderr  # a matrix exits 0 when it ran
+    now = comparable(tmp_path)
+    assert now["wordy"] == first["wordy"]
+    for case_id, passed, raised, _ in now["terse"]:
+        error = raised.replace("\\'", "'")  # the SDK's exception shows the body's repr
+        assert not passed and f"no recorded answer for case '{case_id}'" in error
+        assert "messages[0].content" in error and "Be very terse" in error
+    assert "3 model call(s) had no recording in" in changed.stderr
+    assert "cassettes/pick.terse.proxy.yaml" in changed.stderr
+    assert (terse.read_bytes(), wordy.read_bytes()) == saved
+
+
+def test_a_client_that_names_no_variant_is_refused_never_live(tmp_path: Path) -> None:
+    """``openai.OpenAI()`` made in process reads OPENAI_BASE_URL, which says neither the
+    variant nor the case: every call of it fails saying what to do; none leaves."""
+    matrix_file(tmp_path, via="bare")
+    with MockLLMServer(reply) as mock:
+        live = cli(tmp_path, mock.openai_base_url, "--live", "--concurrency", "1")
+        assert [c.body["model"] for c in mock.calls] == [
+            "gpt-4o-mini"
+        ] * 3  # the ctx variant's only
+    assert live.returncode == 0, live.stderr
+    cases = comparable(tmp_path)["wordy"]
+    for _, passed, error, _ in cases:
+        assert not passed and "names no case" in error and "ctx.openai()" in error
+
+
+def test_two_modes_or_a_broken_cassette_are_exit_2_before_anything_runs(tmp_path: Path) -> None:
+    matrix_file(tmp_path)
+    both = cli(tmp_path, DEAD, "--record", "--replay")
+    assert both.returncode == 2 and "choose one of --record, --replay" in both.stderr
+    broken = tmp_path / "cassettes" / "pick.wordy.proxy.yaml"
+    broken.parent.mkdir()
+    broken.write_text("version: 1\ninteractions: [}\n")
+    bad = cli(tmp_path, DEAD)
+    assert bad.returncode == 2 and "pick.wordy.proxy.yaml:2" in bad.stderr, bad.stderr
+    assert "Traceback" not in bad.stderr and not (tmp_path / "out.json").exists()
