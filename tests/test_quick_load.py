@@ -181,3 +181,73 @@ def test_a_fast_document_finds_its_locations_when_asked(tmp_path: Path) -> None:
     doc = load_document(path)
     assert doc.source is not None and doc.values == {}
     assert doc.problem(("cases", 0, "id"), "here").line == 3
+
+
+LOCATABLE = [
+    *EXAMPLES,
+    "a: 1\n'b c': {d: [x, 'y', \"z\"]}\ne: |\n  block\n  text\nf:\n- - 1\n  - k: v\n- ~\n",
+    "\ufeffname: bom\ncases:\n  - id: é\n    tags: [yes, '1', 0o7]\n",
+    "a:\r\n  b: \tx\r\n  c: >-\r\n    folded\r\n    more\r\n",
+    "? long key\n: value\nlist: [a, {b: c}, [d]]\n",
+    "top: plain\n  continued on a line\nnext: 'quoted\n  folded'\n",
+]
+
+
+@pytest.mark.parametrize("source", LOCATABLE, ids=range(len(LOCATABLE)))
+def test_a_fast_document_locates_every_value_as_the_located_loader_does(
+    tmp_path: Path, source: Path | str
+) -> None:
+    """Each path's location found on demand (key and value, with the plain text) is the
+    one the located loader records for it."""
+    path = tmp_path / "doc.yaml"
+    if isinstance(source, Path):
+        path.write_bytes(source.read_bytes())
+    else:
+        path.write_bytes(source.encode("utf-8"))
+    located = parse_yaml(path.read_bytes().decode("utf-8-sig"), str(path))
+    doc = load_document(path)
+    assert doc.source is not None, "the fast path should read this document"
+    for where in located.values:
+        assert load_document(path).at(where) == located.at(where), where
+    for where in located.keys:
+        assert load_document(path).at(where, key=True) == located.at(where, key=True), where
+    doc.locate(list(located.values))  # all at once, in one pass
+    assert {w: doc.at(w) for w in located.values} == {w: located.at(w) for w in located.values}
+
+
+def _big_dataset(cases: int, broken: dict[int, tuple[str, str]]) -> str:
+    case = "  - id: c{i}\n    input: {{code: x}}\n    assertions:\n      - {{type: output.contains, text: ok}}\n      - type: tool.called\n        name: Edit\n"
+    lines = []
+    for i in range(cases):
+        text = case.format(i=i)
+        if i in broken:
+            text = text.replace(*broken[i])
+        lines.append(text)
+    return "name: big\ndefaultAssertions:\n  - {type: output.contains, txt: x}\ncases:\n" + "".join(lines)
+
+
+def test_problems_in_a_large_dataset_are_the_located_loaders_and_only_theirs_are_located(
+    tmp_path: Path,
+) -> None:
+    """jsonschema sees only the cases the quick check does not vouch for, and the fast
+    document records the locations of those cases alone; the problems (messages, lines,
+    columns, the quoting hint from the text as written) are the full, located path's."""
+    broken = {
+        7: ("name: Edit", "nam: Edit"),
+        1200: ("text: ok", "text: yes"),
+        1201: ("type: tool.called", "type: tool.caled"),
+        2999: ("input: {code: x}", "input: {code: x}\n    timeout: -1"),
+    }
+    path = tmp_path / "big.yaml"
+    path.write_text(_big_dataset(3000, broken), encoding="utf-8")
+    doc = load_document(path)
+    assert doc.source is not None
+    fast = loading.validate_document(doc, "dataset")
+    full = loading.validate_document(parse_yaml(path.read_text("utf-8"), str(path)), "dataset")
+    assert [str(p) for p in fast] == [str(p) for p in full]
+    messages = "\n".join(str(p) for p in fast)
+    assert f"{path}:3:29: unknown field 'txt' in output.contains" in messages
+    assert f"{path}:{4 + 7 * 6 + 6}:9: unknown field 'nam' in tool.called" in messages
+    assert 'quote it: "yes"' in messages
+    assert "did you mean 'tool.called'" in messages
+    assert len(doc.values) < 200  # four cases and the top level, not 3,000 cases' worth
