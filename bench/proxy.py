@@ -7,12 +7,15 @@ pool costs milliseconds of CPU per call at this concurrency), to the mock direct
 the case's proxy prefix (``ctx.proxy.openai_base_url``). The mock
 (``bench/mock_llm.py``) runs in its own process. Per call we time the request as the
 harness sees it. ``proxy_overhead_ms_per_call`` is the CPU time the proxy's thread
-spends per recorded call (``ModelProxy.cpu_seconds``: on a shared machine load inflates
-latency, not work); the mean added latency and the process CPU of the record run minus
-the direct run (both measured in this run) are printed too. Replay runs with ``timing:
-true`` (each call waits its recorded duration), so its ideal wall time is cases /
-concurrency × 100 ms (and, printed beside it, the sum of the recorded durations over the
-concurrency: what a perfect replay of this recording takes).
+spends per recorded call (``ModelProxy.cpu_seconds``, from the moment it listens: on a
+shared machine load inflates latency more than work); the mean added latency and the
+process CPU of the record run minus the direct run (both measured in this run) are
+printed too. Replay runs with ``timing: true``: each call waits the duration recorded
+for it, which is the mock's 100 ms plus whatever the record run itself was kept waiting
+(its queueing at this concurrency, the machine's load). ``replay_wall_vs_ideal`` divides
+by cases / concurrency × 100 ms, the mock's ideal, so that inflation counts against it;
+the ratio to the recorded durations (sum over the concurrency: what a perfect replay of
+this recording takes) is printed beside it.
 
     python bench/proxy.py [--cases 1000] [--concurrency 100] [--latency-ms 100] [--client aiohttp]
 """

@@ -45,7 +45,8 @@ __all__ = [
 JOURNAL_VERSION = 1
 JOURNAL_SUFFIX = ".journal.jsonl"
 Key = tuple[str, str]
-"""(variant id, case id); the variant is ``""`` outside a matrix."""
+"""(variant id, case id); the variant is ``""`` outside a matrix (a repeated scenario's
+run, a matrix-over-scenarios variant's run: see :mod:`signal_eval_cli.resume`)."""
 
 
 def journal_path(output: Path) -> Path:
@@ -58,7 +59,7 @@ class JournalHeader:
     """What a run was: enough to rebuild its result from the journal alone."""
 
     kind: str
-    """``dataset``, ``matrix`` or ``scenarios``."""
+    """``dataset``, ``matrix``, ``scenarios`` or ``scenario-matrix``."""
     name: str
     order: list[str]
     """The selected case (scenario) ids of the whole run, every shard's, in the order

@@ -10,7 +10,7 @@ unsharded run's result minus timings.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,14 @@ from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.fingerprint import digest
 from signal_eval_cli.journal import JournalHeader, Key, read_journal
 from signal_eval_cli.persistence import load_result
-from signal_eval_cli.resume import build_dataset, build_matrix, build_scenarios, run_slot
+from signal_eval_cli.resume import (
+    build_dataset,
+    build_matrix,
+    build_scenario_matrix,
+    build_scenarios,
+    journal_slots,
+    run_slot,
+)
 from signal_eval_cli.sharding import shard_ids
 
 __all__ = ["merge_parts"]
@@ -146,8 +153,7 @@ def _check_complete(part: _Part) -> None:
     h = part.header
     assert h.shard is not None
     mine = shard_ids(h.order, h.shard)
-    variants = [v["id"] for v in h.variants] or [""]
-    expected = {(v, c) for v in variants for c in mine}
+    expected = {(slot, c) for slot in journal_slots(h) for c in mine}
     stray = sorted(k[1] for k in part.entries if k not in expected)
     if stray:
         raise _refuse(
@@ -160,6 +166,15 @@ def _check_complete(part: _Part) -> None:
             f"shard {h.shard[0]}/{h.shard[1]} is incomplete ({len(absent)} case(s) never "
             f"finished: {', '.join(absent[:5])}); finish it with --resume first",
         )
+
+
+_Build = Callable[[JournalHeader, dict[Key, dict[str, Any]]], Any]
+_BUILDERS: dict[str, _Build] = {
+    "matrix": build_matrix,
+    "scenarios": build_scenarios,
+    "scenario-matrix": build_scenario_matrix,
+}
+"""How each kind of run's result is built from its units (a dataset's otherwise)."""
 
 
 def merge_parts(paths: Sequence[Path]) -> Any:
@@ -175,13 +190,8 @@ def merge_parts(paths: Sequence[Path]) -> Any:
     entries: dict[Key, dict[str, Any]] = {}
     for part in parts:
         entries.update(part.entries)
-    result: Any
-    if first.kind == "matrix":
-        result = build_matrix(header, entries)
-    elif first.kind == "scenarios":
-        result = build_scenarios(header, entries)
-    else:
-        result = build_dataset(header, entries)
+    build: _Build = _BUILDERS.get(first.kind, build_dataset)
+    result = build(header, entries)
     started = [p.timing[1] for p in parts if p.timing[1]]
     completed = [p.timing[2] for p in parts if p.timing[2]]
     result.duration_ms = max(p.timing[0] for p in parts)

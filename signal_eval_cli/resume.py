@@ -30,9 +30,13 @@ __all__ = [
     "JournalPlan",
     "build_dataset",
     "build_matrix",
+    "build_scenario_matrix",
     "build_scenarios",
+    "journal_slots",
+    "matrix_slot",
     "open_journal",
     "shard_block",
+    "slot_variant_run",
 ]
 
 _R = TypeVar("_R")
@@ -200,7 +204,6 @@ def build_matrix(
     ``ran`` (a :class:`~signal_eval_cli.matrix.MatrixResult`, maybe partial) lends the
     timings and the cases fail-fast never started.
     """
-    from signal_eval_cli.matrix import MatrixResult, VariantResult
 
     ran_variants = {v.variant_id: v.result for v in ran.variants} if ran is not None else {}
     variants = []
@@ -208,12 +211,24 @@ def build_matrix(
         result = build_dataset(header, entries, ran_variants.get(v["id"]), variant=v["id"])
         result.shard = None  # the matrix carries it
         if result.cases or v["id"] in ran_variants:
-            variants.append(
-                VariantResult(v["id"], str(v["name"]), result, dict(v.get("metadata") or {}))
-            )
+            variants.append(_variant(v, result))
     complete = len(variants) == len(header.variants) and not any(
         v.result.interrupted for v in variants
     )
+    return _ranked(header, variants, complete, ran)
+
+
+def _variant(header_variant: Mapping[str, Any], result: DatasetResult) -> Any:
+    from signal_eval_cli.matrix import VariantResult
+
+    v = header_variant
+    return VariantResult(v["id"], str(v["name"]), result, dict(v.get("metadata") or {}))
+
+
+def _ranked(header: JournalHeader, variants: list[Any], complete: bool, ran: Any) -> Any:
+    """The matrix of ``variants``, ranked, with the timings of ``ran``."""
+    from signal_eval_cli.matrix import MatrixResult
+
     matrix = MatrixResult.of(
         header.name,
         variants,
@@ -263,3 +278,50 @@ def build_scenarios(
         shard=shard_block(header),
     )
     return _timed(run, ran)
+
+
+def matrix_slot(variant: str, run: int) -> str:
+    """A matrix-over-scenarios run's journal key slot: the variant and which run."""
+    return f"{variant}#{run}"
+
+
+def slot_variant_run(slot: str) -> tuple[str, int]:
+    """The variant and the run of a :func:`matrix_slot`."""
+    variant, _, run = slot.rpartition("#")
+    return variant, int(run)
+
+
+def journal_slots(header: JournalHeader) -> list[str]:
+    """The slots (first half of a key) a run's units have: one per matrix variant, per
+    run of a repeated scenario, per (variant, run) of a matrix over scenarios."""
+    ids = [str(v["id"]) for v in header.variants]
+    if header.kind == "scenario-matrix":
+        runs = range(max(1, int(header.metadata.get("repeat", 1))))
+        return [matrix_slot(v, run) for v in ids for run in runs]
+    return ids or [""]
+
+
+def build_scenario_matrix(
+    header: JournalHeader, entries: Mapping[Key, Mapping[str, Any]], ran: Any = None
+) -> Any:
+    """A matrix of agents over scenarios from its journal: each variant's scenario runs
+    (``header.metadata["repeat"]`` each), as a matrix variant, then the ranking. ``ran``
+    (the :class:`~signal_eval_cli.matrix.MatrixResult` that wrote the lines) lends the
+    timings."""
+    from signal_eval_cli.scenarios import ScenarioRunResult
+
+    runs = range(max(1, int(header.metadata.get("repeat", 1))))
+    ran_variants = {v.variant_id: v.result for v in ran.variants} if ran is not None else {}
+    own = header.own_ids()
+    variants = []
+    complete = True
+    for v in header.variants:
+        keys = [(matrix_slot(v["id"], run), sid) for sid in own for run in runs]
+        found = [scenario_from_journal(entries[k]) for k in keys if k in entries]
+        complete &= len(found) == len(keys)
+        if found:
+            result = ScenarioRunResult.of(found, name=header.name).to_dataset_result()
+            result.shard = None  # the matrix carries it
+            result.interrupted = len(found) < len(keys)
+            variants.append(_variant(v, _timed(result, ran_variants.get(v["id"]))))
+    return _ranked(header, variants, complete, ran)

@@ -43,3 +43,16 @@ def scenario_essence(path: Path) -> Any:
     for case in data["cases"]:
         case["assertions"] = [(a["assertion"], a["passed"]) for a in case["assertions"]]
     return data
+
+
+def scenario_matrix_essence(path: Path) -> Any:
+    """A matrix of agents over scenarios minus what differs between runs of the same
+    matrix: timings, the ranking (latency ties), each case's signals (temp paths) and
+    its assertions' messages (goal timings)."""
+    data = load(path)
+    del data["recommendation"], data["comparison"]
+    for variant in data["variants"]:
+        for case in variant["result"]["cases"]:
+            case.pop("signals", None)
+            case["assertions"] = [(a["assertion"], a["passed"]) for a in case["assertions"]]
+    return data

@@ -737,7 +737,7 @@ MALFORMED: list[tuple[str, str | None]] = [
     ("signal.trajectory", "invalid signal.trajectory assertion: missing field 'patterns'"),
     ("snapshot.at", "invalid snapshot.at assertion: missing field 'afterSignal'"),
     ("snapshot.final", "invalid snapshot.final assertion: missing field 'path'"),
-    ("tests.count", None),  # True 'tests: 0 (any number)'
+    ("tests.count", None),  # errored: no test results (no report to count in)
     ("tests.pass", None),  # errored: no test results (ids is read once there are some)
     ("tests.stillPass", None),  # the same
     ("tool.called", "invalid tool.called assertion: missing field 'name'"),
@@ -1185,7 +1185,7 @@ LATER: list[tuple[dict[str, Any], list[Any], bool, bool, Any, Any, str]] = [
      ["t::b", "x::*"], "tests that must pass: not passing: t::b (failed: boom) · no test matches "
      "x::* (tests: t::a, t::b, u::d)"),
     ({"type": "tests.pass", "ids": ["t::a"], "goal": "other"}, TURNS, False, True, None, None,
-     WITHOUT),
+     "no test results: goal 'other' has no report"),
     ({"type": "tests.pass", "ids": ["x"]}, NO_REPORT, False, True, None, None,
      "no test results: goal 'g': no report at r.xml"),
     ({"type": "tests.stillPass", "ids": ["t::a"]}, TURNS, True, False, ["t::a"], None,
@@ -1206,6 +1206,15 @@ LATER: list[tuple[dict[str, Any], list[Any], bool, bool, Any, Any, str]] = [
      "skipped tests: 1 (any number)"),
     ({"type": "tests.count", "max": 0}, NO_REPORT, False, True, None, None,
      "no test results: goal 'g': no report at r.xml"),
+    # no report at all is no evidence: never a silent pass of "at most 0 failed"
+    ({"type": "tests.count", "status": "failed", "max": 0}, ["harness:start"], False, True, None,
+     None, WITHOUT),
+    ({"type": "tests.count", "max": 0, "goal": "other"}, TURNS, False, True, None, None,
+     "no test results: goal 'other' has no report"),
+    ({"type": "tests.count", "exact": 0}, [("tests:result", {"goal": "g", "tests": []})], True,
+     False, "exactly 0", 0, "tests: 0 (exactly 0)"),
+    ({"type": "tests.pass", "ids": ["x"]}, [("tests:result", {"goal": "g", "tests": []})], False,
+     True, None, None, "no test results: the reports list no test"),
     (_diff("contains", "+y = 2"), TURNS, True, False, "+y = 2", "@@ ... @@\n x = 1\n+y = 2\n",
      "a.py: expectedDiff found in the actual diff"),
     (_diff("contains", "+y = 3"), TURNS, False, False, "+y = 3", "@@ ... @@\n x = 1\n+y = 2\n",

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from journal_helpers import load, scenario_essence, without_timings
+from journal_helpers import load, scenario_essence, scenario_matrix_essence, without_timings
 from mock_servers import Call, MockLLMServer, Reply
 
 from signal_eval_cli.dataset import load_dataset
@@ -481,27 +481,27 @@ def check_a_scenario_matrix(cluster: str, tmp_path: Path) -> None:
     assert (tmp_path / "died").exists()  # an actor really died
     assert len(here) == 12 and len(set(here)) == 1
     assert len(there) >= 12 and len(set(there)) >= 2 and not set(there) & set(here)
-    local, on_ray = load(tmp_path / "local.json"), load(tmp_path / "ray.json")
+    on_ray, local = load(tmp_path / "ray.json"), load(tmp_path / "local.json")
     assert [v["variantId"] for v in on_ray["variants"]] == ["wrong", "right"]
-    for mine, theirs in zip(on_ray["variants"], local["variants"], strict=True):
-        cases = mine["result"]["cases"]
-        assert [(c["caseId"], c["outcomes"]) for c in cases] == [
-            (f"s{i}", [mine["variantId"] == "right"] * 2) for i in range(3)
+    for variant in on_ray["variants"]:
+        assert [(c["caseId"], c["outcomes"]) for c in variant["result"]["cases"]] == [
+            (f"s{i}", [variant["variantId"] == "right"] * 2) for i in range(3)
         ]
-        assert essence(mine) == essence(theirs)
     # the ranking by pass rate is the same; latency tradeoffs are timings
     assert on_ray["recommendation"]["variantId"] == local["recommendation"]["variantId"] == "right"
     assert on_ray["comparison"]["byPassRate"] == local["comparison"]["byPassRate"]
-
-
-def essence(variant: dict[str, Any]) -> Any:
-    """A variant's cases minus what differs between runs: signals (temp paths) and the
-    assertions' messages (goal timings)."""
-    cases = [dict(case) for case in variant["result"]["cases"]]
-    for case in cases:
-        case.pop("signals", None)
-        case["assertions"] = [(a["assertion"], a["passed"]) for a in case["assertions"]]
-    return cases
+    essence = scenario_matrix_essence
+    assert essence(tmp_path / "ray.json") == essence(tmp_path / "local.json")
+    journal = journal_path(tmp_path / "ray.json")
+    lines = journal.read_text().splitlines(keepends=True)
+    keys = sorted((json.loads(x)["variant"], json.loads(x)["case"]) for x in lines[1:])
+    assert keys == sorted(
+        (f"{v}#{r}", f"s{i}") for v in ("wrong", "right") for r in (0, 1) for i in range(3)
+    )
+    journal.write_text("".join(lines[:6]))  # a crash after 5 of the 12 runs: resume on Ray
+    on_ray_args = ["--executor", "ray", "--ray-address", cluster, "--ray-actors", "2"]
+    assert len(matrix("-o", "ray.json", "--resume", *on_ray_args)) == 7
+    assert essence(tmp_path / "ray.json") == essence(tmp_path / "local.json")
 
 
 def check_recorded_traces(cluster: str, tmp_path: Path) -> None:

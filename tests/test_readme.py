@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
 from signal_eval_cli import load_dataset
+from signal_eval_cli.cli import app
 from signal_eval_cli.loading import parse_yaml, validate_document
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
@@ -43,12 +47,33 @@ def test_yaml_examples_validate(block: str, tmp_path: Path) -> None:
         doc = parse_yaml(block, "README.md")
         assert validate_document(doc, "matrix") == []
         return
+    elif "jobs" in data:  # a CI workflow: its signal-eval commands use real options
+        check_workflow(data)
+        return
     elif "adapterId" in data:  # a scenario
         assert validate_document(parse_yaml(block, "README.md"), "scenario") == []
         return
     path = tmp_path / "example.yaml"
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     load_dataset(path)
+
+
+def check_workflow(workflow: dict[str, Any]) -> None:
+    """Every ``signal-eval`` command a workflow's steps run names a command and options
+    its ``--help`` lists."""
+    commands = [
+        shlex.split(step["run"].split("||")[0])
+        for job in workflow["jobs"].values()
+        for step in job["steps"]
+        if str(step.get("run", "")).startswith("signal-eval ")
+    ]
+    assert commands
+    for argv in commands:
+        shown = CliRunner().invoke(app, [argv[1], "--help"], env={"COLUMNS": "200"})
+        assert shown.exit_code == 0, shown.output
+        for option in (a for a in argv[2:] if a.startswith("--")):
+            listed = re.search(re.escape(option) + r"(?![\w-])", shown.output)
+            assert listed, f"{argv[1]} has no {option}"
 
 
 @pytest.mark.parametrize("block", re.findall(r"```json\n(.*?)```", README, re.S))

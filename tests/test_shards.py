@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from journal_helpers import load, scenario_essence
+from journal_helpers import load, scenario_essence, scenario_matrix_essence
 from typer.testing import CliRunner
 
 from signal_eval_cli.cli import app
@@ -209,3 +209,127 @@ def test_scenarios_resume_and_merge_like_a_dataset(tmp_path: Path) -> None:
     (tmp_path / "fx" / "README").write_text("changed\n")
     code, output = invoke("scenario", *common, "-o", whole, "--resume")
     assert code == 2 and "a scenario fixture changed" in output
+
+
+SCENARIO_AGENT = (
+    "import pathlib, sys; sid = pathlib.Path('id').read_text(); "
+    "open(sys.argv[2], 'a').write(f'{sys.argv[1]}:{sid}\\n'); "
+    "pathlib.Path('answer.txt').write_text(sys.argv[1])"
+)
+
+
+def test_a_matrix_of_agents_over_scenarios_resumes_retries_and_shards(tmp_path: Path) -> None:
+    (tmp_path / "scenarios").mkdir()
+    for i in range(3):
+        (tmp_path / f"fx{i}").mkdir()
+        (tmp_path / f"fx{i}" / "id").write_text(f"s{i}")
+        check = "import pathlib; raise SystemExit(pathlib.Path('answer.txt').read_text() != '42')"
+        data = {
+            "id": f"s{i}",
+            "adapterId": "python-pytest",
+            "goals": [{"goal": "check", "command": "{python}", "args": ["-c", check]}],
+            "fixture": {"path": f"../fx{i}"},
+            "patternAssertions": [{"type": "file-exists", "path": "answer.txt"}],
+        }
+        (tmp_path / "scenarios" / f"s{i}.json").write_text(json.dumps(data))
+    log = str(tmp_path / "calls.log")
+    variants = [
+        {
+            "id": v,
+            "name": v.title(),
+            "agent": {"command": ["{python}", "-c", SCENARIO_AGENT, n, log]},
+        }
+        for v, n in (("wrong", "41"), ("right", "42"))
+    ]
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        json.dumps({"name": "agents", "scenarios": ["scenarios/*.json"], "variants": variants})
+    )
+    whole = tmp_path / "whole.json"
+    common = ["matrix", path, "-o", whole, "-q", "--repeat", "2"]
+    assert invoke(*common)[0] == 0
+    expected = scenario_matrix_essence(whole)
+    assert sorted(calls(tmp_path)) == sorted(
+        f"{n}:s{i}" for n in ("41", "42") for i in range(3) for _ in (0, 1)
+    )
+    journal = journal_path(whole)
+    lines = journal.read_text().splitlines(keepends=True)
+    assert len(lines) == 13  # the header, then every (variant, scenario, run) once
+    journal.write_text("".join(lines[:6]))  # a crash after 5 of 12 runs
+    (tmp_path / "calls.log").unlink()
+    code, output = invoke(*common, "--resume")
+    assert code == 0, output
+    assert len(calls(tmp_path)) == 7
+    assert scenario_matrix_essence(whole) == expected
+    (tmp_path / "calls.log").unlink()
+    code, output = invoke(*common, "--retry", "failed")
+    assert code == 0, output
+    assert sorted(calls(tmp_path)) == sorted(f"41:s{i}" for i in range(3) for _ in (0, 1))
+    assert scenario_matrix_essence(whole) == expected
+    variants[1]["agent"]["env"] = {"MODEL": "bigger"}  # type: ignore[index]
+    path.write_text(
+        json.dumps({"name": "agents", "scenarios": ["scenarios/*.json"], "variants": variants})
+    )
+    code, output = invoke(*common, "--resume")
+    assert code == 2 and "the matrix (variants) changed" in output
+    whole_now = tmp_path / "whole-now.json"  # what an unsharded run of the changed matrix gives
+    assert invoke("matrix", path, "-o", whole_now, "-q", "--repeat", "2")[0] == 0
+    for n in (2, 3):  # results files, then journals: each merges into the unsharded result
+        parts = [tmp_path / f"p{i}-of-{n}.json" for i in range(1, n + 1)]
+        for i, part in enumerate(parts, start=1):
+            before = invoke(
+                "matrix", path, "-o", part, "-q", "--repeat", "2", "--shard", f"{i}/{n}"
+            )
+            assert before[0] == 0, before[1]
+        if n == 3:
+            parts = [journal_path(p) for p in parts]
+        merged = tmp_path / f"merged-{n}.json"
+        code, output = invoke("merge", *parts, "-o", merged)
+        assert code == 0, output
+        assert scenario_matrix_essence(merged) == scenario_matrix_essence(whole_now)
+    code, output = invoke("merge", *parts[:2], "-o", tmp_path / "short.json")
+    assert code == 2 and "shard(s) 3/3 missing" in output
+
+
+HARNESS_AGENT = """\
+from pathlib import Path
+
+def create():
+    async def run(input, ctx):
+        (Path(ctx.workspace) / "answer.txt").write_text("42")
+    return run
+"""
+
+
+def test_a_changed_harness_agent_refuses_to_resume(tmp_path: Path) -> None:
+    (tmp_path / "fx").mkdir()
+    (tmp_path / "fx" / "README").write_text("fixture\n")
+    (tmp_path / "scenarios").mkdir()
+    agent = tmp_path / "scenarios" / "agent.py"
+    agent.write_text(HARNESS_AGENT)
+    data = {
+        "id": "s0",
+        "adapterId": "python-pytest",
+        "goals": [{"goal": "check", "command": "{python}", "args": ["-c", "pass"]}],
+        "fixture": {"path": "../fx"},
+        "agent": {"harness": "agent.py:create"},
+        "patternAssertions": [{"type": "file-exists", "path": "answer.txt"}],
+    }
+    (tmp_path / "scenarios" / "s0.json").write_text(json.dumps(data))
+    matrix = {
+        "name": "m",
+        "scenarios": ["scenarios/*.json"],
+        "variants": [{"id": "a", "name": "A"}],
+    }
+    (tmp_path / "m.yaml").write_text(json.dumps(matrix))
+    runs = {
+        "scenario": ["scenario", tmp_path / "scenarios" / "s0.json", "-o", tmp_path / "s.json"],
+        "matrix": ["matrix", tmp_path / "m.yaml", "-o", tmp_path / "m.json", "-q"],
+    }
+    for argv in runs.values():
+        code, output = invoke(*argv)
+        assert code == 0, output
+    agent.write_text(HARNESS_AGENT + "# edited\n")
+    for argv in runs.values():
+        code, output = invoke(*argv, "--resume")
+        assert code == 2 and "the harness changed" in output, output

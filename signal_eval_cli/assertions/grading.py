@@ -30,9 +30,11 @@ _SHOWN = 10
 def test_outcomes(
     ctx: EvalContext, *, baseline: bool = False, goal: str | None = None
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """``{id: test}`` from the run's reports (a later goal's outcome wins) and the errors."""
+    """``{id: test}`` from the run's reports (a later goal's outcome wins) and the errors;
+    without any report at all, the error says no goal has one."""
     tests: dict[str, dict[str, Any]] = {}
     errors = []
+    reports = 0
     for signal in ctx.trace.signals:
         payload = signal.payload
         if signal.name != SIGNAL or not isinstance(payload, Mapping):
@@ -41,10 +43,13 @@ def test_outcomes(
             continue
         if goal is not None and payload.get("goal") != goal:
             continue
+        reports += 1
         if payload.get("error"):
             errors.append(f"goal '{payload.get('goal')}': {payload['error']}")
         for test in payload.get("tests") or []:
             tests[str(test["id"])] = dict(test)
+    if not reports:
+        errors.append(f"goal '{goal}' has no report" if goal else _NO_REPORT)
     return tests, errors
 
 
@@ -58,8 +63,11 @@ def _describe(test: Mapping[str, Any]) -> str:
     return f"{test['id']} ({test['status']}{': ' + message[0][:120] if message else ''})"
 
 
+_NO_REPORT = "no goal has 'report: junit <path>'"
+
+
 def _no_reports(errors: list[str], what: str) -> Outcome:
-    detail = "; ".join(errors) if errors else "no goal has 'report: junit <path>'"
+    detail = "; ".join(errors) or "the reports list no test"
     return Outcome(False, f"no test results{what}: {detail}", errored=True)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -14,7 +14,7 @@ from signal_eval_cli.results import DatasetResult
 from signal_eval_cli.runner import RunOptions, run_dataset
 
 if TYPE_CHECKING:  # a plain run imports neither the matrix nor the scenario machinery
-    from signal_eval_cli.matrix import MatrixOptions, MatrixResult, Variant, VariantResult
+    from signal_eval_cli.matrix import MatrixOptions, MatrixResult, Variant
     from signal_eval_cli.scenarios import Scenario, ScenarioRunResult
     from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 
@@ -114,28 +114,21 @@ def scenario_matrix_run(
     matrix: ScenarioMatrix,
     *,
     concurrency: int,
-    repeat: int,
-    on_variant_complete: Callable[[VariantResult], None],
     ray_address: str | None = None,
     ray_actors: int | None = None,
+    **run: Any,
 ) -> Coroutine[Any, Any, MatrixResult]:
     """The coroutine running a matrix of agents over scenarios: here, one variant after
-    the other, or on Ray actors sharing every variant's scenarios (fixtures travel along)."""
+    the other, or on Ray actors sharing every variant's scenarios (fixtures travel
+    along). ``run``: the runner's other options."""
     if executor == "local":
         from signal_eval_cli.scenarios.matrix import run_scenario_matrix
 
-        return run_scenario_matrix(
-            matrix,
-            concurrency=concurrency,
-            repeat=repeat,
-            on_variant_complete=on_variant_complete,
-        )
+        return run_scenario_matrix(matrix, concurrency=concurrency, **run)
     settings = _ray_settings(executor, concurrency, ray_address, ray_actors)
     from signal_eval_cli.scenarios.on_ray import run_scenario_matrix_ray
 
-    return run_scenario_matrix_ray(
-        matrix, settings, repeat=repeat, on_variant_complete=on_variant_complete
-    )
+    return run_scenario_matrix_ray(matrix, settings, **run)
 
 
 def scenarios_run(

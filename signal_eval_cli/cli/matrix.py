@@ -7,7 +7,7 @@ that finished are kept in ``--output``).
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -44,7 +44,7 @@ from signal_eval_cli.cli.journaled import (
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.fingerprint import matrix_fingerprint
+from signal_eval_cli.fingerprint import matrix_fingerprint, scenario_matrix_fingerprint
 from signal_eval_cli.interrupts import Interrupts, interrupts
 from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.matrix import (
@@ -56,9 +56,17 @@ from signal_eval_cli.matrix import (
 from signal_eval_cli.reports._format import fmt_pass_rate
 from signal_eval_cli.reports.console_matrix import print_matrix
 from signal_eval_cli.results import CaseResult, SignalsPolicy
-from signal_eval_cli.resume import build_matrix
+from signal_eval_cli.resume import (
+    build_matrix,
+    build_scenario_matrix,
+    matrix_slot,
+    scenario_from_journal,
+    slot_variant_run,
+)
 from signal_eval_cli.runner import never_ran, select_cases
 from signal_eval_cli.scenarios.matrix import ScenarioMatrix
+from signal_eval_cli.scenarios.runner import ScenarioResult
+from signal_eval_cli.sharding import Shard, take_shard
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["matrix_command"]
@@ -105,25 +113,21 @@ def matrix_command(
 
     started = now_iso()
     if isinstance(matrix, ScenarioMatrix):
-        if resume or retry or chosen_shard:
-            fail_input(
-                InputError(
-                    f"{file}: --resume, --retry and --shard are not supported "
-                    "for a matrix of agents over scenarios yet"
-                )
-            )
-        with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
-            running = scenario_matrix_run(
-                executor,
-                matrix,
-                concurrency=concurrency,
-                repeat=repeat or 1,
-                on_variant_complete=variant_done,
-                ray_address=ray_address,
-                ray_actors=ray_actors,
-            )
-            result = _ran(caught, running, matrix.name, finished, started)
-            _finish(result, reports, policy, caught.exit_code)
+        journal_options = {"resume": resume, "retry": retry, "force": force}
+        executor_options = {"ray_address": ray_address, "ray_actors": ray_actors}
+        _scenario_matrix(
+            matrix,
+            executor,
+            reports,
+            policy,
+            concurrency=concurrency,
+            repeat=repeat or 1,
+            shard=chosen_shard,
+            quiet=quiet,
+            on_variant_complete=variant_done,
+            journal_options=journal_options,
+            executor_options=executor_options,
+        )
     options = MatrixOptions(
         concurrency=concurrency,
         repeat=repeat,
@@ -172,10 +176,74 @@ def matrix_command(
                 ray_actors=ray_actors,
             )
             result = _ran(caught, running, matrix.name, finished, started)
-        entries = journal.entries()
-        if entries is not None:  # the results are what the journal holds
-            result = build_matrix(header, entries, ran=result)
-        _finish(result, reports, policy, caught.exit_code)
+        _finish(result, (journal, build_matrix), reports, policy, caught.exit_code)
+
+
+def _scenario_matrix(
+    matrix: ScenarioMatrix,
+    executor: str,
+    reports: ReportPaths,
+    policy: SignalsPolicy,
+    *,
+    concurrency: int,
+    repeat: int,
+    shard: Shard | None,
+    quiet: bool,
+    on_variant_complete: Callable[[VariantResult], None],
+    journal_options: dict[str, Any],
+    executor_options: dict[str, Any],
+) -> NoReturn:
+    """A matrix of agents over scenarios: each run of a scenario by a variant is a unit of
+    the journal (resumed, retried like a dataset matrix's cases)."""
+    every = [s.id for s in matrix.scenarios]
+    header = JournalHeader(
+        "scenario-matrix",
+        matrix.name,
+        every,
+        scenario_matrix_fingerprint(matrix, {"repeat": repeat}),  # every shard's: they merge
+        shard,
+        metadata={"repeat": repeat},
+        variants=[
+            {"id": v.id, "name": v.name, "metadata": dict(v.metadata)} for v in matrix.variants
+        ],
+    )
+    matrix = replace(matrix, scenarios=take_shard(matrix.scenarios, every, shard))
+    journal = JournaledRun(reports.get("json"), header, **journal_options)
+    kept: dict[tuple[str, str, int], ScenarioResult] = {}
+    for (slot, sid), data in journal.plan.kept.items():
+        variant, run = slot_variant_run(slot)
+        kept[(variant, sid, run)] = scenario_from_journal(data)
+    total = len(matrix.scenarios) * repeat * len(matrix.variants) - len(kept)
+    finished: list[VariantResult] = []
+
+    def variant_done(variant: VariantResult) -> None:
+        finished.append(variant)
+        on_variant_complete(variant)
+
+    started = now_iso()
+    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
+        with Progress(total, quiet=quiet) as progress:
+
+            def complete(variant: str, result: ScenarioResult) -> None:
+                data = result.to_dict() | {"tags": result.tags}
+                journal.record((matrix_slot(variant, result.run), result.id), data)
+                name = f"{variant} › {result.id}" + (
+                    f" (run {result.run + 1})" if repeat > 1 else ""
+                )
+                progress.tick(name, "pass" if result.passed else "FAIL")
+
+            running = scenario_matrix_run(
+                executor,
+                matrix,
+                concurrency=concurrency,
+                repeat=repeat,
+                on_variant_complete=variant_done,
+                finished=kept,
+                on_complete=complete,
+                **executor_options,
+            )
+            result = _ran(caught, running, matrix.name, finished, started)
+        _finish(result, (journal, build_scenario_matrix), reports, policy, caught.exit_code)
 
 
 def _ran(
@@ -198,10 +266,17 @@ def _ran(
 
 def _finish(
     result: MatrixResult,
+    journaled: tuple[JournaledRun, Callable[..., MatrixResult]],
     reports: ReportPaths,
     policy: SignalsPolicy,
     interrupted_code: int,
 ) -> NoReturn:
+    """Print and write the results: what the journal holds (when there is one), built
+    with the timings of ``result``, the run that wrote it."""
+    journal, build = journaled
+    entries = journal.entries()
+    if entries is not None:
+        result = build(journal.header, entries, ran=result)
     print_matrix(result, out)
     write_command_reports(result, reports, signals=policy)
     raise typer.Exit(interrupted_code if result.interrupted else EXIT_OK)

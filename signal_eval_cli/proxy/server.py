@@ -179,7 +179,9 @@ class ModelProxy:
         address without a case prefix is refused rather than given to the one running."""
         self.port = 0
         self.cpu_seconds = 0.0
-        """CPU time the serving thread spent (known once stopped): what the proxy costs."""
+        """CPU time the serving thread spent serving, from the moment it listens (not
+        importing and setting up the server), known once stopped: what the proxy costs."""
+        self._serving_since: float | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -230,7 +232,6 @@ class ModelProxy:
     def _serve(self, ready: threading.Event, failure: list[BaseException]) -> None:
         loop = asyncio.new_event_loop()
         self._loop = loop
-        began = time.thread_time()
         try:
             loop.run_until_complete(self._main(ready))
         except BaseException as exc:  # reported to start() when it happens while starting
@@ -238,7 +239,8 @@ class ModelProxy:
         finally:
             ready.set()
             loop.close()
-            self.cpu_seconds = time.thread_time() - began
+            if self._serving_since is not None:
+                self.cpu_seconds = time.thread_time() - self._serving_since
 
     async def _main(self, ready: threading.Event) -> None:
         from aiohttp import ClientSession, ClientTimeout, DummyCookieJar, TCPConnector, web
@@ -256,6 +258,7 @@ class ModelProxy:
             cookie_jar=DummyCookieJar(),
             auto_decompress=True,
         )
+        self._serving_since = time.thread_time()  # not the imports and setup above
         ready.set()
         try:
             await self._stopped.wait()

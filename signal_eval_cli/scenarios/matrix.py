@@ -17,6 +17,7 @@ so the Pareto frontier and the recommendation work on coding agents.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,10 +28,11 @@ from signal_eval_cli.errors import InputError
 from signal_eval_cli.loading import Document, validate_document
 from signal_eval_cli.matrix import MatrixResult, VariantResult
 from signal_eval_cli.scenarios.model import AgentSpec, Scenario, find_scenarios
-from signal_eval_cli.scenarios.runner import ScenarioRunResult, run_scenarios
+from signal_eval_cli.scenarios.runner import ScenarioResult, ScenarioRunResult, run_scenarios
 from signal_eval_cli.signals import now_iso
 
 __all__ = [
+    "Finished",
     "ScenarioMatrix",
     "ScenarioVariant",
     "is_scenario_matrix",
@@ -146,8 +148,9 @@ def scenario_matrix_from_document(doc: Document) -> ScenarioMatrix:
 def variant_result(
     matrix: ScenarioMatrix, variant: ScenarioVariant, run: ScenarioRunResult
 ) -> VariantResult:
-    """A variant's scenario runs as a matrix variant's result."""
-    run.name = f"{matrix.name} · {variant.name}"
+    """A variant's scenario runs as a matrix variant's result (named after the matrix, as
+    one built from the journal is)."""
+    run.name = matrix.name
     return VariantResult(variant.id, variant.name, run.to_dataset_result(), dict(variant.metadata))
 
 
@@ -163,6 +166,10 @@ def matrix_result(
     )
 
 
+Finished = Mapping[tuple[str, str, int], ScenarioResult]
+"""Scenario runs kept from a journal, by (variant id, scenario id, run)."""
+
+
 async def run_scenario_matrix(
     matrix: ScenarioMatrix,
     *,
@@ -171,12 +178,23 @@ async def run_scenario_matrix(
     repeat: int = 1,
     on_variant_complete: Callable[[VariantResult], None] | None = None,
     variants: Sequence[ScenarioVariant] | None = None,
+    finished: Finished | None = None,
+    on_complete: Callable[[str, ScenarioResult], None] | None = None,
 ) -> MatrixResult:
-    """Every variant over every scenario, one variant after the other."""
+    """Every variant over every scenario, one variant after the other. A run in
+    ``finished`` is kept, not run again; ``on_complete`` gets (variant id, result) of
+    every run that ran."""
     started_at, started = now_iso(), time.perf_counter()
     results = []
     for variant, scenarios in matrix.plans(variants):
-        run = await run_scenarios(scenarios, root=root, concurrency=concurrency, repeat=repeat)
+        run = await run_scenarios(
+            scenarios,
+            root=root,
+            concurrency=concurrency,
+            repeat=repeat,
+            finished={(s, n): r for (v, s, n), r in (finished or {}).items() if v == variant.id},
+            on_complete=functools.partial(on_complete, variant.id) if on_complete else None,
+        )
         done = variant_result(matrix, variant, run)
         if on_variant_complete is not None:
             on_variant_complete(done)

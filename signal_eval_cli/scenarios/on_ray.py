@@ -28,6 +28,7 @@ from signal_eval_cli.proxy.server import Handover
 from signal_eval_cli.ray_executor import DIED, RaySettings, run_units_ray
 from signal_eval_cli.resume import run_slot, scenario_from_journal, slot_run
 from signal_eval_cli.scenarios.matrix import (
+    Finished,
     ScenarioMatrix,
     ScenarioVariant,
     matrix_result,
@@ -152,6 +153,34 @@ async def run_scenarios_ray(
     ``settings.concurrency`` scenarios at once): the same result, minus timings.
     ``proxies`` (started here) serve on the actors as copies; they keep what each
     scenario run recorded."""
+    index = {s.id: i for i, s in enumerate(scenarios)}
+    kept = {(index[sid], run): r for (sid, run), r in (finished or {}).items() if sid in index}
+    return await _run_on_ray(
+        scenarios,
+        settings,
+        root=root,
+        keep_workdir=keep_workdir,
+        repeat=repeat,
+        kept=kept,
+        on_complete=(lambda _, result: on_complete(result)) if on_complete else None,
+        proxies=proxies,
+    )
+
+
+async def _run_on_ray(
+    scenarios: Sequence[Scenario],
+    settings: RaySettings,
+    *,
+    root: Path | str | None,
+    keep_workdir: bool,
+    repeat: int,
+    kept: Mapping[tuple[int, int], ScenarioResult],
+    on_complete: Callable[[int, ScenarioResult], None] | None,
+    proxies: ScenarioProxies | None,
+) -> ScenarioRunResult:
+    """Every run of ``scenarios`` (by index: the same id may stand twice, once per
+    matrix variant) but those ``kept`` by (index, run); ``on_complete`` gets the index
+    and the result of each run that ran."""
     started_at, started = now_iso(), time.perf_counter()
     check_scenarios(scenarios, root)
     roots = [str(project_root(s, root)) for s in scenarios]
@@ -164,11 +193,7 @@ async def run_scenarios_ray(
         proxies,
     )
     runs = [(i, run) for i in range(len(scenarios)) for run in range(max(1, repeat))]
-    results: dict[tuple[int, int], ScenarioResult] = {}
-    for index, run in runs:
-        kept = (finished or {}).get((scenarios[index].id, run))
-        if kept is not None:
-            results[(index, run)] = kept
+    results = {unit: kept[unit] for unit in runs if unit in kept}
 
     def accept(unit: tuple[str, int], outcome: _Outcome) -> bool:
         row, handover = outcome
@@ -177,7 +202,7 @@ async def run_scenarios_ray(
         result = scenario_from_journal(row)
         results[(unit[1], slot_run(unit[0]))] = result
         if on_complete is not None:
-            on_complete(result)
+            on_complete(unit[1], result)
         return True
 
     units = [(run_slot(run), index) for index, run in runs if (index, run) not in results]
@@ -198,20 +223,38 @@ async def run_scenario_matrix_ray(
     repeat: int = 1,
     on_variant_complete: Callable[[VariantResult], None] | None = None,
     variants: Sequence[ScenarioVariant] | None = None,
+    finished: Finished | None = None,
+    on_complete: Callable[[str, ScenarioResult], None] | None = None,
 ) -> MatrixResult:
     """:func:`~signal_eval_cli.scenarios.matrix.run_scenario_matrix` on Ray: every
     variant's scenarios share the actors (one job, the fixtures shipped once)."""
     started_at, started = now_iso(), time.perf_counter()
     plans = matrix.plans(variants)
-    run = await run_scenarios_ray(
-        [s for _, scenarios in plans for s in scenarios], settings, root=root, repeat=repeat
+    each = len(matrix.scenarios)
+    where = {
+        (v.id, s.id): k * each + i for k, (v, ss) in enumerate(plans) for i, s in enumerate(ss)
+    }
+    kept = {(where[(v, s)], n): r for (v, s, n), r in (finished or {}).items() if (v, s) in where}
+
+    def complete(index: int, result: ScenarioResult) -> None:
+        if on_complete is not None:
+            on_complete(plans[index // each][0].id, result)
+
+    run = await _run_on_ray(
+        [s for _, scenarios in plans for s in scenarios],
+        settings,
+        root=root,
+        keep_workdir=False,
+        repeat=repeat,
+        kept=kept,
+        on_complete=complete,
+        proxies=None,  # as locally: a matrix's agents call their models directly
     )
-    each = len(matrix.scenarios) * max(1, repeat)  # the runs come back in the order given
+    runs = each * max(1, repeat)  # in the order given: variant by variant
     results = []
     for k, (variant, _) in enumerate(plans):
-        runs = run.scenarios[k * each : (k + 1) * each]
         part = ScenarioRunResult.of(
-            runs,
+            run.scenarios[k * runs : (k + 1) * runs],
             duration_ms=run.duration_ms,
             started_at=run.started_at,
             completed_at=run.completed_at,
