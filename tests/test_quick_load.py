@@ -223,7 +223,9 @@ def _big_dataset(cases: int, broken: dict[int, tuple[str, str]]) -> str:
         if i in broken:
             text = text.replace(*broken[i])
         lines.append(text)
-    return "name: big\ndefaultAssertions:\n  - {type: output.contains, txt: x}\ncases:\n" + "".join(lines)
+    return "name: big\ndefaultAssertions:\n  - {type: output.contains, txt: x}\ncases:\n" + "".join(
+        lines
+    )
 
 
 def test_problems_in_a_large_dataset_are_the_located_loaders_and_only_theirs_are_located(
