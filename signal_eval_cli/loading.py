@@ -195,9 +195,13 @@ def load_document(path: str | Path) -> Document:
             raise InputError([Problem(name, exc.line, exc.column, exc.message)]) from None
     try:
         quick = quick_data(text)
-        return Document(name, quick.data, {}, {}, source=text, quick=quick)
     except Unsure:  # something to report, or rare enough to take the slow, located way
         return parse_yaml(text, name)
+    if quick.duplicates:
+        raise InputError(
+            [Problem(name, line, column, _duplicate(key)) for line, column, key in quick.duplicates]
+        )
+    return Document(name, quick.data, {}, {}, source=text, quick=quick)
 
 
 class _PyEvents(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
@@ -392,15 +396,17 @@ def _index(
             if key_node.start_mark.index >= node.start_mark.index:  # written here, not merged
                 if key in seen:
                     where = _location(key_node)
-                    problems.append(
-                        Problem(name, where.line, where.column, f"duplicate key '{key}'")
-                    )
+                    problems.append(Problem(name, where.line, where.column, _duplicate(key)))
                 seen.add(key)
             keys[(*path, key)] = _location(key_node)
             _index(value_node, (*path, key), values, keys, problems, name, seen_nodes)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             _index(item, (*path, i), values, keys, problems, name, seen_nodes)
+
+
+def _duplicate(key: str) -> str:
+    return f"duplicate key '{key}'"
 
 
 def _line_col(text: str, index: int) -> tuple[int, int]:
@@ -594,9 +600,9 @@ def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, 
     """Every mapping with a string ``type`` under an ``assertions``-like list, recursively
     (in document order; a loop over containers only, as a dataset may hold millions)."""
     stack: list[tuple[Any, JsonPath]] = [(data, path)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, where = stack.pop()
-        children: Any
+        node, where = pop()
         if isinstance(node, dict):
             if (
                 where
@@ -604,12 +610,13 @@ def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, 
                 and (isinstance(where[-1], int) or where[-1] == "assertion")
             ):
                 yield where, node
-            children = node.items()
+            for key, value in reversed(node.items()):
+                if isinstance(value, (dict, list)):
+                    push((value, (*where, key)))
         elif isinstance(node, list):
-            children = enumerate(node)
-        else:
-            continue
-        stack.extend([(v, (*where, k)) for k, v in children if isinstance(v, (dict, list))][::-1])
+            for i in range(len(node) - 1, -1, -1):
+                if isinstance(node[i], (dict, list)):
+                    push((node[i], (*where, i)))
 
 
 def _semantic_problems(doc: Document) -> list[Problem]:

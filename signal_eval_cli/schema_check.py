@@ -114,9 +114,7 @@ class _Compiler:
             checks.append(build(rule, schema, base))
         if not checks:
             return _always
-        if len(checks) == 1:
-            return checks[0]
-        return lambda v: all(check(v) for check in checks)
+        return _all_of(checks)
 
     def _dollar_ref(self, ref: str, schema: Any, base: str) -> Check:
         target, target_base = _resolve(ref, base)
@@ -147,7 +145,16 @@ class _Compiler:
         return lambda v: any(type(v) is t and v == r for t, r in scalars)
 
     def _required(self, rule: list[str], schema: Any, base: str) -> Check:
-        return lambda v: type(v) is not dict or all(k in v for k in rule)
+        keys = tuple(rule)
+
+        def check(v: Any) -> bool:
+            if type(v) is dict:
+                for key in keys:
+                    if key not in v:
+                        return False
+            return True
+
+        return check
 
     def _properties(self, rule: dict[str, Any], schema: Any, base: str) -> Check:
         props = {k: self.compile(s, base) for k, s in rule.items()}
@@ -177,7 +184,15 @@ class _Compiler:
 
     def _items(self, rule: Any, schema: Any, base: str) -> Check:
         item = self.compile(rule, base)
-        return lambda v: type(v) is not list or all(item(x) for x in v)
+
+        def check(v: Any) -> bool:
+            if type(v) is list:
+                for x in v:
+                    if not item(x):
+                        return False
+            return True
+
+        return check
 
     def _minItems(self, rule: int, schema: Any, base: str) -> Check:
         return lambda v: type(v) is not list or len(v) >= rule
@@ -234,17 +249,38 @@ class _Compiler:
                 rest.append(branch)
             else:
                 by_type[label] = self.compile(branch["then"], base)
-        general = [self.compile(s, base) for s in rule]
-        others = [self.compile(s, base) for s in rest]
+        general = _all_of([self.compile(s, base) for s in rule])
+        others = _all_of([self.compile(s, base) for s in rest])
 
         def check(v: Any) -> bool:
             if type(v) is not dict:  # a branch's `if` holds vacuously: try them all
-                return all(c(v) for c in general)
+                return general(v)
             label = v.get("type")
             branch = by_type.get(label) if type(label) is str else None
-            return (branch is None or branch(v)) and all(c(v) for c in others)
+            return (branch is None or branch(v)) and others(v)
 
         return check
+
+
+def _all_of(checks: list[Check]) -> Check:
+    """One check for a list of them (plain loops: a generator per value costs more than
+    most checks)."""
+    if not checks:
+        return _always
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda v: first(v) and second(v)
+    frozen = tuple(checks)
+
+    def check(v: Any) -> bool:
+        for c in frozen:  # noqa: SIM110 - all() would make a generator per value
+            if not c(v):
+                return False
+        return True
+
+    return check
 
 
 def _type_branch(branch: Any) -> str | None:

@@ -66,14 +66,21 @@ def test_quick_data_agrees_or_steps_aside(text: str) -> None:
     """Whatever the fast path returns, the located loader returns too; where the located
     loader refuses a text, the fast path is never sure of it."""
     try:
-        quick: Any = quick_data(text).data
+        fast = quick_data(text)
     except Unsure:
+        return
+    if fast.duplicates:  # the one problem the fast path reports itself
+        with pytest.raises(InputError) as info:
+            parse_yaml(text)
+        assert [(p.line, p.column) for p in info.value.problems] == [
+            (line, column) for line, column, _ in fast.duplicates
+        ]
         return
     try:
         located = parse_yaml(text).data
     except InputError as exc:
         pytest.fail(f"fast path accepted what the located loader refuses: {exc}")
-    assert json.dumps(quick, default=str, sort_keys=False) == json.dumps(located, default=str)
+    assert json.dumps(fast.data, default=str, sort_keys=False) == json.dumps(located, default=str)
 
 
 @pytest.mark.parametrize(
@@ -81,8 +88,6 @@ def test_quick_data_agrees_or_steps_aside(text: str) -> None:
     [
         "a: &x [1]\nb: *x\n",  # an alias
         "base: &b {x: 1}\nc: {<<: *b, y: 2}\n",  # a merge key
-        "a: 1\na: 2\n",  # a duplicate key
-        "a: 1\n'a': 2\n",  # the same key, quoted
         "1: a\n'1': b\n",  # a non-string key
         "a: !!str 3\n",  # an explicit tag
         "n: " + "9" * 4301 + "\n",  # past MAX_INT_DIGITS
@@ -97,6 +102,30 @@ def test_quick_data_agrees_or_steps_aside(text: str) -> None:
 def test_quick_data_steps_aside_for_the_unusual(text: str) -> None:
     with pytest.raises(Unsure):
         quick_data(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\na: 2\n",
+        "a: 1\n'a': 2\n",  # the same key, quoted
+        "x:\n  b: 1\n  c: {b: 2, b: 3}\n  b: 4\nx: 5\n",  # nested, flow, several
+        "a: 1\na: 2\nb: &x 1\nc: *x\n",  # and an alias: the located loader's way
+        "a: 1\na: 2\nb: [\n",  # and a syntax error after it, which comes first
+        "\ufeffa: 1\r\na:\t2\r\n",
+    ],
+)
+def test_duplicate_keys_are_the_located_loaders_problems(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(text, encoding="utf-8", newline="")
+    with pytest.raises(InputError) as fast:
+        load_document(path)
+    with pytest.raises(InputError) as located:
+        parse_yaml(text.removeprefix("\ufeff"), str(path))
+    assert [str(p) for p in fast.value.problems] == [str(p) for p in located.value.problems]
+    assert "duplicate key" in str(fast.value.problems[0]) or "invalid YAML" in str(
+        fast.value.problems[0]
+    )
 
 
 def test_the_plain_text_of_a_label_is_kept() -> None:
@@ -190,6 +219,7 @@ LOCATABLE = [
     "a:\r\n  b: \tx\r\n  c: >-\r\n    folded\r\n    more\r\n",
     "? long key\n: value\nlist: [a, {b: c}, [d]]\n",
     "top: plain\n  continued on a line\nnext: 'quoted\n  folded'\n",
+    "when: 2001-12-14t21:59:43.10-05:00\nday: 2002-12-14\noct: 010\nsex: 1:20\nf: 1.5e+3\n",
 ]
 
 
@@ -253,3 +283,23 @@ def test_problems_in_a_large_dataset_are_the_located_loaders_and_only_theirs_are
     assert 'quote it: "yes"' in messages
     assert "did you mean 'tool.called'" in messages
     assert len(doc.values) < 200  # four cases and the top level, not 3,000 cases' worth
+
+
+def test_a_duplicate_key_in_a_large_dataset_is_found_without_the_located_loader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The located loader would build a table of every value (gigabytes for 100,000
+    cases) to report one duplicate key: the fast path reports it from its event."""
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("the slow path ran")
+
+    path = tmp_path / "big.yaml"
+    text = _big_dataset(3000, {2500: ("input: {code: x}", "input: {code: x}\n    input: 2")})
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(loading, "parse_yaml", refuse)
+    with pytest.raises(InputError) as info:
+        load_dataset(path)
+    assert [str(p) for p in info.value.problems] == [
+        f"{path}:{4 + 2500 * 6 + 3}:5: duplicate key 'input'"
+    ]
