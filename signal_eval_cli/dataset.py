@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.files import atomic_write_text
 from signal_eval_cli.loading import Document, load_document, validate_document
@@ -168,6 +169,14 @@ def _labels_as_written(doc: Document) -> None:
 
 
 def dataset_from_document(doc: Document) -> EvalDataset:
+    """The dataset in ``doc``, validated (with the cycle collector paused: a large
+    dataset makes millions of objects and no cycles, and each full collection would
+    walk them all again)."""
+    with gc_paused():
+        return _dataset_from_document(doc)
+
+
+def _dataset_from_document(doc: Document) -> EvalDataset:
     _labels_as_written(doc)
     problems = validate_document(doc, "dataset")
     seen: dict[str, int] = {}
