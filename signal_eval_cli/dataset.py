@@ -218,8 +218,20 @@ def save_dataset(dataset: EvalDataset, path: str | Path) -> None:
 
 
 def _uses_judge(value: Any) -> bool:
-    if isinstance(value, Mapping):
-        return value.get("type") == "llm.judge" or any(_uses_judge(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_uses_judge(v) for v in value)
+    """Whether any mapping in ``value`` has ``type: llm.judge`` (a loop, not a generator
+    per value: ``run`` asks it of every case, 100,000 of them in a large dataset)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) in _LEAVES:
+            continue
+        if isinstance(node, Mapping):
+            if node.get("type") == "llm.judge":
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
     return False
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None)})
