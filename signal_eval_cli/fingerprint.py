@@ -172,7 +172,8 @@ def matrix_fingerprint(
 def scenarios_fingerprint(
     scenarios: Iterable[Scenario], root: Path | None = None
 ) -> dict[str, str]:
-    """Scenario runs: each scenario file's content and its fixture directory's."""
+    """Scenario runs: each scenario file's content, its fixture directory's, and its
+    harness agent's entry point and source."""
     from signal_eval_cli.scenarios.runner import fixture_dir
 
     chosen = list(scenarios)
@@ -183,17 +184,28 @@ def scenarios_fingerprint(
     return {
         "scenarios": content_hash(sources),
         "fixtures": join(tree_hash(Path(f)) for f in sorted(fixtures)),
+        "harness": _agents(chosen),
         "version": version_part(),
     }
+
+
+def _agents(scenarios: Iterable[Scenario]) -> str:
+    """The harness agents' identities (a command agent's files are not followed)."""
+    return join(
+        harness_identity(s.agent.harness, s.directory)
+        for s in scenarios
+        if s.agent is not None and s.agent.harness is not None
+    )
 
 
 def scenario_matrix_fingerprint(
     matrix: ScenarioMatrix, options: Mapping[str, Any], root: Path | None = None
 ) -> dict[str, str]:
     """A matrix of agents over scenarios: its scenarios and fixtures, and each variant
-    (its agent, params and env)."""
+    (its agent, params and env; a harness agent's source as each scenario runs it)."""
     return {
         **scenarios_fingerprint(matrix.scenarios, root),
         "matrix": content_hash([dataclasses.asdict(v) for v in matrix.variants]),
+        "harness": _agents(s for _, scenarios in matrix.plans() for s in scenarios),
         "params": canonical(dict(options)),
     }

@@ -283,9 +283,8 @@ async def run_units_ray(
     """Run ``units`` on Ray actors; ``on_result`` gets each unit's result exactly once
     and returns False to stop feeding new work (fail-fast)."""
     ray = import_ray()
-    payload = _pickled(
-        job, ray.cloudpickle.dumps
-    )  # before Ray starts: what cannot travel is bad input, now
+    # Pickled before Ray starts: what cannot travel is bad input, said at once.
+    payload = _pickled(job, ray.cloudpickle.dumps)
     _ensure_ray(ray, settings.address)
     concurrency = max(1, settings.concurrency)
     batch = max(1, settings.batch or concurrency // 2)

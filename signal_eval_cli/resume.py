@@ -36,6 +36,7 @@ __all__ = [
     "matrix_slot",
     "open_journal",
     "shard_block",
+    "slot_variant_run",
 ]
 
 _R = TypeVar("_R")
@@ -282,6 +283,12 @@ def build_scenarios(
 def matrix_slot(variant: str, run: int) -> str:
     """A matrix-over-scenarios run's journal key slot: the variant and which run."""
     return f"{variant}#{run}"
+
+
+def slot_variant_run(slot: str) -> tuple[str, int]:
+    """The variant and the run of a :func:`matrix_slot`."""
+    variant, _, run = slot.rpartition("#")
+    return variant, int(run)
 
 
 def journal_slots(header: JournalHeader) -> list[str]:

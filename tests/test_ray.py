@@ -492,11 +492,16 @@ def check_a_scenario_matrix(cluster: str, tmp_path: Path) -> None:
     assert on_ray["comparison"]["byPassRate"] == local["comparison"]["byPassRate"]
     essence = scenario_matrix_essence
     assert essence(tmp_path / "ray.json") == essence(tmp_path / "local.json")
-    lines = journal_path(tmp_path / "ray.json").read_text().splitlines()[1:]
-    keys = sorted((json.loads(x)["variant"], json.loads(x)["case"]) for x in lines)
+    journal = journal_path(tmp_path / "ray.json")
+    lines = journal.read_text().splitlines(keepends=True)
+    keys = sorted((json.loads(x)["variant"], json.loads(x)["case"]) for x in lines[1:])
     assert keys == sorted(
         (f"{v}#{r}", f"s{i}") for v in ("wrong", "right") for r in (0, 1) for i in range(3)
     )
+    journal.write_text("".join(lines[:6]))  # a crash after 5 of the 12 runs: resume on Ray
+    on_ray_args = ["--executor", "ray", "--ray-address", cluster, "--ray-actors", "2"]
+    assert len(matrix("-o", "ray.json", "--resume", *on_ray_args)) == 7
+    assert essence(tmp_path / "ray.json") == essence(tmp_path / "local.json")
 
 
 def check_recorded_traces(cluster: str, tmp_path: Path) -> None:

@@ -289,3 +289,47 @@ def test_a_matrix_of_agents_over_scenarios_resumes_retries_and_shards(tmp_path: 
         assert scenario_matrix_essence(merged) == scenario_matrix_essence(whole_now)
     code, output = invoke("merge", *parts[:2], "-o", tmp_path / "short.json")
     assert code == 2 and "shard(s) 3/3 missing" in output
+
+
+HARNESS_AGENT = """\
+from pathlib import Path
+
+def create():
+    async def run(input, ctx):
+        (Path(ctx.workspace) / "answer.txt").write_text("42")
+    return run
+"""
+
+
+def test_a_changed_harness_agent_refuses_to_resume(tmp_path: Path) -> None:
+    (tmp_path / "fx").mkdir()
+    (tmp_path / "fx" / "README").write_text("fixture\n")
+    (tmp_path / "scenarios").mkdir()
+    agent = tmp_path / "scenarios" / "agent.py"
+    agent.write_text(HARNESS_AGENT)
+    data = {
+        "id": "s0",
+        "adapterId": "python-pytest",
+        "goals": [{"goal": "check", "command": "{python}", "args": ["-c", "pass"]}],
+        "fixture": {"path": "../fx"},
+        "agent": {"harness": "agent.py:create"},
+        "patternAssertions": [{"type": "file-exists", "path": "answer.txt"}],
+    }
+    (tmp_path / "scenarios" / "s0.json").write_text(json.dumps(data))
+    matrix = {
+        "name": "m",
+        "scenarios": ["scenarios/*.json"],
+        "variants": [{"id": "a", "name": "A"}],
+    }
+    (tmp_path / "m.yaml").write_text(json.dumps(matrix))
+    runs = {
+        "scenario": ["scenario", tmp_path / "scenarios" / "s0.json", "-o", tmp_path / "s.json"],
+        "matrix": ["matrix", tmp_path / "m.yaml", "-o", tmp_path / "m.json", "-q"],
+    }
+    for argv in runs.values():
+        code, output = invoke(*argv)
+        assert code == 0, output
+    agent.write_text(HARNESS_AGENT + "# edited\n")
+    for argv in runs.values():
+        code, output = invoke(*argv, "--resume")
+        assert code == 2 and "the harness changed" in output, output

@@ -61,6 +61,7 @@ from signal_eval_cli.resume import (
     build_scenario_matrix,
     matrix_slot,
     scenario_from_journal,
+    slot_variant_run,
 )
 from signal_eval_cli.runner import never_ran, select_cases
 from signal_eval_cli.scenarios.matrix import ScenarioMatrix
@@ -208,10 +209,10 @@ def _scenario_matrix(
     )
     matrix = replace(matrix, scenarios=take_shard(matrix.scenarios, every, shard))
     journal = JournaledRun(reports.get("json"), header, **journal_options)
-    kept = {}
+    kept: dict[tuple[str, str, int], ScenarioResult] = {}
     for (slot, sid), data in journal.plan.kept.items():
-        variant, _, run = slot.rpartition("#")
-        kept[(variant, sid, int(run))] = scenario_from_journal(data)
+        variant, run = slot_variant_run(slot)
+        kept[(variant, sid, run)] = scenario_from_journal(data)
     total = len(matrix.scenarios) * repeat * len(matrix.variants) - len(kept)
     finished: list[VariantResult] = []
 
