@@ -171,23 +171,25 @@ def dataset_from_document(doc: Document) -> EvalDataset:
     _labels_as_written(doc)
     problems = validate_document(doc, "dataset")
     seen: dict[str, int] = {}
+    found: list[tuple[tuple[str | int, ...], str]] = []
     for i, case in enumerate(doc.data.get("cases", []) if not problems else []):
         if case["id"] in seen:
-            problems.append(
-                doc.problem(
+            found.append(
+                (
                     ("cases", i, "id"),
                     f"duplicate case id '{case['id']}' (first at case {seen[case['id']] + 1})",
                 )
             )
         seen.setdefault(case["id"], i)
         if "assertions" not in case and not doc.data.get("defaultAssertions"):
-            problems.append(
-                doc.problem(
+            found.append(
+                (
                     ("cases", i),
                     f"case '{case['id']}' has no 'assertions' and the dataset no "
                     "'defaultAssertions': nothing would be checked",
                 )
             )
+    problems.extend(doc.problems(found))  # located in one pass
     if problems:
         raise InputError(problems)
     return EvalDataset.from_data(doc.data, Path(doc.path))
