@@ -247,7 +247,7 @@ class ProviderFlags:
     def finish(options: RunOptions) -> None:
         """Save every recording (saying where it went), stop the proxy and the judge."""
         for saved in save_all():
-            typer.echo(f"recorded {saved.recorded} call(s) to {saved.cassette.path}", err=True)
+            typer.echo(f"recorded {saved.recorded} call(s) to {saved.path}", err=True)
         proxy = options.proxy
         if proxy is not None:
             proxy.stop()
