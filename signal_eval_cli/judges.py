@@ -42,9 +42,10 @@ from typing import Any, TypeVar, cast
 
 from signal_eval_cli.assertions import JudgeRequest, JudgeVerdict
 from signal_eval_cli.providers.base import Provider, ProviderError, ProviderRequest
-from signal_eval_cli.providers.cassette import Cassette
-from signal_eval_cli.providers.recording import MODES, RecordingProvider, RecordMode
+from signal_eval_cli.providers.cassette import CassetteFile
+from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.providers.registry import make_provider
+from signal_eval_cli.proxy.recorder import Mode
 
 __all__ = [
     "JUDGE_MODEL_ENV",
@@ -58,6 +59,7 @@ __all__ = [
 ]
 
 JUDGE_MODEL_ENV = "SIGNAL_EVAL_JUDGE_MODEL"
+_RECORDING = ("replay", "record", "record-missing")
 OUTPUT_LIMIT = 20_000
 """Characters of the output sent to the judge; the rest is cut with a note."""
 
@@ -310,22 +312,28 @@ class LLMJudge:
         path = Path(cassette) if cassette is not None else None
         if path is not None and mode == "auto":
             mode = "replay" if path.is_file() else "live"
-        loaded = None
+        self._setup(
+            _Settings(default_model, dict(provider_options or {}), _endpoints_now(), timeout)
+        )
         if path is None or mode == "live":
             if mode not in ("auto", "live"):
                 raise ValueError(f"judge mode {mode!r} needs a cassette")
-        else:
-            if mode not in MODES:
-                raise ValueError(f"judge mode must be auto, live or one of {MODES}, got {mode!r}")
-            if mode == "replay" and not path.is_file():
-                raise ValueError(f"{path}: judge cassette not found (record it with --record)")
-            loaded = Cassette.load(path) if path.is_file() else Cassette.empty(path)
-        settings = _Settings(default_model, dict(provider_options or {}), _endpoints_now(), timeout)
-        self._setup(settings, mode, loaded, writes=True)
+            return
+        if mode not in _RECORDING:
+            raise ValueError(f"judge mode must be auto, live or one of {_RECORDING}, got {mode!r}")
+        if mode == "replay" and not path.is_file():
+            raise ValueError(f"{path}: judge cassette not found (record it with --record)")
+        self._record(
+            RecordingProvider(
+                CassetteFile(path),
+                None if mode == "replay" else self._live,
+                mode=cast(Mode, mode),
+                name="judge",
+                one_call_cases=True,
+            )
+        )
 
-    def _setup(
-        self, settings: _Settings, mode: str, loaded: Cassette | None, *, writes: bool
-    ) -> None:
+    def _setup(self, settings: _Settings) -> None:
         self._settings = settings
         self.default_model = settings.default_model
         self.timeout = settings.timeout
@@ -336,33 +344,25 @@ class LLMJudge:
         self._lock = threading.Lock()
         self._loop = _LoopThread()
         env = settings.endpoints
-        live = _ByModel(
+        self._live = _ByModel(
             lambda spec: make_provider(spec, **{**_endpoint(env, spec), **self._options})
         )
-        self.provider: Provider = live
+        self.provider: Provider = self._live
         self.recording: RecordingProvider | None = None
-        if loaded is not None:
-            self.recording = RecordingProvider(
-                loaded,
-                None if mode == "replay" else live,
-                mode=cast(RecordMode, mode),
-                name="judge",
-                writes=writes,
-            )
-            self.provider = self.recording
+
+    def _record(self, recording: RecordingProvider) -> None:
+        self.recording = self.provider = recording
 
     def __getstate__(self) -> dict[str, Any]:
-        recording = self.recording
-        cassette = None
-        if recording is not None:
-            cassette = (recording.cassette.path, list(recording.cassette))
-        mode = recording.mode if recording is not None else "live"
-        return {"settings": self._settings, "mode": mode, "cassette": cassette}
+        return {"settings": self._settings, "recording": self.recording}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        cassette = state["cassette"]
-        loaded = Cassette(*cassette) if cassette is not None else None
-        self._setup(state["settings"], state["mode"], loaded, writes=False)
+        self._setup(state["settings"])
+        recording: RecordingProvider | None = state["recording"]
+        if recording is not None:  # a copy: never writes (hands its recordings over)
+            self._record(
+                recording if recording.mode == "replay" else recording.with_inner(self._live)
+            )
 
     def judge(self, request: JudgeRequest) -> JudgeVerdict:
         model = request.model or self.default_model
@@ -404,7 +404,7 @@ class LLMJudge:
 
     def save(self) -> bool:
         """Write recorded judge calls to the cassette (also done by :meth:`close`)."""
-        return self.recording.save() if self.recording is not None else False
+        return bool(self.recording.save()) if self.recording is not None else False
 
     def close(self) -> None:
         """Save recordings and stop the judge's event loop (closing its HTTP clients)."""

@@ -8,14 +8,17 @@ user's language: "did you mean", "quote the pattern", YAML 1.1 booleans.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import yaml
+from yaml.events import MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent
 
+from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem, closest, shorten
 from signal_eval_cli.limits import (
     MAX_ALIAS_NODES,
@@ -31,7 +34,7 @@ from signal_eval_cli.patterns import (
     pattern_problems,
 )
 from signal_eval_cli.quick_yaml import QuickData, Unsure, quick_data
-from signal_eval_cli.schema_check import SCHEMA_DIR, schema_check
+from signal_eval_cli.schema_check import SCHEMA_DIR, failing_items, schema_check
 
 if TYPE_CHECKING:  # imported when a document has a problem to word (it takes a while)
     import jsonschema
@@ -40,6 +43,7 @@ __all__ = ["SCHEMA_DIR", "Document", "load_document", "schema_validator", "valid
 
 JsonPath = tuple[str | int, ...]
 _YAML11_BOOLEANS = {"yes", "no", "on", "off", "y", "n", "true", "false"}
+_NO_KEY = object()  # a mapping being located waits for its next key
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +58,7 @@ class Document:
     """Parsed data plus where each value and key stood in the file.
 
     Read by the fast path, a document keeps its ``source`` text instead, and finds the
-    locations (by parsing it again with the located loader) when a problem needs one."""
+    locations a problem needs when it needs them (see :meth:`locate`)."""
 
     path: str
     data: Any
@@ -62,6 +66,8 @@ class Document:
     keys: dict[JsonPath, Location]
     source: str | None = None
     quick: QuickData | None = None
+    located: set[JsonPath] = dataclass_field(default_factory=set)
+    """The subtrees (a path's first two steps) whose locations the tables hold."""
 
     def as_written(self, path: JsonPath) -> str | None:
         """The text of the plain (unquoted) scalar at ``path``, as the file has it."""
@@ -74,11 +80,21 @@ class Document:
                 return text
         return self.at(path).text
 
+    def locate(self, paths: Iterable[JsonPath]) -> None:
+        """Find the locations of everything under the first two steps of each path, in
+        one pass over the source: a 100,000-case dataset with a few bad cases records
+        those cases' locations only, not a table of millions. Ask for all the paths of a
+        batch of problems at once."""
+        if self.source is None:
+            return
+        wanted = {path[:2] for path in paths} - self.located
+        if wanted:
+            _locate(self.source, wanted, self.values, self.keys)
+            self.located |= wanted
+
     def at(self, path: JsonPath, *, key: bool = False) -> Location:
         """The location of ``path``, else of its nearest ancestor."""
-        if self.source is not None:
-            located = parse_yaml(self.source, self.path)
-            self.values, self.keys, self.source = located.values, located.keys, None
+        self.locate([path])
         table = self.keys if key else self.values
         while path:
             if path in table:
@@ -91,6 +107,67 @@ class Document:
     def problem(self, path: JsonPath, message: str, *, key: bool = False) -> Problem:
         where = self.at(path, key=key)
         return Problem(self.path, where.line, where.column, message)
+
+    def problems(self, found: Iterable[tuple[JsonPath, str]]) -> list[Problem]:
+        """``(path, message)`` pairs as problems, located in one pass."""
+        found = list(found)
+        self.locate(path for path, _ in found)
+        return [self.problem(path, message) for path, message in found]
+
+
+def _locate(
+    text: str,
+    wanted: set[JsonPath],
+    values: dict[JsonPath, Location],
+    keys: dict[JsonPath, Location],
+) -> None:
+    """Record into ``values`` and ``keys`` the locations of the top level and of the
+    subtrees at the two-step paths in ``wanted``, from libyaml's events (no nodes, no
+    table of the rest), and stop once every wanted path is passed. ``text`` parsed
+    cleanly on the fast path: no aliases, every key a string."""
+    get: Callable[[], Any] = _Events(text).get_event
+    get(), get()  # the stream and the document start
+    left = set(wanted)
+    # per open container: its path, whether it is inside a wanted subtree, and its
+    # pending key (a mapping) or next index (a list)
+    open_: list[list[Any]] = []
+    while left:
+        event = get()
+        kind = type(event)
+        if kind is MappingEndEvent or kind is SequenceEndEvent:
+            left.discard(open_.pop()[0])
+            if not open_:
+                return
+            continue
+        path: JsonPath = ()
+        inside = False
+        if open_:
+            parent, inside, step = open_[-1]
+            if step is _NO_KEY:  # a mapping's key
+                path = (*parent, event.value)
+                open_[-1][2] = event.value
+                if inside or len(path) <= 1 or path in wanted:
+                    keys[path] = _event_location(event)
+                continue
+            path = (*parent, step)
+            open_[-1][2] = _NO_KEY if type(step) is str else step + 1
+            inside = inside or (len(path) == 2 and path in wanted)
+        if inside or len(path) <= 1:
+            values[path] = _event_location(event)
+            if len(path) < 2:  # wanted for itself, not for its subtree
+                left.discard(path)
+        if kind is ScalarEvent:
+            left.discard(path)
+            if not open_:
+                return
+        else:
+            open_.append([path, inside, _NO_KEY if kind is MappingStartEvent else 0])
+
+
+def _event_location(event: Any) -> Location:
+    mark = event.start_mark
+    plain = type(event) is ScalarEvent and not event.style  # libyaml says "", not None
+    return Location(mark.line + 1, mark.column + 1, event.value if plain else None)
 
 
 # -- parsing --------------------------------------------------------------------------
@@ -119,9 +196,13 @@ def load_document(path: str | Path) -> Document:
             raise InputError([Problem(name, exc.line, exc.column, exc.message)]) from None
     try:
         quick = quick_data(text)
-        return Document(name, quick.data, {}, {}, source=text, quick=quick)
     except Unsure:  # something to report, or rare enough to take the slow, located way
         return parse_yaml(text, name)
+    if quick.duplicates:
+        raise InputError(
+            [Problem(name, line, column, _duplicate(key)) for line, column, key in quick.duplicates]
+        )
+    return Document(name, quick.data, {}, {}, source=text, quick=quick)
 
 
 class _PyEvents(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
@@ -316,15 +397,17 @@ def _index(
             if key_node.start_mark.index >= node.start_mark.index:  # written here, not merged
                 if key in seen:
                     where = _location(key_node)
-                    problems.append(
-                        Problem(name, where.line, where.column, f"duplicate key '{key}'")
-                    )
+                    problems.append(Problem(name, where.line, where.column, _duplicate(key)))
                 seen.add(key)
             keys[(*path, key)] = _location(key_node)
             _index(value_node, (*path, key), values, keys, problems, name, seen_nodes)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             _index(item, (*path, i), values, keys, problems, name, seen_nodes)
+
+
+def _duplicate(key: str) -> str:
+    return f"duplicate key '{key}'"
 
 
 def _line_col(text: str, index: int) -> tuple[int, int]:
@@ -388,10 +471,24 @@ def validate_document(doc: Document, schema: str) -> list[Problem]:
 
     A quick compiled check vouches for the valid documents; only a document it does not
     vouch for is walked by jsonschema, for the located and worded problems."""
+    with gc_paused():  # no cycles made; a full collection would walk the whole document
+        return _validate_document(doc, schema)
+
+
+def _validate_document(doc: Document, schema: str) -> list[Problem]:
     problems = []
     if not schema_check(schema)(doc.data):
-        validator = schema_validator(schema)
-        problems = [p for error in validator.iter_errors(doc.data) for p in _explain(doc, error)]
+        data, kept = failing_items(schema, doc.data)
+
+        def path_of(error: jsonschema.ValidationError) -> JsonPath:
+            path = tuple(error.absolute_path)
+            if len(path) > 1 and path[0] in kept and isinstance(path[1], int):
+                return (path[0], kept[str(path[0])][path[1]], *path[2:])
+            return path
+
+        errors = list(schema_validator(schema).iter_errors(data))
+        doc.locate(path_of(error) for error in errors)
+        problems = [p for error in errors for p in _explain(doc, error, path_of)]
     problems.extend(_semantic_problems(doc))  # on the well-typed parts: all problems at once
     return _unique(problems)
 
@@ -426,14 +523,19 @@ def kind_of(value: Any) -> str:
     return "a mapping" if isinstance(value, Mapping) else "a list"
 
 
-def _explain(doc: Document, error: jsonschema.ValidationError) -> Iterator[Problem]:
-    """Turn one jsonschema error into located, actionable problems."""
+def _explain(
+    doc: Document,
+    error: jsonschema.ValidationError,
+    path_of: Callable[[jsonschema.ValidationError], JsonPath],
+) -> Iterator[Problem]:
+    """Turn one jsonschema error into located, actionable problems (``path_of``: the
+    error's path in ``doc``)."""
     schema: Any = error.schema
     rule: Any = error.validator_value
-    path: JsonPath = tuple(error.absolute_path)
+    path = path_of(error)
     if error.validator in ("allOf", "if", "then", "else") and error.context:
         for sub in error.context:
-            yield from _explain(doc, sub)
+            yield from _explain(doc, sub, path_of)
         return
     where = _describe_owner(doc.data, path)
     if error.validator == "additionalProperties":
@@ -504,9 +606,9 @@ def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, 
     """Every mapping with a string ``type`` under an ``assertions``-like list, recursively
     (in document order; a loop over containers only, as a dataset may hold millions)."""
     stack: list[tuple[Any, JsonPath]] = [(data, path)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, where = stack.pop()
-        children: Any
+        node, where = pop()
         if isinstance(node, dict):
             if (
                 where
@@ -514,84 +616,87 @@ def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, 
                 and (isinstance(where[-1], int) or where[-1] == "assertion")
             ):
                 yield where, node
-            children = node.items()
+            for key, value in reversed(node.items()):
+                if isinstance(value, (dict, list)):
+                    push((value, (*where, key)))
         elif isinstance(node, list):
-            children = enumerate(node)
-        else:
-            continue
-        stack.extend([(v, (*where, k)) for k, v in children if isinstance(v, (dict, list))][::-1])
+            for i in range(len(node) - 1, -1, -1):
+                if isinstance(node[i], (dict, list)):
+                    push((node[i], (*where, i)))
 
 
-def _semantic_problems(doc: Document) -> Iterator[Problem]:
+def _semantic_problems(doc: Document) -> list[Problem]:
     """Checks a schema cannot express; each looks only at values of the right type, so
     a value the schema already rejected is not reported twice."""
     known = _assertion_types()
-    for path, node in assertion_nodes(doc.data):
-        if node["type"] in known:
-            yield from _assertion_problems(doc, path, node)
+    return doc.problems(
+        found
+        for path, node in assertion_nodes(doc.data)
+        if node["type"] in known
+        for found in _assertion_problems(path, node)
+    )
 
 
-def _assertion_problems(
-    doc: Document, path: JsonPath, node: Mapping[str, Any]
-) -> Iterator[Problem]:
+_Found = tuple[JsonPath, str]  # a problem's path and message, to be located in a batch
+
+
+def _assertion_problems(path: JsonPath, node: Mapping[str, Any]) -> Iterator[_Found]:
     for field in _GLOB_FIELDS:
         if isinstance(node.get(field), str):
-            yield from _glob_problem(doc, (*path, field), node[field])
+            yield from _glob_problem((*path, field), node[field])
     steps = node.get("patterns") if node["type"] == "signal.trajectory" else None
     for i, step in enumerate(steps if isinstance(steps, list) else []):
         step_path: JsonPath = (*path, "patterns", i)
         if isinstance(step, str):
-            yield from _glob_problem(doc, step_path, step)
+            yield from _glob_problem(step_path, step)
         elif isinstance(step, Mapping):
             if isinstance(step.get("pattern"), str):
-                yield from _glob_problem(doc, (*step_path, "pattern"), step["pattern"])
+                yield from _glob_problem((*step_path, "pattern"), step["pattern"])
             yield from _matcher_problems(
-                doc, (*step_path, "payload"), pattern_problems(step.get("payload"))
+                (*step_path, "payload"), pattern_problems(step.get("payload"))
             )
     if node["type"] == "output.matches" and isinstance(node.get("regex"), str):
         flags = node.get("flags", "")
         try:
             compile_regex(node["regex"], flags if isinstance(flags, str) else "")
         except ValueError as exc:
-            yield doc.problem((*path, "regex"), str(exc))
+            yield ((*path, "regex"), str(exc))
     if node["type"] == "output.json" and isinstance(node.get("schema"), Mapping):
         import jsonschema
 
         try:
             jsonschema.Draft202012Validator.check_schema(node["schema"])
         except jsonschema.SchemaError as exc:
-            yield doc.problem((*path, "schema"), f"invalid JSON Schema: {exc.message}")
+            yield ((*path, "schema"), f"invalid JSON Schema: {exc.message}")
     for field in ("payload", "args"):
         if field in node:
-            yield from _matcher_problems(doc, (*path, field), pattern_problems(node[field]))
+            yield from _matcher_problems((*path, field), pattern_problems(node[field]))
     if "value" in node:
-        yield from _matcher_problems(doc, (*path, "value"), matcher_problems(node["value"]))
+        yield from _matcher_problems((*path, "value"), matcher_problems(node["value"]))
     low, high = node.get("min"), node.get("max")
     if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
-        yield doc.problem((*path, "min"), f"min ({low}) is greater than max ({high})")
+        yield ((*path, "min"), f"min ({low}) is greater than max ({high})")
 
 
-def _matcher_problems(
-    doc: Document, path: JsonPath, found: list[tuple[str, str]]
-) -> Iterator[Problem]:
+def _matcher_problems(path: JsonPath, found: list[tuple[str, str]]) -> Iterator[_Found]:
     for suffix, message in found:
-        yield doc.problem((*path, *(_token(t) for t in suffix.split("/")[1:])), message)
+        yield ((*path, *(_token(t) for t in suffix.split("/")[1:])), message)
 
 
 def _token(text: str) -> str | int:
     return int(text) if text.isdigit() else text
 
 
-def _glob_problem(doc: Document, path: JsonPath, pattern: str) -> Iterator[Problem]:
+def _glob_problem(path: JsonPath, pattern: str) -> Iterator[_Found]:
     if not pattern:
         return  # the schema reports an empty pattern
     if not pattern.strip() or pattern != pattern.strip():
-        yield doc.problem(path, f"bad pattern {pattern!r}: leading or trailing whitespace")
+        yield (path, f"bad pattern {pattern!r}: leading or trailing whitespace")
         return
     if "***" in pattern:
-        yield doc.problem(path, f"bad pattern {pattern!r}: '***' is ambiguous; use '**'")
+        yield (path, f"bad pattern {pattern!r}: '***' is ambiguous; use '**'")
         return
     try:
         compile_glob(pattern)
     except ValueError as exc:
-        yield doc.problem(path, f"bad pattern {pattern!r}: {exc}")
+        yield (path, f"bad pattern {pattern!r}: {exc}")

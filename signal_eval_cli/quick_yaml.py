@@ -4,11 +4,13 @@ Building a node tree with marks for every value (what ``file:line:col`` needs) c
 far more than the data itself: a 100,000-case dataset took minutes and gigabytes.
 :func:`quick_data` builds the data straight from libyaml's events instead, and
 vouches only for the documents it fully understands: whenever it meets anything
-unusual (an alias, a merge key, an explicit tag, a duplicate or non-string key, a
-value past the bounds of :mod:`signal_eval_cli.limits`, a syntax error) it raises
+unusual (an alias, a merge key, an explicit tag, a non-string key, a value past
+the bounds of :mod:`signal_eval_cli.limits`, a syntax error) it raises
 :class:`Unsure`, and the caller parses again with the located, bounded loader, which
 reports the problem at its place. So both paths give the same data, and every message
-the same location.
+the same location. A duplicate key is the one problem it reports itself (where its
+event starts, as the located loader would): it is found only once the whole document
+has parsed, and locating it by the slow way would cost a large file minutes.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ class QuickData:
 
     data: Any
     written: dict[tuple[type, Any], str | None]
+    duplicates: list[tuple[int, int, str]]
+    """Each key written again in its mapping: its 1-based line and column, and the key."""
 
     def as_written(self, value: Any) -> str | None:
         try:
@@ -102,9 +106,6 @@ class _Scalars:
         self.written[typed] = text if self.written.get(typed, text) == text else None
         return value
 
-    def quoted(self, text: str) -> str:
-        return self.strings.setdefault(text, text)
-
 
 _SCALAR_TAGS = {
     "tag:yaml.org,2002:null",
@@ -122,26 +123,33 @@ def quick_data(text: str) -> QuickData:
     scalars = _Scalars()
     try:
         with gc_paused():
-            return QuickData(_build(_Events(text), scalars), scalars.written)
+            duplicates: list[tuple[int, int, str]] = []
+            data = _build(_Events(text), scalars, duplicates)
+            return QuickData(data, scalars.written, duplicates)
     except yaml.YAMLError as exc:
         raise Unsure(str(exc)[:80]) from None
     except RecursionError:  # pragma: no cover - the builder does not recurse
         raise Unsure("recursion") from None
 
 
-def _build(events: Any, scalars: _Scalars) -> Any:
+def _build(events: Any, scalars: _Scalars, duplicates: list[tuple[int, int, str]]) -> Any:
     get = events.get_event
     if type(get()) is not StreamStartEvent or type(get()) is not DocumentStartEvent:
         raise Unsure("not a single document")
     stack: list[Any] = []  # the open lists and dicts
     keys: list[Any] = []  # per open container: the pending key of a dict
+    seen, strings = scalars.seen, scalars.strings  # looked up here: most texts repeat
     while True:
         event = get()
         kind = type(event)
         if kind is ScalarEvent:
             if event.tag is not None or event.anchor is not None:
                 raise Unsure("tag or anchor")
-            value = scalars.plain(event.value) if event.implicit[0] else scalars.quoted(event.value)
+            text = event.value
+            if event.implicit[0]:
+                value = seen[text] if text in seen else scalars.plain(text)
+            else:
+                value = strings.setdefault(text, text)
         elif kind is MappingStartEvent or kind is SequenceStartEvent:
             if event.tag is not None or event.anchor is not None:
                 raise Unsure("tag or anchor")
@@ -163,8 +171,11 @@ def _build(events: Any, scalars: _Scalars) -> Any:
             continue
         key = keys[-1]
         if key is _NO_KEY:
-            if type(value) is not str or value in top:
-                raise Unsure("key")  # the located loader reports duplicates
+            if type(value) is not str:
+                raise Unsure("key")
+            if value in top:
+                mark = event.start_mark
+                duplicates.append((mark.line + 1, mark.column + 1, value))
             keys[-1] = value
         else:
             top[key] = value

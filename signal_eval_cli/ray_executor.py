@@ -40,8 +40,7 @@ from typing import Any, Protocol
 
 from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.providers.cassette import CassetteEntry
-from signal_eval_cli.proxy.server import Handover
+from signal_eval_cli.proxy.recorder import Handover
 from signal_eval_cli.results import CaseResult, DatasetResult
 from signal_eval_cli.runner import RunOptions, _not_run, dataset_result, select_cases
 from signal_eval_cli.signals import now_iso
@@ -126,7 +125,7 @@ class CaseOutcome:
 
     row: dict[str, Any]
     proxied: Handover | None = None
-    recorded: dict[Path, list[CassetteEntry]] = field(default_factory=dict)
+    recorded: dict[Path, list[Handover]] = field(default_factory=dict)
     """What the actor's recorders (the judge's, a harness's provider's) recorded since its
     last batch, by cassette (with any one case of the batch)."""
 
@@ -186,7 +185,7 @@ class _CasesJob:
         handed = proxy.take([r.case_id for r in results]) if proxy is not None else {}
         outcomes = [CaseOutcome(r.to_dict("all"), handed.get(r.case_id)) for r in results]
         if outcomes:
-            outcomes[0].recorded = take_handed()
+            outcomes[0].recorded = take_handed([r.case_id for r in results])
         return outcomes
 
     def died(self, variant: str, index: int) -> CaseOutcome:

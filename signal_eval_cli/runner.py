@@ -312,7 +312,7 @@ async def _run_once(
     options: RunOptions,
     run: int = 0,
 ) -> CaseResult:
-    ctx = HarnessContext(case.id, dict(options.params), metadata=dict(case.metadata))
+    ctx = HarnessContext(case.id, dict(options.params), metadata=dict(case.metadata), run=run)
     proxy = options.proxy
     settle = None
     if proxy is not None:

@@ -1,4 +1,5 @@
-"""Cassettes: load/validate (YAML, JSON, JSONL), look up, record, save, replay as a provider."""
+"""Cassettes: load/validate (YAML, JSON, JSONL); recorded, saved and replayed by the run's one
+record/replay path (RecordingProvider over the proxy's Recorder)."""
 
 from __future__ import annotations
 
@@ -19,15 +20,20 @@ from signal_eval_cli.providers.base import (
     ToolCallRecord,
     call_provider,
 )
-from signal_eval_cli.providers.cassette import Cassette, CassetteProvider
+from signal_eval_cli.providers.cassette import Cassette, CassetteFile
+from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.signals import Signal
 
 
 def request(
-    case: str = "c1", agent: str = "reviewer", call: int = 0, text: str = "hi"
+    case: str = "c1", agent: str = "reviewer", call: int = 0, text: str = "hi", run_: int = 0
 ) -> ProviderRequest:
     return ProviderRequest(
-        case_id=case, agent=agent, messages=[{"role": "user", "content": text}], call=call
+        case_id=case,
+        agent=agent,
+        messages=[{"role": "user", "content": text}],
+        call=call,
+        run=run_,
     )
 
 
@@ -64,79 +70,119 @@ ENTRY = {
 }
 
 
+class Scripted:
+    """The model a recording is made from: answers each request as it is told to."""
+
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.answers: dict[str, ProviderResponse] = {}
+
+    async def complete(self, request: ProviderRequest, on_delta: Any = None) -> ProviderResponse:
+        return self.answers[request.key]
+
+
+def record(path: Path, calls: list[tuple[ProviderRequest, ProviderResponse]]) -> None:
+    model = Scripted()
+    recorder = RecordingProvider(CassetteFile(path), model, mode="record")
+    for live, answer in calls:
+        model.answers[live.key] = answer
+        asyncio.run(recorder.complete(live))
+    assert recorder.save() == [path]
+
+
+def replay(path: Path, live: ProviderRequest) -> ProviderResponse:
+    return asyncio.run(RecordingProvider.replaying(path).complete(live))
+
+
 # -- round trips ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json", ".jsonl"])
 def test_record_save_load_round_trip(tmp_path: Path, suffix: str) -> None:
-    cassette = Cassette.empty(tmp_path / f"c{suffix}")
+    path = tmp_path / f"c{suffix}"
     first = response("First.", deltas=["Fir", "st."])
     second = response(
         "Second.\nwith a newline",
         tool_calls=[ToolCallRecord("toolu_1", "Edit", {"file_path": "x.ts"}, "ok")],
     )
-    cassette.record(request(), first)
-    cassette.record(request(agent="fixer"), second)
-    cassette.save()
+    record(path, [(request(), first), (request(agent="fixer"), second)])
 
-    loaded = Cassette.load(tmp_path / f"c{suffix}")
+    loaded = Cassette.load(path)
     assert len(loaded) == 2
-    assert loaded.lookup(request()).to_dict() == first.to_dict()
-    assert loaded.lookup(request(agent="fixer")).to_dict() == second.to_dict()
+    assert replay(path, request()).to_dict() == first.to_dict()
+    assert replay(path, request(agent="fixer")).to_dict() == second.to_dict()
     assert [e.request for e in loaded] == [request().key, request(agent="fixer").key]
     if suffix == ".jsonl":
-        lines = (tmp_path / f"c{suffix}").read_text().splitlines()
+        lines = path.read_text().splitlines()
         assert [json.loads(line)["agent"] for line in lines] == ["reviewer", "fixer"]
 
 
 def test_yaml_keeps_multiline_text_readable(tmp_path: Path) -> None:
-    cassette = Cassette.empty(tmp_path / "c.yaml")
-    cassette.record(request(), response("line one\nline two\n"))
-    cassette.save()
+    record(tmp_path / "c.yaml", [(request(), response("line one\nline two\n"))])
     text = (tmp_path / "c.yaml").read_text()
     assert "text: |" in text and "  line two" in text
 
 
 def test_save_order_is_deterministic_whatever_the_recording_order(tmp_path: Path) -> None:
-    """Cases in the given (dataset) order; a case's calls in the order they were made."""
+    """New cases by id; a case's calls in the order they were made (its agents' calls)."""
 
-    def record(order: list[tuple[str, str]]) -> str:
-        cassette = Cassette.empty(tmp_path / "c.yaml")
-        for case, agent in order:
-            cassette.record(request(case, agent), response(f"{case}/{agent}"))
-        return cassette.dumps(case_order=["b", "a"])
+    def recorded(order: list[tuple[str, str]]) -> str:
+        path = tmp_path / "c.yaml"
+        path.unlink(missing_ok=True)
+        calls = {"reviewer": 0, "fixer": 1}
+        record(
+            path,
+            [
+                (request(case, agent, calls[agent]), response(f"{case}/{agent}"))
+                for case, agent in order
+            ],
+        )
+        return path.read_text()
 
-    one = record([("a", "reviewer"), ("b", "reviewer"), ("a", "fixer"), ("b", "fixer")])
-    two = record([("b", "reviewer"), ("a", "reviewer"), ("b", "fixer"), ("a", "fixer")])
+    one = recorded([("b", "reviewer"), ("a", "reviewer"), ("b", "fixer"), ("a", "fixer")])
+    two = recorded([("a", "reviewer"), ("b", "reviewer"), ("a", "fixer"), ("b", "fixer")])
     assert one == two
     entries = yaml.safe_load(one)["entries"]
     assert [(e["case"], e["agent"]) for e in entries] == [
-        ("b", "reviewer"),
-        ("b", "fixer"),
         ("a", "reviewer"),
         ("a", "fixer"),
+        ("b", "reviewer"),
+        ("b", "fixer"),
     ]
 
 
 def test_rerecording_replaces_in_place(tmp_path: Path) -> None:
     path = write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]})
-    cassette = Cassette.load(path)
     live = ProviderRequest("sql-injection", "reviewer", [{"role": "user", "content": "x"}])
-    cassette.record(live, response("Re-recorded."))
-    cassette.save()
-    again = Cassette.load(path)
-    assert len(again) == 1
-    assert again.lookup(live).text == "Re-recorded."
+    record(path, [(live, response("Re-recorded."))])
+    assert len(Cassette.load(path)) == 1
+    assert replay(path, live).text == "Re-recorded."
 
 
-def test_lookup_returns_a_copy(tmp_path: Path) -> None:
-    cassette = Cassette.load(write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]}))
-    live = request("sql-injection")
-    got = cassette.lookup(live)
+def test_a_replay_returns_a_copy(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]})
+    replayer = RecordingProvider.replaying(path)
+    got = asyncio.run(replayer.complete(request("sql-injection")))
     got.tool_calls.clear()
     got.text = "mutated"
-    assert cassette.lookup(live).text == "SQL injection."
-    assert len(cassette.lookup(live).tool_calls) == 1
+    again = asyncio.run(replayer.complete(request("sql-injection", run_=1)))
+    assert again.text == "SQL injection." and len(again.tool_calls) == 1
+
+
+def test_without_request_keys_an_agents_entries_answer_its_calls_in_order(tmp_path: Path) -> None:
+    """A hand-written cassette: no request keys, entries in any order in the file."""
+    entries = [
+        {**ENTRY, "call": 1, "response": {"text": "second"}},
+        {**ENTRY, "agent": "fixer", "response": {"text": "fixed"}},
+        {**ENTRY, "response": {"text": "first"}},
+    ]
+    replayer = RecordingProvider.replaying(
+        write(tmp_path / "c.yaml", {"version": 1, "entries": entries})
+    )
+    asked = [request("sql-injection", "reviewer", 0), request("sql-injection", "fixer", 0)]
+    asked.append(request("sql-injection", "reviewer", 1))
+    assert [asyncio.run(replayer.complete(r)).text for r in asked] == ["first", "fixed", "second"]
 
 
 # -- misses and stale recordings ----------------------------------------------------------------
@@ -144,21 +190,26 @@ def test_lookup_returns_a_copy(tmp_path: Path) -> None:
 
 def test_miss_names_case_agent_call_request_and_path(tmp_path: Path) -> None:
     path = write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]})
-    cassette = Cassette.load(path)
     live = request("sql-injection", "fixer", call=2)
-    assert not cassette.has(live)
     with pytest.raises(ProviderError) as caught:
-        cassette.lookup(live)
+        replay(path, live)
     message = str(caught.value)
     assert caught.value.code == "cassette_miss"
-    for part in ("'sql-injection'", "'fixer'", "call #2", live.key, str(path), "reviewer"):
+    for part in (
+        "'sql-injection'",
+        "'fixer'",
+        "call #2",
+        "(request ",
+        str(path),
+        "only for reviewer",
+    ):
         assert part in message, part
 
 
 def test_miss_for_an_unknown_case_says_so(tmp_path: Path) -> None:
-    cassette = Cassette.load(write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]}))
+    path = write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]})
     with pytest.raises(ProviderError, match="nothing is recorded for this case"):
-        cassette.lookup(request("xss"))
+        replay(path, request("xss"))
 
 
 def test_recorded_request_key_must_match_the_live_one(tmp_path: Path) -> None:
@@ -166,12 +217,11 @@ def test_recorded_request_key_must_match_the_live_one(tmp_path: Path) -> None:
     path = write(
         tmp_path / "c.yaml", {"version": 1, "entries": [{**ENTRY, "request": recorded.key}]}
     )
-    cassette = Cassette.load(path)
-    assert cassette.lookup(recorded).text == "SQL injection."
+    assert replay(path, recorded).text == "SQL injection."
     changed = request("sql-injection", text="review v2")
-    with pytest.raises(ProviderError, match="request changed since recording") as caught:
-        cassette.lookup(changed)
-    assert caught.value.code == "cassette_stale"
+    with pytest.raises(ProviderError, match="changed since call #0 was recorded") as caught:
+        replay(path, changed)
+    assert caught.value.code == "cassette_miss"
     assert recorded.key in str(caught.value) and changed.key in str(caught.value)
 
 
@@ -248,7 +298,7 @@ def test_unreadable_and_wrong_version(tmp_path: Path) -> None:
 # -- the provider ----------------------------------------------------------------------------------------
 
 
-def emitted(provider: CassetteProvider, live: ProviderRequest) -> list[Signal]:
+def emitted(provider: RecordingProvider, live: ProviderRequest) -> list[Signal]:
     signals: list[Signal] = []
 
     def emit(
@@ -264,7 +314,9 @@ def emitted(provider: CassetteProvider, live: ProviderRequest) -> list[Signal]:
 
 
 def test_provider_replays_deltas_tools_usage_cost_and_latency(tmp_path: Path) -> None:
-    provider = CassetteProvider(write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]}))
+    provider = RecordingProvider.replaying(
+        write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]})
+    )
     assert provider.name == "cassette"
     signals = emitted(provider, request("sql-injection"))
     assert [s.name for s in signals] == [
@@ -285,7 +337,9 @@ def test_provider_replays_deltas_tools_usage_cost_and_latency(tmp_path: Path) ->
 
 
 def test_provider_miss_emits_provider_error_and_raises(tmp_path: Path) -> None:
-    provider = CassetteProvider(write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]}))
+    provider = RecordingProvider.replaying(
+        write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]})
+    )
     with pytest.raises(ProviderError):
         emitted(provider, request("nope"))
 
@@ -295,10 +349,10 @@ def test_latency_scale_really_sleeps_and_default_does_not(tmp_path: Path) -> Non
     hour = write(tmp_path / "h.yaml", {"version": 1, "entries": [an_hour]})
     live = request("sql-injection")
     # By default the recorded hour is not slept: a bound on that hang, not on speed.
-    asyncio.run(asyncio.wait_for(CassetteProvider(hour).complete(live), 60))
+    asyncio.run(asyncio.wait_for(RecordingProvider.replaying(hour).complete(live), 60))
     path = write(tmp_path / "c.yaml", {"version": 1, "entries": [ENTRY]})  # latencyMs 850
     started = time.perf_counter()
-    asyncio.run(CassetteProvider(path, latency_scale=0.2).complete(live))
+    asyncio.run(RecordingProvider.replaying(path, latency_scale=0.2).complete(live))
     assert time.perf_counter() - started >= 0.16
     with pytest.raises(ValueError):
-        CassetteProvider(path, latency_scale=-1)
+        RecordingProvider.replaying(path, latency_scale=-1)

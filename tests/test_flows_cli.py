@@ -215,7 +215,7 @@ def test_a_cassette_miss_is_not_located_in_the_tools_own_code(tmp_path: Path, pl
     done = cli("run", f"{prefix}datasets/miss.yaml", "-q", "-o", str(out), cwd=cwd)
     assert done.returncode == 1, done.stderr
     error = json.loads(out.read_text())["cases"][0]["error"]
-    assert "has no response for case 'never-recorded'" in error
+    assert "no recorded answer for case 'never-recorded'" in error
     assert not re.search(r"\(at \w+\.py:\d+ in", error), error  # no frame of ours
 
 

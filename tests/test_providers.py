@@ -21,7 +21,6 @@ from mock_servers import Fault, MockLLMServer, Reply, ToolUse
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.providers import ProviderError, ProviderRequest, call_provider
 from signal_eval_cli.providers.anthropic_provider import to_anthropic_request
-from signal_eval_cli.providers.cassette import CassetteProvider
 from signal_eval_cli.providers.pricing import Price, PriceTable, default_prices, parse_price
 from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.providers.registry import make_provider
@@ -746,7 +745,8 @@ def test_cassette_spec_and_auto_mode_need_no_key(
     assert isinstance(recorder, RecordingProvider)
     asyncio.run(recorder.complete(request()))
     recorder.save()
-    assert isinstance(make_provider(f"cassette:{cassette}"), CassetteProvider)
+    scripted = make_provider(f"cassette:{cassette}")
+    assert isinstance(scripted, RecordingProvider) and scripted.mode == "replay"
     replay = make_provider("openai:test-model", cassette=str(cassette))  # auto, file exists
     assert isinstance(replay, RecordingProvider) and replay.mode == "replay"
     assert asyncio.run(replay.complete(request())).text.startswith("ANSWER:")

@@ -66,14 +66,21 @@ def test_quick_data_agrees_or_steps_aside(text: str) -> None:
     """Whatever the fast path returns, the located loader returns too; where the located
     loader refuses a text, the fast path is never sure of it."""
     try:
-        quick: Any = quick_data(text).data
+        fast = quick_data(text)
     except Unsure:
+        return
+    if fast.duplicates:  # the one problem the fast path reports itself
+        with pytest.raises(InputError) as info:
+            parse_yaml(text)
+        assert [(p.line, p.column) for p in info.value.problems] == [
+            (line, column) for line, column, _ in fast.duplicates
+        ]
         return
     try:
         located = parse_yaml(text).data
     except InputError as exc:
         pytest.fail(f"fast path accepted what the located loader refuses: {exc}")
-    assert json.dumps(quick, default=str, sort_keys=False) == json.dumps(located, default=str)
+    assert json.dumps(fast.data, default=str, sort_keys=False) == json.dumps(located, default=str)
 
 
 @pytest.mark.parametrize(
@@ -81,8 +88,6 @@ def test_quick_data_agrees_or_steps_aside(text: str) -> None:
     [
         "a: &x [1]\nb: *x\n",  # an alias
         "base: &b {x: 1}\nc: {<<: *b, y: 2}\n",  # a merge key
-        "a: 1\na: 2\n",  # a duplicate key
-        "a: 1\n'a': 2\n",  # the same key, quoted
         "1: a\n'1': b\n",  # a non-string key
         "a: !!str 3\n",  # an explicit tag
         "n: " + "9" * 4301 + "\n",  # past MAX_INT_DIGITS
@@ -97,6 +102,30 @@ def test_quick_data_agrees_or_steps_aside(text: str) -> None:
 def test_quick_data_steps_aside_for_the_unusual(text: str) -> None:
     with pytest.raises(Unsure):
         quick_data(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\na: 2\n",
+        "a: 1\n'a': 2\n",  # the same key, quoted
+        "x:\n  b: 1\n  c: {b: 2, b: 3}\n  b: 4\nx: 5\n",  # nested, flow, several
+        "a: 1\na: 2\nb: &x 1\nc: *x\n",  # and an alias: the located loader's way
+        "a: 1\na: 2\nb: [\n",  # and a syntax error after it, which comes first
+        "\ufeffa: 1\r\na:\t2\r\n",
+    ],
+)
+def test_duplicate_keys_are_the_located_loaders_problems(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(text, encoding="utf-8", newline="")
+    with pytest.raises(InputError) as fast:
+        load_document(path)
+    with pytest.raises(InputError) as located:
+        parse_yaml(text.removeprefix("\ufeff"), str(path))
+    assert [str(p) for p in fast.value.problems] == [str(p) for p in located.value.problems]
+    assert "duplicate key" in str(fast.value.problems[0]) or "invalid YAML" in str(
+        fast.value.problems[0]
+    )
 
 
 def test_the_plain_text_of_a_label_is_kept() -> None:
@@ -181,3 +210,96 @@ def test_a_fast_document_finds_its_locations_when_asked(tmp_path: Path) -> None:
     doc = load_document(path)
     assert doc.source is not None and doc.values == {}
     assert doc.problem(("cases", 0, "id"), "here").line == 3
+
+
+LOCATABLE = [
+    *EXAMPLES,
+    "a: 1\n'b c': {d: [x, 'y', \"z\"]}\ne: |\n  block\n  text\nf:\n- - 1\n  - k: v\n- ~\n",
+    "\ufeffname: bom\ncases:\n  - id: é\n    tags: [yes, '1', 0o7]\n",
+    "a:\r\n  b: \tx\r\n  c: >-\r\n    folded\r\n    more\r\n",
+    "? long key\n: value\nlist: [a, {b: c}, [d]]\n",
+    "top: plain\n  continued on a line\nnext: 'quoted\n  folded'\n",
+    "when: 2001-12-14t21:59:43.10-05:00\nday: 2002-12-14\noct: 010\nsex: 1:20\nf: 1.5e+3\n",
+]
+
+
+@pytest.mark.parametrize("source", LOCATABLE, ids=range(len(LOCATABLE)))
+def test_a_fast_document_locates_every_value_as_the_located_loader_does(
+    tmp_path: Path, source: Path | str
+) -> None:
+    """Each path's location found on demand (key and value, with the plain text) is the
+    one the located loader records for it."""
+    path = tmp_path / "doc.yaml"
+    if isinstance(source, Path):
+        path.write_bytes(source.read_bytes())
+    else:
+        path.write_bytes(source.encode("utf-8"))
+    located = parse_yaml(path.read_bytes().decode("utf-8-sig"), str(path))
+    doc = load_document(path)
+    assert doc.source is not None, "the fast path should read this document"
+    for where in located.values:
+        assert load_document(path).at(where) == located.at(where), where
+    for where in located.keys:
+        assert load_document(path).at(where, key=True) == located.at(where, key=True), where
+    doc.locate(list(located.values))  # all at once, in one pass
+    assert {w: doc.at(w) for w in located.values} == {w: located.at(w) for w in located.values}
+
+
+def _big_dataset(cases: int, broken: dict[int, tuple[str, str]]) -> str:
+    case = "  - id: c{i}\n    input: {{code: x}}\n    assertions:\n      - {{type: output.contains, text: ok}}\n      - type: tool.called\n        name: Edit\n"
+    lines = []
+    for i in range(cases):
+        text = case.format(i=i)
+        if i in broken:
+            text = text.replace(*broken[i])
+        lines.append(text)
+    return "name: big\ndefaultAssertions:\n  - {type: output.contains, txt: x}\ncases:\n" + "".join(
+        lines
+    )
+
+
+def test_problems_in_a_large_dataset_are_the_located_loaders_and_only_theirs_are_located(
+    tmp_path: Path,
+) -> None:
+    """jsonschema sees only the cases the quick check does not vouch for, and the fast
+    document records the locations of those cases alone; the problems (messages, lines,
+    columns, the quoting hint from the text as written) are the full, located path's."""
+    broken = {
+        7: ("name: Edit", "nam: Edit"),
+        1200: ("text: ok", "text: yes"),
+        1201: ("type: tool.called", "type: tool.caled"),
+        2999: ("input: {code: x}", "input: {code: x}\n    timeout: -1"),
+    }
+    path = tmp_path / "big.yaml"
+    path.write_text(_big_dataset(3000, broken), encoding="utf-8")
+    doc = load_document(path)
+    assert doc.source is not None
+    fast = loading.validate_document(doc, "dataset")
+    full = loading.validate_document(parse_yaml(path.read_text("utf-8"), str(path)), "dataset")
+    assert [str(p) for p in fast] == [str(p) for p in full]
+    messages = "\n".join(str(p) for p in fast)
+    assert f"{path}:3:29: unknown field 'txt' in output.contains" in messages
+    assert f"{path}:{4 + 7 * 6 + 6}:9: unknown field 'nam' in tool.called" in messages
+    assert 'quote it: "yes"' in messages
+    assert "did you mean 'tool.called'" in messages
+    assert len(doc.values) < 200  # four cases and the top level, not 3,000 cases' worth
+
+
+def test_a_duplicate_key_in_a_large_dataset_is_found_without_the_located_loader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The located loader would build a table of every value (gigabytes for 100,000
+    cases) to report one duplicate key: the fast path reports it from its event."""
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("the slow path ran")
+
+    path = tmp_path / "big.yaml"
+    text = _big_dataset(3000, {2500: ("input: {code: x}", "input: {code: x}\n    input: 2")})
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(loading, "parse_yaml", refuse)
+    with pytest.raises(InputError) as info:
+        load_dataset(path)
+    assert [str(p) for p in info.value.problems] == [
+        f"{path}:{4 + 2500 * 6 + 3}:5: duplicate key 'input'"
+    ]

@@ -27,7 +27,8 @@ from signal_eval_cli.harness.reactive import (
     render,
 )
 from signal_eval_cli.providers.base import ProviderRequest, ProviderResponse
-from signal_eval_cli.providers.cassette import Cassette
+from signal_eval_cli.providers.cassette import CassetteFile
+from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.results import CaseResult, DatasetResult
 from signal_eval_cli.signals import Signal
 
@@ -441,15 +442,12 @@ def test_recorded_requests_replay_and_a_changed_prompt_is_stale(tmp_path: Path) 
         )
 
     live = ScriptedProvider(answer)
-    first = one(create_harness(PIPELINE, provider=live), {"task": "t"}, [], case_id="build")
+    recorder = RecordingProvider(CassetteFile(tmp_path / "rec.jsonl"), live, mode="record")
+    first = one(create_harness(PIPELINE, provider=recorder), {"task": "t"}, [], case_id="build")
     assert [r.agent for r, _ in live.calls] == ["planner", "coder"]
     assert live.calls[0][0].messages[-1]["content"] == "Plan this task: t"
     assert live.calls[1][0].messages[-1]["content"] == 'Implement ["write a", "write b"]'
-
-    recorded = Cassette.empty(tmp_path / "rec.jsonl")
-    for request, response in live.calls:
-        recorded.record(request, response)
-    recorded.save()
+    assert recorder.save() == [tmp_path / "rec.jsonl"]
     replay = one(
         create_harness(PIPELINE, cassette=tmp_path / "rec.jsonl"),
         {"task": "t"},
@@ -467,7 +465,7 @@ def test_recorded_requests_replay_and_a_changed_prompt_is_stale(tmp_path: Path) 
     stale = one(
         create_harness(changed, cassette=tmp_path / "rec.jsonl"), {"task": "t"}, [], case_id="build"
     )
-    assert "request changed since recording" in (stale.error or "")
+    assert "changed since call #0 was recorded" in (stale.error or "")
 
 
 def test_params_reach_templates_and_runner_params_override(tmp_path: Path) -> None:

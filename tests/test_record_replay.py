@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from signal_eval_cli.cli import app
 from signal_eval_cli.providers import ProviderError, ProviderRequest
-from signal_eval_cli.providers.cassette import Cassette, CassetteProvider
+from signal_eval_cli.providers.cassette import Cassette
 from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.providers.registry import make_provider
 
@@ -82,7 +82,7 @@ def test_recorded_cassette_replays_identically(
     )
     deltas: list[str] = []
     recorded = asyncio.run(live.complete(request("one", "alpha beta"), deltas.append))
-    assert isinstance(live, RecordingProvider) and live.save()
+    assert isinstance(live, RecordingProvider) and live.save() == [path]
     data = yaml.safe_load(path.read_text())
     assert data["version"] == 1
     (entry,) = data["entries"]
@@ -93,7 +93,7 @@ def test_recorded_cassette_replays_identically(
     assert KEY not in path.read_text()
     calls = len(server.calls)
     for replayer in (
-        CassetteProvider(path),
+        make_provider(f"cassette:{path}"),
         make_provider("openai:test-model", cassette=str(path)),
     ):
         replayed_deltas: list[str] = []
@@ -116,12 +116,12 @@ def test_replay_fails_loudly_on_a_miss_and_on_a_changed_prompt(
     asyncio.run(live.complete(request("one", "alpha")))
     live.save()
     replay = make_provider("openai:test-model", cassette=str(path), mode="replay")
-    with pytest.raises(ProviderError, match="has no response for case 'two'") as miss:
+    with pytest.raises(ProviderError, match="no recorded answer for case 'two'") as miss:
         asyncio.run(replay.complete(request("two", "alpha")))
     assert miss.value.code == "cassette_miss"
-    with pytest.raises(ProviderError, match="changed since recording") as stale:
+    with pytest.raises(ProviderError, match="changed since call #0 was recorded") as stale:
         asyncio.run(replay.complete(request("one", "a different prompt")))
-    assert stale.value.code == "cassette_stale"
+    assert stale.value.code == "cassette_miss"
 
 
 def test_record_missing_records_only_what_is_missing(server: MockLLMServer, tmp_path: Path) -> None:
@@ -338,6 +338,8 @@ def refused_url() -> str:
 
 
 def test_record_keeps_a_case_whose_calls_fail(server: MockLLMServer, tmp_path: Path) -> None:
+    """A failed recording never overwrites a good one: a case with a failed call keeps
+    what it had recorded, even when a later call of it succeeds; the others are replaced."""
     path = tmp_path / "c.yaml"
     first = recorder(server, path, "record")
     for case, text, call in (("one", "a", 0), ("one", "b", 1), ("two", "c", 0)):
@@ -345,16 +347,24 @@ def test_record_keeps_a_case_whose_calls_fail(server: MockLLMServer, tmp_path: P
     first.save()
     before = path.read_bytes()
     server.fail_next(*(Fault.server_error(500) for _ in range(3)))
+    failing = recorder(server, path, "record")
+    with pytest.raises(ProviderError):
+        asyncio.run(failing.complete(request("one", "a2")))
+    assert not failing.save()  # nothing new: the file is not rewritten
+    assert path.read_bytes() == before
+    server.fail_next(*(Fault.server_error(500) for _ in range(3)))
     again = recorder(server, path, "record")
     with pytest.raises(ProviderError):
         asyncio.run(again.complete(request("one", "a2")))
-    assert not again.save()  # nothing new: the file is not rewritten
-    assert path.read_bytes() == before
-    # the first call that succeeds replaces the case
-    asyncio.run(again.complete(request("one", "a3")))
+    asyncio.run(again.complete(request("one", "a3", 1)))  # the case still has a failed call
+    asyncio.run(again.complete(request("two", "c2")))
     again.save()
-    entries = {(e.case, e.call): e.response.text for e in Cassette.load(path)}
-    assert set(entries) == {("one", 0), ("two", 0)}
+    entries = {(e.case, e.call): e.request for e in Cassette.load(path)}
+    assert entries == {
+        ("one", 0): request("one", "a").key,
+        ("one", 1): request("one", "b", 1).key,
+        ("two", 0): request("two", "c2").key,
+    }
 
 
 def copy_dataset_with_cassette(tmp_path: Path) -> tuple[Path, Path]:

@@ -256,7 +256,7 @@ class ProviderFlags:
     def finish(options: RunOptions) -> None:
         """Save every recording (saying where it went), stop the proxy and the judge."""
         for saved in save_all():
-            typer.echo(f"recorded {saved.recorded} call(s) to {saved.cassette.path}", err=True)
+            typer.echo(f"recorded {saved.recorded} call(s) to {saved.path}", err=True)
         if options.proxy is not None:
             stop_proxy(options.proxy)
         close = getattr(options.judge, "close", None)

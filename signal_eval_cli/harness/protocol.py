@@ -44,6 +44,8 @@ class HarnessContext:
     signals: list[Signal] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    run: int = 0
+    """Which run of a repeated case this is (0: the first)."""
     proxy: CaseRoute | None = None
     """This case's address on the run's model proxy (``None`` when the run has none):
     ``proxy.openai_base_url``, ``proxy.anthropic_base_url``, ``proxy.env`` for subprocesses."""

@@ -74,7 +74,7 @@ from signal_eval_cli.providers.base import (
     ToolCallRecord,
     call_provider,
 )
-from signal_eval_cli.providers.cassette import CassetteProvider
+from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.providers.registry import make_provider
 from signal_eval_cli.signals import Signal
 from signal_eval_cli.validate import DocumentKind, register_document_kind
@@ -634,6 +634,7 @@ class _Run:
             tools=[dict(t) for t in agent.tools],
             temperature=agent.temperature,
             call=number,
+            run=self.ctx.run,
         )
         began = time.perf_counter()
         try:
@@ -718,7 +719,7 @@ def create_harness(
         path = _cassette_path(cassette, spec, base_dir, dataset_path)
         if not path.is_file():
             raise InputError([Problem(str(path), 0, 0, _NOT_RECORDED)])
-        chosen = CassetteProvider(path, latency_scale=latency_scale)
+        chosen = RecordingProvider.replaying(path, latency_scale=latency_scale)
     return ReactiveHarness(spec, chosen, max_activations=max_activations, params=params)
 
 

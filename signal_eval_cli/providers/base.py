@@ -38,7 +38,8 @@ class ProviderError(Exception):
 
 @dataclass(frozen=True)
 class ProviderRequest:
-    """What an agent asks a model. ``call`` counts this agent's calls within the case."""
+    """What an agent asks a model. ``call`` counts this agent's calls within the case,
+    ``run`` which run of a repeated case this is."""
 
     case_id: str
     agent: str
@@ -47,6 +48,7 @@ class ProviderRequest:
     tools: list[dict[str, Any]] = field(default_factory=list)
     temperature: float | None = None
     call: int = 0
+    run: int = 0
 
     @property
     def key(self) -> str:

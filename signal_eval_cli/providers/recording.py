@@ -1,35 +1,35 @@
-"""Record real model calls into a cassette, or replay them without a network.
+"""The built-in providers' calls on the run's one record/replay path.
 
-Modes:
+:class:`RecordingProvider` puts a :class:`~signal_eval_cli.proxy.recorder.Recorder`
+(the model proxy's, without HTTP: a call in process costs no loopback hop) in front of a
+real provider, for the reactive harness and the LLM judge. Its cassette is the
+``entries`` format (:mod:`signal_eval_cli.providers.cassette`). Modes as the proxy's:
 
-- ``replay``: answers only from the cassette; a request it has no recording for
-  (or whose prompt changed since) is a :class:`ProviderError` naming the case,
-  agent, call and request. The real provider is never built, so no key is needed.
-- ``record``: every call goes to the real provider and is written to the
-  cassette; the first call of a case that succeeds drops what that case had
-  recorded before, so a re-recorded case holds exactly its new calls (other cases
-  are kept) and a case none of whose calls succeed keeps its old recording.
-- ``record-missing``: answers from the cassette where it can and records only the
-  calls it has no (or a stale) recording for.
+- ``replay``: answers only from the cassette; a request it has no recording for (or
+  whose prompt changed since) is a :class:`ProviderError` (``cassette_miss``) naming the
+  case, agent, call and what changed. The real provider is never built: no key needed.
+- ``record``: every call goes to the real provider; a case run's new recording replaces
+  its old one when none of its calls failed (a failed recording never overwrites one).
+- ``record-missing``: replays what it can and records the rest.
 
-Recordings are saved atomically, at most every ``autosave_interval`` seconds while
-recording and by :meth:`RecordingProvider.save` (also run at interpreter exit), in
-the format :class:`~signal_eval_cli.providers.cassette.Cassette` replays.
+A case run's calls are kept when it is closed: by :func:`save_all` at the end of the
+run (also at interpreter exit), on a Ray actor by :func:`take_handed` after each batch,
+or right after its call for a judge (``one_call_cases``: each verdict is its own case).
 
-On a Ray actor (after :func:`hand_over`) a recorder never writes its file, which the
-run's own recorder of that cassette owns (the driver's): :func:`take_handed` collects
-what the actor's recorders recorded, it travels back with the results, and
-:func:`absorb_handed` gives it to the driver's recorders, which save it once.
+On a Ray actor (after :func:`hand_over`, or for a pickled copy) a recorder never writes
+its file, which the run's own recorder of that cassette owns (the driver's):
+:func:`take_handed` collects what the actor's recorders did, it travels back with the
+results, and :func:`absorb_handed` gives it to the driver's recorders, which save it once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
-import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, NamedTuple
 
 from signal_eval_cli.providers.base import (
     Provider,
@@ -37,20 +37,12 @@ from signal_eval_cli.providers.base import (
     ProviderRequest,
     ProviderResponse,
 )
-from signal_eval_cli.providers.cassette import Cassette, CassetteEntry
+from signal_eval_cli.providers.cassette import AGENT_CALL, Cassette, CassetteFile
+from signal_eval_cli.proxy.cassette import Interaction
+from signal_eval_cli.proxy.matching import request_key
+from signal_eval_cli.proxy.recorder import Handover, Mode, Recorder
 
-__all__ = [
-    "MODES",
-    "RecordMode",
-    "RecordingProvider",
-    "absorb_handed",
-    "hand_over",
-    "save_all",
-    "take_handed",
-]
-
-RecordMode = Literal["replay", "record", "record-missing"]
-MODES: tuple[RecordMode, ...] = ("replay", "record", "record-missing")
+__all__ = ["RecordingProvider", "absorb_handed", "hand_over", "save_all", "take_handed"]
 
 _OPEN: weakref.WeakSet[RecordingProvider] = weakref.WeakSet()
 _COPIES: weakref.WeakSet[RecordingProvider] = weakref.WeakSet()
@@ -59,101 +51,149 @@ _ADOPTED: list[RecordingProvider] = []
 _HAND_OVER = [False]
 
 
-class RecordingProvider:
-    """A cassette in front of a real provider (see the module doc for the modes)."""
+class _Run(NamedTuple):
+    case_id: str
+    run: int
+
+
+class RecordingProvider(Recorder):
+    """A cassette in front of a real provider (see the module doc for the modes).
+    ``latency_scale`` > 0 makes a replay sleep that fraction of the recorded latency."""
 
     def __init__(
         self,
-        cassette: Cassette,
+        cassette: CassetteFile,
         inner: Provider | None = None,
         *,
-        mode: RecordMode = "replay",
+        mode: Mode = "replay",
         name: str | None = None,
-        autosave_interval: float = 2.0,
-        writes: bool = True,
+        latency_scale: float = 0.0,
+        one_call_cases: bool = False,
     ) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-        if mode != "replay" and inner is None:
+        if mode == "live" or (mode != "replay" and inner is None):
             raise ValueError(f"mode {mode!r} needs the real provider to record from")
-        self.cassette = cassette
+        if latency_scale < 0:
+            raise ValueError("latency_scale must be >= 0")
+        super().__init__(cassette, mode)
+        self.path = cassette.path
         self.inner = inner
-        self.mode: RecordMode = mode
         self.name = name or (inner.name if inner is not None else "cassette")
-        self.autosave_interval = autosave_interval
+        self.latency_scale = latency_scale
+        self.one_call_cases = one_call_cases
         self.recorded = 0
-        self.replayed = 0
-        self._dirty = False
-        self._last_save = time.monotonic()
-        self._fresh_cases: set[str] = set()
-        self.writes = writes and not _HAND_OVER[0]
-        self._new: list[CassetteEntry] = []
-        """What a recorder that does not write recorded since :meth:`take_new`."""
-        (_OPEN if self.writes else _COPIES).add(self)
+        self._load()  # a broken cassette is bad input now, before any case runs
+        self._register(not _HAND_OVER[0])
+
+    @classmethod
+    def replaying(
+        cls, path: str | Path, *, latency_scale: float = 0.0, name: str = "cassette"
+    ) -> RecordingProvider:
+        """Replay only (``provider: cassette``): a cassette that is not there is bad input."""
+        if not Path(path).is_file():
+            Cassette.load(path)  # raises the located "cannot read file" error
+        return cls(CassetteFile(path), mode="replay", name=name, latency_scale=latency_scale)
+
+    def _register(self, writes: bool) -> None:
+        self.writes = writes
+        (_OPEN if writes else _COPIES).add(self)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            **super().settings(),
+            "name": self.name,
+            "latency_scale": self.latency_scale,
+            "one_call_cases": self.one_call_cases,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A copy replays (its owner gives it the real provider back: :meth:`with_inner`)."""
+        settings = dict(state["settings"])
+        for name in ("match", "case_order", "settle_s"):
+            settings.pop(name)
+        cassette, mode = settings.pop("cassette"), settings.pop("mode")
+        Recorder.__init__(self, cassette, mode)
+        self.path = cassette.path
+        self.inner, self.recorded = None, 0
+        self.name, self.latency_scale = settings["name"], settings["latency_scale"]
+        self.one_call_cases = settings["one_call_cases"]
+        self._recorded, self._loaded = state["recorded"], True
+        self._register(False)
+
+    def with_inner(self, inner: Provider) -> RecordingProvider:
+        self.inner = inner
+        return self
 
     async def complete(
         self, request: ProviderRequest, on_delta: Callable[[str], None] | None = None
     ) -> ProviderResponse:
-        if self.mode == "replay":
-            return self._replay(request, on_delta)
-        if self.mode == "record-missing" and self.cassette.has(request):
-            try:
-                return self._replay(request, on_delta)
-            except ProviderError as exc:
-                if exc.code != "cassette_stale":
-                    raise
+        at = _Run(request.case_id, request.run)
+        session = self.sessions.get(at) or self.open_session(*at)
+        try:
+            return await self._answer(session, request, on_delta)
+        finally:
+            if self.one_call_cases:
+                self.close(at)
+
+    async def _answer(
+        self, session: Any, request: ProviderRequest, on_delta: Callable[[str], None] | None
+    ) -> ProviderResponse:
+        key = request_key(AGENT_CALL, request.agent, request.key)
+        if self.mode != "record":
+            found = session.take(key) or session.take(request_key(AGENT_CALL, request.agent, None))
+            if found is not None:
+                return await self._replay(found, on_delta)
+            if self.mode == "replay":
+                what = f"agent '{request.agent}', call #{request.call}"
+                message = session.miss(what, request.agent, request.key, key, request.call)
+                raise ProviderError(f"cassette {self.path}: {message}", code="cassette_miss")
         assert self.inner is not None
-        response = await self.inner.complete(request, on_delta)
-        entry = CassetteEntry.of(request, response)
-        self._keep(entry)
-        if not self.writes:
-            self._new.append(entry)
+        try:
+            response = await self.inner.complete(request, on_delta)
+        except ProviderError as exc:
+            session.fail(f"case '{request.case_id}', agent '{request.agent}': {exc}")
+            raise
+        item = Interaction(
+            request.case_id,
+            request.call,
+            AGENT_CALL,
+            request.agent,
+            request.key,
+            200,
+            response.to_dict(),
+            duration_ms=float(response.latency_ms or 0.0),
+            run=request.run,
+        )
+        session.add(item)
+        self.recorded += 1
         return response
 
-    def _keep(self, entry: CassetteEntry) -> None:
-        """``entry`` is now the case's recording (recorded here, or by a copy elsewhere)."""
-        if self.mode == "record" and entry.case not in self._fresh_cases:
-            # only now that a call of the case succeeded: a case whose calls all fail
-            # (no network, a bad key) keeps what it had recorded
-            self._fresh_cases.add(entry.case)
-            kept = [e for e in self.cassette if e.case != entry.case]
-            if len(kept) != len(self.cassette):
-                self.cassette = Cassette(self.cassette.path, kept)
-        self.cassette.put(entry)
-        self.recorded += 1
-        self._dirty = True
-        if time.monotonic() - self._last_save >= self.autosave_interval:
-            self.save()
-
-    def take_new(self) -> list[CassetteEntry]:
-        """What this recorder (one that does not write) recorded since the last call."""
-        new, self._new = self._new, []
-        return new
-
-    def absorb(self, entries: list[CassetteEntry]) -> None:
-        """Keep what a copy elsewhere recorded, as if recorded here. A call recorded twice
-        (two copies, or a case run again) has one key: the later replaces the earlier."""
-        for entry in entries:
-            self._keep(entry)
-
-    def _replay(
-        self, request: ProviderRequest, on_delta: Callable[[str], None] | None
+    async def _replay(
+        self, item: Interaction, on_delta: Callable[[str], None] | None
     ) -> ProviderResponse:
-        response = self.cassette.lookup(request)
-        self.replayed += 1
+        response = ProviderResponse.from_dict(item.response)
+        if self.latency_scale and response.latency_ms:
+            await asyncio.sleep(response.latency_ms * self.latency_scale / 1000)
         if on_delta is not None and response.deltas:
             for chunk in response.deltas:
                 on_delta(chunk)
         return response
 
-    def save(self) -> bool:
-        """Write the cassette if anything was recorded since the last save."""
-        if not self._dirty or not self.writes:
-            return False
-        self.cassette.save()
-        self._dirty = False
-        self._last_save = time.monotonic()
-        return True
+    def close_all(self, case_ids: Collection[str] | None = None) -> None:
+        """Close the open case runs (of ``case_ids``): they have ended."""
+        for key in list(self.sessions):
+            if case_ids is None or key[0] in case_ids:
+                self.close(_Run(*key))
+
+    def save(self) -> list[Path]:
+        self.close_all()
+        return super().save()
+
+    def hand(self, case_ids: Collection[str]) -> list[Handover]:
+        """What this copy recorded for these finished cases (and for any case it closed
+        itself: a judge's), to hand over."""
+        self.close_all(case_ids)
+        done = {k[0] for k in self._pending} | {s.case for s in self.finished}
+        return [h for h in self.take(done).values() if h.recorded or h.misses or h.failures]
 
 
 def hand_over(on: bool = True) -> None:
@@ -162,28 +202,29 @@ def hand_over(on: bool = True) -> None:
     _HAND_OVER[0] = on
 
 
-def take_handed() -> dict[Path, list[CassetteEntry]]:
-    """What every recorder that does not write recorded since the last call, by cassette."""
-    handed: dict[Path, list[CassetteEntry]] = {}
+def take_handed(case_ids: Collection[str]) -> dict[Path, list[Handover]]:
+    """What every recorder that does not write did for these finished cases, by cassette."""
+    handed: dict[Path, list[Handover]] = {}
     for recorder in list(_COPIES):
-        new = recorder.take_new()
-        if new:
-            handed.setdefault(recorder.cassette.path, []).extend(new)
+        done = recorder.hand(case_ids)
+        if done:
+            handed.setdefault(recorder.path, []).extend(done)
     return handed
 
 
-def absorb_handed(handed: Mapping[Path, list[CassetteEntry]]) -> None:
-    """Give what recorders elsewhere recorded to this process's recorder of each
-    cassette (the run's), which saves it; a cassette none records gets one that only
-    keeps them (saved by :func:`save_all`)."""
-    for path, entries in handed.items():
+def absorb_handed(handed: Mapping[Path, list[Handover]]) -> None:
+    """Give what recorders elsewhere did to this process's recorder of each cassette (the
+    run's), which saves it; a cassette none records gets one that only keeps them
+    (saved by :func:`save_all`)."""
+    for path, handovers in handed.items():
         where = path.resolve()
-        owner = next((r for r in list(_OPEN) if r.cassette.path.resolve() == where), None)
+        owner = next((r for r in list(_OPEN) if r.path.resolve() == where), None)
         if owner is None:
-            cassette = Cassette.load(path) if path.is_file() else Cassette.empty(path)
-            owner = RecordingProvider(cassette, mode="replay", name="handed")
+            owner = RecordingProvider(CassetteFile(path), mode="replay", name="handed")
             _ADOPTED.append(owner)
-        owner.absorb(entries)
+        for handover in handovers:
+            owner.absorb(handover)
+            owner.recorded += sum(map(len, handover.recorded.values()))
 
 
 def save_all() -> list[RecordingProvider]:

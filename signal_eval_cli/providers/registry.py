@@ -27,7 +27,7 @@ from typing import Any
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.paths import resolve_from
 from signal_eval_cli.providers.base import Provider
-from signal_eval_cli.providers.cassette import Cassette, CassetteProvider
+from signal_eval_cli.providers.cassette import CassetteFile
 from signal_eval_cli.providers.pricing import PriceTable, default_prices
 from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.providers.reliability import AdaptiveLimiter, ReliableProvider, RetryPolicy
@@ -94,7 +94,7 @@ def make_provider(spec: str, **options: Any) -> Provider:
     kind, rest = split_spec(spec)
     base_dir = Path(options["base_dir"]) if options.get("base_dir") else None
     if kind == "cassette":
-        return CassetteProvider(
+        return RecordingProvider.replaying(
             resolve_from(rest, base_dir), latency_scale=float(options.get("latency_scale") or 0.0)
         )
     mode = str(options.get("mode") or "auto")
@@ -115,9 +115,8 @@ def make_provider(spec: str, **options: Any) -> Provider:
             raise InputError(
                 f"{path}: cassette not found: record it first with --record (needs {_key_env(kind)})"
             )
-        return RecordingProvider(Cassette.load(path), mode="replay", name=kind)
-    cassette = Cassette.load(path) if path.is_file() else Cassette.empty(path)
-    return RecordingProvider(cassette, _real(kind, rest, options), mode=mode, name=kind)  # type: ignore[arg-type]
+        return RecordingProvider(CassetteFile(path), mode="replay", name=kind)
+    return RecordingProvider(CassetteFile(path), _real(kind, rest, options), mode=mode, name=kind)  # type: ignore[arg-type]
 
 
 def _key_env(kind: str) -> str:

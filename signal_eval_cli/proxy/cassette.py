@@ -34,7 +34,7 @@ from signal_eval_cli.loading import Document, load_document
 from signal_eval_cli.proxy.apis import SSEEvent
 from signal_eval_cli.validate import DocumentKind, register_document_kind
 
-__all__ = ["PROXY_CASSETTE_VERSION", "Interaction", "ProxyCassette", "SessionKey"]
+__all__ = ["PROXY_CASSETTE_VERSION", "Interaction", "ProxyCassette", "SessionKey", "merge"]
 
 PROXY_CASSETTE_VERSION = 1
 
@@ -237,7 +237,7 @@ class ProxyCassette:
                 mine = {k: v for k, v in updates.items() if k[0] == case}
                 written += target.save(mine, replace=replace, case_order=case_order)
             return written
-        merged = _merge(self.load(), updates, replace=replace, case_order=case_order)
+        merged = merge(self.load(), updates, replace=replace, case_order=case_order)
         data = {
             "version": PROXY_CASSETTE_VERSION,
             "interactions": [i.to_dict() for i in merged],
@@ -247,25 +247,31 @@ class ProxyCassette:
         return [self.path]
 
 
-def _merge(
+def merge(
     old: Iterable[Interaction],
     updates: Mapping[SessionKey, Sequence[Interaction]],
     *,
     replace: bool,
     case_order: Sequence[str],
 ) -> list[Interaction]:
-    """Old interactions of untouched sessions kept; sessions sorted by case order, run."""
+    """Old interactions of untouched sessions kept; sessions sorted by case order, then the
+    other cases the file had in its order, then new ones by id (whatever order they were
+    recorded in), each case's runs in order."""
     sessions: dict[SessionKey, list[Interaction]] = {}
+    cases: dict[str, int] = {}
     for item in old:
         sessions.setdefault(item.session, []).append(item)
+        cases.setdefault(item.case, len(cases))
     for key, new in updates.items():
         kept = [] if replace else sessions.get(key, [])
         sessions[key] = [*kept, *new]
     rank = {case: i for i, case in enumerate(case_order)}
-    first_seen = {key: i for i, key in enumerate(sessions)}
 
-    def order(key: SessionKey) -> tuple[int, int, int]:
-        return (rank.get(key[0], len(rank)), first_seen[key] if key[0] not in rank else 0, key[1])
+    def order(key: SessionKey) -> tuple[int, int, str, int]:
+        case, run = key
+        if case in rank:
+            return (rank[case], 0, "", run)
+        return (len(rank), cases.get(case, len(cases)), "" if case in cases else case, run)
 
     return [item for key in sorted(sessions, key=order) for item in sessions[key]]
 

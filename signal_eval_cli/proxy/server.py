@@ -9,11 +9,9 @@ else the providers' usual endpoints; keys come from that environment (or from th
 client) and are never written. 429, 5xx, dropped connections and timeouts are
 retried with the run's :class:`RetryPolicy` before the client sees them.
 
-A pickled proxy (sent to a Ray actor) is an unstarted copy with the same settings and the
-recordings already loaded (that machine may not have the cassette). It serves the
-actor's cases and never writes the cassette: what each case recorded, missed or failed
-goes back with :meth:`ModelProxy.take` and into the run's own proxy with
-:meth:`ModelProxy.absorb`, once per case, so the run writes its cassette once.
+What is recorded, replayed, kept and saved per case is the :class:`~.recorder.Recorder`'s
+(the proxy is one, serving HTTP); a pickled proxy (sent to a Ray actor) is an unstarted
+copy that serves the actor's cases and hands their recordings back (see there).
 
 Why its own thread: an in-process harness may call a *sync* SDK from async code,
 blocking the runner's loop; a proxy on that loop could then never answer. Why
@@ -31,25 +29,25 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import unquote
 
 from signal_eval_cli.providers.pricing import PriceTable, default_prices
 from signal_eval_cli.providers.reliability import RetryPolicy, parse_retry_after
 from signal_eval_cli.proxy.apis import SSEEvent, provider_of, split_events
 from signal_eval_cli.proxy.calls import CallSignals
-from signal_eval_cli.proxy.cassette import Interaction, ProxyCassette, SessionKey
+from signal_eval_cli.proxy.cassette import Interaction, ProxyCassette
 from signal_eval_cli.proxy.matching import normalise, request_key
+from signal_eval_cli.proxy.recorder import MODES, Handover, Mode, Recorder
 from signal_eval_cli.proxy.route import PLACEHOLDER_KEY, CaseRoute, client_env
 from signal_eval_cli.proxy.session import CaseSession, Emit
 
 __all__ = ["PROXY_MODES", "Handover", "ModelProxy", "ProxyMode", "Upstream"]
 
-ProxyMode = Literal["replay", "record", "record-missing", "live"]
-PROXY_MODES: tuple[ProxyMode, ...] = ("replay", "record", "record-missing", "live")
+ProxyMode = Mode
+PROXY_MODES = MODES
 
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _DROP_HEADERS = frozenset(
@@ -109,16 +107,6 @@ class Upstream:
         return out
 
 
-@dataclass
-class Handover:
-    """What a copy of the proxy (on a Ray actor) did for one case: what it recorded (only
-    for runs that ended well), and the misses and failures to report."""
-
-    recorded: dict[SessionKey, list[Interaction]]
-    misses: list[str]
-    failures: list[str]
-
-
 class _UpstreamFailed(Exception):
     """Upstream never answered well (after retries): the client gets ``status``."""
 
@@ -128,7 +116,7 @@ class _UpstreamFailed(Exception):
         self.body = body
 
 
-class ModelProxy:
+class ModelProxy(Recorder):
     """Start with ``with ModelProxy(...) as proxy:`` (or :meth:`start` / :meth:`stop`)."""
 
     def __init__(
@@ -145,30 +133,12 @@ class ModelProxy:
         case_order: Sequence[str] = (),
         settle_s: float = 30.0,
     ) -> None:
-        if mode not in PROXY_MODES:
-            raise ValueError(f"mode must be one of {', '.join(PROXY_MODES)}, got {mode!r}")
-        if mode != "live" and cassette is None:
-            raise ValueError(f"mode {mode!r} needs a cassette")
-        self.cassette = cassette
-        self.mode: ProxyMode = mode
-        self.match = list(match) if match is not None else None
+        super().__init__(cassette, mode, match=match, case_order=case_order, settle_s=settle_s)
         self.upstream = upstream or Upstream.from_env()
         self.prices = prices or default_prices()
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         self.timing = timing
-        self.case_order = list(case_order)
-        self.settle_s = settle_s
-        self.sessions: dict[SessionKey, CaseSession] = {}
-        self.finished: list[CaseSession] = []
-        self.written: list[Path] = []
-        self.writes = True
-        """False in a copy (pickled): its recordings are handed over, never saved."""
-        self.handed: list[Handover] = []
-        """What copies of this proxy did (:meth:`absorb`)."""
-        self._loaded = False
-        self._recorded: dict[SessionKey, list[Interaction]] = {}
-        self._pending: dict[SessionKey, list[Interaction]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stopped: asyncio.Event | None = None
@@ -203,34 +173,15 @@ class ModelProxy:
         _RUNNING.add(self)
         return self
 
-    def _load(self) -> None:
-        if self._loaded:
-            return
-        if self.mode != "live" and self.cassette is not None:
-            for item in self.cassette.load():
-                self._recorded.setdefault(item.session, []).append(item)
-        self._loaded = True
-
-    def __getstate__(self) -> dict[str, Any]:
-        self._load()
-        settings = {
-            "cassette": self.cassette,
-            "mode": self.mode,
-            "match": self.match,
+    def settings(self) -> dict[str, Any]:
+        return {
+            **super().settings(),
             "upstream": self.upstream,
             "prices": self.prices,
             "retry": self.retry,
             "timeout": self.timeout,
             "timing": self.timing,
-            "case_order": self.case_order,
-            "settle_s": self.settle_s,
         }
-        return {"settings": settings, "recorded": self._recorded}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        settings = dict(state["settings"])
-        self.__init__(settings.pop("cassette"), settings.pop("mode"), **settings)  # type: ignore[misc]
-        self._recorded, self._loaded, self.writes = state["recorded"], True, False
 
     def _serve(self, ready: threading.Event, failure: list[BaseException]) -> None:
         loop = asyncio.new_event_loop()
@@ -316,87 +267,8 @@ class ModelProxy:
 
     def open(self, case_id: str, run: int = 0, emit: Emit | None = None) -> CaseRoute:
         """Start attributing ``/c/<case_id>/<run>/…`` requests to this case."""
-        recorded = self._recorded.get((case_id, run))
-        if recorded is None and run:
-            recorded = self._recorded.get((case_id, 0))  # recorded before repeats were kept apart
-        self.sessions[(case_id, run)] = CaseSession(
-            case_id, run, emit, list(recorded or []), self.match
-        )
+        self.open_session(case_id, run, emit)
         return CaseRoute(self.url, case_id, run)
-
-    async def finish(self, route: CaseRoute, *, completed: bool = True) -> CaseSession | None:
-        """:meth:`close` once the case's calls in flight are done (their recordings and
-        signals): a streaming client may return before the proxy has finished its call.
-        A call still running after :attr:`settle_s` (one the harness gave up on) makes
-        the case's recording incomplete: it is not kept."""
-        session = self.sessions.get((route.case_id, route.run))
-        if not await self.settled(route) and completed and session is not None:
-            session.fail(
-                f"case '{session.case}': a model call was still running "
-                f"{self.settle_s:g} s after the case ended; its recording is not kept"
-            )
-        return self.close(route, completed=completed)
-
-    async def settled(self, route: CaseRoute) -> bool:
-        """Wait (at most :attr:`settle_s`) until none of the case's calls is in flight."""
-        session = self.sessions.get((route.case_id, route.run))
-        return session is None or await session.settled(self.settle_s)
-
-    def close(self, route: CaseRoute, *, completed: bool = True) -> CaseSession | None:
-        """The case ended: keep what it recorded unless it was cut short or a call failed.
-        (A case that ended normally: :meth:`finish`, which waits for its calls first.)"""
-        session = self.sessions.pop((route.case_id, route.run), None)
-        if session is None:
-            return None
-        self.finished.append(session)
-        if completed and not session.failures and session.new and self.mode != "live":
-            self._pending[session.key] = session.recording()
-        return session
-
-    def take(self, case_ids: Collection[str]) -> dict[str, Handover]:
-        """What each of these finished cases recorded, missed and failed (in a copy, to
-        hand over to the run's proxy); forgotten here."""
-        out = {case: Handover({}, [], []) for case in case_ids}
-        for key in [k for k in self._pending if k[0] in out]:
-            out[key[0]].recorded[key] = self._pending.pop(key)
-        kept = []
-        for session in self.finished:
-            handover = out.get(session.case)
-            if handover is None:
-                kept.append(session)
-            else:
-                handover.misses += session.misses
-                handover.failures += session.failures
-        self.finished = kept
-        return out
-
-    def absorb(self, handover: Handover) -> None:
-        """Keep what a copy of this proxy did for a case, as if done here (saved by
-        :meth:`save`). A case's recording replaces any earlier one of it."""
-        if self.mode != "live":
-            self._pending.update(handover.recorded)
-        self.handed.append(handover)
-
-    def save(self) -> list[Path]:
-        """Write what the finished cases recorded (nothing for a failed case)."""
-        if self.cassette is None or not self._pending or not self.writes:
-            return []
-        pending, self._pending = self._pending, {}
-        written = self.cassette.save(
-            pending, replace=self.mode == "record", case_order=self.case_order
-        )
-        self.written += written
-        return written
-
-    @property
-    def misses(self) -> list[str]:
-        here = [m for s in [*self.finished, *self.sessions.values()] for m in s.misses]
-        return here + [m for h in self.handed for m in h.misses]
-
-    @property
-    def failures(self) -> list[str]:
-        here = [m for s in [*self.finished, *self.sessions.values()] for m in s.failures]
-        return here + [m for h in self.handed for m in h.failures]
 
     # -- HTTP -------------------------------------------------------------------------------
 
@@ -459,7 +331,9 @@ class ModelProxy:
             if found is not None:
                 return await self._replay(request, found, signals)
             if self.mode == "replay":
-                message = session.miss(request.method, path, norm, key, call)
+                model = norm.get("model") if isinstance(norm, dict) else None
+                what = f"{request.method} {path}" + (f" (model {model})" if model else "")
+                message = session.miss(f"{what}, call #{call}", path, norm, key, call)
                 signals.error(message, "cassette_miss")
                 return _error(400, message, "cassette_miss")
         try:

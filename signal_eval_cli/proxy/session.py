@@ -101,10 +101,9 @@ class CaseSession:
                     return item
         return None
 
-    def miss(self, method: str, path: str, body: Any, key: str, call: int) -> str:
-        """Why nothing answers this request, with what changed since recording."""
-        model = body.get("model") if isinstance(body, dict) else None
-        what = f"{method} {path}" + (f" (model {model})" if model else "") + f", call #{call}"
+    def miss(self, what: str, path: str, body: Any, key: str, call: int) -> str:
+        """Why nothing answers this request (``what``: how to name it), with what changed
+        since recording."""
         same = [i for i in self._by_key.get(key, ())]
         if same:
             because = f"it was recorded {len(same)} time(s) and this is repeat #{len(same) + 1}"
@@ -112,11 +111,16 @@ class CaseSession:
             with self._lock:
                 unused = [i for i in self.recorded if id(i) not in self._used and i.path == path]
             nearest = next((i for i in unused if i.call == call), unused[0] if unused else None)
+            paths = sorted({i.path for i in self.recorded})
             if nearest is not None:
                 diff = changes(nearest.body, body, self.match)
                 because = f"changed since call #{nearest.call} was recorded: " + "; ".join(diff)
-            elif self.recorded:
+            elif path in paths:
                 because = f"all {len(self.recorded)} recorded call(s) of this case are used up"
+            elif paths:
+                because = (
+                    f"nothing is recorded for {path} in this case (only for {', '.join(paths)})"
+                )
             else:
                 because = "nothing is recorded for this case"
         message = (
