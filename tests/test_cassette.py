@@ -201,6 +201,17 @@ def test_a_one_call_case_run_twice_at_once_replays_both_times(tmp_path: Path) ->
     assert [r.text for r in asyncio.run(both())] == ["SQL injection."] * 2
 
 
+def test_each_run_of_a_repeated_case_is_recorded_and_replayed_as_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    record(path, [(request(run_=0), response("first")), (request(run_=1), response("second"))])
+    entries = yaml.safe_load(path.read_text())["entries"]
+    assert [(e["case"], e.get("run"), e["response"]["text"]) for e in entries] == [
+        ("c1", None, "first"),
+        ("c1", 1, "second"),
+    ]
+    assert [replay(path, request(run_=n)).text for n in (1, 0, 2)] == ["second", "first", "first"]
+
+
 # -- misses and stale recordings ----------------------------------------------------------------
 
 
