@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.files import atomic_write_text
 from signal_eval_cli.loading import Document, load_document, validate_document
@@ -168,6 +169,14 @@ def _labels_as_written(doc: Document) -> None:
 
 
 def dataset_from_document(doc: Document) -> EvalDataset:
+    """The dataset in ``doc``, validated (with the cycle collector paused: a large
+    dataset makes millions of objects and no cycles, and each full collection would
+    walk them all again)."""
+    with gc_paused():
+        return _dataset_from_document(doc)
+
+
+def _dataset_from_document(doc: Document) -> EvalDataset:
     _labels_as_written(doc)
     problems = validate_document(doc, "dataset")
     seen: dict[str, int] = {}
@@ -209,8 +218,20 @@ def save_dataset(dataset: EvalDataset, path: str | Path) -> None:
 
 
 def _uses_judge(value: Any) -> bool:
-    if isinstance(value, Mapping):
-        return value.get("type") == "llm.judge" or any(_uses_judge(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_uses_judge(v) for v in value)
+    """Whether any mapping in ``value`` has ``type: llm.judge`` (a loop, not a generator
+    per value: ``run`` asks it of every case, 100,000 of them in a large dataset)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) in _LEAVES:
+            continue
+        if isinstance(node, Mapping):
+            if node.get("type") == "llm.judge":
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
     return False
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None)})

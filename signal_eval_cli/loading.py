@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 import yaml
 from yaml.events import MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent
 
+from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem, closest, shorten
 from signal_eval_cli.limits import (
     MAX_ALIAS_NODES,
@@ -470,6 +471,11 @@ def validate_document(doc: Document, schema: str) -> list[Problem]:
 
     A quick compiled check vouches for the valid documents; only a document it does not
     vouch for is walked by jsonschema, for the located and worded problems."""
+    with gc_paused():  # no cycles made; a full collection would walk the whole document
+        return _validate_document(doc, schema)
+
+
+def _validate_document(doc: Document, schema: str) -> list[Problem]:
     problems = []
     if not schema_check(schema)(doc.data):
         data, kept = failing_items(schema, doc.data)

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from signal_eval_cli import InputError, load_dataset, save_dataset
+from signal_eval_cli.dataset import EvalCase, EvalDataset
 from signal_eval_cli.validate import validate_path
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
@@ -306,3 +307,16 @@ def test_a_real_duplicate_key_is_still_an_error(tmp_path: Path) -> None:
     path = write(tmp_path, "name: x\nname: y\ncases: []\n")
     (found,) = problems(path)
     assert found == f"{path}:2:1: duplicate key 'name'"
+
+
+def test_uses_judge_finds_a_judge_at_any_depth() -> None:
+    judge = {"type": "llm.judge", "rubric": "r"}
+    nested = {"type": "not", "assertion": {"type": "any", "assertions": [{"type": "x"}, judge]}}
+    plain = {"type": "output.contains", "text": "llm.judge", "value": {"type": ["llm.judge"]}}
+    for default, own, expected in (
+        ([], [plain], False),
+        ([judge], [plain], True),
+        ([], [plain, nested], True),
+    ):
+        dataset = EvalDataset("d", [EvalCase("a", own)], default_assertions=default)
+        assert dataset.uses_judge() is expected
