@@ -185,6 +185,33 @@ def test_without_request_keys_an_agents_entries_answer_its_calls_in_order(tmp_pa
     assert [asyncio.run(replayer.complete(r)).text for r in asked] == ["first", "fixed", "second"]
 
 
+def test_a_one_call_case_run_twice_at_once_replays_both_times(tmp_path: Path) -> None:
+    """The judge's: each call is a case run of its own, so two identical verdicts asked at
+    once (two outputs alike) each replay the recording, neither a used-up miss."""
+    slow = {**ENTRY, "response": {**ENTRY["response"], "latencyMs": 50}}
+    path = write(tmp_path / "c.yaml", {"version": 1, "entries": [slow]})
+    judge = RecordingProvider(
+        CassetteFile(path), mode="replay", latency_scale=1.0, one_call_cases=True
+    )
+
+    async def both() -> list[ProviderResponse]:
+        live = request("sql-injection")
+        return list(await asyncio.gather(judge.complete(live), judge.complete(live)))
+
+    assert [r.text for r in asyncio.run(both())] == ["SQL injection."] * 2
+
+
+def test_each_run_of_a_repeated_case_is_recorded_and_replayed_as_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    record(path, [(request(run_=0), response("first")), (request(run_=1), response("second"))])
+    entries = yaml.safe_load(path.read_text())["entries"]
+    assert [(e["case"], e.get("run"), e["response"]["text"]) for e in entries] == [
+        ("c1", None, "first"),
+        ("c1", 1, "second"),
+    ]
+    assert [replay(path, request(run_=n)).text for n in (1, 0, 2)] == ["second", "first", "first"]
+
+
 # -- misses and stale recordings ----------------------------------------------------------------
 
 

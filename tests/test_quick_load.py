@@ -303,3 +303,20 @@ def test_a_duplicate_key_in_a_large_dataset_is_found_without_the_located_loader(
     assert [str(p) for p in info.value.problems] == [
         f"{path}:{4 + 2500 * 6 + 3}:5: duplicate key 'input'"
     ]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents())
+def test_a_fast_document_locates_any_path_as_the_located_loader_does(text: str) -> None:
+    try:
+        fast = quick_data(text)
+        located = parse_yaml(text)
+    except (Unsure, InputError):
+        return
+    if fast.duplicates:
+        return
+    doc = loading.Document("<string>", fast.data, {}, {}, source=text, quick=fast)
+    for where in located.values:
+        assert doc.at(where) == located.at(where), where
+    for where in located.keys:
+        assert doc.at(where, key=True) == located.at(where, key=True), where

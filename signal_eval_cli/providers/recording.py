@@ -41,6 +41,7 @@ from signal_eval_cli.providers.cassette import AGENT_CALL, Cassette, CassetteFil
 from signal_eval_cli.proxy.cassette import Interaction
 from signal_eval_cli.proxy.matching import request_key
 from signal_eval_cli.proxy.recorder import Handover, Mode, Recorder
+from signal_eval_cli.proxy.session import CaseSession
 
 __all__ = ["RecordingProvider", "absorb_handed", "hand_over", "save_all", "take_handed"]
 
@@ -127,15 +128,17 @@ class RecordingProvider(Recorder):
         self, request: ProviderRequest, on_delta: Callable[[str], None] | None = None
     ) -> ProviderResponse:
         at = _Run(request.case_id, request.run)
+        if self.one_call_cases:  # a session of its own, even beside the same call at once
+            session = self.session(*at)
+            try:
+                return await self._answer(session, request, on_delta)
+            finally:
+                self.keep(session)
         session = self.sessions.get(at) or self.open_session(*at)
-        try:
-            return await self._answer(session, request, on_delta)
-        finally:
-            if self.one_call_cases:
-                self.close(at)
+        return await self._answer(session, request, on_delta)
 
     async def _answer(
-        self, session: Any, request: ProviderRequest, on_delta: Callable[[str], None] | None
+        self, session: CaseSession, request: ProviderRequest, on_delta: Callable[[str], None] | None
     ) -> ProviderResponse:
         key = request_key(AGENT_CALL, request.agent, request.key)
         if self.mode != "record":

@@ -17,7 +17,8 @@ from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.paths import base_dir_of, resolve_from
 from signal_eval_cli.providers.pricing import PriceTable
 from signal_eval_cli.proxy.cassette import ProxyCassette
-from signal_eval_cli.proxy.server import PROXY_MODES, ModelProxy, ProxyMode
+from signal_eval_cli.proxy.recorder import MODES, Mode
+from signal_eval_cli.proxy.server import ModelProxy
 
 __all__ = ["proxy_cassette", "proxy_for"]
 
@@ -49,9 +50,9 @@ def proxy_for(
     cassette = cassette or proxy_cassette(dataset)
     if mode == "auto":
         mode = "replay" if cassette.exists() else "live"
-    if mode not in PROXY_MODES:
+    if mode not in MODES:
         raise ValueError(f"unknown proxy mode {mode!r}")
-    chosen: ProxyMode = mode
+    chosen: Mode = mode
     settings = dataset.proxy
     return ModelProxy(
         cassette,

@@ -136,15 +136,20 @@ class Recorder:
     # -- cases ------------------------------------------------------------------------------
 
     def open_session(self, case_id: str, run: int = 0, emit: Emit | None = None) -> CaseSession:
-        """Start a case run: what it may replay (a repeat recorded before repeats were kept
-        apart replays run 0's calls)."""
+        """Start a case run (:meth:`session`) and attribute its calls to it until
+        :meth:`close`."""
+        session = self.session(case_id, run, emit)
+        self.sessions[(case_id, run)] = session
+        return session
+
+    def session(self, case_id: str, run: int = 0, emit: Emit | None = None) -> CaseSession:
+        """A case run: what it may replay (a repeat recorded before repeats were kept apart
+        replays run 0's calls). One nobody else looks up (a judge's call) is :meth:`keep`'s."""
         self._load()
         recorded = self._recorded.get((case_id, run))
         if recorded is None and run:
             recorded = self._recorded.get((case_id, 0))
-        session = CaseSession(case_id, run, emit, list(recorded or []), self.match)
-        self.sessions[(case_id, run)] = session
-        return session
+        return CaseSession(case_id, run, emit, list(recorded or []), self.match)
 
     async def finish(self, case: Case, *, completed: bool = True) -> CaseSession | None:
         """:meth:`close` once the case's calls in flight are done (their recordings and
@@ -168,12 +173,16 @@ class Recorder:
         """The case ended: keep what it recorded unless it was cut short or a call failed.
         (A case that ended normally: :meth:`finish`, which waits for its calls first.)"""
         session = self.sessions.pop((case.case_id, case.run), None)
-        if session is None:
-            return None
+        if session is not None:
+            self.keep(session, completed=completed)
+        return session
+
+    def keep(self, session: CaseSession, *, completed: bool = True) -> None:
+        """``session`` ended: what it recorded is the case run's recording (to save) when it
+        was not cut short and no call of it failed."""
         self.finished.append(session)
         if completed and not session.failures and session.new and self.mode != "live":
             self._pending[session.key] = session.recording()
-        return session
 
     def take(self, case_ids: Collection[str]) -> dict[str, Handover]:
         """What each of these finished cases recorded, missed and failed (in a copy, to

@@ -40,14 +40,12 @@ from signal_eval_cli.proxy.apis import SSEEvent, provider_of, split_events
 from signal_eval_cli.proxy.calls import CallSignals
 from signal_eval_cli.proxy.cassette import Interaction, ProxyCassette
 from signal_eval_cli.proxy.matching import normalise, request_key
-from signal_eval_cli.proxy.recorder import MODES, Handover, Mode, Recorder
+from signal_eval_cli.proxy.recorder import Mode, Recorder
 from signal_eval_cli.proxy.route import PLACEHOLDER_KEY, CaseRoute, client_env
 from signal_eval_cli.proxy.session import CaseSession, Emit
 
-__all__ = ["PROXY_MODES", "Handover", "ModelProxy", "ProxyMode", "Upstream"]
+__all__ = ["ModelProxy", "Upstream"]
 
-ProxyMode = Mode
-PROXY_MODES = MODES
 
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _DROP_HEADERS = frozenset(
@@ -122,7 +120,7 @@ class ModelProxy(Recorder):
     def __init__(
         self,
         cassette: ProxyCassette | None = None,
-        mode: ProxyMode = "live",
+        mode: Mode = "live",
         *,
         match: Sequence[str] | None = None,
         upstream: Upstream | None = None,

@@ -22,8 +22,9 @@ from typing import cast
 
 from signal_eval_cli.providers.pricing import PriceTable
 from signal_eval_cli.proxy.cassette import ProxyCassette
+from signal_eval_cli.proxy.recorder import MODES, Handover, Mode
 from signal_eval_cli.proxy.route import CaseRoute
-from signal_eval_cli.proxy.server import PROXY_MODES, Handover, ModelProxy, ProxyMode, Upstream
+from signal_eval_cli.proxy.server import ModelProxy, Upstream
 from signal_eval_cli.proxy.session import CaseSession, Emit
 from signal_eval_cli.scenarios.model import Scenario
 
@@ -48,7 +49,7 @@ class ScenarioProxies:
         prices: PriceTable | None = None,
         upstream: Upstream | None = None,
     ) -> None:
-        if mode != "auto" and mode not in PROXY_MODES:
+        if mode != "auto" and mode not in MODES:
             raise ValueError(f"unknown proxy mode {mode!r}")
         self.mode = mode
         self.prices = prices
@@ -72,7 +73,7 @@ class ScenarioProxies:
                 mode = "replay" if cassette.exists() else "live"
             proxy = ModelProxy(
                 cassette,
-                cast(ProxyMode, mode),  # checked against PROXY_MODES in __init__
+                cast(Mode, mode),  # checked against MODES in __init__
                 upstream=self.upstream,
                 prices=self.prices,
                 case_order=ids,
