@@ -180,3 +180,60 @@ def test_two_modes_or_a_broken_cassette_are_exit_2_before_anything_runs(tmp_path
     bad = cli(tmp_path, DEAD)
     assert bad.returncode == 2 and "pick.wordy.proxy.yaml:2" in bad.stderr, bad.stderr
     assert "Traceback" not in bad.stderr and not (tmp_path / "out.json").exists()
+
+
+def scenario_matrix(project: Path, farewell: str = "fix the farewell") -> Path:
+    """One scenario (its goal calls the model with curl), two command agents that call
+    the model through the environment alone, with different tasks."""
+    from tests.test_scenario_agents import AGENTS
+    from tests.test_scenario_proxy import scenario_file
+
+    scenario_file(project)
+    agent = [sys.executable, str(AGENTS / "model_agent.py")]
+    variants = [
+        {"id": v, "name": v.title(), "agent": {"command": [*agent, task]}}
+        for v, task in (("greeting", "fix the greeting"), ("farewell", farewell))
+    ]
+    path = project / "pick.yaml"
+    path.write_text(json.dumps({"scenarios": ["scenario.yaml"], "variants": variants}))
+    return path
+
+
+def test_a_scenario_matrix_records_each_agents_calls_apart_and_replays_offline(
+    tmp_path: Path,
+) -> None:
+    from tests.test_scenario_proxy import responder
+
+    scenario_matrix(tmp_path)
+    with MockLLMServer(responder) as mock:
+        recorded = cli(tmp_path, mock.openai_base_url, "--record", "--concurrency", "2")
+        assert recorded.returncode == 0, recorded.stderr
+        assert len(mock.calls) == 6 and {c.key for c in mock.calls} == {SECRET}
+    cassettes = {
+        v: tmp_path / "cassettes" / f"pick.{v}.proxy.yaml" for v in ("greeting", "farewell")
+    }
+    for variant, cassette in cassettes.items():
+        calls = ProxyCassette(cassette).load()
+        assert [i.case for i in calls] == ["model-fix"] * 3
+        asked = [json.dumps(i.body) for i in calls]
+        assert sum(f"fix the {variant}" in a for a in asked) == 2  # the agent's two calls
+        assert SECRET not in cassette.read_text()
+    first = comparable(tmp_path)
+    assert [c[1] for c in first["greeting"]] == [True] == [c[1] for c in first["farewell"]]
+    ends = [s for s in first["farewell"][0][3] if s[0] == "provider:end"]
+    assert len(ends) == 3 and all(e[1]["cost"] > 0 for e in ends)
+
+    saved = {v: c.read_bytes() for v, c in cassettes.items()}
+    replayed = cli(tmp_path, DEAD)  # the mock is gone: replayed from each variant's cassette
+    assert replayed.returncode == 0, replayed.stderr
+    assert comparable(tmp_path) == first
+
+    scenario_matrix(tmp_path, farewell="fix the goodbye")
+    changed = cli(tmp_path, DEAD, "--replay")
+    assert changed.returncode == 0, changed.stderr
+    now = comparable(tmp_path)
+    assert now["greeting"] == first["greeting"]
+    [(_, passed, error, _)] = now["farewell"]
+    assert not passed and "no recorded answer for case 'model-fix'" in error
+    assert "fix the goodbye" in error
+    assert {v: c.read_bytes() for v, c in cassettes.items()} == saved

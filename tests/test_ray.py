@@ -116,6 +116,7 @@ def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path:
         check_a_scenario_matrix,
         check_recorded_traces,
         check_a_matrix_serves_each_variants_proxy_on_the_actors,
+        check_a_scenario_matrix_serves_each_agents_proxy_on_the_actors,
     )
     for check in checks:
         directory = tmp_path / check.__name__
@@ -600,3 +601,26 @@ def check_a_matrix_serves_each_variants_proxy_on_the_actors(cluster: str, tmp_pa
         replayed = matrix_proxy.cli(tmp_path, matrix_proxy.DEAD, *args)
         assert replayed.returncode == 0, replayed.stderr
         assert matrix_proxy.comparable(tmp_path) == first
+
+
+def check_a_scenario_matrix_serves_each_agents_proxy_on_the_actors(
+    cluster: str, tmp_path: Path
+) -> None:
+    """Two command agents over a scenario, recorded on Ray (each variant's calls to its
+    own cassette), replayed on Ray offline: the same results."""
+    from tests.test_scenario_proxy import responder
+
+    matrix_proxy.scenario_matrix(tmp_path)
+    on_ray = ["--executor", "ray", "--ray-address", cluster, "--ray-actors", "2"]
+    with MockLLMServer(responder) as mock:
+        recorded = matrix_proxy.cli(tmp_path, mock.openai_base_url, "--record", *on_ray)
+        assert recorded.returncode == 0, recorded.stderr
+        assert len(mock.calls) == 6
+    for variant in ("greeting", "farewell"):
+        calls = ProxyCassette(tmp_path / "cassettes" / f"pick.{variant}.proxy.yaml").load()
+        assert sum(f"fix the {variant}" in json.dumps(i.body) for i in calls) == 2
+    first = matrix_proxy.comparable(tmp_path)
+    assert [c[1] for v in first.values() for c in v] == [True, True]
+    replayed = matrix_proxy.cli(tmp_path, matrix_proxy.DEAD, *on_ray)
+    assert replayed.returncode == 0, replayed.stderr
+    assert matrix_proxy.comparable(tmp_path) == first

@@ -55,6 +55,7 @@ from signal_eval_cli.cli.provider_options import (
     stop_proxy,
 )
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
+from signal_eval_cli.cli.scenario import stop_scenario_proxies
 from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.fingerprint import matrix_fingerprint, scenario_matrix_fingerprint
@@ -81,7 +82,8 @@ from signal_eval_cli.resume import (
     slot_variant_run,
 )
 from signal_eval_cli.runner import never_ran, select_cases
-from signal_eval_cli.scenarios.matrix import ScenarioMatrix
+from signal_eval_cli.scenarios.matrix import ScenarioMatrix, variant_proxies
+from signal_eval_cli.scenarios.proxying import ScenarioProxies
 from signal_eval_cli.scenarios.runner import ScenarioResult
 from signal_eval_cli.sharding import Shard, take_shard
 from signal_eval_cli.signals import now_iso
@@ -151,7 +153,7 @@ def matrix_command(
         executor_options = {"ray_address": ray_address, "ray_actors": ray_actors}
         _scenario_matrix(
             matrix,
-            executor,
+            (executor, flags),
             reports,
             policy,
             concurrency=concurrency,
@@ -241,7 +243,7 @@ def _start_proxies(
 
 def _scenario_matrix(
     matrix: ScenarioMatrix,
-    executor: str,
+    how: tuple[str, ProviderFlags],
     reports: ReportPaths,
     policy: SignalsPolicy,
     *,
@@ -254,7 +256,9 @@ def _scenario_matrix(
     executor_options: dict[str, Any],
 ) -> NoReturn:
     """A matrix of agents over scenarios: each run of a scenario by a variant is a unit of
-    the journal (resumed, retried like a dataset matrix's cases)."""
+    the journal (resumed, retried like a dataset matrix's cases); each variant's model
+    calls go through its own proxies (``how``: the executor and the proxy flags)."""
+    executor, flags = how
     every = [s.id for s in matrix.scenarios]
     header = JournalHeader(
         "scenario-matrix",
@@ -281,6 +285,7 @@ def _scenario_matrix(
         on_variant_complete(variant)
 
     started = now_iso()
+    proxies = _start_scenario_proxies(matrix, flags, executor, concurrency)
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         with Progress(total, quiet=quiet) as progress:
 
@@ -300,10 +305,35 @@ def _scenario_matrix(
                 on_variant_complete=variant_done,
                 finished=kept,
                 on_complete=complete,
+                proxies=proxies,
                 **executor_options,
             )
-            result = _ran(caught, running, matrix.name, finished, started)
+            try:
+                result = _ran(caught, running, matrix.name, finished, started)
+            finally:  # also on a crash: no proxy outlives the run
+                for each in proxies.values():
+                    stop_scenario_proxies(each)
         _finish(result, (journal, build_scenario_matrix), reports, policy, caught.exit_code)
+
+
+def _start_scenario_proxies(
+    matrix: ScenarioMatrix, flags: ProviderFlags, executor: str, concurrency: int
+) -> dict[str, ScenarioProxies]:
+    """Each variant's model proxies, started (a broken cassette is exit 2 before anything
+    runs); locally, clients made without ``ctx`` are pointed at them too."""
+    proxies = variant_proxies(matrix, flags.mode, prices=flags.price_table())
+    started: list[ScenarioProxies] = []
+    try:
+        for each in proxies.values():
+            started.append(each.start(matrix.scenarios))
+    except InputError as exc:
+        for each in started:
+            each.stop()
+        fail_input(exc)
+    if executor == "local":
+        every = {f"{v}:{p}": m for v, each in proxies.items() for p, m in each.proxies.items()}
+        export_variants_env(every, concurrency)
+    return proxies
 
 
 def _ran(

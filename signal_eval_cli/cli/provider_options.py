@@ -29,6 +29,7 @@ from signal_eval_cli.providers.recording import save_all
 from signal_eval_cli.runner import RunOptions
 
 if TYPE_CHECKING:
+    from signal_eval_cli.providers.pricing import PriceTable
     from signal_eval_cli.proxy.cassette import ProxyCassette
     from signal_eval_cli.proxy.server import ModelProxy
 
@@ -240,12 +241,17 @@ class ProviderFlags:
     def proxy(self, dataset: EvalDataset, cassette: ProxyCassette | None = None) -> ModelProxy:
         """A (not yet started) model proxy for a run of ``dataset`` in this mode, on its
         cassette or on ``cassette`` (a matrix variant's own)."""
-        from signal_eval_cli.providers.pricing import default_prices
         from signal_eval_cli.proxy.config import proxy_for
 
-        prices = default_prices().with_overrides(self._options().get("prices"))
         order = [c.id for c in dataset.cases]
+        prices = self.price_table()
         return proxy_for(dataset, self.mode, case_order=order, prices=prices, cassette=cassette)
+
+    def price_table(self) -> PriceTable:
+        """The price table with ``--price`` overrides."""
+        from signal_eval_cli.providers.pricing import default_prices
+
+        return default_prices().with_overrides(self._options().get("prices"))
 
     def start_proxy(self, dataset: EvalDataset, options: RunOptions) -> None:
         """Start the run's model proxy (``options.proxy``): the harness's own calls are

@@ -292,7 +292,7 @@ def scenario_command(
             # the running scenarios were cancelled: their goals' groups are killed.
             run = partial_run(scenarios, finished, started_at, started)
         finally:  # also on a crash: no proxy outlives the run
-            _stop(proxies)
+            stop_scenario_proxies(proxies)
         entries = journal.entries()
         if entries is not None:  # the results are what the journal holds
             run = build_scenarios(header, entries, ran=run)
@@ -307,7 +307,7 @@ def scenario_command(
     raise typer.Exit(EXIT_OK if all(s.passed for s in run.scenarios) else EXIT_FAILED)
 
 
-def _stop(proxies: ScenarioProxies) -> None:
+def stop_scenario_proxies(proxies: ScenarioProxies) -> None:
     """Stop the model proxies, saying where recordings went and what had none."""
     for path in proxies.stop():
         typer.echo(f"recorded the scenarios' model calls to {path}", err=True)

@@ -11,7 +11,8 @@
 Each variant runs every scenario (``--repeat`` times) with its ``agent`` in place of the
 scenario's own, ``params`` merged over a harness agent's params and ``env`` over a
 command agent's env. The results rank like any matrix (resolved rate, cost, p50 time),
-so the Pareto frontier and the recommendation work on coding agents.
+so the Pareto frontier and the recommendation work on coding agents. Each variant's
+model calls go through its own proxies (:func:`variant_proxies`): their recordings never meet.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ from typing import Any
 
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.loading import Document, validate_document
-from signal_eval_cli.matrix import MatrixResult, VariantResult
+from signal_eval_cli.matrix import MatrixResult, VariantResult, variant_cassette
+from signal_eval_cli.providers.pricing import PriceTable
 from signal_eval_cli.scenarios.model import AgentSpec, Scenario, find_scenarios
+from signal_eval_cli.scenarios.proxying import ScenarioProxies
 from signal_eval_cli.scenarios.runner import ScenarioResult, ScenarioRunResult, run_scenarios
 from signal_eval_cli.signals import now_iso
 
@@ -39,6 +42,7 @@ __all__ = [
     "matrix_result",
     "run_scenario_matrix",
     "scenario_matrix_from_document",
+    "variant_proxies",
     "variant_result",
 ]
 
@@ -82,6 +86,18 @@ class ScenarioMatrix:
         """Each variant with the scenarios as it runs them (InputError before any runs)."""
         chosen = list(variants if variants is not None else self.variants)
         return [(v, [v.apply(s) for s in self.scenarios]) for v in chosen]
+
+
+def variant_proxies(
+    matrix: ScenarioMatrix, mode: str = "auto", *, prices: PriceTable | None = None
+) -> dict[str, ScenarioProxies]:
+    """Each variant's model proxies (not started), on its own cassette beside the matrix
+    file, ``cassettes/<stem>.<variant id>.proxy.yaml``."""
+    path = matrix.path or Path("matrix.yaml")
+    return {
+        v.id: ScenarioProxies(mode, prices=prices, cassette=variant_cassette(path, v.id).path)
+        for v in matrix.variants
+    }
 
 
 def _scenario_paths(doc: Document, base: Path) -> list[str]:
@@ -180,10 +196,11 @@ async def run_scenario_matrix(
     variants: Sequence[ScenarioVariant] | None = None,
     finished: Finished | None = None,
     on_complete: Callable[[str, ScenarioResult], None] | None = None,
+    proxies: Mapping[str, ScenarioProxies] | None = None,
 ) -> MatrixResult:
     """Every variant over every scenario, one variant after the other. A run in
     ``finished`` is kept, not run again; ``on_complete`` gets (variant id, result) of
-    every run that ran."""
+    every run that ran; ``proxies`` (started, by variant id) carry each variant's calls."""
     started_at, started = now_iso(), time.perf_counter()
     results = []
     for variant, scenarios in matrix.plans(variants):
@@ -194,6 +211,7 @@ async def run_scenario_matrix(
             repeat=repeat,
             finished={(s, n): r for (v, s, n), r in (finished or {}).items() if v == variant.id},
             on_complete=functools.partial(on_complete, variant.id) if on_complete else None,
+            proxies=(proxies or {}).get(variant.id),
         )
         done = variant_result(matrix, variant, run)
         if on_variant_complete is not None:

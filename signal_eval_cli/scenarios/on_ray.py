@@ -93,15 +93,16 @@ class _ScenariosJob:
     roots: list[str]
     """Each scenario's :func:`project_root` on the driver (``scope: repo`` reads there)."""
     keep_workdir: bool
-    proxies: ScenarioProxies | None = None
-    """The run's model proxies (copies on the actors)."""
+    proxies: list[ScenarioProxies | None] = field(default_factory=list)
+    """Each scenario's model proxies (copies on the actors): the run's, or in a matrix its
+    variant's."""
     local: dict[str, str] = field(default_factory=dict)
     """On the actor: each shipped fixture's path there."""
 
     def prepare(self) -> None:
         self.local = {path: shipped.materialize() for path, shipped in self.fixtures.items()}
-        if self.proxies is not None:
-            self.proxies.serve()
+        for proxies in {id(p): p for p in self.proxies if p is not None}.values():
+            proxies.serve()
 
     async def run(
         self, variant: str, indices: list[int], semaphore: asyncio.Semaphore, concurrency: int
@@ -113,7 +114,7 @@ class _ScenariosJob:
             here = dataclasses.replace(
                 scenario, fixture=dataclasses.replace(scenario.fixture, path=where)
             )
-            proxies, run = self.proxies, slot_run(variant)
+            proxies, run = self.proxies[index], slot_run(variant)
             async with semaphore:
                 result = await run_scenario(
                     here, root=root, keep_workdir=self.keep_workdir, proxies=proxies, run=run
@@ -163,7 +164,7 @@ async def run_scenarios_ray(
         repeat=repeat,
         kept=kept,
         on_complete=(lambda _, result: on_complete(result)) if on_complete else None,
-        proxies=proxies,
+        proxies=[proxies] * len(scenarios),
     )
 
 
@@ -176,11 +177,11 @@ async def _run_on_ray(
     repeat: int,
     kept: Mapping[tuple[int, int], ScenarioResult],
     on_complete: Callable[[int, ScenarioResult], None] | None,
-    proxies: ScenarioProxies | None,
+    proxies: list[ScenarioProxies | None],
 ) -> ScenarioRunResult:
     """Every run of ``scenarios`` (by index: the same id may stand twice, once per
-    matrix variant) but those ``kept`` by (index, run); ``on_complete`` gets the index
-    and the result of each run that ran."""
+    matrix variant) but those ``kept`` by (index, run), each with its ``proxies`` (by
+    index); ``on_complete`` gets the index and the result of each run that ran."""
     started_at, started = now_iso(), time.perf_counter()
     check_scenarios(scenarios, root)
     roots = [str(project_root(s, root)) for s in scenarios]
@@ -197,8 +198,9 @@ async def _run_on_ray(
 
     def accept(unit: tuple[str, int], outcome: _Outcome) -> bool:
         row, handover = outcome
-        if handover is not None and proxies is not None:
-            proxies.absorb(scenarios[unit[1]], handover)
+        theirs = proxies[unit[1]]
+        if handover is not None and theirs is not None:
+            theirs.absorb(scenarios[unit[1]], handover)
         result = scenario_from_journal(row)
         results[(unit[1], slot_run(unit[0]))] = result
         if on_complete is not None:
@@ -225,9 +227,11 @@ async def run_scenario_matrix_ray(
     variants: Sequence[ScenarioVariant] | None = None,
     finished: Finished | None = None,
     on_complete: Callable[[str, ScenarioResult], None] | None = None,
+    proxies: Mapping[str, ScenarioProxies] | None = None,
 ) -> MatrixResult:
     """:func:`~signal_eval_cli.scenarios.matrix.run_scenario_matrix` on Ray: every
-    variant's scenarios share the actors (one job, the fixtures shipped once)."""
+    variant's scenarios share the actors (one job, the fixtures shipped once), each
+    variant's ``proxies`` (started here) served there as copies."""
     started_at, started = now_iso(), time.perf_counter()
     plans = matrix.plans(variants)
     each = len(matrix.scenarios)
@@ -248,7 +252,7 @@ async def run_scenario_matrix_ray(
         repeat=repeat,
         kept=kept,
         on_complete=complete,
-        proxies=None,  # as locally: a matrix's agents call their models directly
+        proxies=[(proxies or {}).get(v.id) for v, each_run in plans for _ in each_run],
     )
     runs = each * max(1, repeat)  # in the order given: variant by variant
     results = []

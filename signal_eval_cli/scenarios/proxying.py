@@ -8,6 +8,10 @@ before any scenario runs (so a broken cassette is bad input, exit 2) and stops t
 its end. Each run of a scenario (``--repeat``) is its own session ``(id, run)``; in
 ``auto`` mode a cassette that exists is replayed, else calls pass through live.
 
+In a matrix over scenarios each variant has its own :class:`ScenarioProxies` on one
+``cassette`` beside the matrix file (see :func:`~signal_eval_cli.matrix.variant_cassette`):
+two variants run the same scenario, and their recordings must never meet.
+
 On Ray the proxies travel to the actors as copies (see
 :class:`~signal_eval_cli.proxy.server.ModelProxy`): each actor :meth:`~ScenarioProxies.serve`\ s
 them, hands back what each scenario run did (:meth:`~ScenarioProxies.take`), and the
@@ -48,12 +52,15 @@ class ScenarioProxies:
         *,
         prices: PriceTable | None = None,
         upstream: Upstream | None = None,
+        cassette: Path | None = None,
     ) -> None:
         if mode != "auto" and mode not in MODES:
             raise ValueError(f"unknown proxy mode {mode!r}")
         self.mode = mode
         self.prices = prices
         self.upstream = upstream
+        self.cassette = cassette
+        """Every scenario's cassette (a matrix variant's), else each its own."""
         self.proxies: dict[Path, ModelProxy] = {}
         self.cassettes: dict[str, Path] = {}
         """Each scenario's cassette, as found here (an actor's working directory differs)."""
@@ -62,7 +69,7 @@ class ScenarioProxies:
         """Serve every cassette these scenarios use (loading it: InputError if broken)."""
         users: dict[Path, list[str]] = {}
         for scenario in scenarios:
-            path = self.cassettes.setdefault(scenario.id, scenario_cassette(scenario))
+            path = self.cassettes.setdefault(scenario.id, self._cassette(scenario))
             users.setdefault(path, []).append(scenario.id)
         for path, ids in users.items():
             if path in self.proxies:
@@ -87,8 +94,11 @@ class ScenarioProxies:
             proxy.start()
         return self
 
+    def _cassette(self, scenario: Scenario) -> Path:
+        return self.cassette or scenario_cassette(scenario)
+
     def _proxy(self, scenario: Scenario) -> ModelProxy:
-        return self.proxies[self.cassettes.get(scenario.id) or scenario_cassette(scenario)]
+        return self.proxies[self.cassettes.get(scenario.id) or self._cassette(scenario)]
 
     def take(self, scenario: Scenario) -> Handover:
         """What the finished runs of ``scenario`` recorded, missed and failed (on an actor)."""
