@@ -27,6 +27,7 @@ from signal_eval_cli.dataset import EvalCase, EvalDataset
 from signal_eval_cli.errors import InputError, closest
 from signal_eval_cli.frames import user_location
 from signal_eval_cli.harness.protocol import HarnessContext, collect, runs_on_loop
+from signal_eval_cli.proxy.recorder import case_run
 from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult
 from signal_eval_cli.sharding import Shard, take_shard
 from signal_eval_cli.signals import Signal, Trace, new_signal_id, now_iso
@@ -322,23 +323,26 @@ async def _run_once(
     token = object()  # several runs (repeats, a matrix's variants) of one case may overlap
     options.running[token] = (case.id, started)
     error: str | None = None
-    try:
-        timed_out = await _within(
-            collect(harness, case.input, ctx, executor=options.executor, settle=settle),
-            timeout_ms / 1000,
-        )
-    except Exception as exc:  # the harness's failure is the case's failure, not ours
-        timed_out = False
-        error = _harness_failed(case, exc)
-    except (asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
-        if _ours(exc):
-            if proxy is not None and ctx.proxy is not None:
-                proxy.close(ctx.proxy, completed=False)  # cut short: record nothing of it
-            raise
-        timed_out = False
-        error = _harness_failed(case, exc)
-    finally:
-        del options.running[token]
+    with case_run(case.id, run) as recording:  # in-process recorders close theirs at its end
+        try:
+            timed_out = await _within(
+                collect(harness, case.input, ctx, executor=options.executor, settle=settle),
+                timeout_ms / 1000,
+            )
+        except Exception as exc:  # the harness's failure is the case's failure, not ours
+            timed_out = False
+            error = _harness_failed(case, exc)
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
+            if _ours(exc):
+                recording.end(completed=False)  # cut short: record nothing of it
+                if proxy is not None and ctx.proxy is not None:
+                    proxy.close(ctx.proxy, completed=False)
+                raise
+            timed_out = False
+            error = _harness_failed(case, exc)
+        finally:
+            del options.running[token]
+    recording.end(completed=not timed_out and error is None)
     if proxy is not None and ctx.proxy is not None:
         # a crashed or timed-out case keeps its old recording: never half a new one
         if timed_out:

@@ -7,7 +7,7 @@ import asyncio
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 import yaml
@@ -383,3 +383,159 @@ def test_latency_scale_really_sleeps_and_default_does_not(tmp_path: Path) -> Non
     assert time.perf_counter() - started >= 0.16
     with pytest.raises(ValueError):
         RecordingProvider.replaying(path, latency_scale=-1)
+
+
+# -- what a case run cut short, a killed run and a borrowing repeat leave ------------------------
+
+
+class Held(Scripted):
+    """Answers as told, but a request whose text is ``hold`` never returns (until cancelled)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.holding = asyncio.Event()
+
+    async def complete(self, request: ProviderRequest, on_delta: Any = None) -> ProviderResponse:
+        if request.messages[-1]["content"] == "hold":
+            self.holding.set()
+            await asyncio.Event().wait()
+        return await super().complete(request, on_delta)
+
+
+class At(NamedTuple):
+    """A case run, as the runner names it to a recorder."""
+
+    case_id: str
+    run: int = 0
+
+
+def calls_of(path: Path) -> list[int]:
+    return [e.call for e in Cassette.load(path).entries]
+
+
+def test_a_call_cancelled_mid_case_keeps_the_whole_old_recording(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    record(path, [(request(call=0), response("one")), (request(call=1, text="two"), response())])
+    assert calls_of(path) == [0, 1]
+    model = Held()
+    again = RecordingProvider(CassetteFile(path), model, mode="record")
+    model.answers[request(call=0).key] = response("one, again")
+
+    async def cut_short() -> None:
+        await again.complete(request(call=0))
+        second = asyncio.ensure_future(again.complete(request(call=1, text="hold")))
+        await model.holding.wait()
+        second.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await second
+
+    asyncio.run(cut_short())
+    again.save()
+    assert calls_of(path) == [0, 1]
+    assert replay(path, request(call=1, text="two")).text == "Looks good."
+
+
+def test_a_case_that_crashes_between_its_calls_keeps_its_old_recording(tmp_path: Path) -> None:
+    """The runner closes the provider's case run when the case ends: a crash after the
+    first call (not in a call) is a case cut short too."""
+    from signal_eval_cli import EvalCase, EvalDataset, RunOptions, run_dataset
+
+    path = tmp_path / "c.yaml"
+    record(path, [(request(call=0), response("one")), (request(call=1, text="two"), response())])
+    model = Scripted()
+    model.answers[request(call=0).key] = response("one, again")
+    again = RecordingProvider(CassetteFile(path), model, mode="record")
+
+    async def harness(input: Any, ctx: Any) -> None:
+        await again.complete(request(ctx.case_id, call=0, run_=ctx.run))
+        raise RuntimeError("the harness crashed before its second call")
+
+    cases = [EvalCase(id="c1", input={}, assertions=[])]
+    result = asyncio.run(run_dataset(harness, EvalDataset(name="d", cases=cases), RunOptions()))
+    assert result.cases[0].error is not None and "crashed" in result.cases[0].error
+    again.save()
+    assert calls_of(path) == [0, 1]
+    assert replay(path, request(call=0)).text == "one"
+
+
+def test_a_killed_run_leaves_each_finished_case_in_the_backlog_and_the_next_run_saves_it(
+    tmp_path: Path,
+) -> None:
+    from signal_eval_cli.proxy.cassette import Interaction, ProxyCassette
+    from signal_eval_cli.proxy.matching import request_key
+    from signal_eval_cli.proxy.recorder import Recorder
+
+    path = tmp_path / "d.proxy.yaml"
+    recorder = Recorder(ProxyCassette(path), "record")
+    for case in ("a", "b"):
+        session = recorder.open_session(case)
+        body = {"messages": [{"role": "user", "content": case}]}
+        session.add(Interaction(case, 0, "POST", "/v1/chat/completions", body, 200, {"a": case}))
+        recorder.close(At(case))
+    recorder.open_session("c").add(
+        Interaction("c", 0, "POST", "/v1/chat/completions", {}, 200, {"a": "c"})
+    )
+    # killed here: never saved. The file exists (empty); the backlog holds a and b.
+    assert path.is_file() and ProxyCassette(path).load() == []
+    backlog = path.with_name(path.name + ".unsaved")
+    with backlog.open("ab") as out:
+        out.write(b'{"case":"torn","run":0,"calls":[')  # a line the kill cut short
+    nxt = Recorder(ProxyCassette(path), "replay")
+    nxt.open_session("x")  # loads
+    assert sorted(i.case for i in ProxyCassette(path).load()) == ["a", "b"]
+    assert not backlog.exists()
+    body = {"messages": [{"role": "user", "content": "b"}]}
+    found = nxt.open_session("b").take(request_key("POST", "/v1/chat/completions", body, None))
+    assert found is not None and found.response == {"a": "b"}
+
+
+@pytest.mark.parametrize("store", ["entries", "proxy"])
+def test_record_missing_repeat_that_borrowed_run_0_keeps_what_it_used(
+    tmp_path: Path, store: str
+) -> None:
+    """A repeat without its own recording replays run 0's; once it records a call of its
+    own, its recording holds the calls it borrowed as well, so it replays again."""
+    from signal_eval_cli.proxy.cassette import Interaction, ProxyCassette
+    from signal_eval_cli.proxy.matching import request_key
+    from signal_eval_cli.proxy.recorder import Recorder
+
+    if store == "entries":
+        path = tmp_path / "c.yaml"
+        record(
+            path, [(request(call=0), response("one")), (request(call=1, text="two"), response())]
+        )
+        model = Scripted()
+        model.answers[request(call=1, text="changed").key] = response("new two")
+        missing = RecordingProvider(CassetteFile(path), model, mode="record-missing")
+
+        async def run_1() -> list[str]:
+            first = await missing.complete(request(call=0, run_=1))
+            second = await missing.complete(request(call=1, text="changed", run_=1))
+            return [first.text, second.text]
+
+        assert asyncio.run(run_1()) == ["one", "new two"]
+        missing.save()
+        replayed = [
+            replay(path, request(call=0, run_=1)).text,
+            replay(path, request(call=1, text="changed", run_=1)).text,
+        ]
+        assert replayed == ["one", "new two"]
+        return
+    path = tmp_path / "d.proxy.yaml"
+
+    def call(n: int, text: str, run: int = 0) -> Interaction:
+        body = {"messages": [{"role": "user", "content": text}]}
+        return Interaction("a", n, "POST", "/v1/chat/completions", body, 200, {"t": text}, run=run)
+
+    def key(text: str) -> str:
+        return request_key("POST", "/v1/chat/completions", call(0, text).body, None)
+
+    ProxyCassette(path).save({("a", 0): [call(0, "one"), call(1, "two")]}, replace=True)
+    missing = Recorder(ProxyCassette(path), "record-missing")
+    session = missing.open_session("a", 1)
+    assert session.take(key("one")) is not None and session.take(key("changed")) is None
+    session.add(call(1, "changed", run=1))
+    missing.close(At("a", 1))
+    missing.save()
+    again = Recorder(ProxyCassette(path), "replay").open_session("a", 1)
+    assert again.take(key("one")) is not None and again.take(key("changed")) is not None

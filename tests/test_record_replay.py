@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +20,7 @@ from mock_servers import Call, Fault, MockLLMServer, Reply, code_review_responde
 from typer.testing import CliRunner
 
 from signal_eval_cli.cli import app
+from signal_eval_cli.journal import journal_path, read_journal
 from signal_eval_cli.providers import ProviderError, ProviderRequest
 from signal_eval_cli.providers.cassette import Cassette
 from signal_eval_cli.providers.recording import RecordingProvider
@@ -411,3 +417,57 @@ def test_cli_explicit_provider_that_replays_says_so(env: dict[str, str], tmp_pat
     implicit = runner.invoke(app, args)  # the dataset's own cassette: nothing to say
     assert implicit.exit_code == 0, implicit.output
     assert "replaying" not in implicit.output
+
+
+# -- a killed recording run ---------------------------------------------------------------------
+
+CLI = Path(sys.executable).parent / "signal-eval"
+
+
+def test_cli_kill_9_mid_record_keeps_every_finished_case_and_resume_records_the_rest(
+    server: MockLLMServer, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 16: a kill -9 loses at most the cases in flight, recordings included."""
+    dataset = copy_dataset(tmp_path)
+    cassette = dataset.parent / "cassettes" / "code-review.yaml"
+    output = tmp_path / "out.json"
+    held = "[200 lines of code here]"  # very-long-file: its first call is still running
+    server.fail_next(Fault.slow(300), match=lambda c: held in json.dumps(c.body))
+    argv = [str(CLI), "run", str(dataset), "--provider", "openai:test-model", "--record",
+            "-o", str(output), "-q", "--concurrency", "4"]  # fmt: skip
+    process = subprocess.Popen(argv, env={**os.environ, **env}, start_new_session=True)
+    journal = journal_path(output)
+    deadline = time.monotonic() + 240
+    try:
+        while process.poll() is None and time.monotonic() < deadline:
+            if journal.is_file() and journal.read_bytes().count(b"\n") - 1 >= 10:
+                break
+            time.sleep(0.05)
+        assert process.poll() is None, "the run ended before the kill"
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert len(read_journal(journal).entries) == 10  # every case but the held one
+
+    finished = {e.case for e in Cassette.load(cassette).entries} if cassette.is_file() else set()
+    assert cassette.is_file()  # the next run finds it (and completes it from its backlog)
+    calls_before = len(server.calls)
+    resumed = subprocess.run(
+        [*argv, "--resume"], env={**os.environ, **env}, capture_output=True, text=True,
+        timeout=240, check=False,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(server.calls) - calls_before == 1  # only the held case ran again
+    entries = Cassette.load(cassette).entries
+    assert len(entries) == 19 and {e.case for e in entries} >= finished
+    assert not (cassette.parent / "code-review.yaml.unsaved").exists()
+
+    offline = {**env, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": ""}
+    replayed = subprocess.run(
+        [str(CLI), "run", str(dataset), "--provider", "openai:test-model", "--replay",
+         "-o", str(tmp_path / "replayed.json"), "-q"],
+        env={**os.environ, **offline}, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    assert replayed.returncode == 0, replayed.stderr
+    results = outcome(tmp_path / "replayed.json")
+    assert len(results) == 11 and all(passed for passed, _ in results.values())

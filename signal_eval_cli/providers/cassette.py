@@ -185,7 +185,7 @@ class CassetteFile:
         """Merge ``updates`` into the file (as :meth:`ProxyCassette.save
         <signal_eval_cli.proxy.cassette.ProxyCassette.save>`); a call recorded again
         (record-missing after a prompt change) replaces its older entry."""
-        if not updates:
+        if not updates and self.exists():
             return []
         merged = merge(self.load(), updates, replace=replace, case_order=case_order)
         entries: dict[EntryKey, CassetteEntry] = {}

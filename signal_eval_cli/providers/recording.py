@@ -12,9 +12,13 @@ real provider, for the reactive harness and the LLM judge. Its cassette is the
   its old one when none of its calls failed (a failed recording never overwrites one).
 - ``record-missing``: replays what it can and records the rest.
 
-A case run's calls are kept when it is closed: by :func:`save_all` at the end of the
-run (also at interpreter exit), on a Ray actor by :func:`take_handed` after each batch,
-or right after its call for a judge (``one_call_cases``: each verdict is its own case).
+A case run's calls are kept when it is closed: when the case ends, by the runner
+(:func:`~signal_eval_cli.proxy.recorder.case_run`: kept only if the case ended well), or
+right after its call for a judge (``one_call_cases``: each verdict is its own case); one
+used outside a runner's case, by :func:`save_all` at the end of the run (also at
+interpreter exit). A call that raises (failed, cancelled) fails its case run's recording.
+Kept recordings go to the cassette's backlog at once and into the cassette at the end
+(see :class:`~signal_eval_cli.proxy.backlog.Backlog`).
 
 On a Ray actor (after :func:`hand_over`, or for a pickled copy) a recorder never writes
 its file, which the run's own recorder of that cassette owns (the driver's):
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import weakref
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
@@ -40,7 +45,7 @@ from signal_eval_cli.providers.base import (
 from signal_eval_cli.providers.cassette import AGENT_CALL, Cassette, CassetteFile
 from signal_eval_cli.proxy.cassette import Interaction
 from signal_eval_cli.proxy.matching import request_key
-from signal_eval_cli.proxy.recorder import Handover, Mode, Recorder
+from signal_eval_cli.proxy.recorder import Handover, Mode, Recorder, current_case_run
 from signal_eval_cli.proxy.session import CaseSession
 
 __all__ = ["RecordingProvider", "absorb_handed", "hand_over", "save_all", "take_handed"]
@@ -82,8 +87,8 @@ class RecordingProvider(Recorder):
         self.latency_scale = latency_scale
         self.one_call_cases = one_call_cases
         self.recorded = 0
-        self._load()  # a broken cassette is bad input now, before any case runs
         self._register(not _HAND_OVER[0])
+        self._load()  # a broken cassette is bad input now, before any case runs
 
     @classmethod
     def replaying(
@@ -134,8 +139,22 @@ class RecordingProvider(Recorder):
                 return await self._answer(session, request, on_delta)
             finally:
                 self.keep(session)
-        session = self.sessions.get(at) or self.open_session(*at)
+        session = self.sessions.get(at) or self._open(at)
         return await self._answer(session, request, on_delta)
+
+    def _open(self, at: _Run) -> CaseSession:
+        """A case run's session, closed when the runner's case ends (as cut short unless
+        it ended well); a call after its case ended is never recorded."""
+        session = self.open_session(*at)
+        case = current_case_run()
+        ending = functools.partial(self._case_ended, at, session)
+        if case is not None and case.key == at and not case.on_end(ending):
+            session.fail(f"case '{at.case_id}': a model call after the case ended")
+        return session
+
+    def _case_ended(self, at: _Run, session: CaseSession, completed: bool) -> None:
+        if self.sessions.get(at) is session:
+            self.close(at, completed=completed)
 
     async def _answer(
         self, session: CaseSession, request: ProviderRequest, on_delta: Callable[[str], None] | None
@@ -152,8 +171,9 @@ class RecordingProvider(Recorder):
         assert self.inner is not None
         try:
             response = await self.inner.complete(request, on_delta)
-        except ProviderError as exc:
-            session.fail(f"case '{request.case_id}', agent '{request.agent}': {exc}")
+        except BaseException as exc:  # failed or cut short (cancelled): not a whole recording
+            why = str(exc) or type(exc).__name__
+            session.fail(f"case '{request.case_id}', agent '{request.agent}': {why}")
             raise
         item = Interaction(
             request.case_id,

@@ -227,8 +227,9 @@ class ProxyCassette:
     ) -> list[Path]:
         """Merge the sessions in ``updates`` into what is on disk and write the files
         that changed. ``replace``: a session's new calls replace its old ones (record);
-        else they are added after them (record-missing). Returns the files written."""
-        if not updates:
+        else they are added after them (record-missing). Returns the files written. With no
+        ``updates``, makes an empty cassette file when there is none."""
+        if not updates and (self.per_case or self.exists()):
             return []
         if self.per_case:
             written = []

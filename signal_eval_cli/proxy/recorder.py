@@ -5,7 +5,15 @@ and what changed); ``record`` records every call, and a case's new recording rep
 its old one; ``record-missing`` replays what it can and adds the rest; ``live`` records
 nothing. A case run (:class:`~.session.CaseSession`) is opened when it starts and
 closed when it ends; what it recorded is kept only when it ended well (never half a
-recording, never one with a failed call), and written by :meth:`Recorder.save`.
+recording, never one with a failed call), and written by :meth:`Recorder.save` at the
+end of the run. A case run's kept recording is its whole one (in ``record-missing``,
+what it had and what it added; for a repeat that replayed run 0's calls, those it used),
+so it goes to the :class:`~.backlog.Backlog` at once: a killed run loses only the cases
+in flight.
+
+A front end that cannot see when a case ends (the in-process provider sees requests,
+not the case) opens its session under the runner's :class:`CaseRun` (:func:`case_run`),
+which closes it when the case ends, as cut short unless it ended well.
 
 Its front ends: the model proxy (:class:`~.server.ModelProxy`: any harness's HTTP
 calls) and :class:`~signal_eval_cli.providers.recording.RecordingProvider` (the built-in
@@ -21,15 +29,19 @@ into the run's own recorder with :meth:`Recorder.absorb`, so the run writes once
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import contextlib
+import threading
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from signal_eval_cli.proxy.backlog import Backlog
 from signal_eval_cli.proxy.cassette import Interaction, SessionKey
 from signal_eval_cli.proxy.session import CaseSession, Emit
 
-__all__ = ["MODES", "Case", "Handover", "Mode", "Recorder", "Store"]
+__all__ = ["MODES", "Case", "CaseRun", "Handover", "Mode", "Recorder", "Store", "case_run"]
 
 Mode = Literal["replay", "record", "record-missing", "live"]
 MODES: tuple[Mode, ...] = ("replay", "record", "record-missing", "live")
@@ -61,6 +73,48 @@ class Case(Protocol):
 
     @property
     def run(self) -> int: ...
+
+
+class CaseRun:
+    """The case run the runner is running in this task (:func:`case_run`): what must
+    happen when it ends (:meth:`on_end`), told whether it ended well."""
+
+    def __init__(self, case_id: str, run: int = 0) -> None:
+        self.key: SessionKey = (case_id, run)
+        self._ending: list[Callable[[bool], object]] = []
+        self._ended = False
+        self._lock = threading.Lock()
+
+    def on_end(self, then: Callable[[bool], object]) -> bool:
+        """Call ``then(completed)`` when the case ends; False (and never) if it has ended."""
+        with self._lock:
+            if not self._ended:
+                self._ending.append(then)
+            return not self._ended
+
+    def end(self, *, completed: bool) -> None:
+        with self._lock:
+            ending, self._ending, self._ended = self._ending, [], True
+        for then in ending:
+            then(completed)
+
+
+_CASE_RUN: ContextVar[CaseRun | None] = ContextVar("signal_eval_case_run", default=None)
+
+
+@contextlib.contextmanager
+def case_run(case_id: str, run: int = 0) -> Iterator[CaseRun]:
+    """The runner's case run, for the code it runs (tasks it starts inherit it)."""
+    current = CaseRun(case_id, run)
+    token = _CASE_RUN.set(current)
+    try:
+        yield current
+    finally:
+        _CASE_RUN.reset(token)
+
+
+def current_case_run() -> CaseRun | None:
+    return _CASE_RUN.get()
 
 
 @dataclass
@@ -104,13 +158,20 @@ class Recorder:
         self._loaded = False
         self._recorded: dict[SessionKey, list[Interaction]] = {}
         self._pending: dict[SessionKey, list[Interaction]] = {}
+        self.backlog = Backlog(cassette.path) if cassette is not None else None
 
     def _load(self) -> None:
-        """Read the cassette once (errors raise here, before any case runs)."""
+        """Read the cassette once (errors raise here, before any case runs), first
+        writing into it what a killed run left in its backlog."""
         if self._loaded:
             return
-        if self.mode != "live" and self.cassette is not None:
-            for item in self.cassette.load():
+        cassette, backlog = self.cassette, self.backlog
+        if self.mode != "live" and cassette is not None and backlog is not None:
+            left = backlog.read() if self.writes else {}
+            if left:
+                cassette.save(left, replace=True, case_order=self.case_order)
+                backlog.clear()
+            for item in cassette.load():
                 self._recorded.setdefault(item.session, []).append(item)
         self._loaded = True
 
@@ -147,9 +208,10 @@ class Recorder:
         replays run 0's calls). One nobody else looks up (a judge's call) is :meth:`keep`'s."""
         self._load()
         recorded = self._recorded.get((case_id, run))
-        if recorded is None and run:
+        borrowed = recorded is None and run > 0
+        if borrowed:
             recorded = self._recorded.get((case_id, 0))
-        return CaseSession(case_id, run, emit, list(recorded or []), self.match)
+        return CaseSession(case_id, run, emit, list(recorded or []), self.match, borrowed=borrowed)
 
     async def finish(self, case: Case, *, completed: bool = True) -> CaseSession | None:
         """:meth:`close` once the case's calls in flight are done (their recordings and
@@ -182,7 +244,20 @@ class Recorder:
         was not cut short and no call of it failed."""
         self.finished.append(session)
         if completed and not session.failures and session.new and self.mode != "live":
-            self._pending[session.key] = session.recording()
+            kept = [] if self.mode == "record" else session.kept()
+            self._stage(session.key, [*kept, *session.recording()])
+
+    def _stage(self, key: SessionKey, calls: list[Interaction]) -> None:
+        """``calls`` are now case run ``key``'s whole recording: to save at the end of the
+        run, and in the backlog at once. The first one makes the cassette (empty) if there
+        is none, so a killed run leaves one that the next run finds (and completes from
+        the backlog)."""
+        self._pending[key] = calls
+        if not self.writes or self.cassette is None or self.backlog is None:
+            return
+        if not self.cassette.exists():
+            self.cassette.save({}, replace=True)  # empty: what it will hold is in the backlog
+        self.backlog.add(key, calls)
 
     def take(self, case_ids: Collection[str]) -> dict[str, Handover]:
         """What each of these finished cases recorded, missed and failed (in a copy, to
@@ -205,17 +280,19 @@ class Recorder:
         """Keep what a copy did for a case, as if done here (saved by :meth:`save`). A
         case's recording replaces any earlier one of it."""
         if self.mode != "live":
-            self._pending.update(handover.recorded)
+            for key, calls in handover.recorded.items():
+                self._stage(key, calls)
         self.handed.append(handover)
 
     def save(self) -> list[Path]:
-        """Write what the finished cases recorded (nothing for a failed case)."""
+        """Write what the finished cases recorded (nothing for a failed case): each
+        replaces that case run's recording in the cassette."""
         if self.cassette is None or not self._pending or not self.writes:
             return []
         pending, self._pending = self._pending, {}
-        written = self.cassette.save(
-            pending, replace=self.mode == "record", case_order=self.case_order
-        )
+        written = self.cassette.save(pending, replace=True, case_order=self.case_order)
+        if self.backlog is not None:
+            self.backlog.clear()  # all in the cassette now
         self.written += written
         return written
 

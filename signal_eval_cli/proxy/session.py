@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from signal_eval_cli.proxy.cassette import Interaction, SessionKey
@@ -38,6 +38,8 @@ class CaseSession:
     emit: Emit | None
     recorded: list[Interaction] = field(default_factory=list)
     match: Sequence[str] | None = None
+    borrowed: bool = False
+    """``recorded`` is run 0's: this repeat has no recording of its own."""
     new: list[Interaction] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
@@ -140,6 +142,15 @@ class CaseSession:
     def fail(self, message: str) -> None:
         with self._lock:
             self.failures.append(message)
+
+    def kept(self) -> list[Interaction]:
+        """What of the old recording stays in this case run's new one (``record-missing``):
+        all of it, or of run 0's that a repeat borrowed, the calls it used, as its own."""
+        if not self.borrowed:
+            return list(self.recorded)
+        with self._lock:
+            used = [i for i in self.recorded if id(i) in self._used]
+        return [replace(i, run=self.run) for i in used]
 
     def recording(self) -> list[Interaction]:
         """What this session recorded, in the order its calls were made."""

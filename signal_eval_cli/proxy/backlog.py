@@ -1,0 +1,71 @@
+"""Case recordings a run has kept but not yet written into its cassette.
+
+A cassette is YAML rewritten whole, so a run writes it at its end (a 10,000-case run
+must not rewrite it after every case). So that a killed run (``kill -9``) loses no
+finished case's recording, each case run's recording is also appended, as one JSON line,
+to ``<cassette>.unsaved`` beside it when the case ends: one small write per case. Saving
+the cassette removes the file; a run that finds one (its predecessor was killed) writes
+it into the cassette before it reads it. A line the kill cut short is ignored, so what
+is lost is only the cases in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from signal_eval_cli.proxy.cassette import Interaction, SessionKey
+from signal_eval_cli.redaction import REDACT_ENV, redact_bytes, secret_values
+
+__all__ = ["Backlog"]
+
+
+class Backlog:
+    """The ``.unsaved`` file of the cassette at ``cassette``: whole case-run recordings,
+    each replacing that case run's recording in the cassette, a later line an earlier one."""
+
+    def __init__(self, cassette: Path) -> None:
+        self.path = cassette.with_name(cassette.name + ".unsaved")
+        self._lock = threading.Lock()
+        self._secrets: dict[str, str] | None = None
+        """The secrets to redact, found once (scanning the environment per case costs
+        more than the write)."""
+
+    def add(self, key: SessionKey, calls: Sequence[Interaction]) -> None:
+        """Append one case run's recording (flushed: a kill after this keeps it)."""
+        line = {"case": key[0], "run": key[1], "calls": [i.to_dict() for i in calls]}
+        text = json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)
+        with self._lock:
+            if self._secrets is None:
+                self._secrets = {
+                    **dict(secret_values()),
+                    REDACT_ENV: os.environ.get(REDACT_ENV, ""),
+                }
+            data = redact_bytes(text.encode() + b"\n", self._secrets)
+            self.path.parent.mkdir(parents=True, exist_ok=True)  # a per-case one: not yet
+            with open(self.path, "ab") as out:
+                out.write(data)
+
+    def read(self) -> dict[SessionKey, list[Interaction]]:
+        """The recordings in the file (none when there is none); a line that is not a
+        whole one (the last, cut short by a kill) is skipped."""
+        try:
+            lines = self.path.read_bytes().splitlines()
+        except FileNotFoundError:
+            return {}
+        found: dict[SessionKey, list[Interaction]] = {}
+        for raw in lines:
+            try:
+                line = json.loads(raw)
+                key = (str(line["case"]), int(line["run"]))
+                found[key] = [Interaction.from_dict(item) for item in line["calls"]]
+            except (ValueError, TypeError, KeyError, AttributeError):
+                continue
+        return found
+
+    def clear(self) -> None:
+        with self._lock:
+            self.path.unlink(missing_ok=True)
