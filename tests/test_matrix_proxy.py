@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +238,97 @@ def test_a_scenario_matrix_records_each_agents_calls_apart_and_replays_offline(
     assert not passed and "no recorded answer for case 'model-fix'" in error
     assert "fix the goodbye" in error
     assert {v: c.read_bytes() for v, c in cassettes.items()} == saved
+
+
+CRASHY = """\
+import asyncio, os, pathlib
+
+
+def create(tag="x"):
+    async def run(input, ctx):
+        pathlib.Path(f"port-{tag}").write_text(ctx.proxy.url.rsplit(":", 1)[1])
+        reply = await ctx.openai(async_=True).chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": f"{tag} {input}"}]
+        )
+        if os.environ.get("AGENT_MODE") == "bad":
+            if input == "crash":
+                raise RuntimeError("harness bug")
+            if input == "hang":
+                pathlib.Path(f"hanging-{tag}").touch()
+                await asyncio.sleep(300)
+        return [{"name": "text:complete", "payload": {"content": reply.choices[0].message.content}}]
+    return run
+"""
+
+
+def test_a_crash_or_ctrl_c_keeps_each_variants_good_recording_and_no_proxy_outlives_it(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import socket
+
+    from processes import wait_for_line
+
+    (tmp_path / "agent.py").write_text(CRASHY)
+    (tmp_path / "eval.yaml").write_text(
+        "name: crashy\nharness: agent.py:create\n"
+        "defaultAssertions: [{type: signal.contains, pattern: text:complete}]\ncases:\n"
+        + "".join(f"  - {{id: {c}, input: {c}}}\n" for c in ("ok", "crash", "hang"))
+    )
+    (tmp_path / "pick.yaml").write_text(
+        "dataset: eval.yaml\nvariants:\n"
+        + "".join(
+            f"  - {{id: {t}, name: {t}, harness: {{factory: agent.py:create, params: {{tag: {t}}}}}}}\n"
+            for t in ("x", "y")
+        )
+    )
+    version = ["v1"]
+
+    def start(mock: MockLLMServer, mode: str) -> subprocess.Popen[str]:
+        env = {**os.environ, "AGENT_MODE": mode, "OPENAI_API_KEY": SECRET}
+        env["OPENAI_BASE_URL"] = mock.openai_base_url
+        command = [str(CLI), "matrix", "pick.yaml", "--record", "--concurrency", "6"]
+        return subprocess.Popen(
+            command,
+            cwd=tmp_path,
+            env=env,
+            stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def answers(variant: str) -> dict[str, str]:
+        cassette = ProxyCassette(tmp_path / "cassettes" / f"pick.{variant}.proxy.yaml")
+        return {i.case: i.response["choices"][0]["message"]["content"] for i in cassette.load()}
+
+    with MockLLMServer(lambda call: f"{version[0]} {call.last_user_text}") as mock:
+        good = start(mock, "good")
+        _, err = good.communicate(timeout=300)
+        assert good.returncode == 0, err
+        version[0] = "v2"
+        bad = start(mock, "bad")
+        assert bad.stderr is not None
+        done = []  # progress lines: ok and crash of both variants end, the hangs hang
+
+        def four_done(line: str) -> bool:
+            done.extend([line] if "›" in line else [])
+            return len(done) == 4
+
+        seen = wait_for_line(bad.stderr, four_done, 300)
+        assert len(done) == 4, seen
+        for tag in ("x", "y"):
+            while not (tmp_path / f"hanging-{tag}").exists():  # bounded by the hang's 300 s
+                assert bad.poll() is None, seen
+                time.sleep(0.05)
+        ports = [int((tmp_path / f"port-{t}").read_text()) for t in ("x", "y")]
+        bad.send_signal(signal.SIGINT)
+        assert bad.wait(timeout=120) == 130
+    for port in ports:
+        with socket.socket() as s:
+            assert s.connect_ex(("127.0.0.1", port)) != 0  # the proxy is gone
+    for tag in ("x", "y"):
+        assert answers(tag) == {
+            "ok": f"v2 {tag} ok",
+            "crash": f"v1 {tag} crash",
+            "hang": f"v1 {tag} hang",
+        }

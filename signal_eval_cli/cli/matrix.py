@@ -287,32 +287,32 @@ def _scenario_matrix(
     started = now_iso()
     proxies = _start_scenario_proxies(matrix, flags, executor, concurrency)
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
-        with Progress(total, quiet=quiet) as progress:
+        try:
+            with Progress(total, quiet=quiet) as progress:
 
-            def complete(variant: str, result: ScenarioResult) -> None:
-                data = result.to_dict() | {"tags": result.tags}
-                journal.record((matrix_slot(variant, result.run), result.id), data)
-                name = f"{variant} › {result.id}" + (
-                    f" (run {result.run + 1})" if repeat > 1 else ""
+                def complete(variant: str, result: ScenarioResult) -> None:
+                    data = result.to_dict() | {"tags": result.tags}
+                    journal.record((matrix_slot(variant, result.run), result.id), data)
+                    name = f"{variant} › {result.id}" + (
+                        f" (run {result.run + 1})" if repeat > 1 else ""
+                    )
+                    progress.tick(name, "pass" if result.passed else "FAIL")
+
+                running = scenario_matrix_run(
+                    executor,
+                    matrix,
+                    concurrency=concurrency,
+                    repeat=repeat,
+                    on_variant_complete=variant_done,
+                    finished=kept,
+                    on_complete=complete,
+                    proxies=proxies,
+                    **executor_options,
                 )
-                progress.tick(name, "pass" if result.passed else "FAIL")
-
-            running = scenario_matrix_run(
-                executor,
-                matrix,
-                concurrency=concurrency,
-                repeat=repeat,
-                on_variant_complete=variant_done,
-                finished=kept,
-                on_complete=complete,
-                proxies=proxies,
-                **executor_options,
-            )
-            try:
                 result = _ran(caught, running, matrix.name, finished, started)
-            finally:  # also on a crash: no proxy outlives the run
-                for each in proxies.values():
-                    stop_scenario_proxies(each)
+        finally:  # also on a crash: no proxy outlives the run
+            for each in proxies.values():
+                stop_scenario_proxies(each)
         _finish(result, (journal, build_scenario_matrix), reports, policy, caught.exit_code)
 
 
