@@ -539,3 +539,25 @@ def test_record_missing_repeat_that_borrowed_run_0_keeps_what_it_used(
     missing.save()
     again = Recorder(ProxyCassette(path), "replay").open_session("a", 1)
     assert again.take(key("one")) is not None and again.take(key("changed")) is not None
+
+
+def test_a_borrowed_call_keeps_the_place_it_had_in_the_repeat(tmp_path: Path) -> None:
+    """Run 1 records a new first call, then replays run 0's first call as its second: both
+    are kept (numbered as run 1 made them, so neither replaces the other)."""
+    path = tmp_path / "c.yaml"
+    record(path, [(request(call=0), response("one"))])
+    model = Scripted()
+    model.answers[request(call=0, text="new", run_=1).key] = response("new one")
+    missing = RecordingProvider(CassetteFile(path), model, mode="record-missing")
+
+    async def run_1() -> list[str]:
+        first = await missing.complete(request(call=0, text="new", run_=1))
+        second = await missing.complete(request(call=1, run_=1))
+        return [first.text, second.text]
+
+    assert asyncio.run(run_1()) == ["new one", "one"]
+    missing.save()
+    runs = [(e.run, e.call) for e in Cassette.load(path).entries]
+    assert sorted(runs) == [(0, 0), (1, 0), (1, 1)]
+    assert replay(path, request(call=1, run_=1)).text == "one"
+    assert replay(path, request(call=0, text="new", run_=1)).text == "new one"

@@ -161,7 +161,9 @@ class RecordingProvider(Recorder):
     ) -> ProviderResponse:
         key = request_key(AGENT_CALL, request.agent, request.key)
         if self.mode != "record":
-            found = session.take(key) or session.take(request_key(AGENT_CALL, request.agent, None))
+            found = session.take(key, request.call) or session.take(
+                request_key(AGENT_CALL, request.agent, None), request.call
+            )
             if found is not None:
                 return await self._replay(found, on_delta)
             if self.mode == "replay":

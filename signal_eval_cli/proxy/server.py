@@ -325,7 +325,7 @@ class ModelProxy(Recorder):
         key = request_key(request.method, path, norm, self.match)
         signals = CallSignals(session.emit, path, body, self.prices)
         if self.mode in ("replay", "record-missing"):
-            found = session.take(key)
+            found = session.take(key, call)
             if found is not None:
                 return await self._replay(request, found, signals)
             if self.mode == "replay":

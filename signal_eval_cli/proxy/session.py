@@ -45,7 +45,8 @@ class CaseSession:
     misses: list[str] = field(default_factory=list)
     calls: int = 0
     _by_key: dict[str, list[Interaction]] = field(default_factory=dict)
-    _used: set[int] = field(default_factory=set)
+    _used: dict[int, int | None] = field(default_factory=dict)
+    """``id`` of each recording replayed: at which call of this run."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _in_flight: int = 0
     _waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(
@@ -94,12 +95,13 @@ class CaseSession:
                 return not self._in_flight
         return True
 
-    def take(self, key: str) -> Interaction | None:
-        """The next unused recording of this request, in recorded order."""
+    def take(self, key: str, call: int | None = None) -> Interaction | None:
+        """The next unused recording of this request, in recorded order (for this run's
+        call ``call``)."""
         with self._lock:
             for item in self._by_key.get(key, ()):
                 if id(item) not in self._used:
-                    self._used.add(id(item))
+                    self._used[id(item)] = call
                     return item
         return None
 
@@ -149,8 +151,8 @@ class CaseSession:
         if not self.borrowed:
             return list(self.recorded)
         with self._lock:
-            used = [i for i in self.recorded if id(i) in self._used]
-        return [replace(i, run=self.run) for i in used]
+            used = [(i, self._used[id(i)]) for i in self.recorded if id(i) in self._used]
+        return [replace(i, run=self.run, call=i.call if at is None else at) for i, at in used]
 
     def recording(self) -> list[Interaction]:
         """What this session recorded, in the order its calls were made."""
