@@ -156,6 +156,33 @@ def test_each_variant_records_its_own_calls_and_replays_offline(tmp_path: Path) 
     assert (terse.read_bytes(), wordy.read_bytes()) == saved
 
 
+def test_the_built_in_harness_calls_its_provider_itself_without_a_proxy(tmp_path: Path) -> None:
+    """Variants of the built-in reactive harness call their provider themselves, as in
+    ``run``: no proxy is started for them, so nothing points their provider at one
+    (with two variants it would refuse every call) and no proxy cassette is written."""
+    (tmp_path / "agents.yaml").write_text(
+        "agents:\n  - id: helper\n    activate_on: [harness:start]\n    prompt: '{input}'\n"
+    )
+    (tmp_path / "eval.yaml").write_text(
+        "name: plain\ndefaultAssertions: [{type: signal.contains, pattern: 'provider:end'}]\n"
+        "cases:\n  - {id: a, input: one}\n  - {id: b, input: two}\n"
+    )
+    variants = "".join(
+        f"  - {{id: {name}, name: {name}, harness: {{factory: reactive, params: "
+        f"{{agents: agents.yaml, provider: 'openai:{model}'}}}}}}\n"
+        for name, model in (("mini", "gpt-4o-mini"), ("big", "gpt-4o"))
+    )
+    (tmp_path / "pick.yaml").write_text(f"dataset: eval.yaml\nvariants:\n{variants}")
+    with MockLLMServer(reply) as mock:
+        ran = cli(tmp_path, mock.openai_base_url, "--concurrency", "4")
+        models = sorted(c.body["model"] for c in mock.calls)
+    assert ran.returncode == 0, ran.stderr
+    assert models == ["gpt-4o", "gpt-4o", "gpt-4o-mini", "gpt-4o-mini"]
+    cases = comparable(tmp_path)
+    assert [c[2] for v in ("mini", "big") for c in cases[v]] == [None] * 4
+    assert not list(tmp_path.glob("cassettes/*.proxy.yaml"))
+
+
 def test_a_client_that_names_no_variant_is_refused_never_live(tmp_path: Path) -> None:
     """``openai.OpenAI()`` made in process reads OPENAI_BASE_URL, which says neither the
     variant nor the case: every call of it fails saying what to do; none leaves."""

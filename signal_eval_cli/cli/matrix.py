@@ -57,6 +57,7 @@ from signal_eval_cli.cli.provider_options import (
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.cli.scenario import stop_scenario_proxies
 from signal_eval_cli.compare import pass_rate_stats
+from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.fingerprint import matrix_fingerprint, scenario_matrix_fingerprint
 from signal_eval_cli.interrupts import Interrupts, interrupts
@@ -65,6 +66,7 @@ from signal_eval_cli.matrix import (
     MatrixFile,
     MatrixOptions,
     MatrixResult,
+    Variant,
     VariantResult,
     check_cassette_names,
     export_variants_env,
@@ -194,7 +196,8 @@ def matrix_command(
         kept = sum(len(f) for f in options.finished_by_variant.values())
 
         started = now_iso()
-        options.proxies = _start_proxies(matrix, flags, executor, options)
+        variants = _built(matrix) if executor == "local" else matrix.variants
+        options.proxies = _start_proxies(matrix, variants, flags, executor, options)
         try:
             with Progress(len(selected) * len(matrix.variants) - kept, quiet=quiet) as progress:
 
@@ -206,7 +209,7 @@ def matrix_command(
                 options.on_variant_case = finished_case
                 running = matrix_run(
                     executor,
-                    matrix.variants,
+                    variants,
                     matrix.dataset,
                     options,
                     name=matrix.name,
@@ -220,15 +223,37 @@ def matrix_command(
         _finish(result, (journal, build_matrix), reports, policy, caught.exit_code)
 
 
+def _built(matrix: MatrixFile) -> list[Variant]:
+    """The variants with their harnesses built, before any proxy points this process's
+    environment at itself (a provider reads ``OPENAI_BASE_URL`` when it is made)."""
+    try:
+        return [replace(v, harness=v.build(matrix.dataset)) for v in matrix.variants]
+    except InputError as exc:
+        fail_input(exc)
+
+
+def _makes_own_calls(variant: Variant, dataset: EvalDataset) -> bool:
+    """Whether the variant's harness wants the run's proxy, as ``run`` asks: the built-in
+    reactive harness (``model_proxy = False``) calls its provider itself."""
+    return bool(getattr(variant.build(dataset), "model_proxy", True))
+
+
 def _start_proxies(
-    matrix: MatrixFile, flags: ProviderFlags, executor: str, options: MatrixOptions
+    matrix: MatrixFile,
+    variants: list[Variant],
+    flags: ProviderFlags,
+    executor: str,
+    options: MatrixOptions,
 ) -> dict[str, ModelProxy]:
-    """Each variant's model proxy, started (a broken cassette is exit 2 before anything
-    runs); locally, clients made without ``ctx`` are pointed at them too."""
+    """The model proxy of each variant whose harness makes its own calls, started (a
+    broken cassette is exit 2 before anything runs); locally, clients made without
+    ``ctx`` are pointed at them too."""
     started: dict[str, ModelProxy] = {}
     per_case = bool(matrix.dataset.proxy.get("perCase"))
     try:
-        for variant in matrix.variants:
+        for variant in variants:
+            if not _makes_own_calls(variant, matrix.dataset):
+                continue
             path = matrix.path or Path("matrix.yaml")
             cassette = variant_cassette(path, variant.id, per_case=per_case)
             started[variant.id] = flags.proxy(matrix.dataset, cassette).start()
