@@ -213,7 +213,8 @@ def write_scenarios(directory: Path, count: int) -> None:
     (directory / "fx").mkdir()
     (directory / "fx" / "README").write_text("fixture\n")
     (directory / "scenarios").mkdir()
-    log = directory / "goal-parents.log"
+    log = directory / "logs" / "goal-parents.log"
+    log.parent.mkdir()  # not the project's top level: see check_a_scenario_matrix
     for i in range(count):
         script = (
             f"import os; open({str(log)!r}, 'a').write(f'{{os.getppid()}}\\n'); {ASK % i}; "
@@ -242,7 +243,7 @@ def check_scenarios(cluster: str, tmp_path: Path) -> None:
         )
         assert done.returncode == 1, done.stderr  # s1 fails, as intended
         assert "Traceback" not in done.stderr
-        log = tmp_path / "goal-parents.log"
+        log = tmp_path / "logs" / "goal-parents.log"
         parents = log.read_text().split()
         log.unlink()
         return parents
@@ -440,7 +441,11 @@ def check_a_scenario_matrix(cluster: str, tmp_path: Path) -> None:
     (tmp_path / "fx").mkdir()
     (tmp_path / "fx" / "README").write_text("fixture\n")
     (tmp_path / "scenarios").mkdir()
-    log = tmp_path / "goal-parents.log"
+    # Not at the project's top level, which is watched for new entries while an agent
+    # runs: created there by one scenario's goal while another's agent ran, it failed that
+    # scenario as an escape (a suite run at load 10-15, issue 19).
+    log = tmp_path / "logs" / "goal-parents.log"
+    log.parent.mkdir()
     for i in range(3):
         scenario = {
             "id": f"s{i}",
