@@ -168,6 +168,33 @@ def test_langgraph_both_stream_shapes_give_the_same_signals() -> None:
     ]
 
 
+def test_langgraph_messages_without_ids_are_told_apart_by_content_not_address() -> None:
+    """A tool result has no message id: it is known by its call id. The reader once keyed
+    it by the ``id()`` of its dict, so a later result whose dict reused a freed address
+    was dropped (the same object stands for that here)."""
+    from signal_eval_cli.traces.langgraph import LangGraphReader
+    from signal_eval_cli.traces.mapping import ToolRun
+
+    reader = LangGraphReader()
+    raw = {"type": "tool", "content": "Paris: sunny", "tool_call_id": "call_paris"}
+    end = {
+        "event": "on_chain_end",
+        "name": "tools",
+        "parent_ids": ["graph"],
+        "metadata": {"langgraph_node": "tools"},
+        "data": {"output": {"messages": [raw]}},
+    }
+    reader.event(end)
+    raw.update(content="Rome: sunny", tool_call_id="call_rome")
+    reader.event(end)
+    reader.event(end)  # the same result again: kept once
+    runs = [s for s in reader.facts.steps if isinstance(s, ToolRun)]
+    assert [(r.id, r.result) for r in runs] == [
+        ("call_paris", "Paris: sunny"),
+        ("call_rome", "Rome: sunny"),
+    ]
+
+
 def test_streamed_langgraph_text_becomes_deltas() -> None:
     trace = import_trace(FIXTURES / "langgraph_events.jsonl")
     deltas = list(trace.matching("text:delta"))

@@ -64,6 +64,17 @@ def _kind(msg: Mapping[str, Any]) -> str | None:
     return _KINDS.get(str(msg.get("type")))
 
 
+def _message_key(msg: Mapping[str, Any]) -> str | None:
+    """What tells a message repeated by later events from a new one: its id, or a tool
+    result's call id. A message with neither is always new (keying it by the ``id()`` of
+    its dict made a later message whose dict reused a freed address count as seen)."""
+    if msg.get("id"):
+        return f"id:{msg['id']}"
+    if _kind(msg) == "tool" and msg.get("tool_call_id"):
+        return f"tool:{msg['tool_call_id']}"
+    return None
+
+
 def _user_text(messages: Any) -> str | None:
     for item in messages if isinstance(messages, list) else []:
         if isinstance(item, (list, tuple)) and len(item) == 2 and item[0] in ("user", "human"):
@@ -101,10 +112,11 @@ class LangGraphReader:
             msg = message(raw)
             if msg is None:
                 continue
-            key = str(msg.get("id") or id(raw))
-            if key in self.seen:
-                continue
-            self.seen.add(key)
+            key = _message_key(msg)
+            if key is not None:
+                if key in self.seen:
+                    continue
+                self.seen.add(key)
             kind = _kind(msg)
             if kind == "ai":
                 self._model_call(node, msg, at)
