@@ -49,7 +49,7 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.collector import gc_paused
-from signal_eval_cli.errors import EvalError
+from signal_eval_cli.errors import IncompatibleResults
 from signal_eval_cli.persistence import load_result, register_result_kind
 from signal_eval_cli.results import (
     RESULT_SCHEMA_VERSION,
@@ -209,10 +209,6 @@ class CaseResults(Protocol):
 
     @property
     def cases(self) -> list[CaseResult]: ...
-
-
-class IncompatibleResults(EvalError, ValueError):
-    """The two results cannot be gated (interrupted, empty, duplicate ids, different kinds, …)."""
 
 
 @dataclass(frozen=True, slots=True)
