@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from signal_eval_cli.compare import PassRateStats
 from signal_eval_cli.results import CaseResult
+from signal_eval_cli.stats import PassRateStats
 
 __all__ = [
     "assertion_label",

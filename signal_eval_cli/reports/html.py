@@ -23,13 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.assertions.signal import trajectory_pins
-from signal_eval_cli.compare import Comparison, PassRateStats, pass_rate_stats
-from signal_eval_cli.matrix import MatrixResult, VariantPoint
+from signal_eval_cli.comparison import Comparison
+from signal_eval_cli.matrix_model import MatrixResult
+from signal_eval_cli.matrix_ranking import VariantPoint
 from signal_eval_cli.reports._format import fmt_cost, fmt_interval, fmt_ms, is_case_results
 from signal_eval_cli.reports.pareto import pareto_svg
 from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
 from signal_eval_cli.results import AggregateMetrics, CaseResult, SignalsPolicy
 from signal_eval_cli.signals import Signal, Trace
+from signal_eval_cli.stats import PassRateStats, pass_rate_stats
 
 __all__ = ["HtmlReporter", "generate_html_report", "write_html_report"]
 

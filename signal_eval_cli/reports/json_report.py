@@ -11,13 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.compare import Comparison, pass_rate_stats
 from signal_eval_cli.compare_matrix import MatrixComparison
-from signal_eval_cli.matrix import MatrixResult
+from signal_eval_cli.comparison import Comparison
+from signal_eval_cli.matrix_model import MatrixResult
 from signal_eval_cli.reports._format import is_case_results
 from signal_eval_cli.reports.markdown import ReportOptions
 from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
 from signal_eval_cli.results import SignalsPolicy
+from signal_eval_cli.stats import pass_rate_stats
 
 __all__ = ["JsonReporter", "generate_json_report"]
 

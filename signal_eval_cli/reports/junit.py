@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.assertions._registry import capped
-from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.files import atomic_write_text
-from signal_eval_cli.matrix import MatrixResult
+from signal_eval_cli.matrix_model import MatrixResult
 from signal_eval_cli.reports._format import assertion_label, is_case_results, truncate
 from signal_eval_cli.reports.reporter import ReportContext
 from signal_eval_cli.results import CaseResult
+from signal_eval_cli.stats import pass_rate_stats
 
 __all__ = ["junit_xml", "write_junit_report"]
 

@@ -17,15 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.assertions import AssertionResult
-from signal_eval_cli.compare import (
-    CaseChange,
-    Comparison,
-    ComparisonSummary,
-    PassRateStats,
-    pass_rate_stats,
-)
 from signal_eval_cli.compare_matrix import MatrixComparison, MatrixComparisonSummary
-from signal_eval_cli.matrix import MatrixResult
+from signal_eval_cli.comparison import CaseChange, Comparison, ComparisonSummary
+from signal_eval_cli.matrix_model import MatrixResult
 from signal_eval_cli.redaction import redact_text
 from signal_eval_cli.reports._format import (
     assertion_label,
@@ -44,6 +38,7 @@ from signal_eval_cli.reports._format import (
 )
 from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
 from signal_eval_cli.results import AggregateMetrics, CaseResult
+from signal_eval_cli.stats import PassRateStats, pass_rate_stats
 
 __all__ = ["ReportOptions", "generate_markdown_report", "write_markdown_report"]
 
