@@ -44,6 +44,7 @@ __all__ = [
     "check_filters",
     "dataset_result",
     "never_ran",
+    "not_run",
     "run_case",
     "run_dataset",
     "select_cases",
@@ -515,7 +516,7 @@ def dataset_result(
     finished: list[CaseResult] = []
     for result, case in zip(results, cases, strict=True):
         if result is None:
-            result = _not_run(case)
+            result = not_run(case)
             if options.on_case_complete is not None:
                 options.on_case_complete(result)
         finished.append(result)
@@ -533,7 +534,8 @@ def _skipped(case: EvalCase) -> CaseResult:
     return CaseResult(case.id, passed=True, name=case.name, skipped=True, tags=list(case.tags))
 
 
-def _not_run(case: EvalCase) -> CaseResult:
+def not_run(case: EvalCase) -> CaseResult:
+    """A case fail-fast kept from starting, reported skipped with :data:`NOT_RUN`."""
     skipped = _skipped(case)
     if not case.skip:  # a skip: case keeps its own reason, not fail-fast's
         skipped.error = NOT_RUN

@@ -55,7 +55,7 @@ from signal_eval_cli.assertions._helpers import short
 from signal_eval_cli.errors import InputError, ParamError, Problem
 from signal_eval_cli.harness.protocol import HarnessContext
 from signal_eval_cli.loading import Document, kind_of, load_document, validate_document
-from signal_eval_cli.paths import base_dir_of, default_cassette, resolve_from
+from signal_eval_cli.paths import base_dir_of, harness_cassette, resolve_from
 from signal_eval_cli.patterns import (
     compile_glob,
     get_path,
@@ -783,10 +783,9 @@ def _cassette_path(
     base_dir: Path | None,
     dataset_path: str | Path | None,
 ) -> Path:
-    if cassette is not None:
-        return resolve_from(cassette, base_dir)
-    if dataset_path is not None:
-        return default_cassette(dataset_path)
+    path = harness_cassette(cassette, dataset_path, base_dir)
+    if path is not None:
+        return path
     if spec.path is None:
         raise InputError("reactive harness: agents given inline and no dataset: pass cassette=PATH")
     # no dataset (library use): name it after the agents file, in the same place

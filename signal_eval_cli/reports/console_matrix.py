@@ -10,7 +10,7 @@ from rich.text import Text
 
 from signal_eval_cli.compare import CaseChange, Comparison, Regression, pass_rate_stats
 from signal_eval_cli.compare_matrix import MatrixComparison
-from signal_eval_cli.matrix import MatrixResult
+from signal_eval_cli.matrix import MatrixResult, VariantResult
 from signal_eval_cli.reports._format import (
     fmt_cost,
     fmt_delta_pct,
@@ -27,6 +27,7 @@ __all__ = [
     "print_comparison",
     "print_matrix",
     "print_matrix_comparison",
+    "variant_line",
 ]
 
 _CONFIDENCE_STYLE = {"high": "bold green", "medium": "yellow", "low": "red"}
@@ -64,6 +65,11 @@ def matrix_table(result: MatrixResult) -> Table:
             style="bold" if v.variant_id == chosen else None,
         )
     return table
+
+
+def variant_line(variant: VariantResult) -> str:
+    """The progress line of a variant that finished: ``✓ <name>: <pass rate>``."""
+    return f"✓ {variant.variant_name}: {fmt_pass_rate(pass_rate_stats(variant.result.cases))}"
 
 
 def print_matrix(result: MatrixResult, console: Console | None = None) -> None:
