@@ -13,6 +13,8 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
+from signal_eval_cli.errors import EvalError
+
 __all__ = [
     "AgentTaskError",
     "PathEscapeError",
@@ -25,7 +27,7 @@ __all__ = [
 _WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:|[\\/]{2})")
 
 
-class AgentTaskError(ValueError):
+class AgentTaskError(EvalError, ValueError):
     """An agentTask that cannot be applied; nothing was written."""
 
 

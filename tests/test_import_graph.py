@@ -31,8 +31,8 @@ ALLOWED_CYCLE_EDGES: dict[tuple[str, str], str] = {
     "issue 12 item 9 passes the prices in instead (part A)",
     ("compare", "compare_matrix"): "compare() dispatches matrix results to compare_matrix; "
     "issue 12 items 1-2 give result kinds one table (part A)",
-    ("matrix", "scenarios"): "a matrix file over scenarios is loaded by matrix.load_matrix; "
-    "issue 12 item 5 splits matrix's file loading from its model (part A)",
+    ("errors", "limits"): "errors.edit_distance reads limits.MAX_SUGGEST_LENGTH (deferred), "
+    "while limits' errors derive from errors.EvalError (part A, issue 12 item 7)",
     ("validate", "harness"): "validate checks the harness a dataset names, while the "
     "reactive harness registers its agents file kind in validate on import; issue 12 "
     "item 2 replaces import-time registration by one table (part A)",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from signal_eval_cli.errors import InputError, Problem, closest, edit_distance, shorten
+from signal_eval_cli.kinds import is_scenario_data
 from signal_eval_cli.loading import Document, load_document, schema_validator, validate_document
 from signal_eval_cli.scenarios.adapters import ADAPTERS, DEFAULT_TIMEOUT_MS, Adapter
 from signal_eval_cli.scenarios.workspace import (
@@ -187,16 +188,6 @@ class Scenario:
 
 
 # -- validation ------------------------------------------------------------------------
-
-
-def is_scenario_data(data: Mapping[str, Any]) -> bool:
-    """How ``signal-eval validate`` tells a scenario from a dataset or a matrix."""
-    return "cases" not in data and (
-        "adapterId" in data
-        or "patternAssertions" in data
-        or "agentTask" in data
-        or ("fixture" in data and "goals" in data)
-    )
 
 
 def _trace_types() -> list[str]:
