@@ -142,8 +142,8 @@ class _CasesJob:
     harnesses: dict[str, Any] = field(default_factory=dict)
 
     def prepare(self) -> None:
+        from signal_eval_cli.harness.threads import HarnessThreads
         from signal_eval_cli.providers.recording import hand_over
-        from signal_eval_cli.runner import HarnessThreads
 
         hand_over()  # the harnesses' recorders: the driver's write the cassettes
         self.harnesses = {vid: spec.build() for vid, spec in self.variants.items()}

@@ -45,7 +45,7 @@ ALLOWED_CYCLE_EDGES: dict[tuple[str, str], str] = {
 }
 ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
     # (importing module, imported private module or name): why it stays.
-    ("signal_eval_cli.harness.reactive", "signal_eval_cli.assertions._helpers"): "short(); "
+    ("signal_eval_cli.harness.reactive.guards", "signal_eval_cli.assertions._helpers"): "short(); "
     "part B makes the assertions helpers public (issue 12 item 9)",
     ("signal_eval_cli.scenarios.runner", "signal_eval_cli.assertions._registry"): "part B "
     "makes the registry's names public (issue 12 items 3, 9)",
