@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.comparison import (
@@ -64,7 +64,7 @@ from signal_eval_cli.comparison import (
     Verdict,
 )
 from signal_eval_cli.errors import IncompatibleResults
-from signal_eval_cli.kinds import CaseResults, kind_of
+from signal_eval_cli.kinds import CaseResults, has_cases, kind_of
 from signal_eval_cli.persistence import load_result
 from signal_eval_cli.results import CaseResult
 from signal_eval_cli.stats import (
@@ -74,6 +74,9 @@ from signal_eval_cli.stats import (
     pass_rate_stats,
     wilson_interval,
 )
+
+if TYPE_CHECKING:
+    from signal_eval_cli.compare_matrix import MatrixComparison
 
 __all__ = [
     "Z_95",
@@ -114,7 +117,7 @@ def compare_files(
     options: CompareOptions | None = None,
     *,
     variant: str | None = None,
-) -> Any:
+) -> Comparison | MatrixComparison:
     """Load two saved results and compare them (what ``signal-eval compare`` does): a
     :class:`Comparison`, or for two matrices a
     :class:`~signal_eval_cli.compare_matrix.MatrixComparison` (``variant``: one
@@ -142,7 +145,7 @@ def compare_files(
 
 def _check_compatible(baseline: object, candidate: object) -> None:
     for label, result in (("baseline", baseline), ("candidate", candidate)):
-        if not isinstance(getattr(result, "cases", None), list):
+        if not has_cases(result):
             raise IncompatibleResults(
                 f"the {label} is a {kind_of(result)} result: compare takes results with "
                 "cases (dataset or scenario results), or two matrix results"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 if TYPE_CHECKING:
     from signal_eval_cli.loading import Document
@@ -28,6 +28,7 @@ __all__ = [
     "CaseResults",
     "DocumentKind",
     "Result",
+    "has_cases",
     "kind_of",
     "register_document_kind",
     "register_result_kind",
@@ -83,6 +84,12 @@ def register_result_kind(kind: str, result_class: type[Result] | str) -> None:
     """Teach :func:`~signal_eval_cli.persistence.load_result` a kind from outside the
     package: its class, or where it is (``"package.module:Class"``)."""
     RESULT_KINDS[kind] = result_class
+
+
+def has_cases(result: object) -> TypeGuard[CaseResults]:
+    """Dataset results, scenario results — anything with a name and a list of cases."""
+    cases = getattr(result, "cases", None)
+    return isinstance(cases, list) and isinstance(getattr(result, "name", None), str)
 
 
 def kind_of(result: object) -> str:

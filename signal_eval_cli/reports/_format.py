@@ -22,7 +22,6 @@ __all__ = [
     "fmt_run_rate",
     "fmt_runs",
     "fmt_signed",
-    "is_case_results",
     "repeated",
     "truncate",
 ]
@@ -119,12 +118,6 @@ def failure_lines(case: CaseResult, *, limit: int = 300) -> list[str]:
         for a in case.failed_assertions
     ]
     return lines
-
-
-def is_case_results(result: object) -> bool:
-    """Dataset results, scenario results — anything with a name and a list of cases."""
-    cases = getattr(result, "cases", None)
-    return isinstance(cases, list) and isinstance(getattr(result, "name", None), str)
 
 
 def ran(cases: Iterable[CaseResult]) -> list[CaseResult]:

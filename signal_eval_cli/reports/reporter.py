@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from signal_eval_cli.kinds import RESULT_KINDS as _KINDS
+from signal_eval_cli.kinds import Result
 from signal_eval_cli.results import SignalsPolicy
 
 __all__ = ["RESULT_KINDS", "ReportContext", "Reporter"]
@@ -43,4 +44,4 @@ class Reporter(Protocol):
     noun: str
     """What it writes, in messages: ``"<noun> written to <path>"``."""
 
-    def write(self, result: Any, path: Path, context: ReportContext) -> None: ...
+    def write(self, result: Result, path: Path, context: ReportContext) -> None: ...

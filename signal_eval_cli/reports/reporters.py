@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.kinds import kind_of
+from signal_eval_cli.kinds import Result, kind_of
 from signal_eval_cli.reports.html import HtmlReporter
 from signal_eval_cli.reports.json_report import JsonReporter
 from signal_eval_cli.reports.junit import JunitReporter
@@ -33,7 +33,7 @@ REPORTERS: list[Reporter] = [
 
 
 def write_reports(
-    result: Any,
+    result: Result,
     paths: Mapping[str, str | Path | None],
     *,
     signals: SignalsPolicy = "failed",
