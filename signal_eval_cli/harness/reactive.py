@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.assertions._helpers import short
+from signal_eval_cli.assertions.helpers import short
 from signal_eval_cli.errors import InputError, ParamError, Problem
 from signal_eval_cli.harness.protocol import HarnessContext
 from signal_eval_cli.loading import Document, kind_of, load_document, validate_document
