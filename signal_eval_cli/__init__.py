@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     )
     from signal_eval_cli.errors import (
         EvalError,
+        IncompatibleResults,
         InputError,
         InvalidAssertion,
         Problem,
@@ -76,6 +77,7 @@ __all__ = [
     "EvalError",
     "HarnessContext",
     "HarnessSpec",
+    "IncompatibleResults",
     "InputError",
     "InvalidAssertion",
     "Judge",
@@ -136,6 +138,7 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "EvalError": "signal_eval_cli.errors",
     "HarnessContext": "signal_eval_cli.harness",
     "HarnessSpec": "signal_eval_cli.dataset",
+    "IncompatibleResults": "signal_eval_cli.errors",
     "InputError": "signal_eval_cli.errors",
     "InvalidAssertion": "signal_eval_cli.errors",
     "Judge": "signal_eval_cli.assertions",

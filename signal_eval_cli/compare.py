@@ -37,39 +37,63 @@ Percentages (``*_pct``) are percent, e.g. ``12.5`` for +12.5 %.
 Baseline cases missing from the candidate are listed in ``removed_cases``; those
 that passed in the baseline are counted in :attr:`Comparison.notes` (printed by the
 CLI) but do not block.
+
+The model it builds (:class:`Comparison`…) is :mod:`signal_eval_cli.comparison`; the
+statistics are :mod:`signal_eval_cli.stats`. Their names are importable from here too.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
-from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.collector import gc_paused
-from signal_eval_cli.errors import EvalError
-from signal_eval_cli.persistence import load_result, register_result_kind
-from signal_eval_cli.results import (
-    RESULT_SCHEMA_VERSION,
-    AggregateMetrics,
-    CaseResult,
-    DatasetResult,
-    camel_case,
+from signal_eval_cli.comparison import (
+    CaseChange,
+    CompareOptions,
+    Comparison,
+    ComparisonSummary,
+    Improvement,
+    Metric,
+    Regression,
+    ResultSummary,
+    Severity,
+    Side,
+    Verdict,
+)
+from signal_eval_cli.errors import IncompatibleResults
+from signal_eval_cli.kinds import CaseResults, has_cases, kind_of
+from signal_eval_cli.persistence import load_result
+from signal_eval_cli.results import CaseResult
+from signal_eval_cli.stats import (
+    Z_95,
+    PassRateStats,
+    fisher_exact_greater,
+    pass_rate_stats,
+    wilson_interval,
 )
 
+if TYPE_CHECKING:
+    from signal_eval_cli.compare_matrix import MatrixComparison
+
 __all__ = [
+    "Z_95",
     "CaseChange",
+    "CaseResults",
     "CompareOptions",
     "Comparison",
     "ComparisonSummary",
     "Improvement",
     "IncompatibleResults",
+    "Metric",
     "PassRateStats",
     "Regression",
     "ResultSummary",
+    "Severity",
     "Side",
+    "Verdict",
     "compare",
     "compare_files",
     "fisher_exact_greater",
@@ -78,464 +102,10 @@ __all__ = [
     "wilson_interval",
 ]
 
-Severity = Literal["critical", "warning"]
-Verdict = Literal["better", "worse", "equivalent", "mixed"]
-Metric = Literal["passRate", "latency", "cost"]
+result_kind = kind_of
+"""The old name of :func:`signal_eval_cli.kinds.kind_of`."""
 
-Z_95 = 1.959963984540054
 _EPS = 1e-12
-
-
-# -- statistics (stdlib only) -----------------------------------------------------------------
-
-
-def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (95 % by default); ``(0, 1)`` for ``n = 0``.
-
-    Unlike the normal approximation it stays inside [0, 1] and is honest for 0/n and n/n.
-    """
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    z2 = z * z
-    denominator = 1 + z2 / n
-    centre = (p + z2 / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
-    low = 0.0 if successes <= 0 else max(0.0, centre - half)
-    high = 1.0 if successes >= n else min(1.0, centre + half)  # exact ends, no float dust
-    return low, high
-
-
-def fisher_exact_greater(a_passes: int, a_runs: int, b_passes: int, b_runs: int) -> float:
-    """One-sided Fisher exact p-value that A's pass probability is greater than B's.
-
-    Under the null hypothesis (same pass probability) A's pass count is hypergeometric
-    given the margins; the p-value is the chance of A passing ``a_passes`` times or more.
-    """
-    total, passes = a_runs + b_runs, a_passes + b_passes
-    if a_runs <= 0 or b_runs <= 0:
-        return 1.0
-    upper = min(passes, a_runs)
-    tail = sum(
-        math.comb(passes, x) * math.comb(total - passes, a_runs - x)
-        for x in range(a_passes, upper + 1)
-    )
-    return min(1.0, tail / math.comb(total, a_runs))
-
-
-@dataclass(frozen=True, slots=True)
-class PassRateStats:
-    """Pass counts of a set of cases, per case (pass^k) and per run, with 95 % intervals."""
-
-    cases: int
-    passed_cases: int
-    runs: int
-    passed_runs: int
-    flaky_cases: int
-    repeated: bool
-
-    @property
-    def pass_rate(self) -> float:
-        return self.passed_cases / self.cases if self.cases else 0.0
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return wilson_interval(self.passed_cases, self.cases)
-
-    @property
-    def run_pass_rate(self) -> float:
-        return self.passed_runs / self.runs if self.runs else 0.0
-
-    @property
-    def run_interval(self) -> tuple[float, float]:
-        return wilson_interval(self.passed_runs, self.runs)
-
-    @property
-    def show_interval(self) -> bool:
-        """Worth printing when runs were repeated or there are many cases (issue 5)."""
-        return self.repeated or self.cases >= 10
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "cases": self.cases,
-            "passedCases": self.passed_cases,
-            "passRate": self.pass_rate,
-            "passRateInterval": _interval_dict(self.interval),
-            "runs": self.runs,
-            "passedRuns": self.passed_runs,
-            "flakyCases": self.flaky_cases,
-        }
-        if self.repeated:
-            out["runPassRate"] = self.run_pass_rate
-            out["runPassRateInterval"] = _interval_dict(self.run_interval)
-        return out
-
-
-def _interval_dict(interval: tuple[float, float]) -> dict[str, float]:
-    low, high = interval
-    return {"low": round(low, 6), "high": round(high, 6), "level": 0.95}
-
-
-def pass_rate_stats(cases: Iterable[CaseResult]) -> PassRateStats:
-    """Counts over the cases that ran (skipped ones excluded)."""
-    n = passed = runs = passed_runs = flaky = 0
-    repeated = False
-    for case in cases:  # hot: 100,000-case results; no per-case property calls
-        if case.skipped:
-            continue
-        n += 1
-        passed += case.passed
-        outcomes = case.outcomes
-        if outcomes is None:
-            runs += 1
-            passed_runs += case.passed
-        else:
-            k = sum(outcomes)
-            runs += len(outcomes)
-            passed_runs += k
-            flaky += 0 < k < len(outcomes)
-            repeated = True
-    return PassRateStats(n, passed, runs, passed_runs, flaky, repeated)
-
-
-# -- types -------------------------------------------------------------------------------------
-
-
-class CaseResults(Protocol):
-    """What :func:`compare` needs: dataset results, scenario results, …"""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def cases(self) -> list[CaseResult]: ...
-
-
-class IncompatibleResults(EvalError, ValueError):
-    """The two results cannot be gated (interrupted, empty, duplicate ids, different kinds, …)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CompareOptions:
-    pass_rate_threshold: float = 0.05
-    """Minimum pass-rate change (absolute) that makes the verdict better or worse."""
-    latency_threshold: float = 0.10
-    """Relative latency change beyond which a case or the average counts as changed."""
-    latency_floor_ms: float = 50.0
-    """A latency change of at most this many ms never counts, whatever its percentage:
-    on a fast harness 1 ms → 4 ms is +300 % of timer noise."""
-    cost_threshold: float = 0.10
-    """Relative cost change beyond which a case or the total counts as changed."""
-    critical_on_pass_to_fail: bool = True
-    significance: float = 0.05
-    """With repeats: the one-sided Fisher p-value at or below which a change is real."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {camel_case(k): v for k, v in asdict(self).items()}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CompareOptions:
-        defaults = cls()
-        return cls(**{k: type(v)(data.get(camel_case(k), v)) for k, v in asdict(defaults).items()})
-
-
-@dataclass(frozen=True, slots=True)
-class Side:
-    """One side of a change: did the case pass, and the value compared (ms, USD, rate)."""
-
-    passed: bool
-    value: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"passed": self.passed}
-        if self.value is not None:
-            out["value"] = self.value
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Side:
-        value = data.get("value")
-        return cls(bool(data["passed"]), float(value) if value is not None else None)
-
-
-@dataclass(slots=True)
-class CaseChange:
-    """What regressions and improvements share."""
-
-    case_id: str
-    type: str
-    description: str
-    baseline: Side
-    candidate: Side
-    case_name: str | None = None
-    delta: float | None = None
-    metric: Metric | None = None
-    p_value: float | None = None
-    """With repeats: the one-sided Fisher p-value behind the decision."""
-
-    def _common_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"caseId": self.case_id}
-        if self.case_name is not None:
-            out["caseName"] = self.case_name
-        out |= {
-            "type": self.type,
-            "description": self.description,
-            "baseline": self.baseline.to_dict(),
-            "candidate": self.candidate.to_dict(),
-        }
-        for key, value in (("delta", self.delta), ("metric", self.metric)):
-            if value is not None:
-                out[key] = value
-        if self.p_value is not None:
-            out["pValue"] = round(self.p_value, 6)
-        return out
-
-    @staticmethod
-    def _common_kwargs(data: Mapping[str, Any]) -> dict[str, Any]:
-        delta, p_value = data.get("delta"), data.get("pValue")
-        return {
-            "case_id": str(data["caseId"]),
-            "type": str(data["type"]),
-            "description": str(data.get("description", "")),
-            "baseline": Side.from_dict(data["baseline"]),
-            "candidate": Side.from_dict(data["candidate"]),
-            "case_name": data.get("caseName"),
-            "delta": float(delta) if delta is not None else None,
-            "metric": data.get("metric"),
-            "p_value": float(p_value) if p_value is not None else None,
-        }
-
-
-@dataclass(slots=True)
-class Regression(CaseChange):
-    """``pass_to_fail`` or ``metric_degraded``; ``critical`` ones block a merge."""
-
-    severity: Severity = "critical"
-    failed_assertions: list[AssertionResult] = field(default_factory=list)
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = self._common_dict() | {"severity": self.severity}
-        if self.failed_assertions:
-            out["failedAssertions"] = [a.to_dict() for a in self.failed_assertions]
-        if self.error is not None:
-            out["error"] = self.error
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Regression:
-        return cls(
-            **cls._common_kwargs(data),
-            severity="warning" if data.get("severity") == "warning" else "critical",
-            failed_assertions=[
-                AssertionResult.from_dict(a) for a in data.get("failedAssertions", [])
-            ],
-            error=data.get("error"),
-        )
-
-
-@dataclass(slots=True)
-class Improvement(CaseChange):
-    """``fail_to_pass`` or ``metric_improved``."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return self._common_dict()
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Improvement:
-        return cls(**cls._common_kwargs(data))
-
-
-@dataclass(slots=True)
-class ResultSummary:
-    """The headline numbers of one side, kept so a saved comparison stands on its own."""
-
-    name: str
-    kind: str
-    total_cases: int
-    passed_cases: int
-    failed_cases: int
-    skipped_cases: int
-    pass_rate: float
-    aggregate: AggregateMetrics
-    stats: PassRateStats
-    started_at: str = ""
-
-    @classmethod
-    def of(cls, result: CaseResults) -> ResultSummary:
-        stats = pass_rate_stats(result.cases)
-        return cls(
-            name=result.name,
-            kind=result_kind(result),
-            total_cases=len(result.cases),
-            passed_cases=stats.passed_cases,
-            failed_cases=stats.cases - stats.passed_cases,
-            skipped_cases=len(result.cases) - stats.cases,
-            pass_rate=stats.pass_rate,
-            aggregate=AggregateMetrics.of(result.cases),
-            stats=stats,
-            started_at=str(getattr(result, "started_at", "") or ""),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "totalCases": self.total_cases,
-            "passedCases": self.passed_cases,
-            "failedCases": self.failed_cases,
-            "skippedCases": self.skipped_cases,
-            "passRate": self.pass_rate,
-            "aggregateMetrics": self.aggregate.to_dict(),
-            "statistics": self.stats.to_dict(),
-            "startedAt": self.started_at,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ResultSummary:
-        st = data.get("statistics", {})
-        stats = PassRateStats(
-            cases=int(st.get("cases", 0)),
-            passed_cases=int(st.get("passedCases", 0)),
-            runs=int(st.get("runs", 0)),
-            passed_runs=int(st.get("passedRuns", 0)),
-            flaky_cases=int(st.get("flakyCases", 0)),
-            repeated="runPassRate" in st,
-        )
-        return cls(
-            name=str(data["name"]),
-            kind=str(data.get("kind", "dataset")),
-            total_cases=int(data["totalCases"]),
-            passed_cases=int(data["passedCases"]),
-            failed_cases=int(data["failedCases"]),
-            skipped_cases=int(data.get("skippedCases", 0)),
-            pass_rate=float(data["passRate"]),
-            aggregate=AggregateMetrics.from_dict(data.get("aggregateMetrics", {})),
-            stats=stats,
-            started_at=str(data.get("startedAt", "")),
-        )
-
-
-@dataclass(slots=True)
-class ComparisonSummary:
-    pass_rate_delta: float
-    avg_latency_delta_ms: float
-    avg_latency_delta_pct: float
-    cost_delta: float
-    cost_delta_pct: float
-    verdict: Verdict
-    should_block: bool
-    block_reason: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "passRateDelta": round(self.pass_rate_delta, 6),
-            "avgLatencyDeltaMs": round(self.avg_latency_delta_ms, 3),
-            "avgLatencyDeltaPct": round(self.avg_latency_delta_pct, 3),
-            "costDelta": round(self.cost_delta, 9),
-            "costDeltaPct": round(self.cost_delta_pct, 3),
-            "verdict": self.verdict,
-            "shouldBlock": self.should_block,
-        }
-        if self.block_reason is not None:
-            out["blockReason"] = self.block_reason
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ComparisonSummary:
-        verdict = data["verdict"]
-        if verdict not in ("better", "worse", "equivalent", "mixed"):
-            raise ValueError(f"unknown verdict {verdict!r}")
-        return cls(
-            pass_rate_delta=float(data["passRateDelta"]),
-            avg_latency_delta_ms=float(data["avgLatencyDeltaMs"]),
-            avg_latency_delta_pct=float(data["avgLatencyDeltaPct"]),
-            cost_delta=float(data["costDelta"]),
-            cost_delta_pct=float(data["costDeltaPct"]),
-            verdict=verdict,
-            should_block=bool(data["shouldBlock"]),
-            block_reason=data.get("blockReason"),
-        )
-
-
-@dataclass(slots=True)
-class Comparison:
-    baseline: ResultSummary
-    candidate: ResultSummary
-    regressions: list[Regression]
-    improvements: list[Improvement]
-    unchanged: list[str]
-    """Cases with the same pass/fail status (they may still carry metric changes)."""
-    new_cases: list[str]
-    removed_cases: list[str]
-    skipped_cases: list[str]
-    """Present on both sides but skipped on at least one: not compared."""
-    summary: ComparisonSummary
-    options: CompareOptions = field(default_factory=CompareOptions)
-    removed_passing: list[str] = field(default_factory=list)
-    """Removed cases that passed in the baseline (not saved: the file keeps ``removedCases``)."""
-
-    kind: ClassVar[str] = "comparison"
-
-    @property
-    def notes(self) -> list[str]:
-        """Things a reviewer should see that do not block the merge."""
-        n = len(self.removed_passing)
-        if not n:
-            return []
-        shown = ", ".join(self.removed_passing[:5]) + (f" and {n - 5} more" if n > 5 else "")
-        plural = "s" if n != 1 else ""
-        verb = "were" if n != 1 else "was"
-        return [
-            f"{n} baseline case{plural} missing from the candidate "
-            f"({verb} passing in the baseline): {shown}"
-        ]
-
-    @property
-    def name(self) -> str:
-        if self.baseline.name == self.candidate.name:
-            return self.candidate.name
-        return f"{self.baseline.name} → {self.candidate.name}"
-
-    @property
-    def critical(self) -> list[Regression]:
-        return [r for r in self.regressions if r.severity == "critical"]
-
-    def to_dict(self, signals: Any = None) -> dict[str, Any]:
-        """The saved form (``signals`` is accepted for :func:`save_result` and ignored)."""
-        return {
-            "schemaVersion": RESULT_SCHEMA_VERSION,
-            "kind": self.kind,
-            "name": self.name,
-            "options": self.options.to_dict(),
-            "baseline": self.baseline.to_dict(),
-            "candidate": self.candidate.to_dict(),
-            "summary": self.summary.to_dict(),
-            "regressions": [r.to_dict() for r in self.regressions],
-            "improvements": [i.to_dict() for i in self.improvements],
-            "unchanged": self.unchanged,
-            "newCases": self.new_cases,
-            "removedCases": self.removed_cases,
-            "skippedCases": self.skipped_cases,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
-        return cls(
-            baseline=ResultSummary.from_dict(data["baseline"]),
-            candidate=ResultSummary.from_dict(data["candidate"]),
-            regressions=[Regression.from_dict(r) for r in data["regressions"]],
-            improvements=[Improvement.from_dict(i) for i in data["improvements"]],
-            unchanged=[str(c) for c in data["unchanged"]],
-            new_cases=[str(c) for c in data["newCases"]],
-            removed_cases=[str(c) for c in data["removedCases"]],
-            skipped_cases=[str(c) for c in data.get("skippedCases", [])],
-            summary=ComparisonSummary.from_dict(data["summary"]),
-            options=CompareOptions.from_dict(data.get("options", {})),
-        )
-
-
-register_result_kind("comparison", Comparison.from_dict)
 
 
 # -- compare -----------------------------------------------------------------------------------
@@ -547,7 +117,7 @@ def compare_files(
     options: CompareOptions | None = None,
     *,
     variant: str | None = None,
-) -> Any:
+) -> Comparison | MatrixComparison:
     """Load two saved results and compare them (what ``signal-eval compare`` does): a
     :class:`Comparison`, or for two matrices a
     :class:`~signal_eval_cli.compare_matrix.MatrixComparison` (``variant``: one
@@ -573,22 +143,14 @@ def compare_files(
         return compare_results(base, cand, options, variant=variant)
 
 
-def result_kind(result: object) -> str:
-    """``dataset``, ``matrix``, ``comparison``, or whatever ``kind`` a result declares."""
-    kind = getattr(result, "kind", None)
-    if isinstance(kind, str):
-        return kind
-    return "dataset" if type(result) is DatasetResult else type(result).__name__
-
-
 def _check_compatible(baseline: object, candidate: object) -> None:
     for label, result in (("baseline", baseline), ("candidate", candidate)):
-        if not isinstance(getattr(result, "cases", None), list):
+        if not has_cases(result):
             raise IncompatibleResults(
-                f"the {label} is a {result_kind(result)} result: compare takes results with "
+                f"the {label} is a {kind_of(result)} result: compare takes results with "
                 "cases (dataset or scenario results), or two matrix results"
             )
-    base_kind, cand_kind = result_kind(baseline), result_kind(candidate)
+    base_kind, cand_kind = kind_of(baseline), kind_of(candidate)
     if base_kind != cand_kind:
         raise IncompatibleResults(
             f"cannot compare a {base_kind} result with a {cand_kind} result: run the same "

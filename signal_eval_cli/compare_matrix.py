@@ -14,15 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from signal_eval_cli.compare import (
-    CompareOptions,
-    Comparison,
-    IncompatibleResults,
-    Verdict,
-    compare,
-    result_kind,
-)
-from signal_eval_cli.persistence import register_result_kind
+from signal_eval_cli.compare import compare
+from signal_eval_cli.comparison import CompareOptions, Comparison, Verdict
+from signal_eval_cli.errors import IncompatibleResults
+from signal_eval_cli.kinds import kind_of
 from signal_eval_cli.results import RESULT_SCHEMA_VERSION
 
 __all__ = [
@@ -140,9 +135,6 @@ class MatrixComparison:
         )
 
 
-register_result_kind("matrixComparison", MatrixComparison.from_dict)
-
-
 def _variants(label: str, matrix: Any) -> dict[str, Any]:
     if getattr(matrix, "interrupted", False):
         raise IncompatibleResults(
@@ -188,10 +180,10 @@ def compare_matrices(
 
 
 def _variant(label: str, matrix: Any, variant_id: str) -> Any:
-    if result_kind(matrix) != "matrix":
+    if kind_of(matrix) != "matrix":
         raise IncompatibleResults(
             f"--variant picks a variant of a matrix result; the {label} is a "
-            f"{result_kind(matrix)} result"
+            f"{kind_of(matrix)} result"
         )
     found = _variants(label, matrix).get(variant_id)
     if found is None:
@@ -221,6 +213,6 @@ def compare_results(
     variant by variant (only ``variant``, as case results, when given); results with
     cases compare case by case (:func:`compare`)."""
     baseline, candidate = pick_variant(baseline, candidate, variant)
-    if result_kind(baseline) == result_kind(candidate) == "matrix":
+    if kind_of(baseline) == kind_of(candidate) == "matrix":
         return compare_matrices(baseline, candidate, options)
     return compare(baseline, candidate, options)

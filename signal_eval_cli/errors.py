@@ -1,7 +1,22 @@
-"""Errors that point at the user's input, never at our code.
+"""The errors this package raises on purpose, under one root: :class:`EvalError`.
 
-Every problem a user can fix is a :class:`Problem` with ``file:line:col``; the CLI
-prints them all and exits 2, with no traceback.
+``except EvalError`` catches every one of them (and no bug of ours). Each is defined
+beside the code that raises it, as a subclass of :class:`EvalError` (those that were
+``ValueError`` s stay ``ValueError`` s too, so code that catches those still does):
+
+* :class:`InputError` (here) — problems in files or arguments a user gave; every one a
+  :class:`Problem` with ``file:line:col``; the CLI prints them all and exits 2, with no
+  traceback. :class:`ParamError` locates one at a harness param.
+* :class:`InvalidAssertion`, :class:`UnknownAssertionType` (here) — an assertion built in
+  code that is malformed, or of a type nobody registered.
+* :class:`IncompatibleResults` (here) — two results :func:`~signal_eval_cli.compare.compare`
+  cannot gate; the CLI turns it into an :class:`InputError` (exit 2).
+* ``providers.base.ProviderError`` — a model call that failed.
+* ``judges.JudgeError`` — a judge that could not give a verdict.
+* ``traces.source.TraceFormatError`` — a trace record an importer cannot read.
+* ``regex_budget.RegexTimeout`` — a pattern that ran out of its time budget.
+* ``scenarios.workspace.AgentTaskError``, ``scenarios.patching.PatchError``,
+  ``scenarios.junit.JunitError`` — an agent task, patch or JUnit report that cannot be used.
 """
 
 from __future__ import annotations
@@ -10,6 +25,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "EvalError",
+    "IncompatibleResults",
     "InputError",
     "InvalidAssertion",
     "ParamError",
@@ -37,7 +53,7 @@ class Problem:
 
 
 class EvalError(Exception):
-    """Base class of the errors this package raises on purpose."""
+    """The root of the errors this package raises on purpose (see the module docstring)."""
 
 
 class InputError(EvalError):
@@ -78,6 +94,10 @@ class UnknownAssertionType(EvalError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class IncompatibleResults(EvalError, ValueError):
+    """The two results cannot be gated (interrupted, empty, duplicate ids, different kinds, …)."""
 
 
 def shorten(text: str, limit: int = 80) -> str:

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from signal_eval_cli.assertions import JudgeRequest, JudgeVerdict
+from signal_eval_cli.errors import EvalError
 from signal_eval_cli.providers.base import Provider, ProviderError, ProviderRequest
 from signal_eval_cli.providers.cassette import CassetteFile
 from signal_eval_cli.providers.recording import RecordingProvider
@@ -76,7 +77,7 @@ Respond with only a JSON object, no other text:
 with exactly one entry for each criterion, in the order given."""
 
 
-class JudgeError(Exception):
+class JudgeError(EvalError):
     """The judge could not give a verdict (no model, a failed call)."""
 
 

@@ -12,6 +12,8 @@ import math
 import re
 from typing import Any
 
+from signal_eval_cli.errors import EvalError
+
 __all__ = [
     "MAX_ALIAS_NODES",
     "MAX_DEPTH",
@@ -28,7 +30,7 @@ MAX_INT_DIGITS = 4300  # Python's own bound on int <-> str conversion
 MAX_SUGGEST_LENGTH = 100  # longer unknown names get no "did you mean" (edit distance is O(n·m))
 
 
-class JsonProblem(ValueError):
+class JsonProblem(EvalError, ValueError):
     """Invalid or out-of-bounds JSON, at a 1-based line and column."""
 
     def __init__(self, line: int, column: int, message: str) -> None:

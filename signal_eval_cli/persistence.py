@@ -27,10 +27,9 @@ instead of decoding every case.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,29 +37,12 @@ from signal_eval_cli.case_index import INDEX_KEY, build_index, open_sealed, seal
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.files import atomic_write_bytes
+from signal_eval_cli.kinds import RESULT_KINDS, Result, register_result_kind, result_type
 from signal_eval_cli.limits import JsonProblem, loads_json
 from signal_eval_cli.redaction import redact_text
 from signal_eval_cli.results import RESULT_SCHEMA_VERSION, DatasetResult, SignalsPolicy
 
 __all__ = ["load_result", "register_result_kind", "result_to_json", "save_result"]
-
-_LOADERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {"dataset": DatasetResult.from_dict}
-
-
-def register_result_kind(kind: str, loader: Callable[[Mapping[str, Any]], Any]) -> None:
-    """Teach :func:`load_result` a new ``kind`` (matrix, comparison, scenarios…)."""
-    _LOADERS[kind] = loader
-
-
-# The modules that register the other kinds (the library imports lazily: nothing else
-# may have imported them yet).
-_KIND_MODULES = (
-    "signal_eval_cli.compare",
-    "signal_eval_cli.compare_matrix",
-    "signal_eval_cli.matrix",
-    "signal_eval_cli.scenarios",
-)
-
 
 _INDENT = "  "
 _LINE_BREAKS = (("\x85", "\\u0085"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
@@ -87,7 +69,7 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def result_to_json(result: Any, signals: SignalsPolicy = "failed") -> str:
+def result_to_json(result: Result, signals: SignalsPolicy = "failed") -> str:
     """``result.to_dict(signals)`` as JSON in the layout described in the module docstring.
 
     Parses to the same value as ``json.dumps(..., default=str)`` plus, for a result
@@ -96,7 +78,7 @@ def result_to_json(result: Any, signals: SignalsPolicy = "failed") -> str:
     return _result_bytes(result, signals).decode()
 
 
-def _result_bytes(result: Any, signals: SignalsPolicy) -> bytes:
+def _result_bytes(result: Result, signals: SignalsPolicy) -> bytes:
     data = result.to_dict(signals)
     cases = data.get("cases")
     indexed = (
@@ -170,13 +152,14 @@ def _is_result(item: dict[Any, Any]) -> bool:
     return "schemaVersion" in item and "kind" in item
 
 
-def save_result(result: Any, path: str | Path, *, signals: SignalsPolicy = "failed") -> None:
+def save_result(result: Result, path: str | Path, *, signals: SignalsPolicy = "failed") -> None:
     """Write ``result.to_dict()`` as JSON; a reader never sees half a file."""
     atomic_write_bytes(path, _result_bytes(result, signals))
 
 
-def load_result(path: str | Path, *, lean: bool = False) -> Any:
-    """Load any saved result; old, foreign or malformed files raise :class:`InputError`.
+def load_result(path: str | Path, *, lean: bool = False) -> Result:
+    """Load any saved result (of a kind in :data:`~signal_eval_cli.kinds.RESULT_KINDS`);
+    old, foreign or malformed files raise :class:`InputError`.
 
     ``lean=True`` reads the cases through the file's case index when its seal holds
     (see :mod:`signal_eval_cli.case_index`): a case that failed no assertion then comes
@@ -191,7 +174,7 @@ def load_result(path: str | Path, *, lean: bool = False) -> Any:
         return _load_result(path, lean)
 
 
-def _load_result(path: str | Path, lean: bool) -> Any:
+def _load_result(path: str | Path, lean: bool) -> Result:
     name = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -201,9 +184,9 @@ def _load_result(path: str | Path, lean: bool) -> Any:
         ) from None
     sealed = open_sealed(raw) if lean else None
     data = sealed.head if sealed is not None else _parse(name, raw)
-    kind, loader = _loader_for(name, data)
+    kind, loaded = _type_for(name, data)
     try:
-        result = loader(data)
+        result = loaded.from_dict(data)
     except _MALFORMED as exc:
         raise InputError(
             [Problem(name, 1, 1, f"malformed {kind} result: {type(exc).__name__}: {exc}")]
@@ -232,8 +215,8 @@ def _parse(name: str, raw: bytes) -> Any:
         ) from None
 
 
-def _loader_for(name: str, data: Any) -> tuple[str, Callable[[Mapping[str, Any]], Any]]:
-    """The loader of ``data``'s kind, once its ``schemaVersion`` is one we read."""
+def _type_for(name: str, data: Any) -> tuple[str, type[Result]]:
+    """The class of ``data``'s kind, once its ``schemaVersion`` is one we read."""
     if not isinstance(data, Mapping) or "schemaVersion" not in data:
         raise InputError([Problem(name, 1, 1, "not a signal-eval result file (no schemaVersion)")])
     version = data["schemaVersion"]
@@ -251,18 +234,16 @@ def _loader_for(name: str, data: Any) -> tuple[str, Callable[[Mapping[str, Any]]
         )
     # Seed 002's DatasetResult has no kind: a versioned file with cases is one.
     kind = data.get("kind", "dataset" if "cases" in data else None)
-    for module in _KIND_MODULES:
-        importlib.import_module(module)
-    loader = _LOADERS.get(kind) if isinstance(kind, str) else None
-    if loader is None:
+    loaded = result_type(kind) if isinstance(kind, str) else None
+    if loaded is None:
         raise InputError(
             [
                 Problem(
                     name,
                     1,
                     1,
-                    f"unknown result kind {kind!r} (known: {', '.join(sorted(_LOADERS))})",
+                    f"unknown result kind {kind!r} (known: {', '.join(sorted(RESULT_KINDS))})",
                 )
             ]
         )
-    return str(kind), loader
+    return str(kind), loaded

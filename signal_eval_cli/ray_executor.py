@@ -154,7 +154,7 @@ class _CasesJob:
             proxy.start().export_env(concurrency)
         proxies = getattr(self.options, "proxies", {})  # a matrix's, one per variant
         if proxies:
-            from signal_eval_cli.matrix import export_variants_env
+            from signal_eval_cli.matrix_run import export_variants_env
 
             for each in proxies.values():
                 each.start()
@@ -526,7 +526,7 @@ async def run_matrix_ray(
 ) -> Any:
     """:func:`~signal_eval_cli.matrix.run_matrix` on Ray: every variant's cases share the
     actors (each actor holds every variant's harness)."""
-    from signal_eval_cli.matrix import MatrixResult, VariantResult
+    from signal_eval_cli.matrix_model import MatrixResult, VariantResult
 
     started_at, started = now_iso(), time.perf_counter()
     for v in variants:  # resolvable here first: a typo fails before anything runs

@@ -11,7 +11,7 @@ import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.signals import Signal, Trace, as_count
@@ -294,6 +294,8 @@ class DatasetResult:
     """A shard's place in the whole run (``index``, ``count``, ``fingerprint``,
     ``order``): what ``signal-eval merge`` checks; absent from unsharded results."""
 
+    kind: ClassVar[str] = "dataset"
+
     def __repr__(self) -> str:
         # A summary, not every signal: asyncio.run() reprs the main task's result on
         # Python 3.11 when it restores the SIGINT handler, which took seconds.
@@ -335,7 +337,7 @@ class DatasetResult:
     def to_dict(self, signals: SignalsPolicy = "failed") -> dict[str, Any]:
         out = {
             "schemaVersion": RESULT_SCHEMA_VERSION,
-            "kind": "dataset",
+            "kind": self.kind,
             "name": self.name,
             "totalCases": self.total_cases,
             "passedCases": self.passed_cases,

@@ -219,7 +219,7 @@ def build_matrix(
 
 
 def _variant(header_variant: Mapping[str, Any], result: DatasetResult) -> Any:
-    from signal_eval_cli.matrix import VariantResult
+    from signal_eval_cli.matrix_model import VariantResult
 
     v = header_variant
     return VariantResult(v["id"], str(v["name"]), result, dict(v.get("metadata") or {}))
@@ -227,7 +227,7 @@ def _variant(header_variant: Mapping[str, Any], result: DatasetResult) -> Any:
 
 def _ranked(header: JournalHeader, variants: list[Any], complete: bool, ran: Any) -> Any:
     """The matrix of ``variants``, ranked, with the timings of ``ran``."""
-    from signal_eval_cli.matrix import MatrixResult
+    from signal_eval_cli.matrix_model import MatrixResult
 
     matrix = MatrixResult.of(
         header.name,

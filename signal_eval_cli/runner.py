@@ -27,7 +27,13 @@ from signal_eval_cli.assertions.registry import uses_judge
 from signal_eval_cli.dataset import EvalCase, EvalDataset
 from signal_eval_cli.errors import InputError, closest
 from signal_eval_cli.frames import user_location
-from signal_eval_cli.harness.protocol import HarnessContext, collect, runs_on_loop
+from signal_eval_cli.harness.protocol import (
+    Harness,
+    HarnessContext,
+    RunFunction,
+    collect,
+    runs_on_loop,
+)
 from signal_eval_cli.proxy.recorder import case_run
 from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult
 from signal_eval_cli.sharding import Shard, take_shard
@@ -307,7 +313,7 @@ def _describe(exc: BaseException) -> str:
 
 
 async def _run_once(
-    harness: Any,
+    harness: Harness | RunFunction,
     case: EvalCase,
     assertions: list[dict[str, Any]],
     timeout_ms: float,
@@ -411,7 +417,7 @@ def with_lifecycle(
 
 
 async def run_case(
-    harness: Any,
+    harness: Harness | RunFunction,
     case: EvalCase,
     options: RunOptions | None = None,
     *,
@@ -444,7 +450,7 @@ async def run_case(
 
 
 async def run_dataset_case(
-    harness: Any, dataset: EvalDataset, case: EvalCase, options: RunOptions
+    harness: Harness | RunFunction, dataset: EvalDataset, case: EvalCase, options: RunOptions
 ) -> CaseResult:
     """One case of ``dataset``: its assertions, timeout and repeats as the dataset sets them."""
     return await run_case(
@@ -458,7 +464,7 @@ async def run_dataset_case(
 
 
 async def run_dataset(
-    harness: Any, dataset: EvalDataset, options: RunOptions | None = None
+    harness: Harness | RunFunction, dataset: EvalDataset, options: RunOptions | None = None
 ) -> DatasetResult:
     """Run the selected cases with bounded concurrency; results in dataset order."""
     options = options or RunOptions()

@@ -2,36 +2,34 @@
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.dataset import EvalDataset, dataset_from_document
 from signal_eval_cli.errors import InputError, ParamError, Problem
+from signal_eval_cli.kinds import DOCUMENT_KINDS, DocumentKind, register_document_kind
 from signal_eval_cli.loading import Document, load_document, validate_document
 from signal_eval_cli.signals import read_jsonl
 
-__all__ = ["DocumentKind", "load_checked_dataset", "register_document_kind", "validate_path"]
+__all__ = [
+    "DocumentKind",
+    "check_dataset",
+    "check_result",
+    "load_checked_dataset",
+    "register_document_kind",
+    "validate_path",
+]
 
 
-@dataclass(frozen=True)
-class DocumentKind:
-    """A kind of input file: how to recognise it and how to check it (raising InputError)."""
-
-    name: str
-    detect: Callable[[Mapping[str, Any]], bool]
-    check: Callable[[Document], object]
-
-
-def _check_result(doc: Document) -> None:
+def check_result(doc: Document) -> None:
+    """A saved result, against the result schema."""
     problems = validate_document(doc, "result")
     if problems:
         raise InputError(problems)
 
 
-def _check_dataset(
+def check_dataset(
     doc: Document,
     params: Mapping[str, Any] | None = None,
     provider: str | None = None,
@@ -86,35 +84,13 @@ def load_checked_dataset(
     doc = load_document(path)
     if not isinstance(doc.data, Mapping):
         raise InputError([doc.problem((), "a dataset must be a mapping with 'name' and 'cases'")])
-    return _check_dataset(doc, params, provider, recording)
-
-
-_KINDS: list[DocumentKind] = [
-    # a results file also has "cases": recognise it by what only results carry
-    DocumentKind("result", lambda data: "schemaVersion" in data and "kind" in data, _check_result),
-    DocumentKind("dataset", lambda data: "cases" in data, _check_dataset),
-]
-
-
-def register_document_kind(kind: DocumentKind) -> None:
-    _KINDS.insert(len(_KINDS) - 1, kind)  # before the catch-all "cases" of a dataset
-
-
-# The modules that register the other kinds, in the order they are tried (the library
-# imports lazily: nothing else may have imported them yet).
-_KIND_MODULES = (
-    "signal_eval_cli.providers.cassette",
-    "signal_eval_cli.harness.reactive",
-    "signal_eval_cli.matrix",
-    "signal_eval_cli.scenarios",
-)
+    return check_dataset(doc, params, provider, recording)
 
 
 def validate_path(path: str | Path) -> tuple[str, list[Problem]]:
-    """``(kind, problems)`` for one file; no problems means it is valid."""
+    """``(kind, problems)`` for one file, of a kind in
+    :data:`~signal_eval_cli.kinds.DOCUMENT_KINDS`; no problems means it is valid."""
     name = str(path)
-    for module in _KIND_MODULES:
-        importlib.import_module(module)
     try:
         if name.endswith(".jsonl"):
             read_jsonl(path)
@@ -122,11 +98,11 @@ def validate_path(path: str | Path) -> tuple[str, list[Problem]]:
         doc = load_document(path)
         if not isinstance(doc.data, Mapping):
             return "unknown", [doc.problem((), "expected a mapping at the top level")]
-        for kind in _KINDS:
+        for kind in DOCUMENT_KINDS:
             if kind.detect(doc.data):
-                kind.check(doc)
+                kind.checker()(doc)
                 return kind.name, []
-        known = ", ".join(k.name for k in _KINDS)
+        known = ", ".join(k.name for k in DOCUMENT_KINDS)
         return "unknown", [
             doc.problem((), f"not a recognised file (expected one of: {known}, or a .jsonl trace)")
         ]

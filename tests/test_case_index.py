@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -360,3 +361,51 @@ def test_compare_through_the_index_equals_compare_of_full_loads(
     assert open_sealed(cand_path.read_bytes()) is not None
     full = comparison_json(base_path, cand_path, lean=False)
     assert comparison_json(base_path, cand_path, lean=True) == full
+
+
+# -- the positional fast paths -----------------------------------------------------------------
+
+# CaseResult.from_dict, CaseMetrics.from_dict and the index reader build cases with positional
+# arguments (keywords cost twice as much per case). These are the field orders they assume: a
+# new field, or two swapped, must change this list and those constructors together.
+CASE_FIELDS = [
+    "case_id", "passed", "assertions", "signals", "final_state", "metrics", "duration_ms",
+    "name", "error", "skipped", "tags", "outcomes", "kind", "extra",
+]  # fmt: skip
+METRIC_FIELDS = [
+    "latency_ms", "input_tokens", "output_tokens", "total_tokens", "cost", "activations", "runs",
+]  # fmt: skip
+
+
+def test_the_field_order_the_positional_constructors_assume() -> None:
+    assert [f.name for f in dataclasses.fields(CaseResult)] == CASE_FIELDS
+    assert [f.name for f in dataclasses.fields(CaseMetrics)] == METRIC_FIELDS
+
+
+def test_every_field_lands_in_its_place_through_a_full_and_a_lean_load(tmp_path: Path) -> None:
+    """A value of its own in every field (the two ``str | None`` fields, ``name`` and
+    ``error``, differ): a swapped positional argument would move one of them."""
+    metrics = CaseMetrics(1.5, 2, 3, 5, 0.25, 7, 2)
+    full = CaseResult(
+        case_id="the-id",
+        passed=False,
+        assertions=[AssertionResult({"type": "signal.not", "pattern": "x"}, True, "fine")],
+        signals=[Signal("step:done", {"n": 1}, "s1", "2026-01-01T00:00:00.000Z")],
+        final_state={"state": 1},
+        metrics=metrics,
+        duration_ms=12.5,
+        name="the name",
+        error="the error",
+        skipped=False,
+        tags=["t"],
+        outcomes=[True, False],
+        kind="scenario",
+        extra={"goals": []},
+    )
+    path = saved(dataset(full), tmp_path / "r.json", signals="all")
+    assert load_result(path).cases == [full]
+    lean = load_result(path, lean=True).cases[0]
+    assert [getattr(lean, f) for f in (*KEPT, "kind")] == [
+        getattr(full, f) for f in (*KEPT, "kind")
+    ]
+    assert lean.metrics == metrics

@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from results_helpers import case, dataset
 
-from signal_eval_cli import persistence
 from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.compare import compare
 from signal_eval_cli.errors import InputError
@@ -244,7 +243,7 @@ def test_load_result_pauses_the_collector_and_restores_its_state(
         seen.append(gc.isenabled())
         return original(data)
 
-    monkeypatch.setitem(persistence._LOADERS, "dataset", spy)
+    monkeypatch.setattr(DatasetResult, "from_dict", spy)
     save_result(dataset(case("a")), tmp_path / "r.json")
     (tmp_path / "bad.json").write_text('{"schemaVersion": 1, "kind": "dataset"}')
     was = gc.isenabled()

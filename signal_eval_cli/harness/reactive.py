@@ -77,7 +77,6 @@ from signal_eval_cli.providers.base import (
 from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.providers.registry import make_provider
 from signal_eval_cli.signals import Signal
-from signal_eval_cli.validate import DocumentKind, register_document_kind
 
 __all__ = [
     "DEFAULT_MAX_ACTIVATIONS",
@@ -198,15 +197,6 @@ def agents_from_document(doc: Document) -> AgentsSpec:
         max_activations=int(data.get("max_activations", DEFAULT_MAX_ACTIVATIONS)),
         path=Path(doc.path) if doc.path != "<agents>" else None,
     )
-
-
-register_document_kind(
-    DocumentKind(
-        "agents",
-        lambda data: "agents" in data and not {"cases", "variants"} & set(data),
-        agents_from_document,
-    )
-)
 
 
 def _normalise(source: Sequence[Any] | Mapping[str, Any]) -> Any:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from signal_eval_cli.errors import EvalError
 from signal_eval_cli.signals import Signal
 
 __all__ = [
@@ -28,7 +29,7 @@ __all__ = [
 ]
 
 
-class ProviderError(Exception):
+class ProviderError(EvalError):
     """A model call that failed; ``code`` is short and machine-readable."""
 
     def __init__(self, message: str, *, code: str = "provider_error") -> None:

@@ -38,7 +38,6 @@ from signal_eval_cli.loading import Document, Location, load_document, validate_
 from signal_eval_cli.providers.base import ProviderResponse
 from signal_eval_cli.proxy.cassette import Interaction, SessionKey, merge
 from signal_eval_cli.signals import json_lines
-from signal_eval_cli.validate import DocumentKind, register_document_kind
 
 __all__ = ["AGENT_CALL", "CASSETTE_VERSION", "Cassette", "CassetteEntry", "CassetteFile"]
 
@@ -261,10 +260,3 @@ def _semantic_problems(doc: Document) -> Iterator[Problem]:
             yield doc.problem(
                 ("entries", i, "response", "deltas"), "deltas do not add up to the text"
             )
-
-
-register_document_kind(
-    DocumentKind(
-        "cassette", lambda data: "entries" in data and "version" in data, Cassette.from_document
-    )
-)

@@ -32,7 +32,6 @@ from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.files import atomic_write_text
 from signal_eval_cli.loading import Document, load_document
 from signal_eval_cli.proxy.apis import SSEEvent
-from signal_eval_cli.validate import DocumentKind, register_document_kind
 
 __all__ = ["PROXY_CASSETTE_VERSION", "Interaction", "ProxyCassette", "SessionKey", "merge"]
 
@@ -275,10 +274,3 @@ def merge(
         return (len(rank), cases.get(case, len(cases)), "" if case in cases else case, run)
 
     return [item for key in sorted(sessions, key=order) for item in sessions[key]]
-
-
-def _check(doc: Document) -> object:
-    return interactions_from_document(doc)
-
-
-register_document_kind(DocumentKind("proxy cassette", lambda data: "interactions" in data, _check))

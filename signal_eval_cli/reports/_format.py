@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from signal_eval_cli.compare import PassRateStats
 from signal_eval_cli.results import CaseResult
+from signal_eval_cli.stats import PassRateStats
 
 __all__ = [
     "assertion_label",
@@ -22,7 +22,6 @@ __all__ = [
     "fmt_run_rate",
     "fmt_runs",
     "fmt_signed",
-    "is_case_results",
     "repeated",
     "truncate",
 ]
@@ -119,12 +118,6 @@ def failure_lines(case: CaseResult, *, limit: int = 300) -> list[str]:
         for a in case.failed_assertions
     ]
     return lines
-
-
-def is_case_results(result: object) -> bool:
-    """Dataset results, scenario results — anything with a name and a list of cases."""
-    cases = getattr(result, "cases", None)
-    return isinstance(cases, list) and isinstance(getattr(result, "name", None), str)
 
 
 def ran(cases: Iterable[CaseResult]) -> list[CaseResult]:

@@ -13,9 +13,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.reports._format import fmt_case_checks, fmt_case_latency, fmt_runs
 from signal_eval_cli.results import CaseResult, DatasetResult
+from signal_eval_cli.stats import pass_rate_stats
 
 __all__ = [
     "TABLE_CHOICES",

@@ -8,9 +8,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from signal_eval_cli.compare import CaseChange, Comparison, Regression, pass_rate_stats
 from signal_eval_cli.compare_matrix import MatrixComparison
-from signal_eval_cli.matrix import MatrixResult
+from signal_eval_cli.comparison import CaseChange, Comparison, Regression
+from signal_eval_cli.matrix_model import MatrixResult
 from signal_eval_cli.reports._format import (
     fmt_cost,
     fmt_delta_pct,
@@ -20,6 +20,7 @@ from signal_eval_cli.reports._format import (
     fmt_runs,
     repeated,
 )
+from signal_eval_cli.stats import pass_rate_stats
 
 __all__ = [
     "comparison_table",

@@ -23,13 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.assertions.signal import trajectory_pins
-from signal_eval_cli.compare import Comparison, PassRateStats, pass_rate_stats
-from signal_eval_cli.matrix import MatrixResult, VariantPoint
-from signal_eval_cli.reports._format import fmt_cost, fmt_interval, fmt_ms, is_case_results
+from signal_eval_cli.comparison import Comparison
+from signal_eval_cli.kinds import Result, has_cases
+from signal_eval_cli.matrix_model import MatrixResult
+from signal_eval_cli.matrix_ranking import VariantPoint
+from signal_eval_cli.reports._format import fmt_cost, fmt_interval, fmt_ms
 from signal_eval_cli.reports.pareto import pareto_svg
 from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
 from signal_eval_cli.results import AggregateMetrics, CaseResult, SignalsPolicy
 from signal_eval_cli.signals import Signal, Trace
+from signal_eval_cli.stats import PassRateStats, pass_rate_stats
 
 __all__ = ["HtmlReporter", "generate_html_report", "write_html_report"]
 
@@ -81,7 +84,7 @@ class _Page:
 
 
 def generate_html_report(
-    result: Any,
+    result: Result,
     *,
     signals: SignalsPolicy = "failed",
     sides: tuple[Any, Any] | None = None,
@@ -95,7 +98,7 @@ def generate_html_report(
         page = _comparison_page(result, signals, sides)
     elif isinstance(result, MatrixResult):
         page = _matrix_page(result, signals)
-    elif is_case_results(result):
+    elif has_cases(result):
         page = _run_page(result, signals)
     else:
         raise TypeError(f"no HTML report for {type(result).__name__}")
@@ -114,7 +117,7 @@ def generate_html_report(
 
 
 def write_html_report(
-    result: Any,
+    result: Result,
     path: str | Path,
     *,
     signals: SignalsPolicy = "failed",
@@ -138,7 +141,7 @@ class HtmlReporter:
     appends = False
     noun = "HTML report"
 
-    def write(self, result: Any, path: Path, context: ReportContext) -> None:
+    def write(self, result: Result, path: Path, context: ReportContext) -> None:
         write_html_report(result, path, signals=context.signals, sides=context.sides)
 
 

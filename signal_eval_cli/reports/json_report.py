@@ -11,20 +11,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.compare import Comparison, pass_rate_stats
 from signal_eval_cli.compare_matrix import MatrixComparison
-from signal_eval_cli.matrix import MatrixResult
-from signal_eval_cli.reports._format import is_case_results
+from signal_eval_cli.comparison import Comparison
+from signal_eval_cli.kinds import Result, has_cases
+from signal_eval_cli.matrix_model import MatrixResult
 from signal_eval_cli.reports.markdown import ReportOptions
 from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
 from signal_eval_cli.results import SignalsPolicy
+from signal_eval_cli.stats import pass_rate_stats
 
 __all__ = ["JsonReporter", "generate_json_report"]
 
 _REQUIRED_ASSERTION_KEYS = ("assertion", "passed", "message")
 
 
-def generate_json_report(result: Any, options: ReportOptions | None = None) -> dict[str, Any]:
+def generate_json_report(result: Result, options: ReportOptions | None = None) -> dict[str, Any]:
     """A JSON-ready dict of a dataset/scenario result, a matrix result or a comparison
     (of two results or of two matrices)."""
     opts = options or ReportOptions()
@@ -36,7 +37,7 @@ def generate_json_report(result: Any, options: ReportOptions | None = None) -> d
         for entry, variant in zip(data["variants"], result.variants, strict=True):
             _decorate(entry["result"], variant.result.cases, opts)
         return data
-    if is_case_results(result):
+    if has_cases(result):
         data = dict(result.to_dict(signals))
         _decorate(data, result.cases, opts)
         return data
@@ -65,7 +66,7 @@ class JsonReporter:
     appends = False
     noun = "results"
 
-    def write(self, result: Any, path: Path, context: ReportContext) -> None:
+    def write(self, result: Result, path: Path, context: ReportContext) -> None:
         from signal_eval_cli.persistence import save_result
 
         save_result(result, path, signals=context.signals)

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.assertions.outcome import capped
-from signal_eval_cli.compare import pass_rate_stats
 from signal_eval_cli.files import atomic_write_text
-from signal_eval_cli.matrix import MatrixResult
-from signal_eval_cli.reports._format import assertion_label, is_case_results, truncate
+from signal_eval_cli.kinds import Result, has_cases
+from signal_eval_cli.matrix_model import MatrixResult
+from signal_eval_cli.reports._format import assertion_label, truncate
 from signal_eval_cli.reports.reporter import ReportContext
 from signal_eval_cli.results import CaseResult
+from signal_eval_cli.stats import pass_rate_stats
 
 __all__ = ["junit_xml", "write_junit_report"]
 
@@ -140,7 +141,7 @@ def _mark_interrupted(suite: ET.Element, name: str) -> None:
         suite.set(key, str(int(suite.get(key, "0")) + 1))
 
 
-def junit_xml(result: Any) -> str:
+def junit_xml(result: Result) -> str:
     """The JUnit XML document of a dataset/scenario result or a matrix result."""
     if isinstance(result, MatrixResult):
         name = result.name
@@ -153,7 +154,7 @@ def junit_xml(result: Any) -> str:
             )
             for v in result.variants
         ]
-    elif is_case_results(result):
+    elif has_cases(result):
         name = result.name
         suites = [
             _suite(
@@ -179,7 +180,7 @@ def junit_xml(result: Any) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit_report(result: Any, path: str | Path) -> None:
+def write_junit_report(result: Result, path: str | Path) -> None:
     """Write the JUnit XML atomically (a CI step never reads half a file)."""
     atomic_write_text(path, junit_xml(result))
 
@@ -195,5 +196,5 @@ class JunitReporter:
     appends = False
     noun = "JUnit report"
 
-    def write(self, result: Any, path: Path, context: ReportContext) -> None:
+    def write(self, result: Result, path: Path, context: ReportContext) -> None:
         write_junit_report(result, path)

@@ -14,18 +14,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from signal_eval_cli.assertions import AssertionResult
-from signal_eval_cli.compare import (
-    CaseChange,
-    Comparison,
-    ComparisonSummary,
-    PassRateStats,
-    pass_rate_stats,
-)
 from signal_eval_cli.compare_matrix import MatrixComparison, MatrixComparisonSummary
-from signal_eval_cli.matrix import MatrixResult
+from signal_eval_cli.comparison import CaseChange, Comparison, ComparisonSummary
+from signal_eval_cli.kinds import Result, has_cases
+from signal_eval_cli.matrix_model import MatrixResult
 from signal_eval_cli.redaction import redact_text
 from signal_eval_cli.reports._format import (
     assertion_label,
@@ -38,12 +32,12 @@ from signal_eval_cli.reports._format import (
     fmt_pass_rate,
     fmt_run_rate,
     fmt_runs,
-    is_case_results,
     repeated,
     truncate,
 )
 from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
 from signal_eval_cli.results import AggregateMetrics, CaseResult
+from signal_eval_cli.stats import PassRateStats, pass_rate_stats
 
 __all__ = ["ReportOptions", "generate_markdown_report", "write_markdown_report"]
 
@@ -66,7 +60,7 @@ class ReportOptions:
     """The HTML report written beside this one (``--html``): linked at the top."""
 
 
-def generate_markdown_report(result: Any, options: ReportOptions | None = None) -> str:
+def generate_markdown_report(result: Result, options: ReportOptions | None = None) -> str:
     """A Markdown report of a dataset/scenario result, a matrix result or a comparison."""
     opts = options or ReportOptions()
     if isinstance(result, Comparison):
@@ -75,7 +69,7 @@ def generate_markdown_report(result: Any, options: ReportOptions | None = None) 
         lines = _matrix_comparison(result, opts)
     elif isinstance(result, MatrixResult):
         lines = _matrix(result, opts)
-    elif is_case_results(result):
+    elif has_cases(result):
         interrupted = bool(getattr(result, "interrupted", False))
         lines = _case_results(result.name, result.cases, opts, _duration(result), interrupted)
     else:
@@ -87,7 +81,7 @@ def generate_markdown_report(result: Any, options: ReportOptions | None = None) 
 
 
 def write_markdown_report(
-    result: Any, path: str | Path, options: ReportOptions | None = None
+    result: Result, path: str | Path, options: ReportOptions | None = None
 ) -> None:
     """Append the report to ``path`` (created if missing), separated by a blank line."""
     target = Path(path)
@@ -109,7 +103,7 @@ class MarkdownReporter:
     appends = True
     noun = "Markdown report"
 
-    def write(self, result: Any, path: Path, context: ReportContext) -> None:
+    def write(self, result: Result, path: Path, context: ReportContext) -> None:
         html = context.paths.get("html")
         write_markdown_report(result, path, ReportOptions(html_link=str(html) if html else None))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from html import escape
 
-from signal_eval_cli.matrix import VariantPoint
+from signal_eval_cli.matrix_ranking import VariantPoint
 from signal_eval_cli.reports._format import fmt_cost, fmt_ms
 
 __all__ = ["pareto_svg"]

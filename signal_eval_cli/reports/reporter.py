@@ -7,11 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from signal_eval_cli.kinds import RESULT_KINDS as _KINDS
+from signal_eval_cli.kinds import Result
 from signal_eval_cli.results import SignalsPolicy
 
 __all__ = ["RESULT_KINDS", "ReportContext", "Reporter"]
 
-RESULT_KINDS = frozenset({"dataset", "scenarios", "matrix", "comparison", "matrixComparison"})
+RESULT_KINDS = frozenset(_KINDS)
+"""Every kind of result the package makes (:data:`signal_eval_cli.kinds.RESULT_KINDS`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,4 +44,4 @@ class Reporter(Protocol):
     noun: str
     """What it writes, in messages: ``"<noun> written to <path>"``."""
 
-    def write(self, result: Any, path: Path, context: ReportContext) -> None: ...
+    def write(self, result: Result, path: Path, context: ReportContext) -> None: ...

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.compare import result_kind
 from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.kinds import Result, kind_of
 from signal_eval_cli.reports.html import HtmlReporter
 from signal_eval_cli.reports.json_report import JsonReporter
 from signal_eval_cli.reports.junit import JunitReporter
@@ -33,7 +33,7 @@ REPORTERS: list[Reporter] = [
 
 
 def write_reports(
-    result: Any,
+    result: Result,
     paths: Mapping[str, str | Path | None],
     *,
     signals: SignalsPolicy = "failed",
@@ -52,7 +52,7 @@ def write_reports(
         known = ", ".join(r.name for r in REPORTERS)
         raise ValueError(f"no reporter named {', '.join(unknown)} (known: {known})")
     chosen = [(r, Path(p)) for r in REPORTERS if (p := paths.get(r.name)) is not None]
-    kind = result_kind(result)
+    kind = kind_of(result)
     refused = [
         Problem(str(path), 0, 0, f"{r.options[0]} does not take a {kind} result")
         for r, path in chosen

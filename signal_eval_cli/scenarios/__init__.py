@@ -1,11 +1,6 @@
-"""Coding-agent scenarios (seed 000): fixture, agentTask, adapter goals, file/diff assertions.
-
-Importing this package teaches ``signal-eval validate`` the scenario file kind and
-``load_result`` the ``scenarios`` result kind.
-"""
+"""Coding-agent scenarios (seed 000): fixture, agentTask, adapter goals, file/diff assertions."""
 
 from signal_eval_cli.loading import Document
-from signal_eval_cli.persistence import register_result_kind
 from signal_eval_cli.scenarios.adapters import ADAPTERS, DEFAULT_TIMEOUT_MS, Adapter, GoalCommand
 from signal_eval_cli.scenarios.goals import GoalResult, run_goal, run_process
 from signal_eval_cli.scenarios.model import (
@@ -15,7 +10,6 @@ from signal_eval_cli.scenarios.model import (
     ResolvedGoal,
     Scenario,
     find_scenarios,
-    is_scenario_data,
     load_scenario,
     parse_scenario,
     scenario_from_document,
@@ -37,7 +31,6 @@ from signal_eval_cli.scenarios.workspace import (
     parse_agent_task,
     prepare_workspace,
 )
-from signal_eval_cli.validate import DocumentKind, register_document_kind
 
 __all__ = [
     "ADAPTERS",
@@ -57,6 +50,7 @@ __all__ = [
     "Workspace",
     "WriteOp",
     "apply_agent_task",
+    "check_scenario_document",
     "find_scenarios",
     "load_scenario",
     "parse_agent_task",
@@ -71,10 +65,6 @@ __all__ = [
 ]
 
 
-def _check_scenario(doc: Document) -> None:
+def check_scenario_document(doc: Document) -> None:
     """What ``scenario`` checks before it runs: the file, then that its fixture exists."""
     check_scenarios([scenario_from_document(doc)])
-
-
-register_document_kind(DocumentKind("scenario", is_scenario_data, _check_scenario))
-register_result_kind("scenarios", ScenarioRunResult.from_dict)

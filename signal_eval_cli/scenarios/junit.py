@@ -16,6 +16,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Literal
 
+from signal_eval_cli.errors import EvalError
+
 __all__ = ["JunitError", "TestOutcome", "parse_junit"]
 
 Status = Literal["passed", "failed", "skipped"]
@@ -24,7 +26,7 @@ _PLACEHOLDER_CLASSES = {"test"}
 _MESSAGE_LIMIT = 500
 
 
-class JunitError(ValueError):
+class JunitError(EvalError, ValueError):
     """A report that is not JUnit XML."""
 
 

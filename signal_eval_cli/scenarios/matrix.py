@@ -27,7 +27,8 @@ from typing import Any
 
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.loading import Document, validate_document
-from signal_eval_cli.matrix import MatrixResult, VariantResult, variant_cassette
+from signal_eval_cli.matrix_model import MatrixResult, VariantResult
+from signal_eval_cli.matrix_run import variant_cassette
 from signal_eval_cli.providers.pricing import PriceTable
 from signal_eval_cli.scenarios.model import AgentSpec, Scenario, find_scenarios
 from signal_eval_cli.scenarios.proxying import ScenarioProxies

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from signal_eval_cli.assertions.registry import resolve
 from signal_eval_cli.errors import InputError, Problem, closest, edit_distance, shorten
+from signal_eval_cli.kinds import is_scenario_data
 from signal_eval_cli.loading import Document, load_document, schema_validator, validate_document
 from signal_eval_cli.scenarios.adapters import ADAPTERS, DEFAULT_TIMEOUT_MS, Adapter
 from signal_eval_cli.scenarios.workspace import (
@@ -186,16 +187,6 @@ class Scenario:
 
 
 # -- validation ------------------------------------------------------------------------
-
-
-def is_scenario_data(data: Mapping[str, Any]) -> bool:
-    """How ``signal-eval validate`` tells a scenario from a dataset or a matrix."""
-    return "cases" not in data and (
-        "adapterId" in data
-        or "patternAssertions" in data
-        or "agentTask" in data
-        or ("fixture" in data and "goals" in data)
-    )
 
 
 def _known_types(doc: Document) -> tuple[list[str], list[str]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.fingerprint import tree_hash
-from signal_eval_cli.matrix import MatrixResult, VariantResult
+from signal_eval_cli.matrix_model import MatrixResult, VariantResult
 from signal_eval_cli.proxy.recorder import Handover
 from signal_eval_cli.ray_executor import DIED, RaySettings, run_units_ray
 from signal_eval_cli.resume import run_slot, scenario_from_journal, slot_run

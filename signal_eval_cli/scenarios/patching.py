@@ -19,6 +19,8 @@ from unidiff import PatchedFile, PatchSet
 from unidiff.constants import DEV_NULL, LINE_TYPE_NO_NEWLINE, RE_HUNK_HEADER
 from unidiff.errors import UnidiffParseError
 
+from signal_eval_cli.errors import EvalError
+
 __all__ = [
     "FilePatch",
     "Hunk",
@@ -35,7 +37,7 @@ _SHOWN = 3
 """File lines shown before and after where a failing hunk should have applied."""
 
 
-class PatchError(ValueError):
+class PatchError(EvalError, ValueError):
     """A patch that cannot be parsed or does not apply; nothing was written."""
 
 

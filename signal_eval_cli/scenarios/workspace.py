@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from signal_eval_cli.errors import closest
+from signal_eval_cli.errors import EvalError, closest
 from signal_eval_cli.scenarios.overlay import can_overlay, mount_overlay, unmount
 from signal_eval_cli.scenarios.patching import FilePatch, PatchError, apply_file_patch, parse_patch
 
@@ -71,7 +71,7 @@ VERBS = tuple(_USAGE)
 _WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:|[\\/]{2})")
 
 
-class AgentTaskError(ValueError):
+class AgentTaskError(EvalError, ValueError):
     """An agentTask that cannot be applied; nothing was written."""
 
 

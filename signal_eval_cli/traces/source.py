@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.errors import EvalError, InputError, Problem
 from signal_eval_cli.limits import too_deep_at
 
 __all__ = ["Source", "TraceFormatError", "TraceGap"]
@@ -24,7 +24,7 @@ class TraceGap(UserWarning):
     """A readable trace that lacks a fact (input, output, tool ids): warned, never silent."""
 
 
-class TraceFormatError(Exception):
+class TraceFormatError(EvalError):
     """A record an importer cannot read: ``where`` is an id to locate, or a line."""
 
     def __init__(self, message: str, where: str | int | None = None) -> None:
