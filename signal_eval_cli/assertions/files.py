@@ -19,12 +19,11 @@ from signal_eval_cli.assertions.helpers import short
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import Check, assertion
 from signal_eval_cli.diffing import match_diff, normalize_diff, unified_diff
+from signal_eval_cli.workpaths import PathEscapeError, read_text, resolve_inside
 
 
 def _locate(a: Mapping[str, Any], ctx: EvalContext) -> tuple[Path, str] | Outcome:
     """The file's real path and a label, or a failed outcome explaining why there is none."""
-    from signal_eval_cli.scenarios import workspace  # imported by a scenario's check
-
     scope = a.get("scope", "fixture")
     base = ctx.workspace if scope == "fixture" else ctx.root
     label = f"{a['path']}" if scope == "fixture" else f"{a['path']} (repo)"
@@ -34,8 +33,8 @@ def _locate(a: Mapping[str, Any], ctx: EvalContext) -> tuple[Path, str] | Outcom
             False, f"{a['type']} needs {where}: it only runs inside a scenario", errored=True
         )
     try:
-        return workspace.resolve_inside(base, a["path"]), label
-    except workspace.PathEscapeError as exc:
+        return resolve_inside(base, a["path"]), label
+    except PathEscapeError as exc:
         return Outcome(False, str(exc))
 
 
@@ -96,10 +95,8 @@ def file_exists(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) 
 )
 def file_contains(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
     """The file contains the text (each of a list of texts)."""
-    from signal_eval_cli.scenarios import workspace  # imported by a scenario's check
-
     wanted = [a["includes"]] if isinstance(a["includes"], str) else list(a["includes"])
-    text = workspace.read_text(path)
+    text = read_text(path)
     if text is None:
         return Outcome(False, f"file missing: {label}", wanted)
     absent = [w for w in wanted if w not in text]
@@ -139,8 +136,6 @@ def file_contains(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str
 )
 def diff_match(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
     """The file's change since the baseline snapshot matches the expected unified diff."""
-    from signal_eval_cli.scenarios import workspace  # imported by a scenario's check
-
     key = (a.get("scope", "fixture"), a["path"])
     if key not in ctx.baselines:
         return Outcome(
@@ -149,7 +144,7 @@ def diff_match(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -
             "so diff-match cannot be judged here",
             errored=True,  # not a failure: `not` must not turn it into a pass
         )
-    before, after = ctx.baselines[key], workspace.read_text(path)
+    before, after = ctx.baselines[key], read_text(path)
     expected = a["expectedDiff"]
     if before is None and after is None:
         return Outcome(False, f"file missing: {label} exists neither before nor after the run")
