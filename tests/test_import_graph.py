@@ -27,8 +27,6 @@ NAME = PACKAGE.name
 
 ALLOWED_CYCLE_EDGES: dict[tuple[str, str], str] = {
     # (importing part, imported part): why it stays, and who removes it.
-    ("signals", "providers"): "the trace prices its model calls with providers.pricing; "
-    "issue 12 item 9 passes the prices in instead (part A)",
     ("compare", "compare_matrix"): "compare() dispatches matrix results to compare_matrix; "
     "issue 12 items 1-2 give result kinds one table (part A)",
     ("errors", "limits"): "errors.edit_distance reads limits.MAX_SUGGEST_LENGTH (deferred), "
@@ -45,12 +43,6 @@ ALLOWED_CYCLE_EDGES: dict[tuple[str, str], str] = {
 }
 ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
     # (importing module, imported private module or name): why it stays.
-    ("signal_eval_cli.harness.reactive.guards", "signal_eval_cli.assertions._helpers"): "short(); "
-    "part B makes the assertions helpers public (issue 12 item 9)",
-    ("signal_eval_cli.scenarios.runner", "signal_eval_cli.assertions._registry"): "part B "
-    "makes the registry's names public (issue 12 items 3, 9)",
-    ("signal_eval_cli.reports.junit", "signal_eval_cli.assertions._registry"): "part B "
-    "makes the registry's names public (issue 12 items 3, 9)",
 }
 
 
