@@ -1,6 +1,9 @@
 """The package's import graph, read from its source (``ast``: nothing is imported).
 
-Two rules (README, "Architecture"):
+Three rules (README, "Architecture"):
+
+* each top-level part belongs to a layer (:data:`LAYERS`) and imports only its own
+  layer and those before it;
 
 * no cycle between the top-level parts of ``signal_eval_cli`` (the packages and modules
   directly under it; the package's own ``__init__``, the public facade, is not a part).
@@ -24,6 +27,32 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "signal_eval_cli"
 NAME = PACKAGE.name
+
+LAYERS: list[tuple[str, set[str]]] = [
+    (
+        "foundations",
+        {
+            "collector", "dataset", "dataset_append", "diffing", "errors", "files", "frames",
+            "jsjson", "kinds", "limits", "loading", "paths", "patterns", "process_scope",
+            "quick_yaml", "redaction", "regex_budget", "schema_bundle", "schema_check",
+            "sharding", "signals", "stats", "validate", "workpaths",
+        },
+    ),
+    ("engine", {"assertions", "results"}),
+    ("sources", {"harness", "judges", "providers", "proxy", "traces"}),
+    (
+        "running",
+        {
+            "case_index", "compare", "compare_matrix", "comparison", "deadline", "fingerprint",
+            "interrupts", "journal", "matrix", "matrix_files", "matrix_model", "matrix_ranking",
+            "matrix_run", "merging", "partial", "persistence", "ray_executor", "resume",
+            "run_config", "runner", "scenarios", "watchdog",
+        },
+    ),
+    ("out", {"reports"}),
+    ("cli", {"cli"}),
+]  # fmt: skip
+"""The layers, first to last: a part may import its own layer and the ones before it."""
 
 ALLOWED_CYCLE_EDGES: dict[tuple[str, str], str] = {
     # (importing part, imported part): why it stays, and who removes it.
@@ -212,6 +241,26 @@ def test_no_cycle_between_top_level_parts() -> None:
                 first = edges[(a, b)][0]
                 lines.append(f"  {a} -> {b} ({first.where})")
         pytest.fail("an import cycle between top-level parts of the package:\n" + "\n".join(lines))
+
+
+def layer_of(part_name: str) -> int | None:
+    return next((i for i, (_, parts) in enumerate(LAYERS) if part_name in parts), None)
+
+
+def test_every_part_has_a_layer() -> None:
+    parts = {p for edge in part_edges(IMPORTS) for p in edge}
+    parts |= {m.split(".")[1] for m in MODULES if m.count(".") >= 1}
+    unplaced = sorted(p for p in parts if layer_of(p) is None)
+    assert not unplaced, f"place each top-level part in a layer of LAYERS: {', '.join(unplaced)}"
+
+
+def test_no_part_imports_a_later_layer() -> None:
+    wrong = []
+    for (a, b), imports in sorted(part_edges(IMPORTS).items()):
+        la, lb = layer_of(a), layer_of(b)
+        if la is not None and lb is not None and lb > la and (a, b) not in ALLOWED_CYCLE_EDGES:
+            wrong.append(f"{imports[0].where}: {a} ({LAYERS[la][0]}) imports {b} ({LAYERS[lb][0]})")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_no_private_module_is_imported_from_another_package() -> None:
