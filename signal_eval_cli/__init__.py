@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from signal_eval_cli.reports.junit import write_junit_report
     from signal_eval_cli.reports.markdown import ReportOptions, generate_markdown_report
     from signal_eval_cli.results import AggregateMetrics, CaseMetrics, CaseResult, DatasetResult
+    from signal_eval_cli.run_config import ProviderPolicy, run_configured
     from signal_eval_cli.runner import RunOptions, run_case, run_dataset
     from signal_eval_cli.scenarios import (
         Scenario,
@@ -88,6 +89,7 @@ __all__ = [
     "JudgeVerdict",
     "MatrixResult",
     "Problem",
+    "ProviderPolicy",
     "ReportOptions",
     "Result",
     "RunOptions",
@@ -117,6 +119,7 @@ __all__ = [
     "read_jsonl",
     "resolve_harness",
     "run_case",
+    "run_configured",
     "run_dataset",
     "run_matrix",
     "run_scenario",
@@ -151,6 +154,7 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "MatrixResult": "signal_eval_cli.matrix_model",
     "Problem": "signal_eval_cli.errors",
     "ReportOptions": "signal_eval_cli.reports.markdown",
+    "ProviderPolicy": "signal_eval_cli.run_config",
     "Result": "signal_eval_cli.kinds",
     "RunOptions": "signal_eval_cli.runner",
     "Scenario": "signal_eval_cli.scenarios",
@@ -179,6 +183,7 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "read_jsonl": "signal_eval_cli.signals",
     "resolve_harness": "signal_eval_cli.harness",
     "run_case": "signal_eval_cli.runner",
+    "run_configured": "signal_eval_cli.run_config",
     "run_dataset": "signal_eval_cli.runner",
     "run_matrix": "signal_eval_cli.matrix",
     "run_scenario": "signal_eval_cli.scenarios",

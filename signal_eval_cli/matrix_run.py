@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.matrix_model import MatrixResult, VariantResult
 from signal_eval_cli.results import CaseResult
+from signal_eval_cli.run_config import build_harness
 from signal_eval_cli.runner import RunOptions, run_dataset
 from signal_eval_cli.signals import now_iso
 
@@ -61,31 +61,22 @@ class Variant:
     """Where relative ``file.py:attr`` entry points resolve (the matrix file's folder)."""
 
     def build(self, dataset: EvalDataset) -> Any:
-        """The harness to run: resolve the entry point, or use the object given."""
+        """The harness to run: resolve the entry point (as every run does,
+        :func:`~signal_eval_cli.run_config.build_harness`), or use the object given."""
         spec = self.harness
-        base_dir = self.base_dir
-        if spec is None:
-            if dataset.harness is None:
-                raise InputError(
-                    f"variant '{self.id}' names no harness and dataset '{dataset.name}' has none"
-                )
-            spec = dataset.harness
-            base_dir = None  # the dataset's own directory and file (paths.py)
-        if isinstance(spec, str):
-            spec = HarnessSpec(spec)
-        if isinstance(spec, HarnessSpec):
-            try:
-                return resolve_harness(
-                    spec.factory,
-                    {**spec.params, **self.params},
-                    base_dir=base_dir,
-                    dataset_path=dataset.path if base_dir is None else None,
-                )
-            except InputError as exc:
-                raise InputError(
-                    [replace(p, message=f"variant '{self.id}': {p.message}") for p in exc.problems]
-                ) from None
-        return spec
+        if spec is not None and not isinstance(spec, (str, HarnessSpec)):
+            return spec
+        if spec is None and dataset.harness is None:
+            raise InputError(
+                f"variant '{self.id}' names no harness and dataset '{dataset.name}' has none"
+            )
+        base_dir = self.base_dir if spec is not None else None  # else the dataset's (paths.py)
+        try:
+            return build_harness(dataset, spec, self.params, base_dir=base_dir)
+        except InputError as exc:
+            raise InputError(
+                [replace(p, message=f"variant '{self.id}': {p.message}") for p in exc.problems]
+            ) from None
 
 
 @dataclass

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["base_dir_of", "default_cassette", "resolve_from"]
+__all__ = ["base_dir_of", "default_cassette", "harness_cassette", "resolve_from"]
 
 
 def resolve_from(path: str | os.PathLike[str], base_dir: str | os.PathLike[str] | None) -> Path:
@@ -34,3 +34,19 @@ def base_dir_of(file: str | os.PathLike[str]) -> Path:
 def default_cassette(dataset_path: str | os.PathLike[str]) -> Path:
     """``cassettes/<dataset-stem>.yaml`` beside the dataset, absolute."""
     return base_dir_of(dataset_path) / "cassettes" / f"{Path(dataset_path).stem}.yaml"
+
+
+def harness_cassette(
+    cassette: str | os.PathLike[str] | None,
+    dataset_path: str | os.PathLike[str] | None,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> Path | None:
+    """The harness cassette, absolute: ``cassette`` resolved against ``base_dir`` (by
+    default the dataset's directory), else :func:`default_cassette` of the dataset;
+    ``None`` when neither is known. The one rule the reactive harness and the run's
+    provider options both follow."""
+    if cassette is not None:
+        if base_dir is None and dataset_path is not None:
+            base_dir = base_dir_of(dataset_path)
+        return resolve_from(cassette, base_dir)
+    return default_cassette(dataset_path) if dataset_path is not None else None

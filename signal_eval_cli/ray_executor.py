@@ -42,7 +42,7 @@ from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.proxy.recorder import Handover
 from signal_eval_cli.results import CaseResult, DatasetResult
-from signal_eval_cli.runner import RunOptions, _not_run, dataset_result, select_cases
+from signal_eval_cli.runner import RunOptions, dataset_result, not_run, select_cases
 from signal_eval_cli.signals import now_iso
 
 __all__ = [
@@ -142,8 +142,8 @@ class _CasesJob:
     harnesses: dict[str, Any] = field(default_factory=dict)
 
     def prepare(self) -> None:
+        from signal_eval_cli.harness.threads import HarnessThreads
         from signal_eval_cli.providers.recording import hand_over
-        from signal_eval_cli.runner import HarnessThreads
 
         hand_over()  # the harnesses' recorders: the driver's write the cassettes
         self.harnesses = {vid: spec.build() for vid, spec in self.variants.items()}
@@ -560,7 +560,7 @@ async def run_matrix_ray(
     done = []
     for v in variants:
         rows = [
-            r if r is not None else _not_run(c) for r, c in zip(results[v.id], cases, strict=True)
+            r if r is not None else not_run(c) for r, c in zip(results[v.id], cases, strict=True)
         ]
         result = DatasetResult(dataset.name, rows, metadata=dict(dataset.metadata))
         variant = VariantResult(v.id, v.name, result, dict(v.metadata))

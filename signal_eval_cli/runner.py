@@ -12,18 +12,17 @@ import dataclasses
 import fnmatch
 import functools
 import logging
-import queue
-import sys
-import threading
 import time
 import traceback
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from concurrent.futures import Executor, Future
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.assertions import EvalContext, Judge, evaluate_assertions
+from signal_eval_cli.assertions.registry import uses_judge
 from signal_eval_cli.dataset import EvalCase, EvalDataset
+from signal_eval_cli.deadline import cancelled_by_us, raised_by_harness, within
 from signal_eval_cli.errors import InputError, closest
 from signal_eval_cli.frames import user_location
 from signal_eval_cli.harness.protocol import (
@@ -33,6 +32,7 @@ from signal_eval_cli.harness.protocol import (
     collect,
     runs_on_loop,
 )
+from signal_eval_cli.harness.threads import HarnessThreads
 from signal_eval_cli.proxy.recorder import case_run
 from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult
 from signal_eval_cli.sharding import Shard, take_shard
@@ -50,6 +50,7 @@ __all__ = [
     "check_filters",
     "dataset_result",
     "never_ran",
+    "not_run",
     "run_case",
     "run_dataset",
     "select_cases",
@@ -153,148 +154,6 @@ def check_filters(dataset: EvalDataset, options: RunOptions) -> None:
         )
 
 
-_P = ParamSpec("_P")
-_T = TypeVar("_T")
-_WorkItem = tuple["Future[Any]", Callable[..., Any], tuple[Any, ...], dict[str, Any]]
-
-
-class HarnessThreads(Executor):
-    """Daemon threads for sync harnesses, one per harness in flight.
-
-    Unlike :class:`~concurrent.futures.ThreadPoolExecutor`: a harness stuck for good
-    (``time.sleep(100)`` past its timeout) neither keeps the process alive at exit
-    (daemon threads are not joined) nor keeps a pool slot — ``submit`` starts a new
-    worker whenever none is idle, so later cases never queue behind a stuck one. The
-    number of harnesses in flight is bounded by the runner's semaphore, not here.
-    """
-
-    def __init__(self, name: str = "signal-eval-harness") -> None:
-        self._name = name
-        self._work: queue.SimpleQueue[_WorkItem | None] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0
-        self._started = 0
-        self._closed = False
-
-    def submit(self, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs) -> Future[_T]:
-        future: Future[_T] = Future()
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("cannot schedule new futures after shutdown")
-            self._work.put((future, fn, args, kwargs))
-            if self._idle:
-                self._idle -= 1  # that idle worker will take this item
-                return future
-            self._started += 1
-            number = self._started
-        threading.Thread(target=self._worker, name=f"{self._name}-{number}", daemon=True).start()
-        return future
-
-    def _worker(self) -> None:
-        work, lock = self._work, self._lock
-        while True:
-            item = work.get()
-            if item is None:
-                return
-            future, fn, args, kwargs = item
-            del item
-            if future.set_running_or_notify_cancel():
-                try:
-                    result = fn(*args, **kwargs)
-                except BaseException as exc:  # the caller gets it, whatever it is
-                    future.set_exception(exc)
-                    del exc
-                else:
-                    future.set_result(result)
-                    del result
-            del future, fn, args, kwargs
-            with lock:
-                if self._closed:
-                    return
-                self._idle += 1
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Stop idle workers (busy ones stop when done); never waits for a stuck one."""
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, 0
-            if cancel_futures:
-                while True:
-                    try:
-                        item = self._work.get_nowait()
-                    except queue.Empty:
-                        break
-                    if item is not None:
-                        item[0].cancel()
-                        idle += 1  # the worker reserved for it is left idle
-        for _ in range(idle):
-            self._work.put(None)
-
-
-if sys.version_info >= (3, 11):
-
-    async def _within(run: Coroutine[Any, Any, Any], seconds: float) -> bool:
-        """Run ``run`` in this task, cancelled after ``seconds``; True if it timed out.
-
-        ``asyncio.timeout`` needs no extra task per case (``wait_for`` makes one), and
-        ``expired()`` tells our deadline from a ``TimeoutError`` the harness raised itself.
-        """
-        deadline = asyncio.timeout(seconds)
-        try:
-            async with deadline:
-                await run
-        except TimeoutError:
-            if deadline.expired():
-                return True
-            raise
-        return False
-
-else:  # pragma: no cover - Python 3.10
-
-    class _HarnessRaised(Exception):
-        """A CancelledError or SystemExit the harness raised itself,
-        carried out of its task as an ordinary failure (its ``__cause__``)."""
-
-    async def _within(run: Coroutine[Any, Any, Any], seconds: float) -> bool:
-        """3.10 has no ``asyncio.timeout``, and ``wait_for`` cannot tell its own
-        cancellation from the harness's: run the harness in a task we cancel ourselves."""
-        ours = False
-
-        async def guarded() -> None:
-            try:
-                await run
-            except (asyncio.CancelledError, SystemExit) as exc:
-                # KeyboardInterrupt is left alone: here it cannot be told from Ctrl-C.
-                if ours and isinstance(exc, asyncio.CancelledError):
-                    raise
-                raise _HarnessRaised(exc) from exc
-
-        task = asyncio.ensure_future(guarded())
-        try:
-            done, _ = await asyncio.wait({task}, timeout=seconds)
-        except asyncio.CancelledError:  # the run itself is cancelled: take the harness along
-            ours = True
-            task.cancel()
-            raise
-        if not done:
-            ours = True
-            task.cancel()
-            await asyncio.wait({task})
-            return True
-        task.result()
-        return False
-
-
-def _ours(exc: BaseException) -> bool:
-    """Whether a ``CancelledError``/``KeyboardInterrupt``/``SystemExit`` that reached the
-    runner is our own (a timeout, Ctrl-C, the run being cancelled) rather than the
-    harness's. On 3.10 a task cannot tell, so a cancellation or interrupt counts as ours."""
-    if sys.version_info >= (3, 11):
-        task = asyncio.current_task()
-        return task is not None and task.cancelling() > 0
-    return isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))  # pragma: no cover
-
-
 def _harness_failed(case: EvalCase, exc: BaseException) -> str:
     """The case's error line; the full traceback goes to the log (``--verbose``)."""
     _log.debug("case %r: the harness raised", case.id, exc_info=exc)
@@ -304,8 +163,7 @@ def _harness_failed(case: EvalCase, exc: BaseException) -> str:
 def _describe(exc: BaseException) -> str:
     """``Type: message (at file.py:LINE in function)``: the innermost frame of the
     harness's own code where it was raised (no location when none is the user's)."""
-    if type(exc).__name__ == "_HarnessRaised" and exc.__cause__ is not None:
-        exc = exc.__cause__  # Python 3.10: what the harness raised
+    exc = raised_by_harness(exc)  # Python 3.10: unwrapped
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     where = user_location(traceback.extract_tb(exc.__traceback__))
     return f"{text} (at {where})" if where else text
@@ -331,7 +189,7 @@ async def _run_once(
     error: str | None = None
     with case_run(case.id, run) as recording:  # in-process recorders close theirs at its end
         try:
-            timed_out = await _within(
+            timed_out = await within(
                 collect(harness, case.input, ctx, executor=options.executor, settle=settle),
                 timeout_ms / 1000,
             )
@@ -339,7 +197,7 @@ async def _run_once(
             timed_out = False
             error = _harness_failed(case, exc)
         except (asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
-            if _ours(exc):
+            if cancelled_by_us(exc):
                 recording.end(completed=False)  # cut short: record nothing of it
                 if proxy is not None and ctx.proxy is not None:
                     proxy.close(ctx.proxy, completed=False)
@@ -376,7 +234,7 @@ async def _run_once(
     results = []
     if error is None:
         eval_ctx = EvalContext(trace, judge=options.judge, judge_model=options.judge_model, run=run)
-        if options.judge is not None and any("llm.judge" in str(a) for a in assertions):
+        if options.judge is not None and uses_judge(assertions):
             results = await asyncio.to_thread(evaluate_assertions, assertions, eval_ctx)
         else:
             results = evaluate_assertions(assertions, eval_ctx)
@@ -521,7 +379,7 @@ def dataset_result(
     finished: list[CaseResult] = []
     for result, case in zip(results, cases, strict=True):
         if result is None:
-            result = _not_run(case)
+            result = not_run(case)
             if options.on_case_complete is not None:
                 options.on_case_complete(result)
         finished.append(result)
@@ -539,7 +397,8 @@ def _skipped(case: EvalCase) -> CaseResult:
     return CaseResult(case.id, passed=True, name=case.name, skipped=True, tags=list(case.tags))
 
 
-def _not_run(case: EvalCase) -> CaseResult:
+def not_run(case: EvalCase) -> CaseResult:
+    """A case fail-fast kept from starting, reported skipped with :data:`NOT_RUN`."""
     skipped = _skipped(case)
     if not case.skip:  # a skip: case keeps its own reason, not fail-fast's
         skipped.error = NOT_RUN

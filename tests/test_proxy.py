@@ -9,6 +9,7 @@ import dataclasses
 import json
 import shutil
 import socket
+import subprocess
 import sys
 import textwrap
 import time
@@ -580,6 +581,38 @@ def test_the_proxy_is_gone_when_stopped(tmp_path: Path) -> None:
     proxy.stop()
     assert not port_open(port)
     proxy.stop()  # twice is fine
+
+
+def test_the_http_server_is_loaded_by_the_first_call_not_by_a_run_that_makes_none() -> None:
+    """Most harnesses never call a model, and importing aiohttp costs half a second of CPU
+    per run: the proxy listens at once and loads its server when a client first connects
+    (the client waits in the backlog meanwhile). Checked in a fresh interpreter."""
+    program = """if True:
+        import socket, sys, urllib.error, urllib.request
+        from signal_eval_cli.proxy.server import ModelProxy
+
+        idle = ModelProxy().start()
+        idle.stop()
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", idle.port)) != 0, "still listening"
+        assert "aiohttp" not in sys.modules, "an idle proxy loaded its server"
+
+        proxy = ModelProxy().start()
+        try:
+            urllib.request.urlopen(proxy.url + "/c/nobody/0/v1/models", timeout=60)
+        except urllib.error.HTTPError as error:
+            print(error.code, error.read().decode())
+        finally:
+            proxy.stop()
+        print("aiohttp" in sys.modules)
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    status, _, loaded = done.stdout.strip().rpartition("\n")
+    assert status.startswith("404 ") and "signal-eval proxy" in status, done.stdout
+    assert loaded == "True"
 
 
 # -- frameworks ----------------------------------------------------------------------------

@@ -14,15 +14,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.assertions._helpers import short
-from signal_eval_cli.assertions._registry import Check, EvalContext, Outcome, assertion
+from signal_eval_cli.assertions.context import EvalContext
+from signal_eval_cli.assertions.helpers import short
+from signal_eval_cli.assertions.outcome import Outcome
+from signal_eval_cli.assertions.registry import Check, assertion
 from signal_eval_cli.diffing import match_diff, normalize_diff, unified_diff
+from signal_eval_cli.workpaths import PathEscapeError, read_text, resolve_inside
 
 
 def _locate(a: Mapping[str, Any], ctx: EvalContext) -> tuple[Path, str] | Outcome:
     """The file's real path and a label, or a failed outcome explaining why there is none."""
-    from signal_eval_cli.scenarios import workspace  # imported by a scenario's check
-
     scope = a.get("scope", "fixture")
     base = ctx.workspace if scope == "fixture" else ctx.root
     label = f"{a['path']}" if scope == "fixture" else f"{a['path']} (repo)"
@@ -32,16 +33,17 @@ def _locate(a: Mapping[str, Any], ctx: EvalContext) -> tuple[Path, str] | Outcom
             False, f"{a['type']} needs {where}: it only runs inside a scenario", errored=True
         )
     try:
-        return workspace.resolve_inside(base, a["path"]), label
-    except workspace.PathEscapeError as exc:
+        return resolve_inside(base, a["path"]), label
+    except PathEscapeError as exc:
         return Outcome(False, str(exc))
 
 
 _FileCheck = Callable[[Mapping[str, Any], EvalContext, Path, str], Outcome]
 
 
-def _file_assertion(type_name: str) -> Callable[[_FileCheck], Check]:
-    """Register ``check(a, ctx, path, label)`` for the file :func:`_locate` finds.
+def _file_assertion(type_name: str, schema: Mapping[str, Any]) -> Callable[[_FileCheck], Check]:
+    """Register ``check(a, ctx, path, label)`` for the file :func:`_locate` finds, as a
+    scenario's pattern assertion with these fields.
 
     Where it finds none, the assertion fails with the reason and ``check`` is not run.
     """
@@ -52,13 +54,20 @@ def _file_assertion(type_name: str) -> Callable[[_FileCheck], Check]:
             located = _locate(a, ctx)
             return located if isinstance(located, Outcome) else check(a, ctx, *located)
 
-        return assertion(type_name)(located_check)
+        return assertion(type_name, schema=schema, workspace=True)(located_check)
 
     return register
 
 
-@_file_assertion("file-exists")
+# References into scenario.schema.json, where the pattern assertions' schemas sit.
+_PATH = {"path": {"$ref": "#/$defs/relativePath"}}
+_SCOPE = {"scope": {"$ref": "#/$defs/scope"}}
+_NOTE = {"note": {"type": "string"}}
+
+
+@_file_assertion("file-exists", {"required": ["path"], "properties": {**_PATH, **_SCOPE, **_NOTE}})
 def file_exists(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
+    """The file exists (and is a file)."""
     if path.is_file():
         return Outcome(True, f"{label} exists")
     if path.exists():
@@ -66,12 +75,28 @@ def file_exists(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) 
     return Outcome(False, f"file missing: {label}")
 
 
-@_file_assertion("file-contains")
+@_file_assertion(
+    "file-contains",
+    {
+        "required": ["path", "includes"],
+        "properties": {
+            **_PATH,
+            "includes": {
+                "description": "Text the file must contain; with a list, every item.",
+                "type": ["string", "array"],
+                "minLength": 1,
+                "minItems": 1,
+                "items": {"type": "string", "minLength": 1},
+            },
+            **_SCOPE,
+            **_NOTE,
+        },
+    },
+)
 def file_contains(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
-    from signal_eval_cli.scenarios import workspace  # imported by a scenario's check
-
+    """The file contains the text (each of a list of texts)."""
     wanted = [a["includes"]] if isinstance(a["includes"], str) else list(a["includes"])
-    text = workspace.read_text(path)
+    text = read_text(path)
     if text is None:
         return Outcome(False, f"file missing: {label}", wanted)
     absent = [w for w in wanted if w not in text]
@@ -88,10 +113,29 @@ def file_contains(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str
     )
 
 
-@_file_assertion("diff-match")
+@_file_assertion(
+    "diff-match",
+    {
+        "required": ["path", "expectedDiff"],
+        "properties": {
+            **_PATH,
+            "expectedDiff": {
+                "type": "string",
+                "description": "Unified diff (hunk headers may be '@@ ... @@'); see 'match'.",
+            },
+            **_SCOPE,
+            "match": {
+                "enum": ["contains", "exact"],
+                "default": "contains",
+                "description": "contains: each expected hunk appears in the actual diff (with "
+                "less context allowed); exact: the normalised diffs are equal.",
+            },
+            **_NOTE,
+        },
+    },
+)
 def diff_match(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
-    from signal_eval_cli.scenarios import workspace  # imported by a scenario's check
-
+    """The file's change since the baseline snapshot matches the expected unified diff."""
     key = (a.get("scope", "fixture"), a["path"])
     if key not in ctx.baselines:
         return Outcome(
@@ -100,7 +144,7 @@ def diff_match(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -
             "so diff-match cannot be judged here",
             errored=True,  # not a failure: `not` must not turn it into a pass
         )
-    before, after = ctx.baselines[key], workspace.read_text(path)
+    before, after = ctx.baselines[key], read_text(path)
     expected = a["expectedDiff"]
     if before is None and after is None:
         return Outcome(False, f"file missing: {label} exists neither before nor after the run")

@@ -56,10 +56,9 @@ from signal_eval_cli.cli.provider_options import (
 )
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.cli.scenario import stop_scenario_proxies
-from signal_eval_cli.compare import pass_rate_stats
-from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.fingerprint import matrix_fingerprint, scenario_matrix_fingerprint
+from signal_eval_cli.harness.protocol import wants_proxy
 from signal_eval_cli.interrupts import Interrupts, interrupts
 from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.matrix import (
@@ -73,8 +72,8 @@ from signal_eval_cli.matrix import (
     load_matrix,
     variant_cassette,
 )
-from signal_eval_cli.reports._format import fmt_pass_rate
-from signal_eval_cli.reports.console_matrix import print_matrix
+from signal_eval_cli.partial import partial_matrix
+from signal_eval_cli.reports.console_matrix import print_matrix, variant_line
 from signal_eval_cli.results import CaseResult, SignalsPolicy
 from signal_eval_cli.resume import (
     build_matrix,
@@ -146,8 +145,7 @@ def matrix_command(
     def variant_done(variant: VariantResult) -> None:
         finished.append(variant)
         if not quiet:
-            stats = pass_rate_stats(variant.result.cases)
-            err.print(f"✓ {variant.variant_name}: {fmt_pass_rate(stats)}", highlight=False)
+            err.print(variant_line(variant), highlight=False)
 
     started = now_iso()
     if isinstance(matrix, ScenarioMatrix):
@@ -232,12 +230,6 @@ def _built(matrix: MatrixFile) -> list[Variant]:
         fail_input(exc)
 
 
-def _makes_own_calls(variant: Variant, dataset: EvalDataset) -> bool:
-    """Whether the variant's harness wants the run's proxy, as ``run`` asks: the built-in
-    reactive harness (``model_proxy = False``) calls its provider itself."""
-    return bool(getattr(variant.build(dataset), "model_proxy", True))
-
-
 def _start_proxies(
     matrix: MatrixFile,
     variants: list[Variant],
@@ -252,7 +244,7 @@ def _start_proxies(
     per_case = bool(matrix.dataset.proxy.get("perCase"))
     try:
         for variant in variants:
-            if not _makes_own_calls(variant, matrix.dataset):
+            if not wants_proxy(variant.build(matrix.dataset)):
                 continue
             path = matrix.path or Path("matrix.yaml")
             cassette = variant_cassette(path, variant.id, per_case=per_case)
@@ -374,9 +366,7 @@ def _ran(
     except InputError as exc:  # Ray could not start or join the cluster
         fail_input(exc)
     except KeyboardInterrupt:
-        return MatrixResult.of(
-            name, finished, started_at=started, completed_at=now_iso(), interrupted=True
-        )
+        return partial_matrix(name, finished, started)
 
 
 def _finish(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -49,17 +48,18 @@ from signal_eval_cli.cli.provider_options import (
     ReplayOpt,
 )
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
-from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
+from signal_eval_cli.dataset import EvalDataset, load_dataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.fingerprint import dataset_fingerprint
-from signal_eval_cli.harness.entrypoints import check_harness, resolve_harness
-from signal_eval_cli.harness.recorded import RecordedTraces
+from signal_eval_cli.harness.entrypoints import check_harness
 from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.journal import JournalHeader
+from signal_eval_cli.partial import partial_dataset, stalled_dataset
 from signal_eval_cli.reports.console import TableChoice, print_dataset
 from signal_eval_cli.reports.reporters import REPORTERS
-from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult, SignalsPolicy
+from signal_eval_cli.results import CaseResult, DatasetResult, SignalsPolicy
 from signal_eval_cli.resume import build_dataset
+from signal_eval_cli.run_config import prepare_run
 from signal_eval_cli.runner import (
     RunOptions,
     check_filters,
@@ -67,38 +67,13 @@ from signal_eval_cli.runner import (
     select_cases,
     stall_limit_s,
 )
-from signal_eval_cli.signals import elapsed_ms, now_iso
+from signal_eval_cli.signals import now_iso
 from signal_eval_cli.validate import load_checked_dataset
 from signal_eval_cli.watchdog import LoopWatchdog
 
 _T = TypeVar("_T")
 
-__all__ = ["build_harness", "partial_result", "run_command"]
-
-
-def harness_spec(dataset: EvalDataset, harness: str | None, params: dict[str, Any]) -> HarnessSpec:
-    """The entry point and params :func:`build_harness` resolves (what a Ray actor resolves)."""
-    spec = HarnessSpec(harness, {}) if harness else dataset.harness
-    assert spec is not None  # build_harness refused a dataset without one
-    return HarnessSpec(spec.factory, {**spec.params, **params})
-
-
-def build_harness(
-    dataset: EvalDataset,
-    harness: str | None,
-    params: dict[str, Any],
-    traces: Path | None,
-    options: RunOptions,
-) -> Any:
-    if traces is not None:
-        return RecordedTraces(traces, [c.id for c in select_cases(dataset, options) if not c.skip])
-    spec = HarnessSpec(harness, {}) if harness else dataset.harness
-    if spec is None:
-        raise InputError(
-            f"{dataset.path}: the dataset names no harness: add 'harness: pkg.module:factory' "
-            "to it, or pass --harness, or evaluate recorded traces with --traces DIR"
-        )
-    return resolve_harness(spec.factory, {**spec.params, **params}, dataset_path=dataset.path)
+__all__ = ["run_command"]
 
 
 @report_options("dataset")
@@ -341,19 +316,16 @@ def run_dataset_command(
             "price": flags.prices,
             "traces": str(traces) if traces else None,
         }
-        harness_params = params
-        if traces is None:
-            harness_params = flags.harness_params(dataset, harness, params)
-        subject = build_harness(dataset, harness, harness_params, traces, options)
-        spec = harness_spec(dataset, harness, harness_params) if traces is None else None
-        flags.configure_judge(dataset, options, harness_params)
-        if traces is None and getattr(subject, "model_proxy", True):
-            flags.start_proxy(dataset, options)
-        if executor[0] == "local" and options.proxy is not None:  # on Ray: each actor's own
-            options.proxy.export_env(options.concurrency if options.parallel else 1)
+        prepared = prepare_run(
+            dataset,
+            flags,
+            options,
+            harness=harness,
+            params=params,
+            traces=traces,
+            export_env=executor[0] == "local",  # on Ray: each actor's own
+        )
     except InputError as exc:
-        if options.proxy is not None:
-            options.proxy.stop()  # its port and the environment it pointed here
         fail_input(exc)
     selected = select_cases(dataset, options)
     header = JournalHeader(
@@ -401,15 +373,15 @@ def run_dataset_command(
                     running = dataset_run(
                         executor[0],
                         dataset,
-                        subject,
+                        prepared.harness,
                         options,
-                        spec=spec,
+                        spec=prepared.spec,
                         ray_address=executor[1],
                         ray_actors=executor[2],
                     )
                     result = caught.run(watched(running, stall_limit_s(dataset, options), stalled))
                 except KeyboardInterrupt:
-                    result = partial_result(dataset, selected, progress.results, started)
+                    result = partial_dataset(dataset, selected, progress.results, started)
                 except InputError as exc:  # Ray could not start or join the cluster
                     fail_input(exc)
         finally:  # also on a crash: the proxy never outlives the run
@@ -447,29 +419,7 @@ def finish_stalled(
         "an async harness called blocking code (time.sleep, a sync SDK); await an async "
         "call instead, or run the blocking one with asyncio.to_thread"
     )
-    now = time.perf_counter()
-    ran_ms: dict[str, float] = {}
-    for case_id, began in running:
-        ran_ms[case_id] = max(ran_ms.get(case_id, 0.0), (now - began) * 1000)
-    done = list(finished)
-    ids = {r.case_id for r in done}
-    for case in selected:
-        if case.id not in ids:
-            error = f"not finished: {reason}" if not case.skip else None
-            wall = ran_ms.get(case.id, 0.0)
-            done.append(
-                CaseResult(
-                    case.id,
-                    passed=case.skip,
-                    name=case.name,
-                    metrics=CaseMetrics(latency_ms=wall),
-                    duration_ms=wall,
-                    skipped=case.skip,
-                    error=error,
-                    tags=list(case.tags),
-                )
-            )
-    result = partial_result(dataset, selected, done, started, interrupted=False)
+    result = stalled_dataset(dataset, selected, finished, started, reason, running=running)
     try:
         paths, signals, table = reports
         print_dataset(result, out, table)
@@ -479,26 +429,3 @@ def finish_stalled(
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(EXIT_FAILED)
-
-
-def partial_result(
-    dataset: EvalDataset,
-    selected: list[Any],
-    finished: list[CaseResult],
-    started: str,
-    *,
-    interrupted: bool = True,
-) -> DatasetResult:
-    """What finished before Ctrl-C (or a stuck loop), in dataset order."""
-    order = {c.id: i for i, c in enumerate(selected)}
-    cases = sorted(finished, key=lambda r: order.get(r.case_id, len(order)))
-    completed = now_iso()
-    return DatasetResult(
-        dataset.name,
-        cases,
-        duration_ms=elapsed_ms(started, completed),
-        started_at=started,
-        completed_at=completed,
-        metadata=dict(dataset.metadata),
-        interrupted=interrupted,
-    )

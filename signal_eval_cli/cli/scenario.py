@@ -13,10 +13,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.cells import cell_len
-from rich.console import Group
-from rich.table import Table
-from rich.text import Text
 
 from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
@@ -51,6 +47,8 @@ from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.fingerprint import canonical, scenarios_fingerprint
 from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.journal import JournalHeader
+from signal_eval_cli.partial import partial_scenarios
+from signal_eval_cli.reports.console_scenarios import run_summary, scenario_tables
 from signal_eval_cli.resume import build_scenarios, run_slot, scenario_from_journal, slot_run
 from signal_eval_cli.scenarios import (
     Scenario,
@@ -59,99 +57,11 @@ from signal_eval_cli.scenarios import (
     find_scenarios,
     update_expected_diffs,
 )
-from signal_eval_cli.scenarios.goals import TAIL_WIDTH, GoalResult
 from signal_eval_cli.scenarios.proxying import ScenarioProxies
 from signal_eval_cli.sharding import take_shard
 from signal_eval_cli.signals import now_iso
 
-__all__ = ["partial_run", "scenario_command", "scenario_tables"]
-
-
-DETAIL_LIMIT = 1_500
-MIN_TAIL_WIDTH = 20
-
-
-def _status(passed: bool) -> Text:
-    return Text("PASS", style="green") if passed else Text("FAIL", style="bold red")
-
-
-def _clip(text: str, limit: int = DETAIL_LIMIT) -> str:
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more chars)"
-
-
-def _goal_details(goal: GoalResult, width: int = TAIL_WIDTH) -> str:
-    if goal.skipped:
-        return goal.stdout
-    parts = [f"exit {goal.exit_code}" if goal.exit_code is not None else "no exit code"]
-    parts.append(f"{goal.duration_ms:,.0f} ms")
-    text = " · ".join(parts)
-    if goal.passed:
-        return text
-    text += f"\n{goal.error}" if goal.error else ""
-    tail = goal.tail(width=width)  # the whole output is in the JSON
-    if tail:
-        text += "\n" + "\n".join(tail)
-    return text
-
-
-def scenario_tables(result: ScenarioResult, width: int | None = None) -> Group:
-    """One table per scenario: its goals, then its pattern and trace assertions.
-
-    ``width`` (the console's) sizes the lines of a failed goal's output tail so that
-    each fills one row of the details column rather than folding into several.
-    """
-    title = f"{result.id}" + (f" — {result.title}" if result.title else "")
-    title += f" (run {result.run + 1})" if result.run else ""
-    table = Table(title=title, title_justify="left", show_lines=False)
-    table.add_column("check", style="cyan", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("details", overflow="fold")
-    goals = [(f"goal {goal.goal}", goal) for goal in result.goals]
-    checks = []
-    for checked in [*result.pattern_assertions, *result.assertions]:
-        kind = str(checked.assertion.get("type"))
-        what = checked.assertion.get("path") or checked.assertion.get("pattern") or ""
-        checks.append((f"{kind} {what}".strip(), checked))
-    tail_width = TAIL_WIDTH
-    if width is not None:  # borders and padding take 10 columns, "status" 6
-        widest = max((cell_len(label) for label, _ in [*goals, *checks]), default=5)
-        tail_width = max(MIN_TAIL_WIDTH, width - 16 - widest)
-    if result.agent is not None:
-        agent = result.agent
-        details = f"{agent.get('durationMs', 0):,.0f} ms"
-        if agent.get("exitCode") is not None:
-            details = f"exit {agent['exitCode']} · {details}"
-        files = len(result.changed_files)
-        details += f" · {files} file{'s' if files != 1 else ''} changed"
-        if agent.get("error"):
-            details += f"\n{agent['error']}"
-        table.add_row("agent", _status(agent.get("status") == "passed"), details)
-    for label, goal in goals:
-        table.add_row(label, _status(goal.passed), _goal_details(goal, tail_width))
-    for label, checked in checks:
-        table.add_row(label, _status(checked.passed), _clip(checked.message))
-    parts: list[Table | Text] = [table]
-    footer = Text()
-    footer.append(f"{result.id}: ", style="bold")
-    footer.append_text(_status(result.passed))
-    footer.append(f" · {result.duration_ms / 1000:.2f}s", style="dim")
-    if result.error:
-        footer.append(f"\nerror: {result.error}", style="red")
-    if result.workdir:
-        footer.append(f"\nworkdir: {result.workdir}", style="dim")
-    parts.append(footer)
-    return Group(*parts)
-
-
-def _summary(run: ScenarioRunResult) -> Text:
-    passed = sum(s.passed for s in run.scenarios)
-    failed = len(run.scenarios) - passed
-    style = "green" if failed == 0 else "red"
-    text = Text(f"{passed} passed, {failed} failed", style=f"bold {style}")
-    text.append(f" · {run.duration_ms / 1000:.2f}s", style="dim")
-    if run.interrupted:
-        text.append("  (interrupted: partial results)", style="bold yellow")
-    return text
+__all__ = ["scenario_command", "scenario_tables"]
 
 
 def _update(scenarios: list[Scenario], run: ScenarioRunResult) -> None:
@@ -290,7 +200,7 @@ def scenario_command(
             fail_input(exc)
         except KeyboardInterrupt:
             # the running scenarios were cancelled: their goals' groups are killed.
-            run = partial_run(scenarios, finished, started_at, started)
+            run = partial_scenarios(scenarios, finished, started_at, started)
         finally:  # also on a crash: no proxy outlives the run
             stop_scenario_proxies(proxies)
         entries = journal.entries()
@@ -300,7 +210,7 @@ def scenario_command(
             _update(scenarios, run)
         for result in run.scenarios:
             out.print(scenario_tables(result, width=out.width))
-        out.print(_summary(run))
+        out.print(run_summary(run))
         write_command_reports(run, reports, signals="failed")
     if run.interrupted:
         raise typer.Exit(caught.exit_code)
@@ -316,18 +226,3 @@ def stop_scenario_proxies(proxies: ScenarioProxies) -> None:
         typer.echo(f"{len(misses)} model call(s) had no recording", err=True)
     for failure in proxies.failures[:5]:
         typer.echo(f"not recorded: {failure}", err=True)
-
-
-def partial_run(
-    scenarios: list[Scenario], finished: list[ScenarioResult], started_at: str, started: float
-) -> ScenarioRunResult:
-    """What finished before Ctrl-C, in the order given, marked ``interrupted``."""
-    order = {s.id: i for i, s in enumerate(scenarios)}
-    done = sorted(finished, key=lambda r: (order.get(r.id, len(order)), r.run))
-    return ScenarioRunResult.of(
-        done,
-        duration_ms=(time.perf_counter() - started) * 1000,
-        started_at=started_at,
-        completed_at=now_iso(),
-        interrupted=True,
-    )

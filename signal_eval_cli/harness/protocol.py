@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from signal_eval_cli.proxy.route import CaseRoute, sdk_client
 from signal_eval_cli.signals import Signal, as_signal, new_signal_id, now_iso
 
-__all__ = ["Harness", "HarnessContext", "RunFunction", "collect", "runs_on_loop"]
+__all__ = ["Harness", "HarnessContext", "RunFunction", "collect", "runs_on_loop", "wants_proxy"]
 
 RunFunction = Callable[[Any, "HarnessContext"], Any]
 
@@ -108,6 +108,13 @@ def _starting_state_copied(signal: Signal) -> Signal:
         with contextlib.suppress(Exception):  # an uncopyable state is kept as it is
             signal.payload = {**payload, "state": copy.deepcopy(payload["state"])}
     return signal
+
+
+def wants_proxy(harness: Any) -> bool:
+    """Whether a run of ``harness`` starts a model proxy: yes, unless the harness says
+    ``model_proxy = False`` (its model calls never go through one, as the built-in
+    reactive harness, which calls its provider itself)."""
+    return bool(getattr(harness, "model_proxy", True))
 
 
 def run_function(harness: Any) -> RunFunction:

@@ -26,6 +26,7 @@ import atexit
 import contextlib
 import json
 import os
+import socket
 import threading
 import time
 import weakref
@@ -195,15 +196,38 @@ class ModelProxy(Recorder):
                 self.cpu_seconds = time.thread_time() - self._serving_since
 
     async def _main(self, ready: threading.Event) -> None:
+        """Listen at once, serve from the first connection: most harnesses never call a
+        model, and importing aiohttp costs about half a second of CPU per run. A client
+        that connects before the server is up waits in the socket's backlog."""
+        self._stopped = asyncio.Event()
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1024)
+        self.port = int(listener.getsockname()[1])
+        self._serving_since = time.thread_time()
+        ready.set()
+        loop = asyncio.get_running_loop()
+        called = asyncio.Event()
+        loop.add_reader(listener.fileno(), called.set)
+        stopped = asyncio.ensure_future(self._stopped.wait())
+        try:
+            first = asyncio.ensure_future(called.wait())
+            await asyncio.wait((first, stopped), return_when=asyncio.FIRST_COMPLETED)
+            first.cancel()
+        finally:
+            loop.remove_reader(listener.fileno())
+        if stopped.done():
+            listener.close()
+            return
+        await self._serve_http(listener, stopped)
+
+    async def _serve_http(self, listener: socket.socket, stopped: asyncio.Future[Any]) -> None:
         from aiohttp import ClientSession, ClientTimeout, DummyCookieJar, TCPConnector, web
 
-        self._stopped = asyncio.Event()
         server = web.Server(self._handle, access_log=None)
         runner = web.ServerRunner(server, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
-        await site.start()
-        self.port = int(runner.addresses[0][1])
+        await web.SockSite(runner, listener, backlog=1024).start()
         self._client = ClientSession(
             connector=TCPConnector(limit=0, ttl_dns_cache=300),
             timeout=ClientTimeout(total=None, sock_connect=30, sock_read=self.timeout),
@@ -211,9 +235,8 @@ class ModelProxy(Recorder):
             auto_decompress=True,
         )
         self._serving_since = time.thread_time()  # not the imports and setup above
-        ready.set()
         try:
-            await self._stopped.wait()
+            await stopped
         finally:
             await runner.cleanup()
             await self._client.close()

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from signal_eval_cli.compare_matrix import MatrixComparison
 from signal_eval_cli.comparison import CaseChange, Comparison, Regression
-from signal_eval_cli.matrix_model import MatrixResult
+from signal_eval_cli.matrix_model import MatrixResult, VariantResult
 from signal_eval_cli.reports._format import (
     fmt_cost,
     fmt_delta_pct,
@@ -28,6 +28,7 @@ __all__ = [
     "print_comparison",
     "print_matrix",
     "print_matrix_comparison",
+    "variant_line",
 ]
 
 _CONFIDENCE_STYLE = {"high": "bold green", "medium": "yellow", "low": "red"}
@@ -65,6 +66,11 @@ def matrix_table(result: MatrixResult) -> Table:
             style="bold" if v.variant_id == chosen else None,
         )
     return table
+
+
+def variant_line(variant: VariantResult) -> str:
+    """The progress line of a variant that finished: ``✓ <name>: <pass rate>``."""
+    return f"✓ {variant.variant_name}: {fmt_pass_rate(pass_rate_stats(variant.result.cases))}"
 
 
 def print_matrix(result: MatrixResult, console: Console | None = None) -> None:

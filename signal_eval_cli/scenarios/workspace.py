@@ -33,12 +33,20 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.errors import EvalError, closest
+from signal_eval_cli.errors import closest
 from signal_eval_cli.scenarios.overlay import can_overlay, mount_overlay, unmount
 from signal_eval_cli.scenarios.patching import FilePatch, PatchError, apply_file_patch, parse_patch
+from signal_eval_cli.workpaths import (
+    AgentTaskError,
+    PathEscapeError,
+    check_relative_path,
+    is_absolute_text,
+    read_text,
+    resolve_inside,
+)
 
 __all__ = [
     "VERBS",
@@ -68,15 +76,6 @@ _USAGE = {
     "RENAME": "RENAME|<fromPath>|<toPath>",
 }
 VERBS = tuple(_USAGE)
-_WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:|[\\/]{2})")
-
-
-class AgentTaskError(EvalError, ValueError):
-    """An agentTask that cannot be applied; nothing was written."""
-
-
-class PathEscapeError(AgentTaskError):
-    """A path that would leave its directory (``..``, absolute, or through a symlink)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,27 +102,6 @@ class PatchOp:
 
 
 TaskOp = WriteOp | DeleteOp | RenameOp | PatchOp
-
-
-def is_absolute_text(path: str) -> bool:
-    """Whether ``path`` is absolute on any system (``/x``, ``\\x``, ``C:``, ``//host``),
-    by its text alone: a scenario file must mean the same everywhere."""
-    return path.startswith(("/", "\\")) or _WINDOWS_ABSOLUTE.match(path) is not None
-
-
-def check_relative_path(path: str) -> None:
-    """Reject what is not a plain relative file path, by its text alone."""
-    if not path:
-        raise PathEscapeError("empty path")
-    if "\0" in path:
-        raise PathEscapeError(f"path {path!r} contains a NUL byte")
-    if is_absolute_text(path):
-        raise PathEscapeError(f"path {path!r} is absolute; give a path relative to the workspace")
-    parts = re.split(r"[\\/]", path)
-    if ".." in parts:
-        raise PathEscapeError(f"path {path!r} contains '..', which could leave the workspace")
-    if all(part in ("", ".") for part in parts):
-        raise PathEscapeError(f"path {path!r} names the workspace itself, not a file")
 
 
 def parse_agent_task(instruction: str | Sequence[str]) -> list[TaskOp]:
@@ -190,35 +168,6 @@ def _parse_command(command: str) -> TaskOp:
     path, contents = _fields(verb, rest, 2)
     check_relative_path(path)
     return WriteOp(path, contents)
-
-
-def resolve_inside(base: Path, path: str) -> Path:
-    """``base/path`` with symlinks resolved, or :class:`PathEscapeError` if it leaves ``base``."""
-    check_relative_path(path)
-    root = Path(os.path.realpath(base))
-    target = Path(os.path.realpath(root / path))
-    if target == root or not target.is_relative_to(root):
-        link = _first_symlink(root, path)
-        via = f" through the symlink '{link}'" if link else ""
-        raise PathEscapeError(f"path {path!r} leads outside {root}{via} (to {target})")
-    return target
-
-
-def _first_symlink(root: Path, path: str) -> str | None:
-    current = root
-    for part in PurePosixPath(path.replace("\\", "/")).parts:
-        current = current / part
-        if current.is_symlink():
-            return current.relative_to(root).as_posix()
-    return None
-
-
-def read_text(path: Path) -> str | None:
-    """File contents as text (undecodable bytes replaced), or None when there is no file."""
-    try:
-        return path.read_bytes().decode("utf-8", errors="replace")
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        return None
 
 
 @dataclass(slots=True)

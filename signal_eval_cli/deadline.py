@@ -1,0 +1,88 @@
+"""A harness run under a deadline, told apart from the harness's own failures.
+
+On Python 3.11+ ``asyncio.timeout`` runs the harness in the calling task and knows its
+own expiry; 3.10 has neither, so there the harness runs in a task of our own and what it
+raised itself (a ``CancelledError``, a ``SystemExit``) comes out wrapped
+(:func:`raised_by_harness` unwraps it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Coroutine
+from typing import Any
+
+__all__ = ["cancelled_by_us", "raised_by_harness", "within"]
+
+
+if sys.version_info >= (3, 11):
+
+    async def within(run: Coroutine[Any, Any, Any], seconds: float) -> bool:
+        """Run ``run`` in this task, cancelled after ``seconds``; True if it timed out.
+
+        ``asyncio.timeout`` needs no extra task per case (``wait_for`` makes one), and
+        ``expired()`` tells our deadline from a ``TimeoutError`` the harness raised itself.
+        """
+        deadline = asyncio.timeout(seconds)
+        try:
+            async with deadline:
+                await run
+        except TimeoutError:
+            if deadline.expired():
+                return True
+            raise
+        return False
+
+else:  # pragma: no cover - Python 3.10
+
+    class _HarnessRaised(Exception):
+        """A CancelledError or SystemExit the harness raised itself,
+        carried out of its task as an ordinary failure (its ``__cause__``)."""
+
+    async def within(run: Coroutine[Any, Any, Any], seconds: float) -> bool:
+        """3.10 has no ``asyncio.timeout``, and ``wait_for`` cannot tell its own
+        cancellation from the harness's: run the harness in a task we cancel ourselves."""
+        ours = False
+
+        async def guarded() -> None:
+            try:
+                await run
+            except (asyncio.CancelledError, SystemExit) as exc:
+                # KeyboardInterrupt is left alone: here it cannot be told from Ctrl-C.
+                if ours and isinstance(exc, asyncio.CancelledError):
+                    raise
+                raise _HarnessRaised(exc) from exc
+
+        task = asyncio.ensure_future(guarded())
+        try:
+            done, _ = await asyncio.wait({task}, timeout=seconds)
+        except asyncio.CancelledError:  # the run itself is cancelled: take the harness along
+            ours = True
+            task.cancel()
+            raise
+        if not done:
+            ours = True
+            task.cancel()
+            await asyncio.wait({task})
+            return True
+        task.result()
+        return False
+
+
+def cancelled_by_us(exc: BaseException) -> bool:
+    """Whether a ``CancelledError``/``KeyboardInterrupt``/``SystemExit`` that reached the
+    runner is our own (a timeout, Ctrl-C, the run being cancelled) rather than the
+    harness's. On 3.10 a task cannot tell, so a cancellation or interrupt counts as ours."""
+    if sys.version_info >= (3, 11):
+        task = asyncio.current_task()
+        return task is not None and task.cancelling() > 0
+    return isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))  # pragma: no cover
+
+
+def raised_by_harness(exc: BaseException) -> BaseException:
+    """What the harness raised: on Python 3.10 a cancellation or exit it raised itself
+    comes wrapped by :func:`within`."""
+    if type(exc).__name__ == "_HarnessRaised" and exc.__cause__ is not None:
+        return exc.__cause__
+    return exc

@@ -1,0 +1,71 @@
+"""Prompt templates (``{input.code}``, ``{state.plan}``, ``{{`` for a brace) and the JSON
+a model's reply holds (its last ```json block, else the whole text).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from signal_eval_cli.patterns import get_path
+
+__all__ = ["extract_json", "fenced_blocks", "render"]
+
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+|\[-?\d+\])*)\s*\}")
+
+
+def render(template: str, context: Mapping[str, Any]) -> str:
+    """Fill ``{dotted.path}`` placeholders from ``context``; other braces stay as written."""
+
+    def fill(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
+        found, value = get_path(context, match.group(1))
+        if not found or value is None:
+            return ""
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+    return _PLACEHOLDER.sub(fill, template)
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """``(language, body)`` of each fenced code block, in order."""
+    blocks: list[tuple[str, str]] = []
+    language: str | None = None
+    body: list[str] = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if language is None:
+            if stripped.startswith("```"):
+                language, body = stripped[3:].strip().lower(), []
+        elif stripped.startswith("```"):
+            blocks.append((language, "\n".join(body)))
+            language = None
+        else:
+            body.append(line)
+    return blocks
+
+
+def extract_json(text: str) -> tuple[bool, Any]:
+    """The JSON a model returned: the last parseable ```json (or bare ```) block,
+    else the whole text, else the outermost ``{...}``. ``(found, value)``."""
+    for language, body in reversed(fenced_blocks(text)):
+        if language in ("json", ""):
+            try:
+                return True, json.loads(body)
+            except ValueError:
+                continue
+    candidates = [text]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            return True, json.loads(candidate)
+        except ValueError:
+            continue
+    return False, None

@@ -1,0 +1,85 @@
+"""Paths a scenario's files name, kept inside their directory.
+
+Neutral ground for the scenario runner (its agentTask, its workspace) and the file
+assertions (``file-exists``, ``file-contains``, ``diff-match``), which both read them:
+neither has to import the other. A path is checked by its text first (no ``..``,
+nothing absolute on any system), then with symlinks resolved, before anything is read
+or written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path, PurePosixPath
+
+from signal_eval_cli.errors import EvalError
+
+__all__ = [
+    "AgentTaskError",
+    "PathEscapeError",
+    "check_relative_path",
+    "is_absolute_text",
+    "read_text",
+    "resolve_inside",
+]
+
+_WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:|[\\/]{2})")
+
+
+class AgentTaskError(EvalError, ValueError):
+    """An agentTask that cannot be applied; nothing was written."""
+
+
+class PathEscapeError(AgentTaskError):
+    """A path that would leave its directory (``..``, absolute, or through a symlink)."""
+
+
+def is_absolute_text(path: str) -> bool:
+    """Whether ``path`` is absolute on any system (``/x``, ``\\x``, ``C:``, ``//host``),
+    by its text alone: a scenario file must mean the same everywhere."""
+    return path.startswith(("/", "\\")) or _WINDOWS_ABSOLUTE.match(path) is not None
+
+
+def check_relative_path(path: str) -> None:
+    """Reject what is not a plain relative file path, by its text alone."""
+    if not path:
+        raise PathEscapeError("empty path")
+    if "\0" in path:
+        raise PathEscapeError(f"path {path!r} contains a NUL byte")
+    if is_absolute_text(path):
+        raise PathEscapeError(f"path {path!r} is absolute; give a path relative to the workspace")
+    parts = re.split(r"[\\/]", path)
+    if ".." in parts:
+        raise PathEscapeError(f"path {path!r} contains '..', which could leave the workspace")
+    if all(part in ("", ".") for part in parts):
+        raise PathEscapeError(f"path {path!r} names the workspace itself, not a file")
+
+
+def resolve_inside(base: Path, path: str) -> Path:
+    """``base/path`` with symlinks resolved, or :class:`PathEscapeError` if it leaves ``base``."""
+    check_relative_path(path)
+    root = Path(os.path.realpath(base))
+    target = Path(os.path.realpath(root / path))
+    if target == root or not target.is_relative_to(root):
+        link = _first_symlink(root, path)
+        via = f" through the symlink '{link}'" if link else ""
+        raise PathEscapeError(f"path {path!r} leads outside {root}{via} (to {target})")
+    return target
+
+
+def _first_symlink(root: Path, path: str) -> str | None:
+    current = root
+    for part in PurePosixPath(path.replace("\\", "/")).parts:
+        current = current / part
+        if current.is_symlink():
+            return current.relative_to(root).as_posix()
+    return None
+
+
+def read_text(path: Path) -> str | None:
+    """File contents as text (undecodable bytes replaced), or None when there is no file."""
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None

@@ -1,0 +1,155 @@
+"""The library owns run configuration: ``run_configured`` is ``signal-eval run`` in one call.
+
+The same dataset run by the CLI (a real process) and by :func:`run_configured` gives the
+same results JSON (timings and ids aside); a judge records into its cassette and replays
+offline from Python alone; a matrix variant and ``run`` build a harness the one way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import review_trace
+from flows_helpers import cli, project_copy
+from mock_servers import Call, MockLLMServer, Reply
+
+from signal_eval_cli import load_dataset, save_result
+from signal_eval_cli.dataset import HarnessSpec
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.harness.protocol import wants_proxy
+from signal_eval_cli.harness.reactive import ReactiveHarness
+from signal_eval_cli.matrix import Variant
+from signal_eval_cli.paths import harness_cassette
+from signal_eval_cli.run_config import (
+    ProviderPolicy,
+    build_harness,
+    default_cassette,
+    harness_spec,
+    judge_cassette,
+    run_configured,
+)
+
+KEY = "sk-test-run-config-5e5e5e"
+TIMINGS = {"durationMs", "startedAt", "completedAt", "timestamp", "id", "parent", "evaluationMs"}
+"""Fields whose values are clocks or generated ids, different in every run."""
+
+
+def without_timings(data: Any) -> Any:
+    """The results JSON without what differs from run to run: clocks, generated ids,
+    latencies (replayed calls wait their recorded time, give or take the machine's load)
+    and what is computed from them (a latency assertion's message, the case index's hash)."""
+    if isinstance(data, dict):
+        if str((data.get("assertion") or {}).get("type", "")).startswith("metric.latency"):
+            data = {k: v for k, v in data.items() if k not in ("message", "actual")}
+        return {
+            k: without_timings(v)
+            for k, v in data.items()
+            if k not in TIMINGS and not k.lower().endswith("latencyms") and k != "caseIndexSha256"
+        }
+    if isinstance(data, list):
+        return [without_timings(v) for v in data]
+    return data
+
+
+def test_the_cli_and_one_library_call_give_the_same_results(tmp_path: Path) -> None:
+    project = project_copy(tmp_path)
+    done = cli("run", "datasets/code-review.yaml", "-q", "-o", "cli.json", cwd=project)
+    assert done.returncode == 1, done.stderr  # the example has failing cases, by design
+    result = asyncio.run(
+        run_configured(project / "datasets/code-review.yaml", ProviderPolicy(replay=True))
+    )
+    save_result(result, project / "lib.json")
+    from_cli = json.loads((project / "cli.json").read_text())
+    from_library = json.loads((project / "lib.json").read_text())
+    assert from_cli["totalCases"] == 11
+    assert without_timings(from_library) == without_timings(from_cli)
+
+
+def judged(tmp_path: Path) -> Path:
+    path = tmp_path / "judged.yaml"
+    criteria = {"type": "llm.judge", "criteria": ["names the vulnerability"], "minScore": 0.7}
+    path.write_text(
+        json.dumps({"name": "judged", "cases": [{"id": "good", "assertions": [criteria]}]})
+    )
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    (traces / "good.jsonl").write_text(
+        "\n".join(json.dumps(s.to_dict()) for s in review_trace()) + "\n"
+    )
+    return path
+
+
+def test_a_judge_records_then_replays_offline_in_one_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    verdict = json.dumps({"scores": [{"criterion": 1, "score": 0.9, "reason": "named"}]})
+    dataset = judged(tmp_path)
+    with MockLLMServer() as server:
+        server.responder = lambda call: Reply(verdict)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        policy = ProviderPolicy(record=True, judge_model="openai:judge-model")
+        recorded = asyncio.run(run_configured(dataset, policy, traces=tmp_path / "traces"))
+        calls: list[Call] = list(server.calls)
+    assert len(calls) == 1 and recorded.cases[0].passed
+    assert (tmp_path / "cassettes" / "judged.judge.yaml").is_file()
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens
+    monkeypatch.delenv("OPENAI_API_KEY")
+    policy = ProviderPolicy(replay=True, judge_model="openai:judge-model")
+    replayed = asyncio.run(run_configured(dataset, policy, traces=tmp_path / "traces"))
+    assert without_timings([a.to_dict() for a in replayed.cases[0].assertions]) == (
+        without_timings([a.to_dict() for a in recorded.cases[0].assertions])
+    )
+
+
+def test_replaying_a_judge_without_its_cassette_is_bad_input(tmp_path: Path) -> None:
+    policy = ProviderPolicy(replay=True, judge_model="openai:judge-model")
+    with pytest.raises(InputError, match="judge cassette not found"):
+        asyncio.run(run_configured(judged(tmp_path), policy, traces=tmp_path / "traces"))
+
+
+def test_two_modes_at_once_are_bad_input() -> None:
+    with pytest.raises(InputError, match="choose one of --record, --replay"):
+        _ = ProviderPolicy(record=True, replay=True).mode
+
+
+def test_a_variant_and_a_run_build_the_harness_the_one_way() -> None:
+    dataset = load_dataset(Path("datasets/code-review.yaml"))
+    built = build_harness(dataset)
+    assert isinstance(built, ReactiveHarness) and not wants_proxy(built)
+    variant = Variant("v", "v").build(dataset)
+    assert isinstance(variant, ReactiveHarness)
+    assert variant.spec.agents == built.spec.agents
+    spec = harness_spec(dataset, "reactive", {"agents": "agents/code-review.yaml"})
+    assert spec == HarnessSpec("reactive", {"agents": "agents/code-review.yaml"})
+    ready = object()
+    assert Variant("v", "v", harness=ready).build(dataset) is ready
+
+
+def test_a_dataset_without_a_harness_says_how_to_name_one(tmp_path: Path) -> None:
+    path = tmp_path / "bare.yaml"
+    path.write_text(json.dumps({"name": "bare", "cases": [{"id": "a", "assertions": []}]}))
+    with pytest.raises(InputError, match="the dataset names no harness"):
+        build_harness(load_dataset(path))
+    with pytest.raises(InputError, match="variant 'v' names no harness"):
+        Variant("v", "v").build(load_dataset(path))
+
+
+def test_the_harness_cassette_follows_one_rule(tmp_path: Path) -> None:
+    """The run's provider options and the reactive harness name the same cassette."""
+    dataset = load_dataset(Path("datasets/code-review.yaml"))
+    assert dataset.path is not None
+    here = dataset.path.resolve().parent
+    assert default_cassette(dataset, {}) == here / "cassettes" / "code-review.yaml"
+    assert default_cassette(dataset, {"cassette": "c/x.yaml"}) == here / "c" / "x.yaml"
+    assert harness_cassette(None, dataset.path) == default_cassette(dataset, {})
+    assert harness_cassette("x.yaml", None, tmp_path) == tmp_path / "x.yaml"
+    assert harness_cassette(None, None) is None
+    assert judge_cassette(here / "c.yaml") == here / "c.judge.yaml"
+    replayed = build_harness(dataset)
+    assert isinstance(replayed, ReactiveHarness)
+    assert Path(replayed.provider.path) == default_cassette(dataset, {})  # type: ignore[attr-defined]
