@@ -53,8 +53,13 @@ TARGETS = [  # listed, not globbed: the plugin runs from a copy of this file els
     *(
         f"{PACKAGE}/assertions/{name}.py"
         for name in (
-            "_helpers",
-            "_registry",
+            "helpers",
+            "outcome",
+            "judging",
+            "context",
+            "registry",
+            "evaluate",
+            "problems",
             "agent",
             "compose",
             "files",

@@ -105,8 +105,11 @@ class EvalDataset:
         return [*self.default_assertions, *case.assertions]
 
     def uses_judge(self) -> bool:
-        """Whether any assertion (nested in a composition too) is an ``llm.judge``."""
-        return _uses_judge([self.default_assertions, *(c.assertions for c in self.cases)])
+        """Whether any assertion (nested in a composition too) has a type that needs a
+        judge (``llm.judge``)."""
+        from signal_eval_cli.assertions.registry import uses_judge
+
+        return uses_judge([self.default_assertions, *(c.assertions for c in self.cases)])
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any], path: Path | None = None) -> EvalDataset:
@@ -215,23 +218,3 @@ def load_dataset(path: str | Path) -> EvalDataset:
 def save_dataset(dataset: EvalDataset, path: str | Path) -> None:
     text = yaml.safe_dump(dataset.to_data(), sort_keys=False, allow_unicode=True, width=120)
     atomic_write_text(path, text)
-
-
-def _uses_judge(value: Any) -> bool:
-    """Whether any mapping in ``value`` has ``type: llm.judge`` (a loop, not a generator
-    per value: ``run`` asks it of every case, 100,000 of them in a large dataset)."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if type(node) in _LEAVES:
-            continue
-        if isinstance(node, Mapping):
-            if node.get("type") == "llm.judge":
-                return True
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return False
-
-
-_LEAVES = frozenset({str, int, float, bool, type(None)})

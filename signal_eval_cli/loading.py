@@ -7,7 +7,6 @@ user's language: "did you mean", "quote the pattern", YAML 1.1 booleans.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -27,14 +26,13 @@ from signal_eval_cli.limits import (
     JsonProblem,
     loads_json,
 )
-from signal_eval_cli.patterns import (
-    compile_glob,
-    compile_regex,
-    matcher_problems,
-    pattern_problems,
-)
 from signal_eval_cli.quick_yaml import QuickData, Unsure, quick_data
-from signal_eval_cli.schema_check import SCHEMA_DIR, failing_items, schema_check
+from signal_eval_cli.schema_check import (
+    SCHEMA_DIR,
+    failing_items,
+    schema_check,
+    schema_documents,
+)
 
 if TYPE_CHECKING:  # imported when a document has a problem to word (it takes a while)
     import jsonschema
@@ -439,31 +437,49 @@ def _yaml_problem(name: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
 
 
 @cache
-def _registry() -> Any:
+def _registry(assertions: str | None = None) -> Any:
     from referencing import Registry, Resource
 
     resources = []
-    for file in SCHEMA_DIR.glob("*.schema.json"):
-        contents = json.loads(file.read_text(encoding="utf-8"))
+    for name, contents in schema_documents(assertions).items():
         resource = Resource.from_contents(contents)
-        resources.append((file.name, resource))
+        resources.append((name, resource))
         resources.append((contents["$id"], resource))
     return Registry().with_resources(resources)
 
 
 @cache
-def schema_validator(name: str) -> jsonschema.Draft202012Validator:
-    """The validator for ``schemas/<name>.schema.json``, with every sibling schema resolvable."""
+def schema_validator(name: str, assertions: str | None = None) -> jsonschema.Draft202012Validator:
+    """The validator for ``schemas/<name>.schema.json``, with every sibling schema resolvable
+    (with ``assertions``: plugins' types too, see :func:`.schema_check.schema_documents`)."""
     import jsonschema
 
-    contents = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(contents, registry=_registry())
+    contents = schema_documents(assertions)[f"{name}.schema.json"]
+    return jsonschema.Draft202012Validator(contents, registry=_registry(assertions))
 
 
 @cache
 def _assertion_types() -> frozenset[str]:
-    schema = json.loads((SCHEMA_DIR / "assertions.schema.json").read_text(encoding="utf-8"))
+    """The types the committed assertions schema knows: the built-in ones."""
+    schema = schema_documents()["assertions.schema.json"]
     return frozenset(schema["$defs"]["assertion"]["properties"]["type"]["enum"])
+
+
+def _plugin_schema(doc: Document) -> str | None:
+    """The assertions schema to validate ``doc`` against when it names a type the committed
+    schema does not know: generated from the registry, plugins loaded, when that holds
+    types beyond the built-in ones (a plugin's, ``@assertion`` from Python); else None."""
+    from signal_eval_cli.assertions.registry import resolve
+    from signal_eval_cli.assertions.schema import current_text
+
+    builtin = _assertion_types()
+    named = {node["type"] for _, node in assertion_nodes(doc.data)} - builtin
+    if not named:
+        return None
+    types = resolve(named)
+    if all(name in builtin or kind.workspace for name, kind in types.items()):
+        return None
+    return current_text()
 
 
 def validate_document(doc: Document, schema: str) -> list[Problem]:
@@ -477,8 +493,12 @@ def validate_document(doc: Document, schema: str) -> list[Problem]:
 
 def _validate_document(doc: Document, schema: str) -> list[Problem]:
     problems = []
-    if not schema_check(schema)(doc.data):
-        data, kept = failing_items(schema, doc.data)
+    valid = schema_check(schema)(doc.data)
+    plugins = None if valid else _plugin_schema(doc)
+    if plugins is not None:
+        valid = schema_check(schema, plugins)(doc.data)
+    if not valid:
+        data, kept = failing_items(schema, doc.data, plugins)
 
         def path_of(error: jsonschema.ValidationError) -> JsonPath:
             path = tuple(error.absolute_path)
@@ -486,7 +506,7 @@ def _validate_document(doc: Document, schema: str) -> list[Problem]:
                 return (path[0], kept[str(path[0])][path[1]], *path[2:])
             return path
 
-        errors = list(schema_validator(schema).iter_errors(data))
+        errors = list(schema_validator(schema, plugins).iter_errors(data))
         doc.locate(path_of(error) for error in errors)
         problems = [p for error in errors for p in _explain(doc, error, path_of)]
     problems.extend(_semantic_problems(doc))  # on the well-typed parts: all problems at once
@@ -599,8 +619,6 @@ def _describe_owner(data: Any, path: JsonPath) -> str:
 
 # -- checks beyond the schema -----------------------------------------------------------------
 
-_GLOB_FIELDS = ("pattern", "afterSignal", "triggerPattern", "signal")
-
 
 def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, Mapping[str, Any]]]:
     """Every mapping with a string ``type`` under an ``assertions``-like list, recursively
@@ -626,77 +644,15 @@ def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, 
 
 
 def _semantic_problems(doc: Document) -> list[Problem]:
-    """Checks a schema cannot express; each looks only at values of the right type, so
-    a value the schema already rejected is not reported twice."""
-    known = _assertion_types()
+    """Checks a schema cannot express, of every assertion of a registered type (each
+    type's own, and the conventions they share: see :mod:`.assertions.problems`)."""
+    from signal_eval_cli.assertions.problems import assertion_problems
+    from signal_eval_cli.assertions.registry import definitions
+
+    types = definitions()
     return doc.problems(
         found
         for path, node in assertion_nodes(doc.data)
-        if node["type"] in known
-        for found in _assertion_problems(path, node)
+        if node["type"] in types and not types[node["type"]].workspace  # a scenario's own
+        for found in assertion_problems(path, node, types[node["type"]])
     )
-
-
-_Found = tuple[JsonPath, str]  # a problem's path and message, to be located in a batch
-
-
-def _assertion_problems(path: JsonPath, node: Mapping[str, Any]) -> Iterator[_Found]:
-    for field in _GLOB_FIELDS:
-        if isinstance(node.get(field), str):
-            yield from _glob_problem((*path, field), node[field])
-    steps = node.get("patterns") if node["type"] == "signal.trajectory" else None
-    for i, step in enumerate(steps if isinstance(steps, list) else []):
-        step_path: JsonPath = (*path, "patterns", i)
-        if isinstance(step, str):
-            yield from _glob_problem(step_path, step)
-        elif isinstance(step, Mapping):
-            if isinstance(step.get("pattern"), str):
-                yield from _glob_problem((*step_path, "pattern"), step["pattern"])
-            yield from _matcher_problems(
-                (*step_path, "payload"), pattern_problems(step.get("payload"))
-            )
-    if node["type"] == "output.matches" and isinstance(node.get("regex"), str):
-        flags = node.get("flags", "")
-        try:
-            compile_regex(node["regex"], flags if isinstance(flags, str) else "")
-        except ValueError as exc:
-            yield ((*path, "regex"), str(exc))
-    if node["type"] == "output.json" and isinstance(node.get("schema"), Mapping):
-        import jsonschema
-
-        try:
-            jsonschema.Draft202012Validator.check_schema(node["schema"])
-        except jsonschema.SchemaError as exc:
-            yield ((*path, "schema"), f"invalid JSON Schema: {exc.message}")
-    for field in ("payload", "args"):
-        if field in node:
-            yield from _matcher_problems((*path, field), pattern_problems(node[field]))
-    if "value" in node:
-        yield from _matcher_problems((*path, "value"), matcher_problems(node["value"]))
-    low, high = node.get("min"), node.get("max")
-    if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
-        yield ((*path, "min"), f"min ({low}) is greater than max ({high})")
-
-
-def _matcher_problems(path: JsonPath, found: list[tuple[str, str]]) -> Iterator[_Found]:
-    for suffix, message in found:
-        yield ((*path, *(_token(t) for t in suffix.split("/")[1:])), message)
-
-
-def _token(text: str) -> str | int:
-    return int(text) if text.isdigit() else text
-
-
-def _glob_problem(path: JsonPath, pattern: str) -> Iterator[_Found]:
-    if not pattern:
-        return  # the schema reports an empty pattern
-    if not pattern.strip() or pattern != pattern.strip():
-        yield (path, f"bad pattern {pattern!r}: leading or trailing whitespace")
-        return
-    if "***" in pattern:
-        yield (path, f"bad pattern {pattern!r}: '***' is ambiguous; use '**'")
-        return
-    try:
-        compile_glob(pattern)
-    except ValueError as exc:
-        yield (path, f"bad pattern {pattern!r}: {exc}")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.assertions import EvalContext, Judge, evaluate_assertions
+from signal_eval_cli.assertions.registry import uses_judge
 from signal_eval_cli.dataset import EvalCase, EvalDataset
 from signal_eval_cli.deadline import cancelled_by_us, raised_by_harness, within
 from signal_eval_cli.errors import InputError, closest
@@ -234,7 +235,7 @@ async def _run_once(
     results = []
     if error is None:
         eval_ctx = EvalContext(trace, judge=options.judge, judge_model=options.judge_model, run=run)
-        if options.judge is not None and any("llm.judge" in str(a) for a in assertions):
+        if options.judge is not None and uses_judge(assertions):
             results = await asyncio.to_thread(evaluate_assertions, assertions, eval_ctx)
         else:
             results = evaluate_assertions(assertions, eval_ctx)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.loading import SCHEMA_DIR
+from signal_eval_cli.schema_check import SCHEMA_DIR
 
 __all__ = ["bundle", "bundled_text", "write_bundles"]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
-__all__ = ["SCHEMA_DIR", "Check", "failing_items", "schema_check"]
+__all__ = ["SCHEMA_DIR", "Check", "failing_items", "schema_check", "schema_documents"]
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 
@@ -54,7 +54,37 @@ _TYPES: dict[str, Check] = {
 
 
 @cache
-def _resources() -> dict[str, Any]:
+def schema_documents(assertions: str | None = None) -> dict[str, Any]:
+    """Every schema file's contents, by file name.
+
+    With ``assertions`` (an ``assertions.schema.json`` generated with plugins' types, as
+    JSON text), that schema stands in for the file and for each copy of it another
+    schema embeds."""
+    documents = {
+        file.name: json.loads(file.read_text(encoding="utf-8"))
+        for file in sorted(SCHEMA_DIR.glob("*.schema.json"))
+    }
+    if assertions is None:
+        return documents
+    top = json.loads(assertions)
+    embedded = {key: value for key, value in top.items() if key != "$schema"}
+
+    def swap(node: Any) -> Any:
+        if isinstance(node, dict):
+            if node.get("$id") == top["$id"]:
+                return embedded
+            return {key: swap(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [swap(value) for value in node]
+        return node
+
+    return {
+        name: top if doc.get("$id") == top["$id"] else swap(doc) for name, doc in documents.items()
+    }
+
+
+@cache
+def _resources(assertions: str | None = None) -> dict[str, Any]:
     """Every schema and embedded schema, by its absolute ``$id``."""
     found: dict[str, Any] = {}
 
@@ -69,15 +99,15 @@ def _resources() -> dict[str, Any]:
             for value in node:
                 collect(value, base)
 
-    for file in sorted(SCHEMA_DIR.glob("*.schema.json")):
-        collect(json.loads(file.read_text(encoding="utf-8")), file.as_uri())
+    for name, document in schema_documents(assertions).items():
+        collect(document, (SCHEMA_DIR / name).as_uri())
     return found
 
 
-def _resolve(ref: str, base: str) -> tuple[Any, str]:
+def _resolve(ref: str, base: str, assertions: str | None) -> tuple[Any, str]:
     """The subschema ``ref`` points at from a schema whose ``$id`` is ``base``."""
     url, fragment = urldefrag(urljoin(base, ref))
-    node = _resources()[url]
+    node = _resources(assertions)[url]
     for token in filter(None, fragment.split("/")):
         token = token.replace("~1", "/").replace("~0", "~")
         node = node[int(token)] if isinstance(node, list) else node[token]
@@ -85,8 +115,9 @@ def _resolve(ref: str, base: str) -> tuple[Any, str]:
 
 
 class _Compiler:
-    def __init__(self) -> None:
+    def __init__(self, assertions: str | None = None) -> None:
         self.done: dict[tuple[int, str], Check] = {}
+        self.assertions = assertions
 
     def compile(self, schema: Any, base: str) -> Check:
         if schema is True or schema == {}:
@@ -117,7 +148,7 @@ class _Compiler:
         return _all_of(checks)
 
     def _dollar_ref(self, ref: str, schema: Any, base: str) -> Check:
-        target, target_base = _resolve(ref, base)
+        target, target_base = _resolve(ref, base, self.assertions)
         compiled: list[Check] = []
 
         def check(v: Any) -> bool:  # compiled on first use: refs may be recursive
@@ -324,25 +355,26 @@ def _exact(schema: Any) -> bool:
 
 
 @cache
-def _root(name: str) -> tuple[Any, str]:
-    path = SCHEMA_DIR / f"{name}.schema.json"
-    root = json.loads(path.read_text(encoding="utf-8"))
-    base = urljoin(path.as_uri(), root.get("$id", ""))
-    return _resources().get(base, root), base
+def _root(name: str, assertions: str | None = None) -> tuple[Any, str]:
+    file = f"{name}.schema.json"
+    root = schema_documents(assertions)[file]
+    base = urljoin((SCHEMA_DIR / file).as_uri(), root.get("$id", ""))
+    return _resources(assertions).get(base, root), base
 
 
 @cache
-def schema_check(name: str) -> Check:
-    """True only when ``data`` is certainly valid against ``schemas/<name>.schema.json``."""
-    return _Compiler().compile(*_root(name))
+def schema_check(name: str, assertions: str | None = None) -> Check:
+    """True only when ``data`` is certainly valid against ``schemas/<name>.schema.json``
+    (with ``assertions``: see :func:`schema_documents`)."""
+    return _Compiler(assertions).compile(*_root(name, assertions))
 
 
 @cache
-def _item_checks(name: str) -> dict[str, Check]:
+def _item_checks(name: str, assertions: str | None = None) -> dict[str, Check]:
     """The top-level lists of ``name`` whose schema says nothing of the list as a whole
     (``{"type": "array", "items": ...}``): a check for one item of each."""
-    root, base = _root(name)
-    compiler = _Compiler()
+    root, base = _root(name, assertions)
+    compiler = _Compiler(assertions)
     return {
         key: compiler.compile(prop["items"], base)
         for key, prop in root.get("properties", {}).items()
@@ -351,7 +383,9 @@ def _item_checks(name: str) -> dict[str, Check]:
     }  # fmt: skip
 
 
-def failing_items(name: str, data: Any) -> tuple[Any, dict[str, list[int]]]:
+def failing_items(
+    name: str, data: Any, assertions: str | None = None
+) -> tuple[Any, dict[str, list[int]]]:
     """``data`` with each top-level list of items kept to the items this check does not
     vouch for, and their indices in the original lists.
 
@@ -362,7 +396,7 @@ def failing_items(name: str, data: Any) -> tuple[Any, dict[str, list[int]]]:
         return data, {}
     narrowed = dict(data)
     kept: dict[str, list[int]] = {}
-    for key, check in _item_checks(name).items():
+    for key, check in _item_checks(name, assertions).items():
         items = data.get(key)
         if type(items) is list:
             kept[key] = [i for i, item in enumerate(items) if not check(item)]

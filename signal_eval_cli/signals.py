@@ -29,6 +29,7 @@ from signal_eval_cli.patterns import compile_glob, equal_to, set_path
 
 if TYPE_CHECKING:
     from signal_eval_cli.errors import Problem
+    from signal_eval_cli.pricing import PriceTable
 
 __all__ = [
     "Signal",
@@ -188,9 +189,13 @@ class _CodeTable(dict[str, str]):
 class Trace:
     """The signals of one run, with indexes built once and derived views cached."""
 
-    def __init__(self, signals: list[Signal], input: Any = None) -> None:
+    def __init__(
+        self, signals: list[Signal], input: Any = None, *, prices: PriceTable | None = None
+    ) -> None:
         self.signals = signals
         self.input = input
+        self.prices = prices
+        """What prices a ``provider:end`` that states no cost (default: ``data/prices.yaml``)."""
         table = _CodeTable()
         self._codes = "".join(map(table.__getitem__, map(attrgetter("name"), signals)))
         self._table: dict[str, str] = table
@@ -199,9 +204,13 @@ class Trace:
 
     @classmethod
     def from_signals(
-        cls, signals: Iterable[Signal | Mapping[str, Any]], input: Any = None
+        cls,
+        signals: Iterable[Signal | Mapping[str, Any]],
+        input: Any = None,
+        *,
+        prices: PriceTable | None = None,
     ) -> Trace:
-        return cls([as_signal(s) for s in signals], input)
+        return cls([as_signal(s) for s in signals], input, prices=prices)
 
     def __len__(self) -> int:
         return len(self.signals)
@@ -452,9 +461,9 @@ class Trace:
     def _usage_of_any_shape(self) -> tuple[float, float, float]:
         """Token counts under OpenAI or Anthropic names too, and a ``provider:end`` without
         a ``cost`` priced from its tokens: its own model, else that of the
-        ``provider:start`` it points at (``source.parent``), else of the last one."""
-        from signal_eval_cli.providers.pricing import default_prices  # data, loaded on need
-
+        ``provider:start`` it points at (``source.parent``), else of the last one, by
+        :attr:`prices`."""
+        prices = self.prices
         inputs = outputs = cost = 0.0
         model: Any = None
         models: dict[str, Any] = {}  # provider:start id -> its model
@@ -477,7 +486,11 @@ class Trace:
                 started = models.get(signal.parent, model) if signal.parent else model
                 priced = payload.get("model", started)
                 if isinstance(priced, str):
-                    cost += default_prices().cost(priced, tokens_in, tokens_out)
+                    if prices is None:
+                        from signal_eval_cli.pricing import default_prices  # data: on need
+
+                        prices = default_prices()
+                    cost += prices.cost(priced, tokens_in, tokens_out)
         return inputs, outputs, cost
 
     @property

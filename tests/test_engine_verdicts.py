@@ -25,15 +25,10 @@ from signal_eval_cli import (
     known_types,
     read_jsonl,
 )
-from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, bounds, short
-from signal_eval_cli.assertions._registry import (
-    VALUE_LIMIT,
-    AssertionResult,
-    Outcome,
-    assertion,
-    capped,
-)
+from signal_eval_cli.assertions import AssertionResult, Outcome, assertion
+from signal_eval_cli.assertions.helpers import PREVIEW_ITEMS, bounds, short
 from signal_eval_cli.assertions.judge import render_trajectory
+from signal_eval_cli.assertions.outcome import VALUE_LIMIT, capped
 from signal_eval_cli.assertions.signal import trajectory_pins
 from signal_eval_cli.jsjson import js_number
 from signal_eval_cli.patterns import matcher_problems, pattern_problems, values_equal

@@ -240,7 +240,7 @@ def test_per_case_metric_improvements_are_collapsed_and_counted() -> None:
 
 def test_huge_compared_values_are_capped_in_results_and_junit(tmp_path: Path) -> None:
     from signal_eval_cli.assertions import AssertionResult
-    from signal_eval_cli.assertions._registry import VALUE_LIMIT
+    from signal_eval_cli.assertions.outcome import VALUE_LIMIT
     from signal_eval_cli.reports.junit import write_junit_report
     from signal_eval_cli.results import CaseResult, DatasetResult
 

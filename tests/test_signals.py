@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -548,3 +550,35 @@ def test_recorded_trace_latency_comes_from_its_timestamps_not_evaluation_time() 
     assert CaseMetrics.from_trace(t, wall_ms=7.0).latency_ms == 3000.0
     bare = Trace.from_signals([{"name": "harness:start"}, {"name": "text:complete"}])
     assert CaseMetrics.from_trace(bare, wall_ms=7.0).latency_ms == 7.0
+
+
+def test_a_trace_prices_unpriced_calls_by_the_table_it_is_given() -> None:
+    """Prices are passed in (the core never imports the providers); without a table a
+    trace prices by data/prices.yaml, as before."""
+    from signal_eval_cli.pricing import Price, PriceTable
+
+    usage = {"inputTokens": 1_000_000, "outputTokens": 500_000}
+    calls = [
+        {"name": "provider:start", "payload": {"model": "house-model"}},
+        {"name": "provider:end", "payload": {"usage": usage}},
+    ]
+    assert Trace.from_signals(calls).metrics.cost == 0.0  # not in data/prices.yaml
+    table = PriceTable({"house-model": Price(2.0, 8.0)})
+    assert Trace.from_signals(calls, prices=table).metrics.cost == pytest.approx(2.0 + 4.0)
+    assert Trace(Trace.from_signals(calls).signals, prices=table).metrics.cost == 6.0
+
+
+def test_pricing_a_trace_loads_no_provider() -> None:
+    probe = (
+        "import sys\n"
+        "from signal_eval_cli.signals import Trace\n"
+        "calls = [{'name': 'provider:start', 'payload': {'model': 'gpt-4o-mini'}},\n"
+        "         {'name': 'provider:end', 'payload': {'usage': {'inputTokens': 10**6}}}]\n"
+        "assert Trace.from_signals(calls).metrics.cost > 0\n"
+        "print(sorted(m for m in sys.modules if m.startswith('signal_eval_cli.providers')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -1,20 +1,20 @@
-"""Assertion types: each a small check registered under its ``type`` string."""
+"""Assertion types: each a small check registered under its ``type`` string.
 
-from signal_eval_cli.assertions._registry import (
-    AssertionResult,
-    EvalContext,
-    Judge,
-    JudgeRequest,
-    JudgeVerdict,
-    Outcome,
-    assertion,
-    evaluate_assertion,
-    evaluate_assertions,
-    known_types,
-)
+A type is one ``@assertion`` check beside its family (``signal``, ``tool``, …) with its
+fields; :mod:`.registry` holds them, :mod:`.evaluate` runs them, :mod:`.schema` writes
+their JSON Schema. Plugins register theirs under the ``signal_eval.assertions`` entry
+points.
+"""
+
+from signal_eval_cli.assertions.context import EvalContext
+from signal_eval_cli.assertions.evaluate import evaluate_assertion, evaluate_assertions
+from signal_eval_cli.assertions.judging import Judge, JudgeRequest, JudgeVerdict
+from signal_eval_cli.assertions.outcome import AssertionResult, Outcome
+from signal_eval_cli.assertions.registry import AssertionType, assertion, known_types
 
 __all__ = [
     "AssertionResult",
+    "AssertionType",
     "EvalContext",
     "Judge",
     "JudgeRequest",

@@ -6,8 +6,11 @@ import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, count_outcome
-from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
+from signal_eval_cli.assertions.context import EvalContext
+from signal_eval_cli.assertions.fields import COUNT, NAME, NOTES, PATTERN
+from signal_eval_cli.assertions.helpers import PREVIEW_ITEMS, count_outcome
+from signal_eval_cli.assertions.outcome import Outcome
+from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.patterns import compile_glob, equal_to
 from signal_eval_cli.signals import Signal, Trace
 
@@ -32,15 +35,25 @@ def _trigger(activation: Signal) -> str | None:
     return trigger if isinstance(trigger, str) and trigger else None
 
 
-@assertion("agent.activated")
+def _of_agent_schema(*required: str, **fields: Any) -> dict[str, Any]:
+    """An assertion about the agent ``agentId`` (and these fields)."""
+    return {
+        "required": ["agentId", *required],
+        "properties": {**NOTES, "agentId": NAME, **fields},
+    }
+
+
+@assertion("agent.activated", schema=_of_agent_schema(**COUNT))
 def agent_activated(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """How often the agent was activated (default: at least once)."""
     agent = a["agentId"]
     count = len(ctx.trace.activations_of(agent))
     return count_outcome(f"activations of '{agent}'", count, a)
 
 
-@assertion("agent.completed")
+@assertion("agent.completed", schema=_of_agent_schema())
 def agent_completed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The agent activated and raised no ``agent:error``."""
     agent = a["agentId"]
     trace = ctx.trace
     if not trace.activations_of(agent):
@@ -54,8 +67,9 @@ def agent_completed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     return Outcome(True, f"agent '{agent}' activated and raised no error")
 
 
-@assertion("agent.causedBy")
+@assertion("agent.causedBy", schema=_of_agent_schema("triggerPattern", triggerPattern=PATTERN))
 def agent_caused_by(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """Some activation of the agent was triggered by a signal matching the pattern."""
     agent, pattern = a["agentId"], a["triggerPattern"]
     glob = compile_glob(pattern)
     triggers = [_trigger(s) for s in ctx.trace.activations_of(agent)]
@@ -72,8 +86,9 @@ def agent_caused_by(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("agent.emitted")
+@assertion("agent.emitted", schema=_of_agent_schema("signal", signal=PATTERN))
 def agent_emitted(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The agent emitted a signal matching the pattern (``source.agent``)."""
     agent, pattern = a["agentId"], a["signal"]
     trace = ctx.trace
     same = equal_to(agent)
@@ -86,8 +101,9 @@ def agent_emitted(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("agent.skipped")
+@assertion("agent.skipped", schema=_of_agent_schema(reason={"type": "string"}))
 def agent_skipped(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The agent was skipped (``agent:skipped``), for the given reason if one is given."""
     agent, reason = a["agentId"], a.get("reason")
     skips = list(_of_agent(ctx.trace, "agent:skipped", agent))
     reasons = [s.payload.get("reason") for s in skips]
@@ -103,7 +119,13 @@ def agent_skipped(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("agent.handoff")
+@assertion(
+    "agent.handoff",
+    schema={
+        "anyOf": [{"required": ["from"]}, {"required": ["to"]}],
+        "properties": {**NOTES, "from": NAME, "to": NAME, **COUNT},
+    },
+)
 def agent_handoff(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     """``agent:handoff {from, to}`` signals matching the given ends (either may be omitted)."""
     source, target = a.get("from"), a.get("to")

@@ -14,8 +14,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.assertions._helpers import short
-from signal_eval_cli.assertions._registry import Check, EvalContext, Outcome, assertion
+from signal_eval_cli.assertions.context import EvalContext
+from signal_eval_cli.assertions.helpers import short
+from signal_eval_cli.assertions.outcome import Outcome
+from signal_eval_cli.assertions.registry import Check, assertion
 from signal_eval_cli.diffing import match_diff, normalize_diff, unified_diff
 from signal_eval_cli.workpaths import PathEscapeError, read_text, resolve_inside
 
@@ -39,8 +41,9 @@ def _locate(a: Mapping[str, Any], ctx: EvalContext) -> tuple[Path, str] | Outcom
 _FileCheck = Callable[[Mapping[str, Any], EvalContext, Path, str], Outcome]
 
 
-def _file_assertion(type_name: str) -> Callable[[_FileCheck], Check]:
-    """Register ``check(a, ctx, path, label)`` for the file :func:`_locate` finds.
+def _file_assertion(type_name: str, schema: Mapping[str, Any]) -> Callable[[_FileCheck], Check]:
+    """Register ``check(a, ctx, path, label)`` for the file :func:`_locate` finds, as a
+    scenario's pattern assertion with these fields.
 
     Where it finds none, the assertion fails with the reason and ``check`` is not run.
     """
@@ -51,13 +54,20 @@ def _file_assertion(type_name: str) -> Callable[[_FileCheck], Check]:
             located = _locate(a, ctx)
             return located if isinstance(located, Outcome) else check(a, ctx, *located)
 
-        return assertion(type_name)(located_check)
+        return assertion(type_name, schema=schema, workspace=True)(located_check)
 
     return register
 
 
-@_file_assertion("file-exists")
+# References into scenario.schema.json, where the pattern assertions' schemas sit.
+_PATH = {"path": {"$ref": "#/$defs/relativePath"}}
+_SCOPE = {"scope": {"$ref": "#/$defs/scope"}}
+_NOTE = {"note": {"type": "string"}}
+
+
+@_file_assertion("file-exists", {"required": ["path"], "properties": {**_PATH, **_SCOPE, **_NOTE}})
 def file_exists(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
+    """The file exists (and is a file)."""
     if path.is_file():
         return Outcome(True, f"{label} exists")
     if path.exists():
@@ -65,8 +75,26 @@ def file_exists(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) 
     return Outcome(False, f"file missing: {label}")
 
 
-@_file_assertion("file-contains")
+@_file_assertion(
+    "file-contains",
+    {
+        "required": ["path", "includes"],
+        "properties": {
+            **_PATH,
+            "includes": {
+                "description": "Text the file must contain; with a list, every item.",
+                "type": ["string", "array"],
+                "minLength": 1,
+                "minItems": 1,
+                "items": {"type": "string", "minLength": 1},
+            },
+            **_SCOPE,
+            **_NOTE,
+        },
+    },
+)
 def file_contains(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
+    """The file contains the text (each of a list of texts)."""
     wanted = [a["includes"]] if isinstance(a["includes"], str) else list(a["includes"])
     text = read_text(path)
     if text is None:
@@ -85,8 +113,29 @@ def file_contains(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str
     )
 
 
-@_file_assertion("diff-match")
+@_file_assertion(
+    "diff-match",
+    {
+        "required": ["path", "expectedDiff"],
+        "properties": {
+            **_PATH,
+            "expectedDiff": {
+                "type": "string",
+                "description": "Unified diff (hunk headers may be '@@ ... @@'); see 'match'.",
+            },
+            **_SCOPE,
+            "match": {
+                "enum": ["contains", "exact"],
+                "default": "contains",
+                "description": "contains: each expected hunk appears in the actual diff (with "
+                "less context allowed); exact: the normalised diffs are equal.",
+            },
+            **_NOTE,
+        },
+    },
+)
 def diff_match(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
+    """The file's change since the baseline snapshot matches the expected unified diff."""
     key = (a.get("scope", "fixture"), a["path"])
     if key not in ctx.baselines:
         return Outcome(

@@ -18,8 +18,11 @@ from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-from signal_eval_cli.assertions._helpers import count_outcome
-from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
+from signal_eval_cli.assertions.context import EvalContext
+from signal_eval_cli.assertions.fields import COUNT, NAME, NOTES
+from signal_eval_cli.assertions.helpers import count_outcome
+from signal_eval_cli.assertions.outcome import Outcome
+from signal_eval_cli.assertions.registry import assertion
 
 __all__ = ["test_outcomes"]
 
@@ -91,16 +94,43 @@ def _must_pass(globs: Sequence[str], tests: Mapping[str, Mapping[str, Any]], lab
     )
 
 
-@assertion("tests.pass")
+_OF_TESTS = {
+    **NOTES,
+    "goal": {**NAME, "description": "Only this goal's report (default: every goal's)."},
+    "ids": {
+        "type": "array",
+        "minItems": 1,
+        "items": NAME,
+        "description": "Test ids or globs (fnmatch), e.g. test_mod::test_x, suite::*.",
+    },
+}
+
+
+@assertion("tests.pass", schema={"required": ["ids"], "properties": _OF_TESTS})
 def tests_pass(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """Every glob matches a test, and every matched test passed (FAIL_TO_PASS)."""
     tests, errors = test_outcomes(ctx, goal=a.get("goal"))
     if not tests:
         return _no_reports(errors, "")
     return _must_pass(list(a["ids"]), tests, "tests that must pass")
 
 
-@assertion("tests.stillPass")
+@assertion(
+    "tests.stillPass",
+    schema={
+        "properties": {
+            **_OF_TESTS,
+            "all": {
+                "const": True,
+                "description": "Every test that passed on the baseline (the untouched fixture) "
+                "still passes.",
+            },
+        },
+        "oneOf": [{"required": ["ids"]}, {"required": ["all"]}],
+    },
+)
 def tests_still_pass(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """Those tests, or all that passed on the baseline, still pass (PASS_TO_PASS)."""
     tests, errors = test_outcomes(ctx, goal=a.get("goal"))
     if not tests:
         return _no_reports(errors, "")
@@ -128,8 +158,18 @@ def tests_still_pass(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("tests.count")
+@assertion(
+    "tests.count",
+    schema={
+        "properties": {
+            **_OF_TESTS,
+            "status": {"enum": ["passed", "failed", "skipped", "any"]},
+            **COUNT,
+        }
+    },
+)
 def tests_count(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """How many tests (of those ids, with that status) the reports list."""
     tests, errors = test_outcomes(ctx, goal=a.get("goal"))
     if not tests and errors:
         return _no_reports(errors, "")

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from signal_eval_cli.assertions._helpers import count_outcome, num
-from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
+from signal_eval_cli.assertions.context import EvalContext
+from signal_eval_cli.assertions.fields import BOUNDS, EXACT, NOTES
+from signal_eval_cli.assertions.helpers import count_outcome, num
+from signal_eval_cli.assertions.outcome import Outcome
+from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.signals import TraceMetrics
 
 _TOKEN_FIELDS: dict[str, Callable[[TraceMetrics], float]] = {
@@ -30,29 +33,37 @@ def _bounded(what: str, unit: str, actual: float | None, limit: float, *, upper:
 
 
 def _register(
-    type_name: str,
     what: str,
     unit: str,
     read: Callable[[Mapping[str, Any], TraceMetrics], float | None],
+    **fields: Any,
 ) -> None:
-    upper = type_name.endswith(".max")
+    """``metric.<what>.max`` and ``.min``: the run's ``what`` at most / at least ``value``."""
+    schema = {
+        "required": ["value"],
+        "properties": {**NOTES, "value": {"type": "number", "minimum": 0}, **fields},
+    }
+    for bound in ("max", "min"):
+        upper = bound == "max"
 
-    @assertion(type_name)
-    def check(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
-        return _bounded(what, unit, read(a, ctx.trace.metrics), a["value"], upper=upper)
+        def check(a: Mapping[str, Any], ctx: EvalContext, upper: bool = upper) -> Outcome:
+            return _bounded(what, unit, read(a, ctx.trace.metrics), a["value"], upper=upper)
 
-
-for _bound in ("max", "min"):
-    _register(f"metric.latency.{_bound}", "latency", " ms", lambda a, m: m.latency_ms)
-    _register(f"metric.cost.{_bound}", "cost", " USD", lambda a, m: m.cost)
-    _register(
-        f"metric.tokens.{_bound}",
-        "tokens",
-        "",
-        lambda a, m: _TOKEN_FIELDS[a.get("field", "total")](m),
-    )
+        check.__doc__ = f"The run's {what} is {'at most' if upper else 'at least'} ``value``."
+        assertion(f"metric.{what}.{bound}", schema=schema)(check)
 
 
-@assertion("metric.activations")
+_register("latency", " ms", lambda a, m: m.latency_ms)
+_register("cost", " USD", lambda a, m: m.cost)
+_register(
+    "tokens",
+    "",
+    lambda a, m: _TOKEN_FIELDS[a.get("field", "total")](m),
+    field={"enum": list(_TOKEN_FIELDS)},
+)
+
+
+@assertion("metric.activations", schema={"properties": {**NOTES, **BOUNDS, **EXACT}})
 def metric_activations(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """How many agent activations the run had (no bound: any number)."""
     return count_outcome("agent activations", ctx.trace.metrics.activations, a, at_least_once=False)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from signal_eval_cli.assertions._helpers import describe_bounds, short, within
-from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
+from signal_eval_cli.assertions.context import EvalContext
+from signal_eval_cli.assertions.fields import BOUNDS, NOTES
+from signal_eval_cli.assertions.helpers import describe_bounds, short, within
+from signal_eval_cli.assertions.outcome import Outcome
+from signal_eval_cli.assertions.problems import Found
+from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.patterns import compile_regex
 from signal_eval_cli.regex_budget import RegexTimeout, search
 
@@ -26,24 +30,54 @@ def _where(output: str) -> str:
     return f"output ({len(output)} chars): {short(output, 200)}"
 
 
-@assertion("output.contains")
+_TEXT = {
+    "required": ["text"],
+    "properties": {**NOTES, "text": {"type": "string"}, "caseSensitive": {"type": "boolean"}},
+}
+
+
+@assertion("output.contains", schema=_TEXT)
 def output_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The final output contains the text."""
     output = ctx.trace.output
     if _has(output, a):
         return Outcome(True, f"output contains {a['text']!r}", a["text"])
     return Outcome(False, f"{a['text']!r} not found in {_where(output)}", a["text"], output)
 
 
-@assertion("output.notContains")
+@assertion("output.notContains", schema=_TEXT)
 def output_not_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The final output does not contain the text (a leaked secret, a refusal)."""
     output = ctx.trace.output
     if not _has(output, a):
         return Outcome(True, f"output does not contain {a['text']!r}", a["text"])
     return Outcome(False, f"{a['text']!r} found in {_where(output)}", a["text"], output)
 
 
-@assertion("output.matches")
+def _regex_problems(a: Mapping[str, Any]) -> Iterator[Found]:
+    """A regex that does not compile (with its flags) is found at load, not mid-run."""
+    if isinstance(a.get("regex"), str):
+        flags = a.get("flags", "")
+        try:
+            compile_regex(a["regex"], flags if isinstance(flags, str) else "")
+        except ValueError as exc:
+            yield (("regex",), str(exc))
+
+
+@assertion(
+    "output.matches",
+    schema={
+        "required": ["regex"],
+        "properties": {
+            **NOTES,
+            "regex": {"type": "string"},
+            "flags": {"type": "string", "pattern": "^[gimsuxy]*$"},
+        },
+    },
+    problems=_regex_problems,
+)
 def output_matches(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The regex (JavaScript flags) finds a match in the final output, within its time budget."""
     output = ctx.trace.output
     try:
         found = search(compile_regex(a["regex"], a.get("flags", "")), output)
@@ -65,8 +99,24 @@ def _parse_json(output: str) -> Any:
     return json.loads(fenced.group(1) if fenced else output)
 
 
-@assertion("output.json")
+def _schema_problems(a: Mapping[str, Any]) -> Iterator[Found]:
+    """An invalid JSON Schema is found at load, not when the first output is checked."""
+    if isinstance(a.get("schema"), Mapping):
+        import jsonschema
+
+        try:
+            jsonschema.Draft202012Validator.check_schema(a["schema"])
+        except jsonschema.SchemaError as exc:
+            yield (("schema",), f"invalid JSON Schema: {exc.message}")
+
+
+@assertion(
+    "output.json",
+    schema={"properties": {**NOTES, "schema": {"type": ["object", "boolean"]}}},
+    problems=_schema_problems,
+)
 def output_json(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The final output is JSON (one fenced block allowed), matching the schema if given."""
     output = ctx.trace.output
     try:
         value = _parse_json(output)
@@ -87,8 +137,9 @@ def output_json(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     return Outcome(False, f"output JSON does not match the schema: {details}", schema, value)
 
 
-@assertion("output.length")
+@assertion("output.length", schema={"properties": {**NOTES, **BOUNDS}})
 def output_length(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The final output's length in characters is within min/max."""
     length = len(ctx.trace.output)
     low, high = a.get("min"), a.get("max")
     expected = describe_bounds(low, high)

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, count_outcome, short
-from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
-from signal_eval_cli.patterns import match_pattern
+from signal_eval_cli.assertions.context import EvalContext
+from signal_eval_cli.assertions.fields import COUNT, NOTES, PATTERN, PAYLOAD
+from signal_eval_cli.assertions.helpers import PREVIEW_ITEMS, count_outcome, short
+from signal_eval_cli.assertions.outcome import Outcome
+from signal_eval_cli.assertions.problems import Found, glob_problem, located_matchers
+from signal_eval_cli.assertions.registry import assertion
+from signal_eval_cli.patterns import match_pattern, pattern_problems
 from signal_eval_cli.signals import Signal, Trace
 
 TRAJECTORY_PREVIEW = 50
+
+_NAMED: dict[str, Any] = {
+    "required": ["pattern"],
+    "properties": {**NOTES, "pattern": PATTERN, "payload": PAYLOAD},
+}
+"""A signal named by a glob, with an optional partial-match payload."""
 
 
 def _carries(signal: Signal, payload: Any) -> bool:
@@ -30,8 +40,9 @@ def _names(trace: Trace, pattern: str) -> list[str]:
     return [s.name for s in itertools.islice(trace.matching(pattern), PREVIEW_ITEMS)]
 
 
-@assertion("signal.contains")
+@assertion("signal.contains", schema=_NAMED)
 def signal_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """Some signal matches the pattern (and carries the payload)."""
     pattern, payload = a["pattern"], a.get("payload")
     found = _find(ctx.trace, pattern, payload)
     if found is not None:
@@ -49,8 +60,9 @@ def signal_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("signal.not")
+@assertion("signal.not", schema=_NAMED)
 def signal_not(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """No signal matches the pattern (with the payload): what must never happen."""
     pattern, payload = a["pattern"], a.get("payload")
     found = _find(ctx.trace, pattern, payload)
     if found is None:
@@ -66,8 +78,12 @@ def signal_not(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("signal.count")
+@assertion(
+    "signal.count",
+    schema={"required": ["pattern"], "properties": {**_NAMED["properties"], **COUNT}},
+)
 def signal_count(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """How many signals match (with the payload): within min/max, or exactly."""
     pattern, payload = a["pattern"], a.get("payload")
     trace = ctx.trace
     if payload is None:
@@ -164,9 +180,58 @@ def _window(trace: Trace, a: Mapping[str, Any]) -> tuple[int, int] | Outcome:
 
 MODES = ("strict", "unordered", "subset", "superset")
 
+_STEP = {
+    "if": {"type": "string"},
+    "then": PATTERN,
+    "else": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["pattern"],
+        "properties": {"pattern": PATTERN, "payload": PAYLOAD},
+    },
+}
 
-@assertion("signal.trajectory")
+
+def _trajectory_problems(a: Mapping[str, Any]) -> Iterator[Found]:
+    """Each step's glob and payload pattern, located at the step."""
+    steps = a.get("patterns")
+    for i, step in enumerate(steps if isinstance(steps, list) else []):
+        path = ("patterns", i)
+        if isinstance(step, str):
+            yield from glob_problem(path, step)
+        elif isinstance(step, Mapping):
+            if isinstance(step.get("pattern"), str):
+                yield from glob_problem((*path, "pattern"), step["pattern"])
+            yield from located_matchers((*path, "payload"), pattern_problems(step.get("payload")))
+
+
+@assertion(
+    "signal.trajectory",
+    schema={
+        "required": ["patterns"],
+        "properties": {
+            **NOTES,
+            "patterns": {"type": "array", "items": _STEP, "minItems": 1},
+            "strict": {"type": "boolean"},
+            "mode": {
+                "enum": list(MODES),
+                "description": "agentevals-style match over the signals the steps name; "
+                "default: in order, gaps allowed.",
+            },
+            "after": {
+                **PATTERN,
+                "description": "Only signals after the first match of this pattern.",
+            },
+            "before": {
+                **PATTERN,
+                "description": "Only signals before the next match of this pattern.",
+            },
+        },
+    },
+    problems=_trajectory_problems,
+)
 def signal_trajectory(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The steps occur in order (gaps allowed; ``strict``: contiguous), or by ``mode``."""
     raw_steps = list(a["patterns"])
     steps = [_step(s) for s in raw_steps]
     trace = ctx.trace
@@ -343,11 +408,13 @@ def _edge(a: Mapping[str, Any], ctx: EvalContext, *, last: bool) -> Outcome:
     )
 
 
-@assertion("signal.first")
+@assertion("signal.first", schema=_NAMED)
 def signal_first(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The first signal matching the pattern carries the payload."""
     return _edge(a, ctx, last=False)
 
 
-@assertion("signal.last")
+@assertion("signal.last", schema=_NAMED)
 def signal_last(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The last signal matching the pattern carries the payload (e.g. the final verdict)."""
     return _edge(a, ctx, last=True)

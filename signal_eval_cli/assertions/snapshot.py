@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from signal_eval_cli.assertions._helpers import short
-from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
+from signal_eval_cli.assertions.context import EvalContext
+from signal_eval_cli.assertions.fields import NOTES, PATH, PATTERN, VALUE
+from signal_eval_cli.assertions.helpers import short
+from signal_eval_cli.assertions.outcome import Outcome
+from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.patterns import get_path, match_value
 
 
@@ -29,8 +32,19 @@ def _check_state(state: Any, a: Mapping[str, Any], where: str) -> Outcome:
     )
 
 
-@assertion("snapshot.at")
+_STATE = {"path": PATH, "value": VALUE, "exists": {"type": "boolean"}}
+"""A value in the state (a dot path), compared or matched, or only (not) existing."""
+
+
+@assertion(
+    "snapshot.at",
+    schema={
+        "required": ["afterSignal", "path"],
+        "properties": {**NOTES, "afterSignal": PATTERN, **_STATE},
+    },
+)
 def snapshot_at(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The state right after the first matching signal: mid-run, before later writes."""
     pattern = a["afterSignal"]
     index = ctx.trace.find(pattern)
     if index is None:
@@ -41,6 +55,7 @@ def snapshot_at(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     return _check_state(ctx.trace.state_after(index), a, where)
 
 
-@assertion("snapshot.final")
+@assertion("snapshot.final", schema={"required": ["path"], "properties": {**NOTES, **_STATE}})
 def snapshot_final(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The state at the end of the run."""
     return _check_state(ctx.trace.final_state, a, "in the final state")

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from signal_eval_cli.assertions._helpers import PREVIEW_ITEMS, count_outcome, short
-from signal_eval_cli.assertions._registry import EvalContext, Outcome, assertion
+from signal_eval_cli.assertions.context import EvalContext
+from signal_eval_cli.assertions.fields import COUNT, NAME, NOTES
+from signal_eval_cli.assertions.helpers import PREVIEW_ITEMS, count_outcome, short
+from signal_eval_cli.assertions.outcome import Outcome
+from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.patterns import equal_to, match_pattern, values_equal
 
 
@@ -19,24 +22,46 @@ def _calls_of(name: Any, names: list[Any]) -> int:
     return sum(map(equal_to(name), names))
 
 
-@assertion("tool.called")
+_TOOLS = {"type": "array", "items": NAME}
+
+
+@assertion(
+    "tool.called", schema={"required": ["name"], "properties": {**NOTES, "name": NAME, **COUNT}}
+)
 def tool_called(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """How often the tool was called (default: at least once)."""
     names = _called_names(ctx)
     return count_outcome(
         f"calls of tool '{a['name']}'", _calls_of(a["name"], names), a, _first_distinct(names)
     )
 
 
-@assertion("tool.notCalled")
+@assertion("tool.notCalled", schema={"required": ["name"], "properties": {**NOTES, "name": NAME}})
 def tool_not_called(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The tool was never called."""
     count = _calls_of(a["name"], _called_names(ctx))
     if count == 0:
         return Outcome(True, f"tool '{a['name']}' was not called", 0, 0)
     return Outcome(False, f"tool '{a['name']}' was called {count} time(s)", 0, count)
 
 
-@assertion("tool.calledWith")
+@assertion(
+    "tool.calledWith",
+    schema={
+        "required": ["name", "args"],
+        "properties": {
+            **NOTES,
+            "name": NAME,
+            "args": {"type": "object"},
+            "status": {
+                "enum": ["ok", "error"],
+                "description": "The call's tool:result: error (it carries an error) or ok.",
+            },
+        },
+    },
+)
 def tool_called_with(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """Some call of the tool had input matching ``args`` (and that result ``status``)."""
     name, args, status = a["name"], a["args"], a.get("status")
     if status is not None:
         return _called_with_status(name, args, status, ctx)
@@ -85,7 +110,31 @@ def _called_with_status(name: str, args: Any, status: str, ctx: EvalContext) -> 
     )
 
 
-@assertion("tool.failed")
+@assertion(
+    "tool.sequence", schema={"required": ["tools"], "properties": {**NOTES, "tools": _TOOLS}}
+)
+def tool_sequence(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+    """The tools were called in this order (other calls may come between)."""
+    expected = list(a["tools"])
+    names = _called_names(ctx)
+    step = 0
+    for name in names:
+        if step < len(expected) and values_equal(expected[step], name):
+            step += 1
+    if step == len(expected):
+        order = " → ".join(map(str, expected))
+        return Outcome(True, f"tools called in order: {order}", expected, names)
+    after = f" after '{expected[step - 1]}'" if step else ""
+    return Outcome(
+        False,
+        f"matched {step} of {len(expected)} tools; '{expected[step]}' not called{after}; "
+        f"calls: {short(names, 300)}",
+        expected,
+        names,
+    )
+
+
+@assertion("tool.failed", schema={"properties": {**NOTES, "name": NAME, **COUNT}})
 def tool_failed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     """Calls (of ``name``, or of any tool) whose ``tool:result`` carries an ``error``."""
     name = a.get("name")
@@ -96,7 +145,10 @@ def tool_failed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     return count_outcome(what, len(failed), a, [f"{c.name}: {short(c.error)}" for c in failed[:3]])
 
 
-@assertion("tool.parallel")
+@assertion(
+    "tool.parallel",
+    schema={"required": ["tools"], "properties": {**NOTES, "tools": {**_TOOLS, "minItems": 2}}},
+)
 def tool_parallel(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     """The tools were called in one model turn (tool calls sharing ``source.parent``)."""
     expected = list(a["tools"])
@@ -126,27 +178,6 @@ def _contains_all(names: list[str], wanted: list[str]) -> bool:
             return False
         pool.remove(name)
     return True
-
-
-@assertion("tool.sequence")
-def tool_sequence(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
-    expected = list(a["tools"])
-    names = _called_names(ctx)
-    step = 0
-    for name in names:
-        if step < len(expected) and values_equal(expected[step], name):
-            step += 1
-    if step == len(expected):
-        order = " → ".join(map(str, expected))
-        return Outcome(True, f"tools called in order: {order}", expected, names)
-    after = f" after '{expected[step - 1]}'" if step else ""
-    return Outcome(
-        False,
-        f"matched {step} of {len(expected)} tools; '{expected[step]}' not called{after}; "
-        f"calls: {short(names, 300)}",
-        expected,
-        names,
-    )
 
 
 def _first_distinct(names: list[Any]) -> list[str]:

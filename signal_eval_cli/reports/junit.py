@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.assertions._registry import capped
+from signal_eval_cli.assertions.outcome import capped
 from signal_eval_cli.files import atomic_write_text
 from signal_eval_cli.kinds import Result, has_cases
 from signal_eval_cli.matrix_model import MatrixResult

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from signal_eval_cli.assertions.registry import resolve
 from signal_eval_cli.errors import InputError, Problem, closest, edit_distance, shorten
 from signal_eval_cli.kinds import is_scenario_data
 from signal_eval_cli.loading import Document, load_document, schema_validator, validate_document
@@ -30,7 +31,6 @@ from signal_eval_cli.scenarios.workspace import (
 )
 
 __all__ = [
-    "PATTERN_TYPES",
     "SCENARIO_SUFFIXES",
     "AgentSpec",
     "AgentTask",
@@ -45,7 +45,6 @@ __all__ = [
     "scenario_from_document",
 ]
 
-PATTERN_TYPES = ("file-exists", "file-contains", "diff-match")
 SCENARIO_SUFFIXES = (".json", ".yaml", ".yml")
 Scope = Literal["fixture", "repo"]
 
@@ -190,16 +189,26 @@ class Scenario:
 # -- validation ------------------------------------------------------------------------
 
 
-def _trace_types() -> list[str]:
-    schema: Any = schema_validator("assertions").schema
-    return list(schema["$defs"]["assertion"]["properties"]["type"]["enum"])
+def _known_types(doc: Document) -> tuple[list[str], list[str]]:
+    """The registered pattern assertion types (they read the workspace) and trace assertion
+    types, the plugins loaded first if the scenario names a type nobody registered."""
+    named = [
+        item.get("type")
+        for key in ("patternAssertions", "assertions")
+        for item in (doc.data.get(key) if isinstance(doc.data.get(key), list) else [])
+        if isinstance(item, Mapping)
+    ]
+    types = resolve(named)
+    pattern = [name for name, kind in types.items() if kind.workspace]
+    return pattern, [name for name, kind in types.items() if not kind.workspace]
 
 
 def _type_problems(doc: Document, scenario_id: str) -> list[Problem]:
     """Unknown types in ``patternAssertions`` and ``assertions``, named with the scenario id."""
     data = doc.data
     problems = []
-    lists = (("patternAssertions", list(PATTERN_TYPES)), ("assertions", _trace_types()))
+    pattern_types, trace_types = _known_types(doc)
+    lists = (("patternAssertions", pattern_types), ("assertions", trace_types))
     for key, known in lists:
         items = data.get(key)
         if not isinstance(items, list):
@@ -209,7 +218,7 @@ def _type_problems(doc: Document, scenario_id: str) -> list[Problem]:
             if not isinstance(item, Mapping) or "type" not in item or item["type"] in known:
                 continue
             kind = item["type"]
-            other_known = _trace_types() if key == "patternAssertions" else list(PATTERN_TYPES)
+            other_known = trace_types if key == "patternAssertions" else pattern_types
             if kind in other_known:
                 hint = f" — '{kind}' belongs under '{other}'"
             else:

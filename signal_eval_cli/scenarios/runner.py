@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from signal_eval_cli.assertions import AssertionResult, EvalContext, evaluate_assertion
-from signal_eval_cli.assertions._registry import lookup
+from signal_eval_cli.assertions.registry import lookup
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.proxy.route import CaseRoute
 from signal_eval_cli.results import (

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from signal_eval_cli.assertions._helpers import short
+from signal_eval_cli.assertions.helpers import short
 from signal_eval_cli.patterns import compile_glob, get_path, match_pattern, match_value
 from signal_eval_cli.signals import Signal
 

@@ -1,4 +1,4 @@
-"""Machinery the family modules share: bounds on counts, short previews."""
+"""What the family modules (and reports) share: bounds on counts, short previews."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from signal_eval_cli.assertions._registry import Outcome
+from signal_eval_cli.assertions.outcome import Outcome
 
 PREVIEW_ITEMS = 5
 

@@ -1,0 +1,70 @@
+"""Load-time checks of assertions, beyond what their schema says (globs, matchers, bounds).
+
+The conventions every type shares live here: a ``pattern``-like field is a signal-name
+glob, ``payload``/``args`` are partial-match patterns, ``value`` may be a matcher,
+``min`` is not above ``max``. A type's own checks (a regex that must compile, …) sit
+beside its check, as its ``problems``. Each looks only at values of the right type, so
+a value the schema already rejected is not reported twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from signal_eval_cli.assertions.registry import AssertionType
+from signal_eval_cli.patterns import compile_glob, matcher_problems, pattern_problems
+
+__all__ = ["Found", "JsonPath", "assertion_problems", "glob_problem", "located_matchers"]
+
+JsonPath = tuple[str | int, ...]
+Found = tuple[JsonPath, str]
+"""A problem's path and message, to be located in a batch."""
+
+GLOB_FIELDS = ("pattern", "afterSignal", "triggerPattern", "signal")
+
+
+def assertion_problems(
+    path: JsonPath, node: Mapping[str, Any], kind: AssertionType
+) -> Iterator[Found]:
+    """The problems of the assertion ``node`` at ``path``, of the registered type ``kind``."""
+    for field in GLOB_FIELDS:
+        if isinstance(node.get(field), str):
+            yield from glob_problem((*path, field), node[field])
+    if kind.problems is not None:
+        for inner, message in kind.problems(node):
+            yield ((*path, *inner), message)
+    for field in ("payload", "args"):
+        if field in node:
+            yield from located_matchers((*path, field), pattern_problems(node[field]))
+    if "value" in node:
+        yield from located_matchers((*path, "value"), matcher_problems(node["value"]))
+    low, high = node.get("min"), node.get("max")
+    if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
+        yield ((*path, "min"), f"min ({low}) is greater than max ({high})")
+
+
+def located_matchers(path: JsonPath, found: list[tuple[str, str]]) -> Iterator[Found]:
+    """``patterns.matcher_problems``' JSON-pointer suffixes as paths under ``path``."""
+    for suffix, message in found:
+        yield ((*path, *(_token(t) for t in suffix.split("/")[1:])), message)
+
+
+def _token(text: str) -> str | int:
+    return int(text) if text.isdigit() else text
+
+
+def glob_problem(path: JsonPath, pattern: str) -> Iterator[Found]:
+    """What is wrong with the signal-name glob ``pattern`` (nothing, mostly)."""
+    if not pattern:
+        return  # the schema reports an empty pattern
+    if not pattern.strip() or pattern != pattern.strip():
+        yield (path, f"bad pattern {pattern!r}: leading or trailing whitespace")
+        return
+    if "***" in pattern:
+        yield (path, f"bad pattern {pattern!r}: '***' is ambiguous; use '**'")
+        return
+    try:
+        compile_glob(pattern)
+    except ValueError as exc:
+        yield (path, f"bad pattern {pattern!r}: {exc}")

@@ -1,0 +1,248 @@
+"""One assertion type lives in one place: its ``@assertion`` registration.
+
+The committed schemas are what the registry generates; a type registered from Python or
+by an installed plugin (an entry point in ``signal_eval.assertions``) validates and runs
+from a dataset like a built-in one; the registry's flags, not the type's name, tell the
+runner that a dataset needs a judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flows_helpers import CLI, user_env
+
+from signal_eval_cli import InputError, load_dataset
+from signal_eval_cli.assertions import EvalContext, Outcome, assertion, registry
+from signal_eval_cli.assertions.schema import generated_texts
+from signal_eval_cli.dataset import EvalCase, EvalDataset
+from signal_eval_cli.runner import run_dataset
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_committed_schemas_are_what_the_registry_generates() -> None:
+    generated = generated_texts(ROOT / "schemas")
+    assert {"assertions.schema.json", "scenario.schema.json", "dataset.schema.json"} <= set(
+        generated
+    )
+    for name, text in generated.items():
+        assert (ROOT / "schemas" / name).read_text(encoding="utf-8") == text, (
+            f"schemas/{name} drifted from the registry: "
+            "run python -m signal_eval_cli.assertions.schema schemas"
+        )
+
+
+def test_the_schema_does_not_depend_on_which_family_was_imported_first() -> None:
+    probe = (
+        "import json\n"
+        "import signal_eval_cli.assertions.judge, signal_eval_cli.assertions.files\n"
+        "from signal_eval_cli.assertions.schema import assertions_schema\n"
+        "print(json.dumps(assertions_schema(), indent=2, ensure_ascii=False))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (ROOT / "schemas" / "assertions.schema.json").read_text()
+
+
+def test_every_built_in_type_has_its_fields_and_a_docstring() -> None:
+    schema = json.loads((ROOT / "schemas" / "assertions.schema.json").read_text())
+    scenario = json.loads((ROOT / "schemas" / "scenario.schema.json").read_text())
+    for name, kind in registry.definitions().items():
+        assert kind.schema is not None and kind.doc, name
+        where = scenario if kind.workspace else schema
+        assert where["$defs"][name]["properties"]["type"] == {"const": name}
+
+
+@pytest.fixture
+def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Types registered by the test are gone after it (the registry is per process)."""
+    monkeypatch.setattr(registry, "_TYPES", dict(registry.definitions()))
+    yield
+
+
+DATASET = """\
+name: words
+cases:
+  - id: short
+    input: {}
+    assertions:
+      - {type: words.max, value: 5}
+  - id: long
+    input: {}
+    assertions:
+      - type: all
+        assertions: [{type: words.max, value: 2}]
+"""
+
+
+def _words_max(a: Any, ctx: EvalContext) -> Outcome:
+    """The final output has at most ``value`` words."""
+    words = len(ctx.trace.output.split())
+    return Outcome(words <= a["value"], f"{words} words (max {a['value']})", a["value"], words)
+
+
+WORDS = {"required": ["value"], "properties": {"value": {"type": "integer", "minimum": 0}}}
+
+
+def _harness(text: str) -> Any:
+    def run(input: Any, ctx: Any) -> None:
+        ctx.emit("text:complete", {"content": text})
+
+    return run
+
+
+@pytest.mark.usefixtures("scratch_registry")
+def test_a_type_registered_from_python_validates_and_runs_from_a_dataset(tmp_path: Path) -> None:
+    assertion("words.max", schema=WORDS)(_words_max)
+    path = tmp_path / "words.yaml"
+    path.write_text(DATASET)
+    result = asyncio.run(run_dataset(_harness("one two three"), load_dataset(path)))
+    verdicts = {c.case_id: (c.passed, c.assertions[0].message) for c in result.cases}
+    assert verdicts["short"] == (True, "3 words (max 5)")
+    assert verdicts["long"][0] is False and "3 words (max 2)" in verdicts["long"][1]
+
+    path.write_text(DATASET.replace("value: 5", "valu: 5").replace("value: 2", 'value: "2"'))
+    with pytest.raises(InputError) as caught:
+        load_dataset(path)
+    assert [str(p) for p in caught.value.problems] == [
+        f"{path}:6:9: missing required field 'value' in words.max",
+        f"{path}:6:27: unknown field 'valu' in words.max — did you mean 'value'?",
+        f"{path}:11:47: 'value': expected a whole number, got a string",
+    ]
+
+
+@pytest.mark.usefixtures("scratch_registry")
+def test_the_judge_flag_not_the_name_says_a_dataset_needs_a_judge() -> None:
+    assertion("house.grader", schema={"properties": {}}, needs_judge=True)(_words_max)
+    assertion("house.plain", schema={"properties": {}})(_words_max)
+    for kind, judged in (("house.grader", True), ("house.plain", False), ("llm.judge", True)):
+        nested = {"type": "not", "assertion": {"type": kind}}
+        assert EvalDataset("j", [EvalCase("a", [nested])]).uses_judge() is judged, kind
+
+
+PLUGIN = '''\
+"""A plugin: its types register when its entry point is loaded."""
+from signal_eval_cli.assertions import assertion
+
+WORDS = {"required": ["value"], "properties": {"value": {"type": "integer", "minimum": 0}}}
+
+
+@assertion("words.max", schema=WORDS)
+def words_max(a, ctx):
+    """The final output has at most ``value`` words."""
+    from signal_eval_cli.assertions import Outcome
+
+    words = len(ctx.trace.output.split())
+    return Outcome(words <= a["value"], f"{words} words (max {a['value']})", a["value"], words)
+'''
+
+
+def _installed_plugin(site: Path, module: str = PLUGIN) -> dict[str, str]:
+    """A distribution installed into ``site`` (a ``*.dist-info`` with an entry point in
+    ``signal_eval.assertions``), and the environment that puts ``site`` on the path."""
+    info = site / "wordcount_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "wordcount_plugin.py").write_text(module)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: wordcount-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[signal_eval.assertions]\nwords = wordcount_plugin\n")
+    return {"PYTHONPATH": str(site)}
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "harness.py").write_text(
+        textwrap.dedent(
+            """\
+            def create():
+                def run(input, ctx):
+                    ctx.emit("text:complete", {"content": "one two three"})
+                return run
+            """
+        )
+    )
+    (project / "words.yaml").write_text("harness: harness.py:create\n" + DATASET)
+    return project
+
+
+def _cli(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CLI), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=user_env(HOME=str(cwd), **env),
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_an_installed_plugins_type_validates_and_runs_like_a_built_in_one(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    env = _installed_plugin(tmp_path / "site")
+    done = _cli("validate", "words.yaml", cwd=project, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    done = _cli("run", "words.yaml", "--output", "result.json", cwd=project, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr  # one case fails, as it should
+    cases = json.loads((project / "result.json").read_text())["cases"]
+    verdicts = {c["caseId"]: (c["passed"], c["assertions"][0]["message"]) for c in cases}
+    assert verdicts["short"] == (True, "3 words (max 5)")
+    assert verdicts["long"][0] is False and "words.max: 3 words (max 2)" in verdicts["long"][1]
+
+    (project / "words.yaml").write_text(
+        (project / "words.yaml").read_text().replace("words.max, value: 5", "words.maks, value: 5")
+    )
+    done = _cli("validate", "words.yaml", cwd=project, env=env)
+    assert done.returncode == 2
+    assert "words.yaml:7:16: unknown assertion type 'words.maks' — did you mean 'words.max'?" in (
+        done.stdout + done.stderr
+    )
+
+
+def test_without_the_plugin_its_type_is_an_unknown_type_located(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    for command in ("validate", "run"):
+        done = _cli(command, "words.yaml", cwd=project, env={})
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "words.yaml:7:16: unknown assertion type 'words.max'" in done.stdout + done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_a_plugin_that_fails_to_load_is_named_not_a_traceback(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    env = _installed_plugin(tmp_path / "site", module="raise RuntimeError('half installed')\n")
+    done = _cli("validate", "words.yaml", cwd=project, env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "assertion plugin 'words' (wordcount_plugin" in done.stdout + done.stderr
+    assert "RuntimeError: half installed" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_schema_module_writes_the_schemas(tmp_path: Path) -> None:
+    """``python -m signal_eval_cli.assertions.schema DIR`` rewrites what drifted."""
+    for file in (ROOT / "schemas").glob("*.schema.json"):
+        (tmp_path / file.name).write_text(file.read_text())
+    stale = json.loads((tmp_path / "assertions.schema.json").read_text())
+    del stale["$defs"]["signal.count"]
+    (tmp_path / "assertions.schema.json").write_text(json.dumps(stale))
+    done = subprocess.run(
+        [sys.executable, "-m", "signal_eval_cli.assertions.schema", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    for file in (ROOT / "schemas").glob("*.schema.json"):
+        assert (tmp_path / file.name).read_text() == file.read_text(), file.name
