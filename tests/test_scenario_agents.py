@@ -318,7 +318,7 @@ def test_home_and_cwd_are_watched_for_new_files_not_for_new_directories(tmp_path
     ]
 
 
-FAILING_AGENTS = '''
+FAILING_AGENTS = """
 import asyncio
 
 
@@ -344,7 +344,7 @@ def own_timeout():
 
 def exits():
     return _exits
-'''
+"""
 
 
 @pytest.mark.parametrize(
