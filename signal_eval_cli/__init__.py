@@ -24,7 +24,8 @@ if TYPE_CHECKING:
         evaluate_assertions,
         known_types,
     )
-    from signal_eval_cli.compare import CompareOptions, Comparison, compare, compare_files
+    from signal_eval_cli.compare import compare, compare_files
+    from signal_eval_cli.comparison import CompareOptions, Comparison
     from signal_eval_cli.dataset import (
         EvalCase,
         EvalDataset,
@@ -41,7 +42,9 @@ if TYPE_CHECKING:
         UnknownAssertionType,
     )
     from signal_eval_cli.harness import HarnessContext, load_factory, resolve_harness
-    from signal_eval_cli.matrix import MatrixResult, Variant, load_matrix, run_matrix
+    from signal_eval_cli.kinds import Result
+    from signal_eval_cli.matrix import Variant, load_matrix, run_matrix
+    from signal_eval_cli.matrix_model import MatrixResult
     from signal_eval_cli.persistence import load_result, save_result
     from signal_eval_cli.reports.json_report import generate_json_report
     from signal_eval_cli.reports.junit import write_junit_report
@@ -88,6 +91,7 @@ __all__ = [
     "Problem",
     "ProviderPolicy",
     "ReportOptions",
+    "Result",
     "RunOptions",
     "Scenario",
     "ScenarioResult",
@@ -132,8 +136,8 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "AssertionResult": "signal_eval_cli.assertions",
     "CaseMetrics": "signal_eval_cli.results",
     "CaseResult": "signal_eval_cli.results",
-    "CompareOptions": "signal_eval_cli.compare",
-    "Comparison": "signal_eval_cli.compare",
+    "CompareOptions": "signal_eval_cli.comparison",
+    "Comparison": "signal_eval_cli.comparison",
     "DatasetResult": "signal_eval_cli.results",
     "EvalCase": "signal_eval_cli.dataset",
     "EvalContext": "signal_eval_cli.assertions",
@@ -147,10 +151,11 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "Judge": "signal_eval_cli.assertions",
     "JudgeRequest": "signal_eval_cli.assertions",
     "JudgeVerdict": "signal_eval_cli.assertions",
-    "MatrixResult": "signal_eval_cli.matrix",
+    "MatrixResult": "signal_eval_cli.matrix_model",
     "Problem": "signal_eval_cli.errors",
     "ReportOptions": "signal_eval_cli.reports.markdown",
     "ProviderPolicy": "signal_eval_cli.run_config",
+    "Result": "signal_eval_cli.kinds",
     "RunOptions": "signal_eval_cli.runner",
     "Scenario": "signal_eval_cli.scenarios",
     "ScenarioResult": "signal_eval_cli.scenarios",
