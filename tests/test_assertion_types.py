@@ -112,6 +112,10 @@ def test_a_type_registered_from_python_validates_and_runs_from_a_dataset(tmp_pat
     assert verdicts["short"] == (True, "3 words (max 5)")
     assert verdicts["long"][0] is False and "3 words (max 2)" in verdicts["long"][1]
 
+    assertion("house.free")(_words_max)  # no schema: any fields
+    path.write_text(DATASET.replace("words.max, value: 5", "house.free, value: 5, anything: [1]"))
+    assert load_dataset(path).cases[0].assertions[0]["anything"] == [1]
+
     path.write_text(DATASET.replace("value: 5", "valu: 5").replace("value: 2", 'value: "2"'))
     with pytest.raises(InputError) as caught:
         load_dataset(path)
@@ -200,6 +204,21 @@ def test_an_installed_plugins_type_validates_and_runs_like_a_built_in_one(tmp_pa
     verdicts = {c["caseId"]: (c["passed"], c["assertions"][0]["message"]) for c in cases}
     assert verdicts["short"] == (True, "3 words (max 5)")
     assert verdicts["long"][0] is False and "words.max: 3 words (max 2)" in verdicts["long"][1]
+
+    probe = (  # the Python API finds the plugin's type too (its lookup loads the plugins)
+        "from signal_eval_cli import evaluate_assertion\n"
+        "r = evaluate_assertion({'type': 'words.max', 'value': 1},\n"
+        "                       [{'name': 'text:complete', 'payload': {'content': 'a b'}}])\n"
+        "print(r.passed, r.message)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=user_env(**env),
+    )
+    assert done.stdout == "False 2 words (max 1)\n", done.stderr
 
     (project / "words.yaml").write_text(
         (project / "words.yaml").read_text().replace("words.max, value: 5", "words.maks, value: 5")
