@@ -44,9 +44,10 @@ LAYERS: list[tuple[str, set[str]]] = [
         "running",
         {
             "case_index", "compare", "compare_matrix", "comparison", "deadline", "fingerprint",
-            "interrupts", "journal", "matrix", "matrix_files", "matrix_model", "matrix_ranking",
-            "matrix_run", "merging", "partial", "persistence", "ray_executor", "resume",
-            "run_config", "runner", "scenarios", "validate", "watchdog",
+            "interrupts", "journal", "matrix", "matrix_files", "matrix_model",
+            "matrix_proxies", "matrix_ranking", "matrix_run", "merging", "partial",
+            "persistence", "ray_executor", "resume", "run_config", "runner", "scenarios",
+            "validate", "watchdog",
         },
     ),
     ("out", {"reports"}),
