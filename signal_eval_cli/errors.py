@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "MAX_SUGGEST_LENGTH",
     "EvalError",
     "IncompatibleResults",
     "InputError",
@@ -100,6 +101,11 @@ class IncompatibleResults(EvalError, ValueError):
     """The two results cannot be gated (interrupted, empty, duplicate ids, different kinds, …)."""
 
 
+MAX_SUGGEST_LENGTH = 100  # longer unknown names get no "did you mean" (edit distance is O(n·m))
+"""Listed with the other limits in :mod:`signal_eval_cli.limits`; defined here, beside
+the suggestions it bounds, so that errors import nothing."""
+
+
 def shorten(text: str, limit: int = 80) -> str:
     """``text`` cut to ``limit`` characters for a message (a 400 KB name is not echoed)."""
     return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
@@ -110,8 +116,6 @@ def edit_distance(a: str, b: str) -> int:
 
     A string longer than MAX_SUGGEST_LENGTH is never a typo: its distance is taken as
     the longer length (an upper bound) instead of costing len(a) × len(b) steps."""
-    from signal_eval_cli.limits import MAX_SUGGEST_LENGTH
-
     if max(len(a), len(b)) > MAX_SUGGEST_LENGTH:
         return max(len(a), len(b))
     a, b = a.lower(), b.lower()
@@ -127,8 +131,6 @@ def edit_distance(a: str, b: str) -> int:
 def closest(word: str, candidates: list[str]) -> str | None:
     """The candidate nearest to ``word`` when it is plausibly a typo of it; None for a
     word far longer than any candidate (edit distance costs len(word) × len(candidate))."""
-    from signal_eval_cli.limits import MAX_SUGGEST_LENGTH
-
     if len(word) > MAX_SUGGEST_LENGTH:
         return None
     scored = sorted((edit_distance(word, c), c) for c in candidates)

@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any
 
-from signal_eval_cli.errors import EvalError
+from signal_eval_cli.errors import MAX_SUGGEST_LENGTH, EvalError
 
 __all__ = [
     "MAX_ALIAS_NODES",
@@ -27,7 +27,6 @@ __all__ = [
 MAX_DEPTH = 100  # nested lists/mappings; realistic files stay under 20
 MAX_ALIAS_NODES = 100_000  # values YAML aliases may add when expanded (the "billion laughs")
 MAX_INT_DIGITS = 4300  # Python's own bound on int <-> str conversion
-MAX_SUGGEST_LENGTH = 100  # longer unknown names get no "did you mean" (edit distance is O(n·m))
 
 
 class JsonProblem(EvalError, ValueError):

@@ -3,7 +3,7 @@
 Everything ``signal-eval run`` decides before its first case, as a library, so that a
 Python user gets the same run in one call (:func:`run_configured`)::
 
-    policy = ProviderPolicy(replay=True, judge_model="gpt-4o-mini")
+    policy = ProviderPolicy(replay=True, judge_model="openai:gpt-4o-mini")
     result = asyncio.run(run_configured("datasets/code-review.yaml", policy))
 
 :class:`ProviderPolicy` is what the provider options ask for: ``provider``

@@ -14,7 +14,7 @@ import functools
 import logging
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -49,6 +49,7 @@ __all__ = [
     "RunOptions",
     "check_filters",
     "dataset_result",
+    "in_pool",
     "never_ran",
     "not_run",
     "run_case",
@@ -320,6 +321,29 @@ async def run_dataset_case(
     )
 
 
+async def in_pool(
+    indexes: Sequence[int],
+    limit: int,
+    run_one: Callable[[int], Awaitable[None]],
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Await ``run_one(i)`` for each of ``indexes``, in order, ``limit`` at a time; none
+    starts once ``stop`` is set. The concurrency of every run (cases, scenarios).
+
+    A fixed pool of workers pulling the next index, rather than one task per item queued
+    on a semaphore: no thousands of idle tasks, fewer loop hops per item.
+    """
+    pending = iter(indexes)
+
+    async def worker() -> None:
+        for index in pending:
+            if stop is not None and stop.is_set():
+                return
+            await run_one(index)
+
+    await asyncio.gather(*(worker() for _ in range(min(max(1, limit), len(indexes)))))
+
+
 async def run_dataset(
     harness: Harness | RunFunction, dataset: EvalDataset, options: RunOptions | None = None
 ) -> DatasetResult:
@@ -348,18 +372,9 @@ async def run_dataset(
         if options.on_case_complete is not None:
             options.on_case_complete(result)
 
-    async def worker() -> None:
-        for index in pending:
-            if stop.is_set():
-                return
-            await run_one(index)
-
-    # A fixed pool of workers pulling the next index, rather than one task per case
-    # queued on the semaphore: no thousands of idle tasks, fewer loop hops per case.
-    todo = [i for i, result in enumerate(results) if result is None]
-    pending = iter(todo)
     try:
-        await asyncio.gather(*(worker() for _ in range(min(max(1, limit), len(todo)))))
+        todo = [i for i, result in enumerate(results) if result is None]
+        await in_pool(todo, limit, run_one, stop)
     finally:
         if threads is not None:  # don't wait: a hung sync harness must not hang the run
             threads.shutdown(wait=False, cancel_futures=True)

@@ -316,3 +316,54 @@ def test_home_and_cwd_are_watched_for_new_files_not_for_new_directories(tmp_path
         f"{here / 'link'} was created outside the workspace",
         f"{here / 'new.txt'} was created outside the workspace",
     ]
+
+
+FAILING_AGENTS = """
+import asyncio
+
+
+async def _hangs(input, ctx):
+    await asyncio.sleep(60)
+
+
+def _own_timeout(input, ctx):
+    raise TimeoutError("the agent's own deadline")
+
+
+def _exits(input, ctx):
+    raise SystemExit(3)
+
+
+def hangs():
+    return _hangs
+
+
+def own_timeout():
+    return _own_timeout
+
+
+def exits():
+    return _exits
+"""
+
+
+@pytest.mark.parametrize(
+    ("factory", "error"),
+    [
+        ("hangs", "timed out after 300 ms"),
+        ("own_timeout", "TimeoutError: the agent's own deadline"),
+        ("exits", "SystemExit: 3"),
+    ],
+)
+def test_a_harness_agent_fails_its_scenario_as_a_harness_fails_its_case(
+    tmp_path: Path, factory: str, error: str
+) -> None:
+    """The runner's deadline and its line between the run's cancellation and the agent's
+    own failure: a TimeoutError the agent raises is not a timeout, and a SystemExit it
+    raises fails its scenario instead of ending the run."""
+    (tmp_path / "failing_agents.py").write_text(FAILING_AGENTS)
+    agent = {"harness": f"failing_agents.py:{factory}", "timeoutMs": 300}
+    result, scenario = run(project(tmp_path, agent), tmp_path)
+    assert result.exit_code == 1, result.output
+    assert scenario["agent"]["error"] == error
+    assert scenario["error"] == f"agent: {error}"

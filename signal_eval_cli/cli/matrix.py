@@ -58,7 +58,6 @@ from signal_eval_cli.cli.report_options import ReportPaths, report_options, writ
 from signal_eval_cli.cli.scenario import stop_scenario_proxies
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.fingerprint import matrix_fingerprint, scenario_matrix_fingerprint
-from signal_eval_cli.harness.protocol import wants_proxy
 from signal_eval_cli.interrupts import Interrupts, interrupts
 from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.matrix import (
@@ -68,10 +67,9 @@ from signal_eval_cli.matrix import (
     Variant,
     VariantResult,
     check_cassette_names,
-    export_variants_env,
     load_matrix,
-    variant_cassette,
 )
+from signal_eval_cli.matrix_proxies import start_scenario_variant_proxies, start_variant_proxies
 from signal_eval_cli.partial import partial_matrix
 from signal_eval_cli.reports.console_matrix import print_matrix, variant_line
 from signal_eval_cli.results import CaseResult, SignalsPolicy
@@ -83,14 +81,13 @@ from signal_eval_cli.resume import (
     slot_variant_run,
 )
 from signal_eval_cli.runner import never_ran, select_cases
-from signal_eval_cli.scenarios.matrix import ScenarioMatrix, variant_proxies
-from signal_eval_cli.scenarios.proxying import ScenarioProxies
+from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 from signal_eval_cli.scenarios.runner import ScenarioResult
 from signal_eval_cli.sharding import Shard, take_shard
 from signal_eval_cli.signals import now_iso
 
 if TYPE_CHECKING:
-    from signal_eval_cli.proxy.server import ModelProxy
+    pass
 
 __all__ = ["matrix_command"]
 
@@ -195,7 +192,16 @@ def matrix_command(
 
         started = now_iso()
         variants = _built(matrix) if executor == "local" else matrix.variants
-        options.proxies = _start_proxies(matrix, variants, flags, executor, options)
+        local = executor == "local"  # on Ray: each actor's own
+        try:
+            options.proxies = start_variant_proxies(
+                matrix,
+                variants,
+                flags,
+                export_env=(options.concurrency if options.parallel else 1) if local else None,
+            )
+        except InputError as exc:
+            fail_input(exc)
         try:
             with Progress(len(selected) * len(matrix.variants) - kept, quiet=quiet) as progress:
 
@@ -228,34 +234,6 @@ def _built(matrix: MatrixFile) -> list[Variant]:
         return [replace(v, harness=v.build(matrix.dataset)) for v in matrix.variants]
     except InputError as exc:
         fail_input(exc)
-
-
-def _start_proxies(
-    matrix: MatrixFile,
-    variants: list[Variant],
-    flags: ProviderFlags,
-    executor: str,
-    options: MatrixOptions,
-) -> dict[str, ModelProxy]:
-    """The model proxy of each variant whose harness makes its own calls, started (a
-    broken cassette is exit 2 before anything runs); locally, clients made without
-    ``ctx`` are pointed at them too."""
-    started: dict[str, ModelProxy] = {}
-    per_case = bool(matrix.dataset.proxy.get("perCase"))
-    try:
-        for variant in variants:
-            if not wants_proxy(variant.build(matrix.dataset)):
-                continue
-            path = matrix.path or Path("matrix.yaml")
-            cassette = variant_cassette(path, variant.id, per_case=per_case)
-            started[variant.id] = flags.proxy(matrix.dataset, cassette).start()
-    except InputError as exc:
-        for proxy in started.values():
-            proxy.stop()
-        fail_input(exc)
-    if executor == "local":  # on Ray: each actor's own
-        export_variants_env(started, options.concurrency if options.parallel else 1)
-    return started
 
 
 def _scenario_matrix(
@@ -302,7 +280,12 @@ def _scenario_matrix(
         on_variant_complete(variant)
 
     started = now_iso()
-    proxies = _start_scenario_proxies(matrix, flags, executor, concurrency)
+    try:
+        proxies = start_scenario_variant_proxies(
+            matrix, flags, export_env=concurrency if executor == "local" else None
+        )
+    except InputError as exc:
+        fail_input(exc)
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         try:
             with Progress(total, quiet=quiet) as progress:
@@ -331,26 +314,6 @@ def _scenario_matrix(
             for each in proxies.values():
                 stop_scenario_proxies(each)
         _finish(result, (journal, build_scenario_matrix), reports, policy, caught.exit_code)
-
-
-def _start_scenario_proxies(
-    matrix: ScenarioMatrix, flags: ProviderFlags, executor: str, concurrency: int
-) -> dict[str, ScenarioProxies]:
-    """Each variant's model proxies, started (a broken cassette is exit 2 before anything
-    runs); locally, clients made without ``ctx`` are pointed at them too."""
-    proxies = variant_proxies(matrix, flags.mode, prices=flags.price_table())
-    started: list[ScenarioProxies] = []
-    try:
-        for each in proxies.values():
-            started.append(each.start(matrix.scenarios))
-    except InputError as exc:
-        for each in started:
-            each.stop()
-        fail_input(exc)
-    if executor == "local":
-        every = {f"{v}:{p}": m for v, each in proxies.items() for p, m in each.proxies.items()}
-        export_variants_env(every, concurrency)
-    return proxies
 
 
 def _ran(

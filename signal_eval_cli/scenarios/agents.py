@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from signal_eval_cli.deadline import cancelled_by_us, raised_by_harness, within
 from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.harness.protocol import HarnessContext, collect
 from signal_eval_cli.proxy.route import CaseRoute
@@ -134,14 +135,16 @@ async def _run_harness(
     payload = spec.input if spec.input is not None else {"workspace": str(workspace)}
     error = None
     timed_out = False
-    try:
-        await asyncio.wait_for(collect(harness, payload, ctx), spec.timeout_ms / 1000)
-    except TimeoutError:
+    try:  # under the runner's deadline: a TimeoutError the agent raises is its own failure
+        timed_out = await within(collect(harness, payload, ctx), spec.timeout_ms / 1000)
+    except (Exception, asyncio.CancelledError, SystemExit) as exc:
+        if not isinstance(exc, Exception) and cancelled_by_us(exc):
+            raise  # a timeout, Ctrl-C: the run's, as in the runner
+        failed = raised_by_harness(exc)  # the agent's failure is the scenario's, not ours
+        error = f"{type(failed).__name__}: {failed}"
+    if timed_out:
         ctx.cancelled.set()
         error = f"timed out after {spec.timeout_ms:g} ms"
-        timed_out = True
-    except Exception as exc:  # the agent's failure is the scenario's, not ours
-        error = f"{type(exc).__name__}: {exc}"
     duration = (time.perf_counter() - started) * 1000
     return AgentOutcome(list(ctx.signals), error, None, duration, timed_out=timed_out)
 

@@ -38,6 +38,7 @@ from signal_eval_cli.results import (
     DatasetResult,
     SignalsPolicy,
 )
+from signal_eval_cli.runner import in_pool
 from signal_eval_cli.scenarios.agents import run_agent
 from signal_eval_cli.scenarios.changes import (
     TreeSnapshot,
@@ -735,21 +736,20 @@ async def run_scenarios(
     carry their model calls."""
     started_at, started = now_iso(), time.perf_counter()
     check_scenarios(scenarios, root)
-    semaphore = asyncio.Semaphore(max(1, concurrency))
+    runs = [(s, run) for s in scenarios for run in range(max(1, repeat))]
+    done: list[ScenarioResult | None] = [(finished or {}).get((s.id, run)) for s, run in runs]
 
-    async def one(scenario: Scenario, run: int) -> ScenarioResult:
-        if finished and (scenario.id, run) in finished:
-            return finished[(scenario.id, run)]
-        async with semaphore:
-            result = await run_scenario(
-                scenario, root=root, keep_workdir=keep_workdir, proxies=proxies, run=run
-            )
+    async def one(index: int) -> None:
+        scenario, run = runs[index]
+        result = await run_scenario(
+            scenario, root=root, keep_workdir=keep_workdir, proxies=proxies, run=run
+        )
+        done[index] = result
         if on_complete is not None:
             on_complete(result)
-        return result
 
-    runs = [(s, run) for s in scenarios for run in range(max(1, repeat))]
-    results = list(await asyncio.gather(*(one(s, run) for s, run in runs)))
+    await in_pool([i for i, result in enumerate(done) if result is None], concurrency, one)
+    results = [r for r in done if r is not None]
     return ScenarioRunResult.of(
         results,
         duration_ms=(time.perf_counter() - started) * 1000,
