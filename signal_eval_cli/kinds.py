@@ -69,7 +69,7 @@ RESULT_KINDS: dict[str, str | type[Result]] = {
     "scenarios": "signal_eval_cli.scenarios.runner:ScenarioRunResult",
     "matrix": "signal_eval_cli.matrix_model:MatrixResult",
     "comparison": "signal_eval_cli.comparison:Comparison",
-    "matrixComparison": "signal_eval_cli.compare_matrix:MatrixComparison",
+    "matrixComparison": "signal_eval_cli.compare.matrix:MatrixComparison",
 }
 """Every kind of saved result: ``kind`` → its class (a :class:`Result`)."""
 

@@ -57,8 +57,6 @@ LAYERS: list[tuple[str, set[str]]] = [
 
 ALLOWED_CYCLE_EDGES: dict[tuple[str, str], str] = {
     # (importing part, imported part): why it stays, and who removes it.
-    ("compare", "compare_matrix"): "compare() dispatches matrix results to compare_matrix; "
-    "issue 12 items 1-2 give result kinds one table (part A)",
     ("resume", "scenarios"): "resume rebuilds scenario results from a journal, while "
     "scenarios.on_ray uses resume's journal slots (run_slot, scenario_from_journal)",
     ("fingerprint", "scenarios"): "a scenario run's fingerprint hashes its fixture "

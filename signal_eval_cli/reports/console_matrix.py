@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from signal_eval_cli.compare_matrix import MatrixComparison
+from signal_eval_cli.compare.matrix import MatrixComparison
 from signal_eval_cli.comparison import CaseChange, Comparison, Regression
 from signal_eval_cli.matrix_model import MatrixResult, VariantResult
 from signal_eval_cli.reports._format import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.compare_matrix import MatrixComparison
+from signal_eval_cli.compare.matrix import MatrixComparison
 from signal_eval_cli.comparison import Comparison
 from signal_eval_cli.kinds import Result, has_cases
 from signal_eval_cli.matrix_model import MatrixResult

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from signal_eval_cli.assertions import AssertionResult
-from signal_eval_cli.compare_matrix import MatrixComparison, MatrixComparisonSummary
+from signal_eval_cli.compare.matrix import MatrixComparison, MatrixComparisonSummary
 from signal_eval_cli.comparison import CaseChange, Comparison, ComparisonSummary
 from signal_eval_cli.kinds import Result, has_cases
 from signal_eval_cli.matrix_model import MatrixResult

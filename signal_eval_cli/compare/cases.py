@@ -39,108 +39,36 @@ that passed in the baseline are counted in :attr:`Comparison.notes` (printed by 
 CLI) but do not block.
 
 The model it builds (:class:`Comparison`…) is :mod:`signal_eval_cli.comparison`; the
-statistics are :mod:`signal_eval_cli.stats`. Their names are importable from here too.
+statistics are :mod:`signal_eval_cli.stats`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.comparison import (
-    CaseChange,
     CompareOptions,
     Comparison,
     ComparisonSummary,
     Improvement,
-    Metric,
     Regression,
     ResultSummary,
-    Severity,
     Side,
     Verdict,
 )
 from signal_eval_cli.errors import IncompatibleResults
 from signal_eval_cli.kinds import CaseResults, has_cases, kind_of
-from signal_eval_cli.persistence import load_result
 from signal_eval_cli.results import CaseResult
-from signal_eval_cli.stats import (
-    Z_95,
-    PassRateStats,
-    fisher_exact_greater,
-    pass_rate_stats,
-    wilson_interval,
-)
+from signal_eval_cli.stats import fisher_exact_greater
 
-if TYPE_CHECKING:
-    from signal_eval_cli.compare_matrix import MatrixComparison
-
-__all__ = [
-    "Z_95",
-    "CaseChange",
-    "CaseResults",
-    "CompareOptions",
-    "Comparison",
-    "ComparisonSummary",
-    "Improvement",
-    "IncompatibleResults",
-    "Metric",
-    "PassRateStats",
-    "Regression",
-    "ResultSummary",
-    "Severity",
-    "Side",
-    "Verdict",
-    "compare",
-    "compare_files",
-    "fisher_exact_greater",
-    "pass_rate_stats",
-    "result_kind",
-    "wilson_interval",
-]
-
-result_kind = kind_of
-"""The old name of :func:`signal_eval_cli.kinds.kind_of`."""
+__all__ = ["compare"]
 
 _EPS = 1e-12
 
 
 # -- compare -----------------------------------------------------------------------------------
-
-
-def compare_files(
-    baseline: str | Path,
-    candidate: str | Path,
-    options: CompareOptions | None = None,
-    *,
-    variant: str | None = None,
-) -> Comparison | MatrixComparison:
-    """Load two saved results and compare them (what ``signal-eval compare`` does): a
-    :class:`Comparison`, or for two matrices a
-    :class:`~signal_eval_cli.compare_matrix.MatrixComparison` (``variant``: one
-    variant's :class:`Comparison`).
-
-    The files are read through their case indexes where they hold (``lean=True``).
-
-    Raises:
-        InputError: a file is unreadable, old, malformed or of an unknown kind.
-        IncompatibleResults: see :func:`compare` and
-            :func:`~signal_eval_cli.compare_matrix.compare_matrices`.
-    """
-    # Imported here: compare_matrix builds on this module.
-    from signal_eval_cli.compare_matrix import compare_results
-
-    # load_result pauses the collector while it builds a result; this pause is for what
-    # follows: with the collector back on, the millions of objects just loaded are all
-    # in the young generation and compare()'s first allocations would make it traverse
-    # them (and then again in the older generations): about 1 s more for 2 × 100,000
-    # cases. It also covers freeing both results on the way out.
-    with gc_paused():
-        base, cand = load_result(baseline, lean=True), load_result(candidate, lean=True)
-        return compare_results(base, cand, options, variant=variant)
 
 
 def _check_compatible(baseline: object, candidate: object) -> None:
