@@ -45,15 +45,7 @@ from signal_eval_cli.cli.journaled import (
     ShardOpt,
     shard_option,
 )
-from signal_eval_cli.cli.provider_options import (
-    LiveOpt,
-    PriceOpt,
-    ProviderFlags,
-    RecordMissingOpt,
-    RecordOpt,
-    ReplayOpt,
-    stop_proxy,
-)
+from signal_eval_cli.cli.provider_options import ProviderPolicy, provider_options, stop_proxy
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.cli.scenario import stop_scenario_proxies
 from signal_eval_cli.errors import InputError
@@ -93,6 +85,7 @@ __all__ = ["matrix_command"]
 
 
 @report_options("matrix")
+@provider_options("record", "record_missing", "replay", "live", "price", before="verbose")
 def matrix_command(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="Matrix YAML file.")],
     concurrency: Annotated[
@@ -110,27 +103,17 @@ def matrix_command(
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = None,
-    record: RecordOpt = False,
-    record_missing: RecordMissingOpt = False,
-    replay: ReplayOpt = False,
-    live: LiveOpt = False,
-    price: PriceOpt = None,
     verbose: VerboseOpt = False,
     *,
     reports: ReportPaths,
+    provider_policy: ProviderPolicy,
 ) -> None:
     """Run a matrix of harness variants over one dataset (or of agents over scenarios);
     rank them and recommend one."""
     policy = signals_policy(signals)
     check_outputs(*reports.values())
     chosen_shard = shard_option(shard)
-    flags = ProviderFlags(
-        record=record,
-        record_missing=record_missing,
-        replay=replay,
-        live=live,
-        prices=price or [],
-    )
+    flags = provider_policy
     try:
         _ = flags.mode  # two modes at once: bad input before anything loads
         matrix = load_matrix(file)
@@ -238,7 +221,7 @@ def _built(matrix: MatrixFile) -> list[Variant]:
 
 def _scenario_matrix(
     matrix: ScenarioMatrix,
-    how: tuple[str, ProviderFlags],
+    how: tuple[str, ProviderPolicy],
     reports: ReportPaths,
     policy: SignalsPolicy,
     *,

@@ -7,12 +7,15 @@ dataset's cassette, ``--record-missing`` only the calls it lacks, ``--replay``
 ``--max-connections`` bounds the calls in flight per provider, ``--price`` overrides
 the price table, ``--judge-model`` sets the default ``llm.judge`` model. What they
 mean is the library's :class:`~signal_eval_cli.run_config.ProviderPolicy`; this module
-only declares them.
+only declares them, once for every command (:func:`provider_options`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -25,10 +28,12 @@ __all__ = [
     "PriceOpt",
     "ProviderFlags",
     "ProviderOpt",
+    "ProviderPolicy",
     "RecordMissingOpt",
     "RecordOpt",
     "ReplayOpt",
     "default_cassette",
+    "provider_options",
     "stop_proxy",
 ]
 
@@ -90,3 +95,50 @@ PriceOpt = Annotated[
         help="Override a model's price: MODEL=INPUT:OUTPUT in USD per 1M tokens (repeatable).",
     ),
 ]
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_OPTIONS: dict[str, tuple[Any, Any, str]] = {
+    # parameter: (its option, its default, the ProviderPolicy field it sets)
+    "provider": (ProviderOpt, None, "provider"),
+    "record": (RecordOpt, False, "record"),
+    "record_missing": (RecordMissingOpt, False, "record_missing"),
+    "replay": (ReplayOpt, False, "replay"),
+    "live": (LiveOpt, False, "live"),
+    "max_connections": (MaxConnectionsOpt, None, "max_connections"),
+    "judge_model": (JudgeModelOpt, None, "judge_model"),
+    "price": (PriceOpt, None, "prices"),
+}
+
+
+def provider_options(*names: str, before: str) -> Callable[[_F], _F]:
+    """Give the command the provider options ``names`` (declared here once, listed before
+    its parameter ``before``) and a ``provider_policy``: the :class:`ProviderPolicy` they ask for."""
+
+    def decorate(command: _F) -> _F:
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name != "provider_policy"]
+        at = next(i for i, p in enumerate(own) if p.name == before)
+        added = [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=_OPTIONS[name][1],
+                annotation=_OPTIONS[name][0],
+            )
+            for name in names
+        ]
+        after = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own[at:]]
+        parameters = [*own[:at], *added, *after]
+
+        @functools.wraps(command)
+        def with_policy(*args: Any, **kwargs: Any) -> Any:
+            given = {_OPTIONS[name][2]: kwargs.pop(name) for name in names}
+            given["prices"] = given.get("prices") or []
+            return command(*args, provider_policy=ProviderPolicy(**given), **kwargs)
+
+        with_policy.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        with_policy.__annotations__ = {p.name: p.annotation for p in parameters}  # what Typer reads
+        return with_policy  # type: ignore[return-value]
+
+    return decorate

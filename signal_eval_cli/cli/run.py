@@ -36,17 +36,7 @@ from signal_eval_cli.cli.journaled import (
     ShardOpt,
     shard_option,
 )
-from signal_eval_cli.cli.provider_options import (
-    JudgeModelOpt,
-    LiveOpt,
-    MaxConnectionsOpt,
-    PriceOpt,
-    ProviderFlags,
-    ProviderOpt,
-    RecordMissingOpt,
-    RecordOpt,
-    ReplayOpt,
-)
+from signal_eval_cli.cli.provider_options import ProviderPolicy, provider_options
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.dataset import EvalDataset, load_dataset
 from signal_eval_cli.errors import InputError
@@ -77,6 +67,17 @@ __all__ = ["run_command"]
 
 
 @report_options("dataset")
+@provider_options(
+    "provider",
+    "record",
+    "record_missing",
+    "replay",
+    "live",
+    "max_connections",
+    "judge_model",
+    "price",
+    before="resume",
+)
 def run_command(
     dataset_paths: Annotated[
         list[Path],
@@ -118,14 +119,6 @@ def run_command(
     signals: SignalsOpt = "failed",
     table: TableOpt = "auto",
     quiet: QuietOpt = False,
-    provider: ProviderOpt = None,
-    record: RecordOpt = False,
-    record_missing: RecordMissingOpt = False,
-    replay: ReplayOpt = False,
-    live: LiveOpt = False,
-    max_connections: MaxConnectionsOpt = None,
-    judge_model: JudgeModelOpt = None,
-    price: PriceOpt = None,
     resume: ResumeOpt = False,
     retry: RetryOpt = None,
     force: ForceOpt = False,
@@ -136,6 +129,7 @@ def run_command(
     verbose: VerboseOpt = False,
     *,
     reports: ReportPaths,
+    provider_policy: ProviderPolicy,
 ) -> None:
     """Run datasets (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
@@ -153,9 +147,7 @@ def run_command(
         repeat=repeat,
         shard=chosen_shard,
     )
-    flags = ProviderFlags(
-        provider, record, record_missing, replay, max_connections, judge_model, price or [], live
-    )
+    flags = provider_policy
     params = parse_params(param or [])
     datasets = load_selected(
         dataset_paths,
@@ -230,7 +222,7 @@ def load_selected(
     params: dict[str, Any],
     *,
     checks_harness: bool,
-    flags: ProviderFlags | None = None,
+    flags: ProviderPolicy | None = None,
 ) -> list[EvalDataset | None]:
     """Every dataset, loaded and checked before any case runs (every problem printed):
     the filters must select some case and the harness must load (``--harness``,
@@ -239,7 +231,7 @@ def load_selected(
     dataset the filters select nothing from is ``None`` when another one has cases."""
     datasets: list[EvalDataset | None] = []
     problems = []
-    flags = flags or ProviderFlags()
+    flags = flags or ProviderPolicy()
     provider, recording = flags.provider, flags.record or flags.record_missing
     for path in paths:
         try:
@@ -292,7 +284,7 @@ def totals_line(results: list[DatasetResult]) -> str:
 def run_dataset_command(
     dataset: EvalDataset,
     options: RunOptions,
-    flags: ProviderFlags,
+    flags: ProviderPolicy,
     *,
     harness: str | None,
     params: dict[str, Any],

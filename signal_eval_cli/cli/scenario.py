@@ -35,13 +35,7 @@ from signal_eval_cli.cli.journaled import (
     ShardOpt,
     shard_option,
 )
-from signal_eval_cli.cli.provider_options import (
-    LiveOpt,
-    ProviderFlags,
-    RecordMissingOpt,
-    RecordOpt,
-    ReplayOpt,
-)
+from signal_eval_cli.cli.provider_options import ProviderPolicy, provider_options
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.fingerprint import canonical, scenarios_fingerprint
@@ -77,6 +71,7 @@ def _update(scenarios: list[Scenario], run: ScenarioRunResult) -> None:
 
 
 @report_options("scenarios")
+@provider_options("record", "record_missing", "replay", "live", before="verbose")
 def scenario_command(
     targets: Annotated[
         list[str] | None,
@@ -120,13 +115,10 @@ def scenario_command(
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = None,
-    record: RecordOpt = False,
-    record_missing: RecordMissingOpt = False,
-    replay: ReplayOpt = False,
-    live: LiveOpt = False,
     verbose: VerboseOpt = False,
     *,
     reports: ReportPaths,
+    provider_policy: ProviderPolicy,
 ) -> None:
     """Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals."""
     check_outputs(*reports.values())
@@ -136,10 +128,7 @@ def scenario_command(
     if update_expected and repeat > 1:
         fail_input(InputError("--update-expected runs each scenario once: drop --repeat"))
     try:
-        flags = ProviderFlags(
-            record=record, record_missing=record_missing, replay=replay, live=live
-        )
-        proxies = ScenarioProxies(flags.mode)
+        proxies = ScenarioProxies(provider_policy.mode)
         scenarios = find_scenarios(targets or [], directory=directory, include_all=all_)
         if not scenarios:
             raise InputError([Problem(str(directory), 0, 0, "no scenario files found")])
