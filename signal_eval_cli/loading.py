@@ -437,11 +437,11 @@ def _yaml_problem(name: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
 
 
 @cache
-def _registry(assertions: str | None = None) -> Any:
+def _registry(generated: str | None = None) -> Any:
     from referencing import Registry, Resource
 
     resources = []
-    for name, contents in schema_documents(assertions).items():
+    for name, contents in schema_documents(generated).items():
         resource = Resource.from_contents(contents)
         resources.append((name, resource))
         resources.append((contents["$id"], resource))
@@ -449,13 +449,13 @@ def _registry(assertions: str | None = None) -> Any:
 
 
 @cache
-def schema_validator(name: str, assertions: str | None = None) -> jsonschema.Draft202012Validator:
+def schema_validator(name: str, generated: str | None = None) -> jsonschema.Draft202012Validator:
     """The validator for ``schemas/<name>.schema.json``, with every sibling schema resolvable
-    (with ``assertions``: plugins' types too, see :func:`.schema_check.schema_documents`)."""
+    (with ``generated``: plugins' types too, see :func:`.schema_check.schema_documents`)."""
     import jsonschema
 
-    contents = schema_documents(assertions)[f"{name}.schema.json"]
-    return jsonschema.Draft202012Validator(contents, registry=_registry(assertions))
+    contents = schema_documents(generated)[f"{name}.schema.json"]
+    return jsonschema.Draft202012Validator(contents, registry=_registry(generated))
 
 
 @cache
@@ -466,18 +466,14 @@ def _assertion_types() -> frozenset[str]:
 
 
 def _plugin_schema(doc: Document) -> str | None:
-    """The assertions schema to validate ``doc`` against when it names a type the committed
-    schema does not know: generated from the registry, plugins loaded, when that holds
-    types beyond the built-in ones (a plugin's, ``@assertion`` from Python); else None."""
-    from signal_eval_cli.assertions.registry import resolve
+    """The schemas to validate ``doc`` against when it names an assertion type the committed
+    ones do not know: generated from the registry (plugins loaded) when that holds types
+    beyond the built-in ones (a plugin's, ``@assertion`` from Python); else None."""
+    from signal_eval_cli.assertions.registry import is_builtin, resolve
     from signal_eval_cli.assertions.schema import current_text
 
-    builtin = _assertion_types()
-    named = {node["type"] for _, node in assertion_nodes(doc.data)} - builtin
-    if not named:
-        return None
-    types = resolve(named)
-    if all(name in builtin or kind.workspace for name, kind in types.items()):
+    named = {node["type"] for _, node in assertion_nodes(doc.data)} - _assertion_types()
+    if not named or all(is_builtin(kind) for kind in resolve(named).values()):
         return None
     return current_text()
 

@@ -54,37 +54,36 @@ _TYPES: dict[str, Check] = {
 
 
 @cache
-def schema_documents(assertions: str | None = None) -> dict[str, Any]:
+def schema_documents(generated: str | None = None) -> dict[str, Any]:
     """Every schema file's contents, by file name.
 
-    With ``assertions`` (an ``assertions.schema.json`` generated with plugins' types, as
-    JSON text), that schema stands in for the file and for each copy of it another
-    schema embeds."""
+    With ``generated`` (a JSON list of schemas generated with plugins' assertion types),
+    each of those stands in for the file with its ``$id`` and for every copy of it that
+    another schema embeds."""
     documents = {
         file.name: json.loads(file.read_text(encoding="utf-8"))
         for file in sorted(SCHEMA_DIR.glob("*.schema.json"))
     }
-    if assertions is None:
+    if generated is None:
         return documents
-    top = json.loads(assertions)
-    embedded = {key: value for key, value in top.items() if key != "$schema"}
+    replacements = {schema["$id"]: schema for schema in json.loads(generated)}
 
-    def swap(node: Any) -> Any:
+    def swap(node: Any, embedded: bool) -> Any:
         if isinstance(node, dict):
-            if node.get("$id") == top["$id"]:
-                return embedded
-            return {key: swap(value) for key, value in node.items()}
+            if node.get("$id") in replacements:
+                node = replacements[node["$id"]]
+                if embedded:  # as the bundles embed a schema: without its $schema
+                    node = {key: value for key, value in node.items() if key != "$schema"}
+            return {key: swap(value, True) for key, value in node.items()}
         if isinstance(node, list):
-            return [swap(value) for value in node]
+            return [swap(value, True) for value in node]
         return node
 
-    return {
-        name: top if doc.get("$id") == top["$id"] else swap(doc) for name, doc in documents.items()
-    }
+    return {name: swap(document, False) for name, document in documents.items()}
 
 
 @cache
-def _resources(assertions: str | None = None) -> dict[str, Any]:
+def _resources(generated: str | None = None) -> dict[str, Any]:
     """Every schema and embedded schema, by its absolute ``$id``."""
     found: dict[str, Any] = {}
 
@@ -99,15 +98,15 @@ def _resources(assertions: str | None = None) -> dict[str, Any]:
             for value in node:
                 collect(value, base)
 
-    for name, document in schema_documents(assertions).items():
+    for name, document in schema_documents(generated).items():
         collect(document, (SCHEMA_DIR / name).as_uri())
     return found
 
 
-def _resolve(ref: str, base: str, assertions: str | None) -> tuple[Any, str]:
+def _resolve(ref: str, base: str, generated: str | None) -> tuple[Any, str]:
     """The subschema ``ref`` points at from a schema whose ``$id`` is ``base``."""
     url, fragment = urldefrag(urljoin(base, ref))
-    node = _resources(assertions)[url]
+    node = _resources(generated)[url]
     for token in filter(None, fragment.split("/")):
         token = token.replace("~1", "/").replace("~0", "~")
         node = node[int(token)] if isinstance(node, list) else node[token]
@@ -115,9 +114,9 @@ def _resolve(ref: str, base: str, assertions: str | None) -> tuple[Any, str]:
 
 
 class _Compiler:
-    def __init__(self, assertions: str | None = None) -> None:
+    def __init__(self, generated: str | None = None) -> None:
         self.done: dict[tuple[int, str], Check] = {}
-        self.assertions = assertions
+        self.generated = generated
 
     def compile(self, schema: Any, base: str) -> Check:
         if schema is True or schema == {}:
@@ -148,7 +147,7 @@ class _Compiler:
         return _all_of(checks)
 
     def _dollar_ref(self, ref: str, schema: Any, base: str) -> Check:
-        target, target_base = _resolve(ref, base, self.assertions)
+        target, target_base = _resolve(ref, base, self.generated)
         compiled: list[Check] = []
 
         def check(v: Any) -> bool:  # compiled on first use: refs may be recursive
@@ -355,26 +354,26 @@ def _exact(schema: Any) -> bool:
 
 
 @cache
-def _root(name: str, assertions: str | None = None) -> tuple[Any, str]:
+def _root(name: str, generated: str | None = None) -> tuple[Any, str]:
     file = f"{name}.schema.json"
-    root = schema_documents(assertions)[file]
+    root = schema_documents(generated)[file]
     base = urljoin((SCHEMA_DIR / file).as_uri(), root.get("$id", ""))
-    return _resources(assertions).get(base, root), base
+    return _resources(generated).get(base, root), base
 
 
 @cache
-def schema_check(name: str, assertions: str | None = None) -> Check:
+def schema_check(name: str, generated: str | None = None) -> Check:
     """True only when ``data`` is certainly valid against ``schemas/<name>.schema.json``
-    (with ``assertions``: see :func:`schema_documents`)."""
-    return _Compiler(assertions).compile(*_root(name, assertions))
+    (with ``generated``: see :func:`schema_documents`)."""
+    return _Compiler(generated).compile(*_root(name, generated))
 
 
 @cache
-def _item_checks(name: str, assertions: str | None = None) -> dict[str, Check]:
+def _item_checks(name: str, generated: str | None = None) -> dict[str, Check]:
     """The top-level lists of ``name`` whose schema says nothing of the list as a whole
     (``{"type": "array", "items": ...}``): a check for one item of each."""
-    root, base = _root(name, assertions)
-    compiler = _Compiler(assertions)
+    root, base = _root(name, generated)
+    compiler = _Compiler(generated)
     return {
         key: compiler.compile(prop["items"], base)
         for key, prop in root.get("properties", {}).items()
@@ -384,7 +383,7 @@ def _item_checks(name: str, assertions: str | None = None) -> dict[str, Check]:
 
 
 def failing_items(
-    name: str, data: Any, assertions: str | None = None
+    name: str, data: Any, generated: str | None = None
 ) -> tuple[Any, dict[str, list[int]]]:
     """``data`` with each top-level list of items kept to the items this check does not
     vouch for, and their indices in the original lists.
@@ -396,7 +395,7 @@ def failing_items(
         return data, {}
     narrowed = dict(data)
     kept: dict[str, list[int]] = {}
-    for key, check in _item_checks(name, assertions).items():
+    for key, check in _item_checks(name, generated).items():
         items = data.get(key)
         if type(items) is list:
             kept[key] = [i for i, item in enumerate(items) if not check(item)]

@@ -25,6 +25,7 @@ from signal_eval_cli.assertions import EvalContext, Outcome, assertion, registry
 from signal_eval_cli.assertions.schema import generated_texts
 from signal_eval_cli.dataset import EvalCase, EvalDataset
 from signal_eval_cli.runner import run_dataset
+from signal_eval_cli.scenarios import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -133,6 +134,37 @@ def test_the_judge_flag_not_the_name_says_a_dataset_needs_a_judge() -> None:
     for kind, judged in (("house.grader", True), ("house.plain", False), ("llm.judge", True)):
         nested = {"type": "not", "assertion": {"type": kind}}
         assert EvalDataset("j", [EvalCase("a", [nested])]).uses_judge() is judged, kind
+
+
+@pytest.mark.usefixtures("scratch_registry")
+def test_a_pattern_assertion_type_registered_from_python_validates_in_a_scenario(
+    tmp_path: Path,
+) -> None:
+    def lines(a: Any, ctx: EvalContext) -> Outcome:
+        """The workspace file has lines."""
+        return Outcome(bool((ctx.workspace or Path()).joinpath(a["path"]).read_text()), "")
+
+    schema = {"required": ["path"], "properties": {"path": {"type": "string"}}}
+    assertion("house.lines", schema=schema, workspace=True)(lines)
+    (tmp_path / "fx").mkdir()
+    scenario = {"id": "demo", "adapterId": "python-pytest", "goals": ["test"]}
+    scenario["fixture"] = {"path": "fx"}
+    path = tmp_path / "demo.json"
+    path.write_text(
+        json.dumps({**scenario, "patternAssertions": [{"type": "house.lines", "path": "a"}]})
+    )
+    assert load_scenario(path).pattern_assertions == [{"type": "house.lines", "path": "a"}]
+
+    bad = {
+        "patternAssertions": [{"type": "house.lines", "paht": "a"}],
+        "assertions": [{"type": "house.lines", "path": "a"}],
+    }
+    path.write_text(json.dumps({**scenario, **bad}, indent=1))
+    with pytest.raises(InputError) as caught:
+        load_scenario(path)
+    found = "\n".join(str(p) for p in caught.value.problems)
+    assert "unknown field 'paht' in house.lines — did you mean 'path'?" in found
+    assert "'house.lines' belongs under 'patternAssertions'" in found
 
 
 PLUGIN = '''\

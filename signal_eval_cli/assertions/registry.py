@@ -33,6 +33,7 @@ __all__ = [
     "Problems",
     "assertion",
     "definitions",
+    "is_builtin",
     "known_types",
     "load_plugins",
     "lookup",
@@ -112,6 +113,11 @@ def definitions() -> Mapping[str, AssertionType]:
     Python) as they registered."""
     _load_families()
     return {kind.name: kind for kind in sorted(_TYPES.values(), key=_family_rank)}
+
+
+def is_builtin(kind: AssertionType) -> bool:
+    """Whether ``kind`` is one of this package's (the committed schemas know it)."""
+    return _family_rank(kind) < len(FAMILIES)
 
 
 def _family_rank(kind: AssertionType) -> int:

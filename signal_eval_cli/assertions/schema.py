@@ -19,7 +19,7 @@ from typing import Any
 
 from signal_eval_cli.assertions.fields import DEFS
 from signal_eval_cli.assertions.registry import AssertionType, definitions
-from signal_eval_cli.schema_check import SCHEMA_DIR
+from signal_eval_cli.schema_check import SCHEMA_DIR, schema_documents
 
 __all__ = [
     "ASSERTIONS_ID",
@@ -86,14 +86,16 @@ def assertions_schema() -> dict[str, Any]:
 
 
 def current_text() -> str:
-    """:func:`assertions_schema` as JSON text (what the loader validates a document naming
-    a plugin's type against); computed again only after a type registered."""
+    """The generated assertions and scenario schemas, as a JSON list: what the loader
+    validates a document naming a plugin's type against (see
+    :func:`.schema_check.schema_documents`); computed again only after a type registered."""
     return _text_of(tuple(definitions()))
 
 
 @cache
 def _text_of(names: tuple[str, ...]) -> str:  # what is registered, in order: the version
-    return json.dumps(assertions_schema())
+    scenario = _with_pattern_assertions(schema_documents()["scenario.schema.json"])
+    return json.dumps([assertions_schema(), scenario])
 
 
 def _with_pattern_assertions(scenario: dict[str, Any]) -> dict[str, Any]:

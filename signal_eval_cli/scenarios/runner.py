@@ -558,6 +558,122 @@ async def _record_changes(
     recorder.emit("workspace:diff", {"files": result.changed_files}, start)
 
 
+async def _prepare(
+    scenario: Scenario,
+    fixture: Path,
+    keep_workdir: bool,
+    recorder: _Recorder,
+    result: ScenarioResult,
+    start: Signal,
+) -> Workspace | None:
+    """The scenario's workspace (``workspace:ready``), or ``None`` with the reason in
+    ``result.error``."""
+    try:
+        workspace = await prepare_workspace_in_thread(
+            fixture,
+            copy=scenario.fixture.copy_to_temp,
+            label=scenario.id,
+            overlay=not keep_workdir,  # a kept workdir must not stay mounted
+        )
+    except OSError as exc:
+        result.error = f"cannot prepare the workspace: {exc}"
+        return None
+    recorder.emit(
+        "workspace:ready",
+        {"path": str(workspace.path), "copied": workspace.copied, "strategy": workspace.strategy},
+        start,
+    )
+    return workspace
+
+
+async def _edit(
+    scenario: Scenario,
+    workspace: Workspace,
+    recorder: _Recorder,
+    result: ScenarioResult,
+    start: Signal,
+    grace_s: float,
+    route: CaseRoute | None,
+) -> bool:
+    """The agentTask, then the agent, then the changes they made; a failure stops what
+    follows (``result.error``). False when the agent was cut short (its calls are not
+    recorded)."""
+    completed = True
+    if scenario.agent_task is not None:
+        try:
+            files = await asyncio.to_thread(
+                apply_agent_task, scenario.agent_task.ops, workspace.path
+            )
+        except (AgentTaskError, OSError) as exc:
+            result.error = f"agentTask: {exc}"
+            recorder.emit("agentTask:failed", {"error": str(exc)}, start)
+        else:
+            recorder.emit("agentTask:applied", {"files": files}, start)
+    if scenario.agent is not None and result.error is None:
+        completed = await _run_the_agent(
+            scenario, workspace, recorder, result, start, grace_s, route
+        )
+    if workspace.copied and result.error is None:
+        await _record_changes(workspace, recorder, result, start)
+    return completed
+
+
+async def _run_goals(
+    scenario: Scenario,
+    workspace: Workspace | None,
+    recorder: _Recorder,
+    result: ScenarioResult,
+    start: Signal,
+    grace_s: float,
+    base_env: dict[str, str] | None,
+) -> None:
+    """Each goal in the workspace, between ``goal:start`` and ``goal:end``; after a
+    failure before them (no workspace, the agentTask, the agent) none runs, each failed
+    with that reason."""
+    for goal in scenario.goals:
+        goal_start = recorder.emit("goal:start", {"goal": goal.goal}, start)
+        if workspace is None or result.error is not None:
+            outcome = GoalResult(goal.goal, "failed", None, error=f"not run: {result.error}")
+        else:
+            outcome = await _run_reporting_goal(
+                goal, workspace.path, recorder, goal_start, grace_s, base_env
+            )
+        result.goals.append(outcome)
+        payload = {
+            "goal": outcome.goal,
+            "exitCode": outcome.exit_code,
+            "durationMs": round(outcome.duration_ms, 3),
+            "status": outcome.status,
+        }
+        if outcome.error is not None:
+            payload["error"] = outcome.error
+        recorder.emit("goal:end", payload, goal_start)
+
+
+def _check_patterns(
+    scenario: Scenario,
+    ctx: EvalContext,
+    recorder: _Recorder,
+    result: ScenarioResult,
+    start: Signal,
+) -> None:
+    """The pattern (file) assertions, each an ``assertion:result`` signal of the trace the
+    trace assertions then read."""
+    for a in scenario.pattern_assertions:
+        checked = _evaluate(a, ctx)
+        result.pattern_assertions.append(checked)
+        recorder.emit(
+            "assertion:result",
+            {
+                "type": a["type"],
+                "path": a.get("path"),
+                "passed": checked.passed,
+                "message": checked.message,
+            },
+            start,
+        )
+
+
 async def run_scenario(
     scenario: Scenario,
     *,
@@ -603,64 +719,14 @@ async def run_scenario(
     completed = True  # False: cut short (the agent timed out), its calls are not recorded
     workspace: Workspace | None = None
     try:
-        try:
-            workspace = await prepare_workspace_in_thread(
-                fixture,
-                copy=scenario.fixture.copy_to_temp,
-                label=scenario.id,
-                overlay=not keep_workdir,  # a kept workdir must not stay mounted
-            )
-        except OSError as exc:
-            result.error = f"cannot prepare the workspace: {exc}"
-        else:
-            emit(
-                "workspace:ready",
-                {
-                    "path": str(workspace.path),
-                    "copied": workspace.copied,
-                    "strategy": workspace.strategy,
-                },
-                start,
-            )
+        workspace = await _prepare(scenario, fixture, keep_workdir, recorder, result, start)
         baselines: dict[tuple[str, str], str | None] = {}
         if workspace is not None and needs_test_baseline(scenario):
             await _run_baseline(scenario, fixture, recorder, start, grace_s, base_env)
         if workspace is not None:
             baselines = await asyncio.to_thread(capture_baselines, scenario, workspace.path, root)
-            if scenario.agent_task is not None:
-                try:
-                    files = await asyncio.to_thread(
-                        apply_agent_task, scenario.agent_task.ops, workspace.path
-                    )
-                except (AgentTaskError, OSError) as exc:
-                    result.error = f"agentTask: {exc}"
-                    emit("agentTask:failed", {"error": str(exc)}, start)
-                else:
-                    emit("agentTask:applied", {"files": files}, start)
-            if scenario.agent is not None and result.error is None:
-                completed = await _run_the_agent(
-                    scenario, workspace, recorder, result, start, grace_s, route
-                )
-            if workspace.copied and result.error is None:
-                await _record_changes(workspace, recorder, result, start)
-        for goal in scenario.goals:
-            goal_start = emit("goal:start", {"goal": goal.goal}, start)
-            if workspace is None or result.error is not None:
-                outcome = GoalResult(goal.goal, "failed", None, error=f"not run: {result.error}")
-            else:
-                outcome = await _run_reporting_goal(
-                    goal, workspace.path, recorder, goal_start, grace_s, base_env
-                )
-            result.goals.append(outcome)
-            payload = {
-                "goal": outcome.goal,
-                "exitCode": outcome.exit_code,
-                "durationMs": round(outcome.duration_ms, 3),
-                "status": outcome.status,
-            }
-            if outcome.error is not None:
-                payload["error"] = outcome.error
-            emit("goal:end", payload, goal_start)
+            completed = await _edit(scenario, workspace, recorder, result, start, grace_s, route)
+        await _run_goals(scenario, workspace, recorder, result, start, grace_s, base_env)
         if proxies is not None and route is not None:
             session = await proxies.finish(scenario, route, completed=completed)
             if session is not None and session.misses:  # the cause of what failed after it
@@ -672,19 +738,7 @@ async def run_scenario(
             root=root,
             baselines=baselines,
         )
-        for a in scenario.pattern_assertions:
-            checked = _evaluate(a, ctx)
-            result.pattern_assertions.append(checked)
-            emit(
-                "assertion:result",
-                {
-                    "type": a["type"],
-                    "path": a.get("path"),
-                    "passed": checked.passed,
-                    "message": checked.message,
-                },
-                start,
-            )
+        _check_patterns(scenario, ctx, recorder, result, start)
         result.duration_ms = (time.perf_counter() - started) * 1000
         result.recompute()
         duration = round(result.duration_ms, 3)
