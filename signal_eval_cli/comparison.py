@@ -1,7 +1,8 @@
 """What a comparison of two results is: options, the changes found, and the verdict.
 
-The model :func:`~signal_eval_cli.compare.compare` builds (the rules are in its module)
-and a saved comparison is read back into (``kind: comparison``).
+The model :func:`~signal_eval_cli.compare.compare` builds (its rules are in
+:mod:`signal_eval_cli.compare.cases`) and a saved comparison is read back into
+(``kind: comparison``).
 """
 
 from __future__ import annotations

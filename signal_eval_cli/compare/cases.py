@@ -1,4 +1,4 @@
-"""Baseline vs candidate: regressions, improvements, a verdict, and whether to block a merge.
+"""Two results compared case by case: the rules of regressions, improvements and the verdict.
 
 :func:`compare` works on anything with ``.name`` and ``.cases: list[CaseResult]`` —
 dataset results and scenario results alike — matching cases by id.
@@ -66,9 +66,6 @@ from signal_eval_cli.stats import fisher_exact_greater
 __all__ = ["compare"]
 
 _EPS = 1e-12
-
-
-# -- compare -----------------------------------------------------------------------------------
 
 
 def _check_compatible(baseline: object, candidate: object) -> None:
