@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from signal_eval_cli.workpaths import fixture_dir
+
 if TYPE_CHECKING:
     from signal_eval_cli.dataset import EvalDataset
     from signal_eval_cli.matrix import Variant
@@ -174,8 +176,6 @@ def scenarios_fingerprint(
 ) -> dict[str, str]:
     """Scenario runs: each scenario file's content, its fixture directory's, and its
     harness agent's entry point and source."""
-    from signal_eval_cli.scenarios.runner import fixture_dir
-
     chosen = list(scenarios)
     sources = [
         (s.id, _file_hash(s.source) if s.source is not None else canonical(repr(s))) for s in chosen

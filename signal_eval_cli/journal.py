@@ -40,13 +40,26 @@ __all__ = [
     "journal_path",
     "read_journal",
     "rewrite_journal",
+    "run_slot",
+    "slot_run",
 ]
 
 JOURNAL_VERSION = 1
 JOURNAL_SUFFIX = ".journal.jsonl"
 Key = tuple[str, str]
 """(variant id, case id); the variant is ``""`` outside a matrix (a repeated scenario's
-run, a matrix-over-scenarios variant's run: see :mod:`signal_eval_cli.resume`)."""
+run: :func:`run_slot`; a matrix-over-scenarios variant's run: see
+:mod:`signal_eval_cli.resume`)."""
+
+
+def run_slot(run: int) -> str:
+    """A repeated scenario's key slot: ``""`` for run 0 (as unrepeated), ``run2``…"""
+    return f"run{run}" if run else ""
+
+
+def slot_run(slot: str) -> int:
+    """The run of a :func:`run_slot`."""
+    return int(slot[3:]) if slot.startswith("run") else 0
 
 
 def journal_path(output: Path) -> Path:

@@ -22,6 +22,8 @@ from signal_eval_cli.journal import (
     Key,
     journal_path,
     read_journal,
+    run_slot,
+    slot_run,
 )
 from signal_eval_cli.results import CaseResult, DatasetResult
 
@@ -35,7 +37,9 @@ __all__ = [
     "journal_slots",
     "matrix_slot",
     "open_journal",
+    "run_slot",
     "shard_block",
+    "slot_run",
     "slot_variant_run",
 ]
 
@@ -238,30 +242,12 @@ def _ranked(header: JournalHeader, variants: list[Any], complete: bool, ran: Any
     return _timed(matrix, ran)
 
 
-def run_slot(run: int) -> str:
-    """A repeated scenario's journal key slot: ``""`` for run 0 (as unrepeated), ``run2``…"""
-    return f"run{run}" if run else ""
-
-
-def slot_run(slot: str) -> int:
-    return int(slot[3:]) if slot.startswith("run") else 0
-
-
-def scenario_from_journal(data: Mapping[str, Any]) -> Any:
-    """A journaled scenario result (its tags ride along: its own JSON has none)."""
-    from signal_eval_cli.scenarios import ScenarioResult
-
-    scenario = ScenarioResult.from_dict(data)
-    scenario.tags = [str(t) for t in data.get("tags") or []]
-    return scenario
-
-
 def build_scenarios(
     header: JournalHeader, entries: Mapping[Key, Mapping[str, Any]], ran: Any = None
 ) -> Any:
     """A scenario run's result from its journal, in the header's order (each scenario's
     runs, when repeated, in run order)."""
-    from signal_eval_cli.scenarios import ScenarioRunResult
+    from signal_eval_cli.scenarios import ScenarioResult, ScenarioRunResult
 
     slots = [str(v["id"]) for v in header.variants] or [""]
     scenarios = []
@@ -270,7 +256,7 @@ def build_scenarios(
         for slot in slots:
             data = entries.get((slot, sid))
             if data is not None:
-                scenarios.append(scenario_from_journal(data))
+                scenarios.append(ScenarioResult.from_journal(data))
     run = ScenarioRunResult.of(
         scenarios,
         name=header.name,
@@ -308,7 +294,7 @@ def build_scenario_matrix(
     (``header.metadata["repeat"]`` each), as a matrix variant, then the ranking. ``ran``
     (the :class:`~signal_eval_cli.matrix.MatrixResult` that wrote the lines) lends the
     timings."""
-    from signal_eval_cli.scenarios import ScenarioRunResult
+    from signal_eval_cli.scenarios import ScenarioResult, ScenarioRunResult
 
     runs = range(max(1, int(header.metadata.get("repeat", 1))))
     ran_variants = {v.variant_id: v.result for v in ran.variants} if ran is not None else {}
@@ -317,7 +303,7 @@ def build_scenario_matrix(
     complete = True
     for v in header.variants:
         keys = [(matrix_slot(v["id"], run), sid) for sid in own for run in runs]
-        found = [scenario_from_journal(entries[k]) for k in keys if k in entries]
+        found = [ScenarioResult.from_journal(entries[k]) for k in keys if k in entries]
         complete &= len(found) == len(keys)
         if found:
             result = ScenarioRunResult.of(found, name=header.name).to_dataset_result()

@@ -4,7 +4,8 @@ Neutral ground for the scenario runner (its agentTask, its workspace) and the fi
 assertions (``file-exists``, ``file-contains``, ``diff-match``), which both read them:
 neither has to import the other. A path is checked by its text first (no ``..``,
 nothing absolute on any system), then with symlinks resolved, before anything is read
-or written.
+or written. Where a scenario's paths resolve (:func:`project_root`, :func:`fixture_dir`)
+is here too: the runner reads the fixture there, and a run's fingerprint hashes it.
 """
 
 from __future__ import annotations
@@ -12,14 +13,20 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from signal_eval_cli.errors import EvalError
+
+if TYPE_CHECKING:
+    from signal_eval_cli.scenarios.model import Scenario
 
 __all__ = [
     "AgentTaskError",
     "PathEscapeError",
     "check_relative_path",
+    "fixture_dir",
     "is_absolute_text",
+    "project_root",
     "read_text",
     "resolve_inside",
 ]
@@ -83,3 +90,27 @@ def read_text(path: Path) -> str | None:
         return path.read_bytes().decode("utf-8", errors="replace")
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
+
+
+def project_root(scenario: Scenario, root: Path | str | None = None) -> Path:
+    """Where a scenario's relative paths resolve: its fixture and ``scope: repo`` files.
+
+    ``root`` when given (``--root``, the repo-scoped case). Else, whatever the current
+    directory, the scenario file's directory or the nearest parent of it that holds the
+    fixture: ``fixtures/x`` works for a file in ``scenarios/`` beside ``fixtures/``, and
+    so does ``../fixtures/x``. A scenario built in code (no file) uses the current one.
+    """
+    if root is not None:
+        return Path(root).resolve()
+    start = scenario.directory
+    if scenario.source is None:
+        return start
+    return next(
+        (base for base in (start, *start.parents) if (base / scenario.fixture.path).is_dir()),
+        start,
+    )
+
+
+def fixture_dir(scenario: Scenario, root: Path | str | None = None) -> Path:
+    """The fixture directory: ``fixture.path`` under :func:`project_root` (or absolute)."""
+    return project_root(scenario, root) / scenario.fixture.path

@@ -69,7 +69,6 @@ from signal_eval_cli.resume import (
     build_matrix,
     build_scenario_matrix,
     matrix_slot,
-    scenario_from_journal,
     slot_variant_run,
 )
 from signal_eval_cli.runner import never_ran, select_cases
@@ -254,7 +253,7 @@ def _scenario_matrix(
     kept: dict[tuple[str, str, int], ScenarioResult] = {}
     for (slot, sid), data in journal.plan.kept.items():
         variant, run = slot_variant_run(slot)
-        kept[(variant, sid, run)] = scenario_from_journal(data)
+        kept[(variant, sid, run)] = ScenarioResult.from_journal(data)
     total = len(matrix.scenarios) * repeat * len(matrix.variants) - len(kept)
     finished: list[VariantResult] = []
 

@@ -43,7 +43,7 @@ from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.partial import partial_scenarios
 from signal_eval_cli.reports.console_scenarios import run_summary, scenario_tables
-from signal_eval_cli.resume import build_scenarios, run_slot, scenario_from_journal, slot_run
+from signal_eval_cli.resume import build_scenarios, run_slot, slot_run
 from signal_eval_cli.scenarios import (
     Scenario,
     ScenarioResult,
@@ -153,7 +153,7 @@ def scenario_command(
     )
     journal = JournaledRun(reports.get("json"), header, resume=resume, retry=retry, force=force)
     kept = {
-        (sid, run): scenario_from_journal(data)
+        (sid, run): ScenarioResult.from_journal(data)
         for (slot, sid), data in journal.plan.kept.items()
         for run in [slot_run(slot)]
     }

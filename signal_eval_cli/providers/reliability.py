@@ -1,8 +1,9 @@
 """One retry policy, an adaptive concurrency limit and a timeout around any provider.
 
-- :class:`RetryPolicy`: exponential backoff with jitter on 429, 5xx, connection
-  errors and timeouts; a ``Retry-After`` the server sends is honoured (and one
-  longer than ``max_retry_after`` ends the call at once with a clear error).
+- :class:`RetryPolicy` (from :mod:`signal_eval_cli.retrying`, which the model proxy
+  shares): exponential backoff with jitter on 429, 5xx, connection errors and
+  timeouts; a ``Retry-After`` the server sends is honoured (and one longer than
+  ``max_retry_after`` ends the call at once with a clear error).
 - :class:`AdaptiveLimiter`: at most ``max_connections`` calls in flight per
   provider. A rate-limited answer halves the limit (once per congestion event)
   and pauses new calls for ``Retry-After``; each success raises it again (+1 per
@@ -19,16 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import json
-import random
 import re
 import socket
 import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from signal_eval_cli.providers.base import (
@@ -37,6 +35,7 @@ from signal_eval_cli.providers.base import (
     ProviderRequest,
     ProviderResponse,
 )
+from signal_eval_cli.retrying import RetryPolicy, parse_retry_after
 
 __all__ = [
     "RETRYABLE_CODES",
@@ -98,30 +97,6 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 
 # -- classification helpers ----------------------------------------------------------------
-
-
-def parse_retry_after(headers: Mapping[str, str] | Any) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
-    if headers is None:
-        return None
-    try:
-        ms = headers.get("retry-after-ms")
-        if ms is not None:
-            return max(0.0, float(ms) / 1000)
-        value = headers.get("retry-after")
-    except (TypeError, ValueError, AttributeError):
-        return None
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def status_code_error(
@@ -283,43 +258,6 @@ def classify_exception(exc: BaseException, *, label: str) -> ProviderCallError:
     if "APIError" in names:  # an error event inside a stream
         return ProviderCallError(f"{label}: {_error_detail(exc)[:500]}", code="api_error")
     return ProviderCallError(f"{label}: {type(exc).__name__}: {exc}", code="provider_error")
-
-
-# -- retry policy --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How often and how long to wait: ``base_delay * 2**attempt``, capped, with jitter.
-
-    The jitter keeps between ``1 - jitter`` and 1 of the backoff ("equal jitter"), so
-    clients that failed together do not retry together. ``max_retries=0`` disables
-    retries; the SDKs' own retries are always off so this is the only policy.
-    """
-
-    max_retries: int = 4
-    base_delay: float = 0.5
-    max_delay: float = 20.0
-    jitter: float = 0.5
-    max_retry_after: float = 60.0
-
-    def __post_init__(self) -> None:
-        if self.max_retries < 0 or self.base_delay < 0 or self.max_delay < 0:
-            raise ValueError("retry settings must not be negative")
-        if not 0 <= self.jitter <= 1:
-            raise ValueError("jitter must be between 0 and 1")
-
-    def backoff(self, attempt: int, rng: Callable[[], float] = random.random) -> float:
-        """Seconds to wait before retry number ``attempt + 1`` (``attempt`` counts from 0)."""
-        ceiling = min(self.max_delay, self.base_delay * float(2**attempt))
-        return ceiling * (1 - self.jitter * rng())
-
-    def delay(
-        self, attempt: int, retry_after: float | None, rng: Callable[[], float] = random.random
-    ) -> float:
-        """The backoff, or ``Retry-After`` when the server asked for longer."""
-        wait = self.backoff(attempt, rng)
-        return max(wait, retry_after) if retry_after is not None else wait
 
 
 # -- adaptive concurrency ------------------------------------------------------------------

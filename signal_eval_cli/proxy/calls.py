@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from signal_eval_cli.providers.pricing import PriceTable
+from signal_eval_cli.pricing import PriceTable
 from signal_eval_cli.proxy.apis import CallReader, SSEEvent, provider_of
 from signal_eval_cli.proxy.session import Emit
 

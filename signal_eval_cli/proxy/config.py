@@ -15,7 +15,7 @@ from typing import Any
 
 from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.paths import base_dir_of, resolve_from
-from signal_eval_cli.providers.pricing import PriceTable
+from signal_eval_cli.pricing import PriceTable
 from signal_eval_cli.proxy.cassette import ProxyCassette
 from signal_eval_cli.proxy.recorder import MODES, Mode
 from signal_eval_cli.proxy.server import ModelProxy

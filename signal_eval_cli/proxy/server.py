@@ -35,8 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from signal_eval_cli.providers.pricing import PriceTable, default_prices
-from signal_eval_cli.providers.reliability import RetryPolicy, parse_retry_after
+from signal_eval_cli.pricing import PriceTable, default_prices
 from signal_eval_cli.proxy.apis import SSEEvent, provider_of, split_events
 from signal_eval_cli.proxy.calls import CallSignals
 from signal_eval_cli.proxy.cassette import Interaction, ProxyCassette
@@ -44,6 +43,7 @@ from signal_eval_cli.proxy.matching import normalise, request_key
 from signal_eval_cli.proxy.recorder import Mode, Recorder
 from signal_eval_cli.proxy.route import PLACEHOLDER_KEY, CaseRoute, client_env
 from signal_eval_cli.proxy.session import CaseSession, Emit
+from signal_eval_cli.retrying import RetryPolicy, parse_retry_after
 
 __all__ = ["ModelProxy", "Upstream"]
 

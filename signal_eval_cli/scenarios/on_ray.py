@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.fingerprint import tree_hash
+from signal_eval_cli.journal import run_slot, slot_run
 from signal_eval_cli.matrix_model import MatrixResult, VariantResult
 from signal_eval_cli.proxy.recorder import Handover
 from signal_eval_cli.ray_executor import DIED, RaySettings, run_units_ray
-from signal_eval_cli.resume import run_slot, scenario_from_journal, slot_run
 from signal_eval_cli.scenarios.matrix import (
     Finished,
     ScenarioMatrix,
@@ -201,7 +201,7 @@ async def _run_on_ray(
         theirs = proxies[unit[1]]
         if handover is not None and theirs is not None:
             theirs.absorb(scenarios[unit[1]], handover)
-        result = scenario_from_journal(row)
+        result = ScenarioResult.from_journal(row)
         results[(unit[1], slot_run(unit[0]))] = result
         if on_complete is not None:
             on_complete(unit[1], result)

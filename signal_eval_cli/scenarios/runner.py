@@ -61,6 +61,7 @@ from signal_eval_cli.scenarios.workspace import (
     resolve_inside,
 )
 from signal_eval_cli.signals import Signal, Trace, new_signal_id, now_iso
+from signal_eval_cli.workpaths import fixture_dir, project_root
 
 __all__ = [
     "ScenarioResult",
@@ -151,6 +152,13 @@ class ScenarioResult:
             changed_files=[str(f) for f in data.get("changedFiles") or []],
             run=int(data.get("run") or 0),
         )
+
+    @classmethod
+    def from_journal(cls, data: Mapping[str, Any]) -> ScenarioResult:
+        """A journaled scenario result: its tags ride along (its own JSON has none)."""
+        scenario = cls.from_dict(data)
+        scenario.tags = [str(t) for t in data.get("tags") or []]
+        return scenario
 
     def to_case_result(self) -> CaseResult:
         """This scenario as a dataset case (kind ``scenario``) for reports and compare.
@@ -343,30 +351,6 @@ class _Recorder:
         client may exit before the proxy emits ``provider:end``."""
         if self.settle is not None:
             await self.settle()
-
-
-def project_root(scenario: Scenario, root: Path | str | None = None) -> Path:
-    """Where a scenario's relative paths resolve: its fixture and ``scope: repo`` files.
-
-    ``root`` when given (``--root``, the repo-scoped case). Else, whatever the current
-    directory, the scenario file's directory or the nearest parent of it that holds the
-    fixture: ``fixtures/x`` works for a file in ``scenarios/`` beside ``fixtures/``, and
-    so does ``../fixtures/x``. A scenario built in code (no file) uses the current one.
-    """
-    if root is not None:
-        return Path(root).resolve()
-    start = scenario.directory
-    if scenario.source is None:
-        return start
-    return next(
-        (base for base in (start, *start.parents) if (base / scenario.fixture.path).is_dir()),
-        start,
-    )
-
-
-def fixture_dir(scenario: Scenario, root: Path | str | None = None) -> Path:
-    """The fixture directory: ``fixture.path`` under :func:`project_root` (or absolute)."""
-    return project_root(scenario, root) / scenario.fixture.path
 
 
 def existing_fixture(scenario: Scenario, root: Path | str | None = None) -> Path:
