@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from signal_eval_cli.persistence import load_result, save_result
     from signal_eval_cli.reports.json_report import generate_json_report
     from signal_eval_cli.reports.junit import write_junit_report
-    from signal_eval_cli.reports.markdown import ReportOptions, generate_markdown_report
+    from signal_eval_cli.reports.markdown import generate_markdown_report
+    from signal_eval_cli.reports.reporter import ReportOptions
     from signal_eval_cli.results import AggregateMetrics, CaseMetrics, CaseResult, DatasetResult
     from signal_eval_cli.run_config import ProviderPolicy, run_configured
     from signal_eval_cli.runner import RunOptions, run_case, run_dataset
@@ -153,7 +154,7 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "JudgeVerdict": "signal_eval_cli.assertions",
     "MatrixResult": "signal_eval_cli.matrix_model",
     "Problem": "signal_eval_cli.errors",
-    "ReportOptions": "signal_eval_cli.reports.markdown",
+    "ReportOptions": "signal_eval_cli.reports.reporter",
     "ProviderPolicy": "signal_eval_cli.run_config",
     "Result": "signal_eval_cli.kinds",
     "RunOptions": "signal_eval_cli.runner",

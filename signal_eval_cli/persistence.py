@@ -37,10 +37,16 @@ from signal_eval_cli.case_index import INDEX_KEY, build_index, open_sealed, seal
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.files import atomic_write_bytes
-from signal_eval_cli.kinds import RESULT_KINDS, Result, register_result_kind, result_type
+from signal_eval_cli.kinds import (
+    RESULT_KINDS,
+    Result,
+    has_cases,
+    register_result_kind,
+    result_type,
+)
 from signal_eval_cli.limits import JsonProblem, loads_json
 from signal_eval_cli.redaction import redact_text
-from signal_eval_cli.results import RESULT_SCHEMA_VERSION, DatasetResult, SignalsPolicy
+from signal_eval_cli.results import RESULT_SCHEMA_VERSION, SignalsPolicy
 
 __all__ = ["load_result", "register_result_kind", "result_to_json", "save_result"]
 
@@ -193,9 +199,9 @@ def _load_result(path: str | Path, lean: bool) -> Result:
         ) from None
     if sealed is None:
         return result
-    if not isinstance(result, DatasetResult):  # the kind was edited: only the lines tell
+    if not has_cases(result):  # the kind was edited to one without cases: only the lines tell
         return _load_result(path, lean=False)
-    result.cases = sealed.cases
+    result.cases[:] = sealed.cases  # into the (empty) list the head gave
     return result
 
 

@@ -6,15 +6,24 @@ runs the real CLI in its own process, as a new format in the package would.
 
 from __future__ import annotations
 
+import importlib
+import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from signal_eval_cli.compare import compare
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.persistence import load_result, save_result
+from signal_eval_cli.reports.html import generate_html_report
+from signal_eval_cli.reports.json_report import generate_json_report
+from signal_eval_cli.reports.junit import junit_xml
+from signal_eval_cli.reports.markdown import generate_markdown_report
+from signal_eval_cli.reports.reporter import RESULT_KINDS, LazyReporter
 from signal_eval_cli.reports.reporters import REPORTERS, write_reports
 from signal_eval_cli.results import CaseResult, DatasetResult
 
@@ -143,3 +152,85 @@ def test_write_reports_refuses_what_a_format_does_not_take(tmp_path: Path) -> No
         write_reports(result(), {"pdf": tmp_path / "r.pdf"})
     with pytest.raises(InputError, match="cannot write"):
         write_reports(result(), {"json": saved / "x.json"})  # under a file
+
+
+# -- each report draws a result by its kind -----------------------------------------------------
+
+
+def test_each_reporter_renders_every_kind_it_takes() -> None:
+    package = [r for r in REPORTERS if isinstance(r, LazyReporter)]  # not a plugin's
+    assert [r.name for r in package] == ["json", "markdown", "junit", "html"]
+    for reporter in package:
+        module, _, function = reporter.writer.partition(":")
+        written = importlib.import_module(module)
+        assert callable(getattr(written, function))
+        renders = written._RENDERS  # kind -> how this format draws it
+        assert reporter.kinds <= set(renders) <= RESULT_KINDS, reporter.name
+
+
+class CustomResult(DatasetResult):
+    """A kind no report knows, though it has cases: it must not pass for a dataset."""
+
+    kind = "custom"
+
+
+@pytest.mark.parametrize(
+    ("generate", "report"),
+    [
+        (generate_markdown_report, "Markdown report"),
+        (junit_xml, "JUnit report"),
+        (generate_html_report, "HTML report"),
+        (generate_json_report, "JSON report"),
+    ],
+)
+def test_a_kind_a_report_does_not_know_is_a_clear_error(
+    generate: Callable[[Any], object], report: str
+) -> None:
+    assert generate(result())  # a dataset result is drawn
+    with pytest.raises(TypeError, match=f"no {report} for a custom result \\(it renders: dataset"):
+        generate(CustomResult("x", [CaseResult("a", passed=True)]))
+
+
+# -- a command imports only the formats it writes -----------------------------------------------
+
+ONE_CASE = "name: one\ncases:\n  - id: good\n    assertions:\n      - {type: output.contains, text: fine}\n"
+TRACE = [
+    {"id": "1", "name": "harness:start", "payload": {"state": {}}},
+    {"id": "2", "name": "text:complete", "payload": {"content": "fine"}},
+]
+FORMATS = ("markdown", "junit", "html", "pareto")
+"""Report modules a run writing only its results JSON has no use for."""
+
+
+def imported_formats(tmp_path: Path, prelude: str = "") -> list[str]:
+    """The report and comparison modules a real ``run -o out.json`` imports, read from
+    ``-X importtime`` (``prelude`` runs first in the same interpreter)."""
+    (tmp_path / "d.yaml").write_text(ONE_CASE, encoding="utf-8")
+    (tmp_path / "traces").mkdir(exist_ok=True)
+    lines = "".join(json.dumps(s) + "\n" for s in TRACE)
+    (tmp_path / "traces" / "good.jsonl").write_text(lines, encoding="utf-8")
+    script = (
+        f"{prelude}\nimport runpy\nrunpy.run_module('signal_eval_cli.cli', run_name='__main__')"
+    )
+    argv = ["run", "d.yaml", "--traces", "traces", "-q", "-o", "o.json", "--table", "none"]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", script, *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert load_result(tmp_path / "o.json").cases[0].passed
+    modules = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()]
+    unwanted = [f"signal_eval_cli.reports.{name}" for name in FORMATS]
+    return [m for m in modules if m in unwanted or m.startswith("signal_eval_cli.compar")]
+
+
+def test_a_run_writing_json_imports_no_other_format(tmp_path: Path) -> None:
+    assert imported_formats(tmp_path) == []
+
+
+def test_the_import_check_sees_a_format_imported_eagerly(tmp_path: Path) -> None:
+    eager = "import signal_eval_cli.reports.junit"
+    assert imported_formats(tmp_path, eager) == ["signal_eval_cli.reports.junit"]

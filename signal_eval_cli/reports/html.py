@@ -20,21 +20,23 @@ from functools import cache
 from html import escape
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.assertions.signal import trajectory_pins
-from signal_eval_cli.comparison import Comparison
-from signal_eval_cli.kinds import Result, has_cases
-from signal_eval_cli.matrix_model import MatrixResult
+from signal_eval_cli.kinds import Result
 from signal_eval_cli.matrix_ranking import VariantPoint
 from signal_eval_cli.reports._format import fmt_cost, fmt_interval, fmt_ms
 from signal_eval_cli.reports.pareto import pareto_svg
-from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
+from signal_eval_cli.reports.reporter import ReportContext, renderer
 from signal_eval_cli.results import AggregateMetrics, CaseResult, SignalsPolicy
 from signal_eval_cli.signals import Signal, Trace
 from signal_eval_cli.stats import PassRateStats, pass_rate_stats
 
-__all__ = ["HtmlReporter", "generate_html_report", "write_html_report"]
+if TYPE_CHECKING:
+    from signal_eval_cli.comparison import Comparison
+    from signal_eval_cli.matrix_model import MatrixResult
+
+__all__ = ["generate_html_report", "write_html_report", "write_report"]
 
 _DETAIL_KEYS = ("signals", "finalState")
 """Moved out of each case into the lazily parsed signals block."""
@@ -94,14 +96,7 @@ def generate_html_report(
     ``sides`` (the baseline and candidate results) lets a comparison open the
     timelines of flipped cases side by side; without it the flips are listed only.
     """
-    if isinstance(result, Comparison):
-        page = _comparison_page(result, signals, sides)
-    elif isinstance(result, MatrixResult):
-        page = _matrix_page(result, signals)
-    elif has_cases(result):
-        page = _run_page(result, signals)
-    else:
-        raise TypeError(f"no HTML report for {type(result).__name__}")
+    page = renderer(_RENDERS, result, "HTML report")(result, signals, sides)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -129,20 +124,11 @@ def write_html_report(
     atomic_write_text(Path(path), generate_html_report(result, signals=signals, sides=sides))
 
 
-class HtmlReporter:
-    """``--html``: this module's page; a comparison's shows both sides' timelines when
-    the context holds them. Two matrices compared have no page (``compare --variant``
-    gives one variant's)."""
-
-    name = "html"
-    options: tuple[str, ...] = ("--html",)
-    help = "Write a self-contained offline HTML report (opens from file://)."
-    kinds = RESULT_KINDS - {"matrixComparison"}
-    appends = False
-    noun = "HTML report"
-
-    def write(self, result: Result, path: Path, context: ReportContext) -> None:
-        write_html_report(result, path, signals=context.signals, sides=context.sides)
+def write_report(result: Result, path: Path, context: ReportContext) -> None:
+    """``--html`` (:data:`~signal_eval_cli.reports.reporters.REPORTERS`): this module's
+    page; a comparison's shows both sides' timelines when the context holds them. Two
+    matrices compared have no page (``compare --variant`` gives one variant's)."""
+    write_html_report(result, path, signals=context.signals, sides=context.sides)
 
 
 # -- case lists -------------------------------------------------------------------------------
@@ -535,3 +521,13 @@ def _id_list(element_id: str, title: str, ids: list[str]) -> str:
     return (
         f'<section id="{element_id}"><h2>{escape(title)} ({len(ids)})</h2><p>{shown}</p></section>'
     )
+
+
+_RENDERS: dict[str, Callable[[Any, SignalsPolicy, tuple[Any, Any] | None], _Page]] = {
+    "dataset": lambda result, signals, sides: _run_page(result, signals),
+    "scenarios": lambda result, signals, sides: _run_page(result, signals),
+    "matrix": lambda result, signals, sides: _matrix_page(result, signals),
+    "comparison": _comparison_page,
+}
+"""The page of each result kind (signals kept, a comparison's two sides): a kind
+missing here has no HTML report."""

@@ -11,20 +11,22 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.assertions.outcome import capped
 from signal_eval_cli.files import atomic_write_text
-from signal_eval_cli.kinds import Result, has_cases
-from signal_eval_cli.matrix_model import MatrixResult
+from signal_eval_cli.kinds import CaseResults, Result
 from signal_eval_cli.reports._format import assertion_label, truncate
-from signal_eval_cli.reports.reporter import ReportContext
+from signal_eval_cli.reports.reporter import ReportContext, renderer
 from signal_eval_cli.results import CaseResult
 from signal_eval_cli.stats import pass_rate_stats
 
-__all__ = ["junit_xml", "write_junit_report"]
+if TYPE_CHECKING:
+    from signal_eval_cli.matrix_model import MatrixResult
+
+__all__ = ["junit_xml", "write_junit_report", "write_report"]
 
 # Characters XML 1.0 forbids even escaped (terminal escapes in model output, NULs, …).
 _INVALID_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -143,31 +145,8 @@ def _mark_interrupted(suite: ET.Element, name: str) -> None:
 
 def junit_xml(result: Result) -> str:
     """The JUnit XML document of a dataset/scenario result or a matrix result."""
-    if isinstance(result, MatrixResult):
-        name = result.name
-        suites = [
-            _suite(
-                f"{result.name} / {v.variant_id}",
-                v.result.cases,
-                v.result.duration_ms,
-                v.result.started_at,
-            )
-            for v in result.variants
-        ]
-    elif has_cases(result):
-        name = result.name
-        suites = [
-            _suite(
-                result.name,
-                result.cases,
-                float(getattr(result, "duration_ms", 0.0)),
-                str(getattr(result, "started_at", "") or ""),
-            )
-        ]
-    else:
-        raise TypeError(
-            f"JUnit reports are for dataset, scenario and matrix results, not {type(result).__name__}"
-        )
+    suites = renderer(_RENDERS, result, "JUnit report")(result)
+    name = result.name
     if getattr(result, "interrupted", False):
         suites = suites or [_suite(name, [], 0.0, "")]
         _mark_interrupted(suites[-1], name)
@@ -185,16 +164,34 @@ def write_junit_report(result: Result, path: str | Path) -> None:
     atomic_write_text(path, junit_xml(result))
 
 
-class JunitReporter:
-    """``--junit``: one test case per case (per variant for a matrix); a comparison has
-    no cases of its own, so it has no JUnit report."""
+def write_report(result: Result, path: Path, context: ReportContext) -> None:
+    """``--junit`` (:data:`~signal_eval_cli.reports.reporters.REPORTERS`): one test case
+    per case (per variant for a matrix); a comparison has no cases of its own, so it has
+    no JUnit report."""
+    write_junit_report(result, path)
 
-    name = "junit"
-    options: tuple[str, ...] = ("--junit",)
-    help = "Write a JUnit XML report."
-    kinds = frozenset({"dataset", "scenarios", "matrix"})
-    appends = False
-    noun = "JUnit report"
 
-    def write(self, result: Result, path: Path, context: ReportContext) -> None:
-        write_junit_report(result, path)
+def _run_suites(result: CaseResults) -> list[ET.Element]:
+    duration = float(getattr(result, "duration_ms", 0.0))
+    started = str(getattr(result, "started_at", "") or "")
+    return [_suite(result.name, result.cases, duration, started)]
+
+
+def _matrix_suites(result: MatrixResult) -> list[ET.Element]:
+    return [
+        _suite(
+            f"{result.name} / {v.variant_id}",
+            v.result.cases,
+            v.result.duration_ms,
+            v.result.started_at,
+        )
+        for v in result.variants
+    ]
+
+
+_RENDERS: dict[str, Callable[[Any], list[ET.Element]]] = {
+    "dataset": _run_suites,
+    "scenarios": _run_suites,
+    "matrix": _matrix_suites,
+}
+"""The test suites of each result kind: a kind missing here has no JUnit report."""

@@ -11,14 +11,14 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.compare.matrix import MatrixComparison, MatrixComparisonSummary
 from signal_eval_cli.comparison import CaseChange, Comparison, ComparisonSummary
-from signal_eval_cli.kinds import Result, has_cases
+from signal_eval_cli.kinds import CaseResults, Result
 from signal_eval_cli.matrix_model import MatrixResult
 from signal_eval_cli.redaction import redact_text
 from signal_eval_cli.reports._format import (
@@ -35,11 +35,11 @@ from signal_eval_cli.reports._format import (
     repeated,
     truncate,
 )
-from signal_eval_cli.reports.reporter import RESULT_KINDS, ReportContext
+from signal_eval_cli.reports.reporter import ReportContext, ReportOptions, renderer
 from signal_eval_cli.results import AggregateMetrics, CaseResult
 from signal_eval_cli.stats import PassRateStats, pass_rate_stats
 
-__all__ = ["ReportOptions", "generate_markdown_report", "write_markdown_report"]
+__all__ = ["ReportOptions", "generate_markdown_report", "write_markdown_report", "write_report"]
 
 MAX_TABLE_ROWS = 200
 MAX_SIGNALS = 200
@@ -48,32 +48,10 @@ SHORT_VALUE = 80
 """Expected/actual get their own line only when short (the message usually quotes them)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ReportOptions:
-    include_signals: bool = False
-    """Add each detailed case's signal trace (when the result kept it)."""
-    include_passing_details: bool = False
-    """Detail passing cases' assertions too, not only failures."""
-    max_cases_in_detail: int = 10
-    """Cases given a detail section; the rest are counted, not shown."""
-    html_link: str | None = None
-    """The HTML report written beside this one (``--html``): linked at the top."""
-
-
 def generate_markdown_report(result: Result, options: ReportOptions | None = None) -> str:
     """A Markdown report of a dataset/scenario result, a matrix result or a comparison."""
     opts = options or ReportOptions()
-    if isinstance(result, Comparison):
-        lines = _comparison(result, opts)
-    elif isinstance(result, MatrixComparison):
-        lines = _matrix_comparison(result, opts)
-    elif isinstance(result, MatrixResult):
-        lines = _matrix(result, opts)
-    elif has_cases(result):
-        interrupted = bool(getattr(result, "interrupted", False))
-        lines = _case_results(result.name, result.cases, opts, _duration(result), interrupted)
-    else:
-        raise TypeError(f"no Markdown report for {type(result).__name__}")
+    lines = renderer(_RENDERS, result, "Markdown report")(result, opts)
     if opts.html_link:
         link = f"📄 Full report with timelines: [{_prose(Path(opts.html_link).name)}](<{opts.html_link}>)"
         lines[1:1] = ["", link]
@@ -92,20 +70,12 @@ def write_markdown_report(
         handle.write(("\n" if needs_gap else "") + text)
 
 
-class MarkdownReporter:
-    """``--markdown``: appended, so a job's step summary collects every command's part;
-    it links the HTML report written with it."""
-
-    name = "markdown"
-    options: tuple[str, ...] = ("--markdown",)
-    help = 'Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY"; empty: none).'
-    kinds = RESULT_KINDS
-    appends = True
-    noun = "Markdown report"
-
-    def write(self, result: Result, path: Path, context: ReportContext) -> None:
-        html = context.paths.get("html")
-        write_markdown_report(result, path, ReportOptions(html_link=str(html) if html else None))
+def write_report(result: Result, path: Path, context: ReportContext) -> None:
+    """``--markdown`` (:data:`~signal_eval_cli.reports.reporters.REPORTERS`): appended,
+    so a job's step summary collects every command's part; it links the HTML report
+    written with it."""
+    html = context.paths.get("html")
+    write_markdown_report(result, path, ReportOptions(html_link=str(html) if html else None))
 
 
 # -- shared helpers ----------------------------------------------------------------------------
@@ -465,3 +435,18 @@ def _changes_table(changes: Sequence[CaseChange]) -> list[str]:
 
 def _changes_section(title: str, changes: Sequence[CaseChange]) -> list[str]:
     return [f"### {title} ({len(changes)})", "", *_changes_table(changes)] if changes else []
+
+
+def _run(result: CaseResults, opts: ReportOptions) -> list[str]:
+    interrupted = bool(getattr(result, "interrupted", False))
+    return _case_results(result.name, result.cases, opts, _duration(result), interrupted)
+
+
+_RENDERS: dict[str, Callable[[Any, ReportOptions], list[str]]] = {
+    "dataset": _run,
+    "scenarios": _run,
+    "matrix": _matrix,
+    "comparison": _comparison,
+    "matrixComparison": _matrix_comparison,
+}
+"""How each result kind is drawn: a kind missing here has no Markdown report."""

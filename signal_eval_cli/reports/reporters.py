@@ -3,7 +3,9 @@
 A reporter is a name, the command-line option it answers to, the result kinds it
 writes and a ``write``. A new format is its module plus one line in :data:`REPORTERS`:
 ``run``, ``matrix``, ``compare``, ``scenario``, ``merge`` and ``report`` then offer its
-option, and :func:`write_reports` (what they call) writes it.
+option, and :func:`write_reports` (what they call) writes it. The package's reporters
+name their module (:class:`LazyReporter`), so a command imports only the formats it
+writes: ``run -o out.json`` loads no Markdown, JUnit or HTML code.
 """
 
 from __future__ import annotations
@@ -14,20 +16,49 @@ from typing import Any
 
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.kinds import Result, kind_of
-from signal_eval_cli.reports.html import HtmlReporter
-from signal_eval_cli.reports.json_report import JsonReporter
-from signal_eval_cli.reports.junit import JunitReporter
-from signal_eval_cli.reports.markdown import MarkdownReporter
-from signal_eval_cli.reports.reporter import ReportContext, Reporter
+from signal_eval_cli.reports.reporter import RESULT_KINDS, LazyReporter, ReportContext, Reporter
 from signal_eval_cli.results import SignalsPolicy
 
-__all__ = ["REPORTERS", "ReportContext", "Reporter", "write_reports"]
+__all__ = ["REPORTERS", "LazyReporter", "ReportContext", "Reporter", "write_reports"]
 
+_HERE = "signal_eval_cli.reports"
 REPORTERS: list[Reporter] = [
-    JsonReporter(),
-    MarkdownReporter(),
-    JunitReporter(),
-    HtmlReporter(),
+    LazyReporter(
+        "json",
+        ("--output", "-o"),
+        "Write results JSON here (atomically).",
+        RESULT_KINDS,
+        appends=False,
+        noun="results",
+        writer=f"{_HERE}.json_report:write_report",
+    ),
+    LazyReporter(
+        "markdown",
+        ("--markdown",),
+        'Append a Markdown report (e.g. "$GITHUB_STEP_SUMMARY"; empty: none).',
+        RESULT_KINDS,
+        appends=True,
+        noun="Markdown report",
+        writer=f"{_HERE}.markdown:write_report",
+    ),
+    LazyReporter(
+        "junit",
+        ("--junit",),
+        "Write a JUnit XML report.",
+        frozenset({"dataset", "scenarios", "matrix"}),
+        appends=False,
+        noun="JUnit report",
+        writer=f"{_HERE}.junit:write_report",
+    ),
+    LazyReporter(
+        "html",
+        ("--html",),
+        "Write a self-contained offline HTML report (opens from file://).",
+        RESULT_KINDS - {"matrixComparison"},
+        appends=False,
+        noun="HTML report",
+        writer=f"{_HERE}.html:write_report",
+    ),
 ]
 """Every report format, in the order they are written (the results JSON first)."""
 
