@@ -43,8 +43,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "running",
         {
-            "case_index", "compare", "compare_matrix", "comparison", "deadline", "fingerprint",
-            "interrupts", "journal", "matrix", "matrix_files", "matrix_model",
+            "case_index", "compare", "compare_matrix", "comparison", "deadline", "executors",
+            "fingerprint", "interrupts", "journal", "matrix", "matrix_files", "matrix_model",
             "matrix_proxies", "matrix_ranking", "matrix_run", "merging", "partial",
             "persistence", "ray_executor", "resume", "run_config", "runner", "scenarios",
             "validate", "watchdog",
