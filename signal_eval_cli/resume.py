@@ -9,7 +9,7 @@ rewritten (header, kept entries; a torn last line gone) and reopened for appendi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -73,6 +73,11 @@ class JournalPlan:
         """Kept units of ``variant`` by case id."""
         return {case: data for (v, case), data in self.kept.items() if v == variant}
 
+    def kept_of(self, ids: Iterable[str]) -> int:
+        """How many kept units are of ``ids`` (a shard's own cases, of any variant)."""
+        own = set(ids)
+        return sum(1 for _, case in self.kept if case in own)
+
     def record(self, key: Key, result: Mapping[str, Any]) -> None:
         if self.journal is not None:
             self.journal.record(key, result)
@@ -80,6 +85,14 @@ class JournalPlan:
     def close(self) -> None:
         if self.journal is not None:
             self.journal.close()
+
+    def entries(self) -> dict[Key, dict[str, Any]] | None:
+        """Close the journal and read back what it holds: the run's results are built
+        from it (None when there is no journal)."""
+        self.close()
+        if self.journal is None:
+            return None
+        return read_journal(self.journal.path).entries
 
 
 def _journaled(output: Path | None) -> bool:
@@ -98,7 +111,26 @@ def open_journal(
     retry: str | None = None,
     force: bool = False,
 ) -> JournalPlan:
-    """Start the journal beside ``output``, or continue it (``resume``/``retry``)."""
+    """Start the journal beside ``output``, or continue it (``resume``/``retry``).
+
+    A journal that cannot be written (a read-only folder, a full disk) is an
+    :class:`InputError` at its path: it is found before anything runs."""
+    try:
+        return _open_journal(output, header, resume=resume, retry=retry, force=force)
+    except OSError as exc:
+        where = journal_path(output) if output is not None else Path(".")
+        problem = Problem(str(where), 0, 0, f"cannot write the journal: {exc.strerror or exc}")
+        raise InputError([problem]) from exc
+
+
+def _open_journal(
+    output: Path | None,
+    header: JournalHeader,
+    *,
+    resume: bool,
+    retry: str | None,
+    force: bool,
+) -> JournalPlan:
     if retry is not None and retry not in _RETRY:
         raise InputError(f"--retry must be errored or failed, got {retry!r}")
     again = resume or retry is not None

@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
+from signal_eval_cli.errors import InputError
 from signal_eval_cli.journal import Journal, JournalHeader, journal_path, read_journal
+from signal_eval_cli.resume import open_journal
 
 CLI = Path(sys.executable).parent / "signal-eval"
 HERE = Path(__file__).parent
@@ -265,6 +267,30 @@ def test_an_unwritable_journal_is_an_input_error_before_anything_runs(tmp_path: 
     assert done.returncode == 2, done.stderr
     assert "cannot write the journal" in done.stderr and "Traceback" not in done.stderr
     assert calls(tmp_path) == []
+
+
+def test_the_library_decides_what_a_retry_keeps_and_refuses_an_unwritable_journal(
+    tmp_path: Path,
+) -> None:
+    """From Python, as the commands use it: ``open_journal`` keeps the finished units a
+    ``--retry failed`` does not run again, counts the kept ones of this shard, reads the
+    entries back; a journal whose path is taken is an InputError located at it."""
+    header = JournalHeader("dataset", "d", ["c1", "c2", "c3"], {"v": "1"})
+    output = tmp_path / "out.json"
+    first = open_journal(output, header)
+    first.record(("", "c1"), {"passed": True})
+    first.record(("", "c2"), {"passed": False})
+    first.close()
+    again = open_journal(output, header, retry="failed")
+    assert (list(again.kept), again.retried) == ([("", "c1")], [("", "c2")])
+    assert (again.kept_of(["c1", "c2"]), again.kept_of(["c3"])) == (1, 0)
+    again.record(("", "c3"), {"passed": True})
+    assert again.entries() == {("", "c1"): {"passed": True}, ("", "c3"): {"passed": True}}
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "out.json.journal.jsonl").mkdir()
+    with pytest.raises(InputError, match="cannot write the journal") as refused:
+        open_journal(tmp_path / "taken" / "out.json", header)
+    assert refused.value.problems[0].file == str(tmp_path / "taken" / "out.json.journal.jsonl")
 
 
 def test_a_line_is_readable_before_its_fsync_and_close_waits_for_the_fsync(

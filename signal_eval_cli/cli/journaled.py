@@ -1,5 +1,6 @@
 """The options every running command shares for journals, resume, retry and shards,
-and the glue between a command and its journal."""
+and the glue between a command and its journal: what to keep and rerun is
+:mod:`signal_eval_cli.resume`'s; here its refusals exit 2 and its choices are printed."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Annotated, Any
 import typer
 
 from signal_eval_cli.cli.common import err, fail_input
-from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.journal import JournalHeader, Key, journal_path, read_journal
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.journal import JournalHeader, Key
 from signal_eval_cli.resume import JournalPlan, open_journal
 from signal_eval_cli.sharding import Shard, parse_shard
 
@@ -75,18 +76,10 @@ class JournaledRun:
             )
         except InputError as exc:
             fail_input(exc)
-        except OSError as exc:  # a read-only folder, a full disk: before anything ran
-            where = journal_path(output) if output is not None else Path(".")
-            fail_input(
-                InputError(
-                    [Problem(str(where), 0, 0, f"cannot write the journal: {exc.strerror or exc}")]
-                )
-            )
         if self.plan.fresh:
             err.print(f"no journal beside {output}: starting from the beginning")
         elif resume or retry:
-            own = set(header.own_ids())
-            kept = sum(1 for _, c in self.plan.kept if c in own)
+            kept = self.plan.kept_of(header.own_ids())
             err.print(
                 f"resuming {self.plan.journal.path if self.plan.journal else ''}: "
                 f"{kept} finished kept"
@@ -100,10 +93,7 @@ class JournaledRun:
 
     def entries(self) -> dict[Key, dict[str, Any]] | None:
         """Close the journal and read back its entries (None when there is no journal)."""
-        self.plan.close()
-        if self.plan.journal is None:
-            return None
         try:
-            return read_journal(self.plan.journal.path).entries
+            return self.plan.entries()
         except InputError as exc:
             fail_input(exc)
