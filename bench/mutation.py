@@ -60,6 +60,8 @@ TARGETS = [  # listed, not globbed: the plugin runs from a copy of this file els
             "registry",
             "evaluate",
             "problems",
+            "fields",
+            "schema",
             "agent",
             "compose",
             "files",
@@ -86,6 +88,7 @@ TESTS = [
     "tests/test_signals.py",
     "tests/test_patterns.py",
     "tests/test_loading.py",
+    "tests/test_assertion_types.py",
 ]
 EQUIVALENT = BENCH / "equivalent_mutants.txt"
 CACHE = ROOT / ".mutation-cache"
