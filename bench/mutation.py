@@ -309,6 +309,18 @@ def reviewed_equivalents() -> dict[str, str]:
     return out
 
 
+def unlisted_targets() -> list[str]:
+    """Modules of ``assertions/`` with mutation sites that TARGETS does not list."""
+    paths = (str(p.relative_to(ROOT)) for p in sorted((ROOT / PACKAGE / "assertions").glob("*.py")))
+    return [path for path in paths if path not in TARGETS and mutants_of(path)]
+
+
+def stale_equivalents(population: list[Mutant], equivalents: dict[str, str]) -> list[str]:
+    """Reviewed labels that name no mutant of ``population`` any more (moved or gone)."""
+    labels = {m.label for m in population}
+    return [label for label in equivalents if label not in labels]
+
+
 # -- running tests against a mutant -------------------------------------------------------------
 
 
@@ -464,13 +476,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     started = time.perf_counter()
-    unlisted = [
-        p
-        for p in sorted((ROOT / PACKAGE / "assertions").glob("*.py"))
-        if str(p.relative_to(ROOT)) not in TARGETS and mutants_of(str(p.relative_to(ROOT)))
-    ]
+    unlisted = unlisted_targets()
     if unlisted:  # a new assertion module is engine too
-        raise SystemExit(f"add to TARGETS: {', '.join(str(p.relative_to(ROOT)) for p in unlisted)}")
+        raise SystemExit(f"add to TARGETS: {', '.join(unlisted)}")
     population = [m for path in TARGETS for m in mutants_of(path)]
     sample = random.Random(args.seed).sample(population, min(args.sample, len(population)))
     for m in sample:  # a mutant that does not parse would be "killed" by a SyntaxError
@@ -479,8 +487,7 @@ def main() -> None:
         except SyntaxError as exc:
             raise SystemExit(f"{m.label} does not parse ({exc}): fix bench/mutation.py") from None
     equivalents = reviewed_equivalents()
-    labels = {m.label for m in population}
-    for stale in (label for label in equivalents if label not in labels):
+    for stale in stale_equivalents(population, equivalents):
         print(f"reviewed list: no such mutant now (review it again): {stale}", file=sys.stderr)
     excluded = [m for m in sample if m.label in equivalents]
     scored = [m for m in sample if m.label not in equivalents]
