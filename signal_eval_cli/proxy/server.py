@@ -48,6 +48,9 @@ from signal_eval_cli.retrying import RetryPolicy, parse_retry_after
 __all__ = ["ModelProxy", "Upstream"]
 
 
+_BACKLOG = 1024
+"""Connections that may wait to be accepted: every case of a run at once, before the
+server is up (the socket listens first) and while it is busy."""
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _DROP_HEADERS = frozenset(
     {
@@ -202,7 +205,7 @@ class ModelProxy(Recorder):
         self._stopped = asyncio.Event()
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.bind(("127.0.0.1", 0))
-        listener.listen(1024)
+        listener.listen(_BACKLOG)
         self.port = int(listener.getsockname()[1])
         self._serving_since = time.thread_time()
         ready.set()
@@ -227,7 +230,7 @@ class ModelProxy(Recorder):
         server = web.Server(self._handle, access_log=None)
         runner = web.ServerRunner(server, handle_signals=False)
         await runner.setup()
-        await web.SockSite(runner, listener, backlog=1024).start()
+        await web.SockSite(runner, listener, backlog=_BACKLOG).start()
         self._client = ClientSession(
             connector=TCPConnector(limit=0, ttl_dns_cache=300),
             timeout=ClientTimeout(total=None, sock_connect=30, sock_read=self.timeout),
