@@ -60,6 +60,7 @@ TARGETS = [  # listed, not globbed: the plugin runs from a copy of this file els
             "registry",
             "evaluate",
             "problems",
+            "documents",
             "fields",
             "schema",
             "agent",
