@@ -40,20 +40,18 @@ from signal_eval_cli.cli.provider_options import ProviderPolicy, provider_option
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.dataset import EvalDataset, load_dataset
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.fingerprint import dataset_fingerprint
 from signal_eval_cli.harness.entrypoints import check_harness
 from signal_eval_cli.interrupts import interrupts
-from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.partial import partial_dataset, stalled_dataset
 from signal_eval_cli.reports.console import TableChoice, print_dataset
 from signal_eval_cli.reports.reporters import REPORTERS
 from signal_eval_cli.results import CaseResult, DatasetResult, SignalsPolicy
 from signal_eval_cli.resume import build_dataset
 from signal_eval_cli.run_config import prepare_run
+from signal_eval_cli.run_journals import case_entry, dataset_header, kept_cases
 from signal_eval_cli.runner import (
     RunOptions,
     check_filters,
-    never_ran,
     select_cases,
     stall_limit_s,
 )
@@ -299,15 +297,6 @@ def run_dataset_command(
     """One dataset of ``run``: build its harness, run it, print its table, write its
     reports. Returns the result and the exit code should it be interrupted."""
     try:
-        meaning = {
-            "params": params,
-            "timeout": options.timeout,
-            "repeat": options.repeat,
-            "provider": flags.provider,
-            "judgeModel": flags.judge_model,
-            "price": flags.prices,
-            "traces": str(traces) if traces else None,
-        }
         prepared = prepare_run(
             dataset,
             flags,
@@ -320,18 +309,9 @@ def run_dataset_command(
     except InputError as exc:
         fail_input(exc)
     selected = select_cases(dataset, options)
-    header = JournalHeader(
-        "dataset",
-        dataset.name,
-        [c.id for c in select_cases(dataset, replace(options, shard=None))],
-        dataset_fingerprint(dataset, harness, meaning),
-        options.shard,
-        dict(dataset.metadata),
-    )
+    header = dataset_header(dataset, options, flags, harness=harness, params=params, traces=traces)
     journal = JournaledRun(reports.get("json"), header, **journal_options)
-    options.finished = {
-        case_id: CaseResult.from_dict(data) for case_id, data in journal.plan.finished().items()
-    }
+    options.finished = kept_cases(journal.plan)
     started = now_iso()
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         try:
@@ -340,8 +320,9 @@ def run_dataset_command(
             ) as progress:
 
                 def finished(result: CaseResult) -> None:
-                    if not never_ran(result):
-                        journal.record(("", result.case_id), result.to_dict("all"))
+                    entry = case_entry(result)
+                    if entry is not None:
+                        journal.record(*entry)
                     progress(result)
 
                 options.on_case_complete = finished
