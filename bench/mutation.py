@@ -61,6 +61,7 @@ TARGETS = [  # listed, not globbed: the plugin runs from a copy of this file els
             "evaluate",
             "problems",
             "documents",
+            "options",
             "fields",
             "schema",
             "agent",
