@@ -60,6 +60,8 @@ TARGETS = [  # listed, not globbed: the plugin runs from a copy of this file els
             "registry",
             "evaluate",
             "problems",
+            "documents",
+            "options",
             "fields",
             "schema",
             "agent",

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from signal_eval_cli.assertions.registry import uses_judge
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.files import atomic_write_text
@@ -107,8 +108,6 @@ class EvalDataset:
     def uses_judge(self) -> bool:
         """Whether any assertion (nested in a composition too) has a type that needs a
         judge (``llm.judge``)."""
-        from signal_eval_cli.assertions.registry import uses_judge
-
         return uses_judge([self.default_assertions, *(c.assertions for c in self.cases)])
 
     @classmethod

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Coroutine
 from typing import Any
 
-__all__ = ["cancelled_by_us", "raised_by_harness", "within"]
+__all__ = ["cancelled_by_us", "guarded", "raised_by_harness", "within"]
 
 
 if sys.version_info >= (3, 11):
@@ -86,3 +86,20 @@ def raised_by_harness(exc: BaseException) -> BaseException:
     if type(exc).__name__ == "_HarnessRaised" and exc.__cause__ is not None:
         return exc.__cause__
     return exc
+
+
+async def guarded(
+    run: Coroutine[Any, Any, Any], seconds: float
+) -> tuple[bool, BaseException | None]:
+    """Run a harness (``run``) under the deadline, as every run does (a dataset's case, a
+    scenario's agent): whether it timed out, and what it raised itself (unwrapped), which
+    is its own failure, not the run's. A cancellation, Ctrl-C or exit that is ours (the
+    run cancelled, interrupted) propagates."""
+    try:
+        return await within(run, seconds), None
+    except Exception as exc:
+        return False, raised_by_harness(exc)
+    except (asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
+        if cancelled_by_us(exc):
+            raise
+        return False, raised_by_harness(exc)

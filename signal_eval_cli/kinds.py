@@ -30,6 +30,7 @@ __all__ = [
     "Result",
     "has_cases",
     "kind_of",
+    "passed",
     "register_document_kind",
     "register_result_kind",
     "result_type",
@@ -96,6 +97,12 @@ def kind_of(result: object) -> str:
     """A result's ``kind``; for anything else (named in a message), its type's name."""
     kind = getattr(result, "kind", None)
     return kind if isinstance(kind, str) else type(result).__name__
+
+
+def passed(result: object) -> bool:
+    """Whether a run's result is green (its command exits 0): a dataset's or scenarios'
+    when no case failed; a matrix, exploratory, always (gate its variants with compare)."""
+    return bool(getattr(result, "passed", True))
 
 
 # -- input files --------------------------------------------------------------------------------

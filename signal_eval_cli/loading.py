@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import yaml
 from yaml.events import MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent
 
+from signal_eval_cli.assertions.documents import document_problems, plugin_schema
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem, closest, shorten
 from signal_eval_cli.limits import (
@@ -458,26 +459,6 @@ def schema_validator(name: str, generated: str | None = None) -> jsonschema.Draf
     return jsonschema.Draft202012Validator(contents, registry=_registry(generated))
 
 
-@cache
-def _assertion_types() -> frozenset[str]:
-    """The types the committed assertions schema knows: the built-in ones."""
-    schema = schema_documents()["assertions.schema.json"]
-    return frozenset(schema["$defs"]["assertion"]["properties"]["type"]["enum"])
-
-
-def _plugin_schema(doc: Document) -> str | None:
-    """The schemas to validate ``doc`` against when it names an assertion type the committed
-    ones do not know: generated from the registry (plugins loaded) when that holds types
-    beyond the built-in ones (a plugin's, ``@assertion`` from Python); else None."""
-    from signal_eval_cli.assertions.registry import is_builtin, resolve
-    from signal_eval_cli.assertions.schema import current_text
-
-    named = {node["type"] for _, node in assertion_nodes(doc.data)} - _assertion_types()
-    if not named or all(is_builtin(kind) for kind in resolve(named).values()):
-        return None
-    return current_text()
-
-
 def validate_document(doc: Document, schema: str) -> list[Problem]:
     """Schema problems plus the checks a schema cannot express (globs, regexes).
 
@@ -490,7 +471,7 @@ def validate_document(doc: Document, schema: str) -> list[Problem]:
 def _validate_document(doc: Document, schema: str) -> list[Problem]:
     problems = []
     valid = schema_check(schema)(doc.data)
-    plugins = None if valid else _plugin_schema(doc)
+    plugins = None if valid else plugin_schema(doc.data)
     if plugins is not None:
         valid = schema_check(schema, plugins)(doc.data)
     if not valid:
@@ -616,39 +597,7 @@ def _describe_owner(data: Any, path: JsonPath) -> str:
 # -- checks beyond the schema -----------------------------------------------------------------
 
 
-def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, Mapping[str, Any]]]:
-    """Every mapping with a string ``type`` under an ``assertions``-like list, recursively
-    (in document order; a loop over containers only, as a dataset may hold millions)."""
-    stack: list[tuple[Any, JsonPath]] = [(data, path)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node, where = pop()
-        if isinstance(node, dict):
-            if (
-                where
-                and isinstance(node.get("type"), str)
-                and (isinstance(where[-1], int) or where[-1] == "assertion")
-            ):
-                yield where, node
-            for key, value in reversed(node.items()):
-                if isinstance(value, (dict, list)):
-                    push((value, (*where, key)))
-        elif isinstance(node, list):
-            for i in range(len(node) - 1, -1, -1):
-                if isinstance(node[i], (dict, list)):
-                    push((node[i], (*where, i)))
-
-
 def _semantic_problems(doc: Document) -> list[Problem]:
-    """Checks a schema cannot express, of every assertion of a registered type (each
-    type's own, and the conventions they share: see :mod:`.assertions.problems`)."""
-    from signal_eval_cli.assertions.problems import assertion_problems
-    from signal_eval_cli.assertions.registry import definitions
-
-    types = definitions()
-    return doc.problems(
-        found
-        for path, node in assertion_nodes(doc.data)
-        if node["type"] in types and not types[node["type"]].workspace  # a scenario's own
-        for found in assertion_problems(path, node, types[node["type"]])
-    )
+    """Checks a schema cannot express, of the document's assertions (see
+    :mod:`.assertions.documents`)."""
+    return doc.problems(document_problems(doc.data))

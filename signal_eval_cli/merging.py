@@ -18,6 +18,7 @@ from typing import Any
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.fingerprint import digest
 from signal_eval_cli.journal import JournalHeader, Key, read_journal
+from signal_eval_cli.kinds import Result
 from signal_eval_cli.persistence import load_result
 from signal_eval_cli.resume import (
     build_dataset,
@@ -177,7 +178,7 @@ _BUILDERS: dict[str, _Build] = {
 """How each kind of run's result is built from its units (a dataset's otherwise)."""
 
 
-def merge_parts(paths: Sequence[Path]) -> Any:
+def merge_parts(paths: Sequence[Path]) -> Result:
     """The merged result of ``paths`` (every shard of one run, once each)."""
     if not paths:
         raise InputError("merge needs at least one part")
@@ -197,4 +198,5 @@ def merge_parts(paths: Sequence[Path]) -> Any:
     result.duration_ms = max(p.timing[0] for p in parts)
     result.started_at = min(started, default="")
     result.completed_at = max(completed, default="")
-    return result
+    merged: Result = result
+    return merged

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from signal_eval_cli.assertions import EvalContext, Judge, evaluate_assertions
 from signal_eval_cli.assertions.registry import uses_judge
 from signal_eval_cli.dataset import EvalCase, EvalDataset
-from signal_eval_cli.deadline import cancelled_by_us, raised_by_harness, within
+from signal_eval_cli.deadline import guarded
 from signal_eval_cli.errors import InputError, closest
 from signal_eval_cli.frames import user_location
 from signal_eval_cli.harness.protocol import (
@@ -164,7 +164,6 @@ def _harness_failed(case: EvalCase, exc: BaseException) -> str:
 def _describe(exc: BaseException) -> str:
     """``Type: message (at file.py:LINE in function)``: the innermost frame of the
     harness's own code where it was raised (no location when none is the user's)."""
-    exc = raised_by_harness(exc)  # Python 3.10: unwrapped
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     where = user_location(traceback.extract_tb(exc.__traceback__))
     return f"{text} (at {where})" if where else text
@@ -190,23 +189,19 @@ async def _run_once(
     error: str | None = None
     with case_run(case.id, run) as recording:  # in-process recorders close theirs at its end
         try:
-            timed_out = await within(
+            timed_out, failure = await guarded(
                 collect(harness, case.input, ctx, executor=options.executor, settle=settle),
                 timeout_ms / 1000,
             )
-        except Exception as exc:  # the harness's failure is the case's failure, not ours
-            timed_out = False
-            error = _harness_failed(case, exc)
-        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
-            if cancelled_by_us(exc):
-                recording.end(completed=False)  # cut short: record nothing of it
-                if proxy is not None and ctx.proxy is not None:
-                    proxy.close(ctx.proxy, completed=False)
-                raise
-            timed_out = False
-            error = _harness_failed(case, exc)
+        except BaseException:  # ours (the run cancelled, Ctrl-C): the harness's are returned
+            recording.end(completed=False)  # cut short: record nothing of it
+            if proxy is not None and ctx.proxy is not None:
+                proxy.close(ctx.proxy, completed=False)
+            raise
         finally:
             del options.running[token]
+    if failure is not None:  # the harness's failure is the case's failure, not ours
+        error = _harness_failed(case, failure)
     recording.end(completed=not timed_out and error is None)
     if proxy is not None and ctx.proxy is not None:
         # a crashed or timed-out case keeps its old recording: never half a new one

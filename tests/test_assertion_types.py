@@ -14,14 +14,15 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, NotRequired, Required, TypedDict, get_type_hints
 
 import pytest
 from flows_helpers import CLI, user_env
 
 from signal_eval_cli import InputError, load_dataset
-from signal_eval_cli.assertions import EvalContext, Outcome, assertion, registry
+from signal_eval_cli.assertions import EvalContext, Field, Outcome, assertion, registry
 from signal_eval_cli.assertions.schema import generated_texts
 from signal_eval_cli.dataset import EvalCase, EvalDataset
 from signal_eval_cli.runner import run_dataset
@@ -63,6 +64,75 @@ def test_every_built_in_type_has_its_fields_and_a_docstring() -> None:
         assert kind.schema is not None and kind.doc, name
         where = scenario if kind.workspace else schema
         assert where["$defs"][name]["properties"]["type"] == {"const": name}
+
+
+def test_every_built_in_types_fields_are_its_options_classes() -> None:
+    """Each built-in type takes an options class, and each of its fields (``type`` aside)
+    is a property of the type's schema: none is dropped, none comes from elsewhere."""
+    for name, kind in registry.definitions().items():
+        assert kind.options is not None, f"{name} is registered without options="
+        fields = [f for f in get_type_hints(kind.options, include_extras=True) if f != "type"]
+        assert list((kind.schema or {})["properties"]) == fields, name
+
+
+class Dated(TypedDict):
+    value: int
+    when: datetime
+
+
+class NestedDated(TypedDict):
+    steps: list[Dated]
+
+
+def test_an_options_field_no_schema_maps_is_refused_naming_it() -> None:
+    for options, where in ((Dated, "Dated.when"), (NestedDated, "NestedDated.steps: Dated.when")):
+        with pytest.raises(TypeError) as caught:
+            assertion("house.dated", options=options)(_words_max)
+        assert f"assertion type 'house.dated': {where}: no JSON Schema for 'datetime'" in str(
+            caught.value
+        )
+        assert "house.dated" not in registry.definitions()
+    with pytest.raises(ValueError, match=r"\['properties'\] come from options="):
+        assertion("house.dated", options=Lenient, schema={"properties": {}})(_words_max)
+
+
+class Lenient(TypedDict):  # total: fields are required unless NotRequired
+    value: Annotated[int, Field(minimum=0, description="The most words.")]
+    unit: NotRequired[Literal["words", "chars"]]
+
+
+class Strict(TypedDict, total=False):  # not total: fields are optional unless Required
+    value: Required[int]
+    unit: str
+
+
+@pytest.mark.usefixtures("scratch_registry")
+def test_an_options_class_says_which_fields_are_required_located_at_load(tmp_path: Path) -> None:
+    """``Required``/``NotRequired`` count even with postponed annotations (where the
+    class's own ``__required_keys__`` gets them wrong), and a missing field is located."""
+    assertion("words.max", options=Lenient)(_words_max)
+    assertion("words.most", options=Strict)(_words_max)
+    assert registry.definitions()["words.max"].schema == {
+        "required": ["value"],
+        "properties": {
+            "value": {"type": "integer", "minimum": 0, "description": "The most words."},
+            "unit": {"enum": ["words", "chars"]},
+        },
+    }
+    assert registry.definitions()["words.most"].schema == {
+        "required": ["value"],
+        "properties": {"value": {"type": "integer"}, "unit": {"type": "string"}},
+    }
+    path = tmp_path / "words.yaml"
+    path.write_text(
+        DATASET.replace("value: 5", "unit: words").replace("words.max, value: 2", "words.most")
+    )
+    with pytest.raises(InputError) as caught:
+        load_dataset(path)
+    assert [str(p) for p in caught.value.problems] == [
+        f"{path}:6:9: missing required field 'value' in words.max",
+        f"{path}:11:22: missing required field 'value' in words.most",
+    ]
 
 
 @pytest.fixture
@@ -169,16 +239,18 @@ def test_a_pattern_assertion_type_registered_from_python_validates_in_a_scenario
 
 PLUGIN = '''\
 """A plugin: its types register when its entry point is loaded."""
-from signal_eval_cli.assertions import assertion
+from typing import Annotated, TypedDict
 
-WORDS = {"required": ["value"], "properties": {"value": {"type": "integer", "minimum": 0}}}
+from signal_eval_cli.assertions import EvalContext, Field, Outcome, assertion
 
 
-@assertion("words.max", schema=WORDS)
-def words_max(a, ctx):
+class WordsOptions(TypedDict):
+    value: Annotated[int, Field(minimum=0)]
+
+
+@assertion("words.max", options=WordsOptions)
+def words_max(a: WordsOptions, ctx: EvalContext) -> Outcome:
     """The final output has at most ``value`` words."""
-    from signal_eval_cli.assertions import Outcome
-
     words = len(ctx.trace.output.split())
     return Outcome(words <= a["value"], f"{words} words (max {a['value']})", a["value"], words)
 '''
@@ -252,14 +324,18 @@ def test_an_installed_plugins_type_validates_and_runs_like_a_built_in_one(tmp_pa
     )
     assert done.stdout == "False 2 words (max 1)\n", done.stderr
 
-    (project / "words.yaml").write_text(
-        (project / "words.yaml").read_text().replace("words.max, value: 5", "words.maks, value: 5")
-    )
+    text = (project / "words.yaml").read_text()
+    text = text.replace("words.max, value: 5", "words.maks, value: 5")
+    (project / "words.yaml").write_text(text.replace("words.max, value: 2", "words.max, valeu: 2"))
     done = _cli("validate", "words.yaml", cwd=project, env=env)
     assert done.returncode == 2
-    assert "words.yaml:7:16: unknown assertion type 'words.maks' — did you mean 'words.max'?" in (
-        done.stdout + done.stderr
+    found = done.stdout + done.stderr
+    assert (
+        "words.yaml:7:16: unknown assertion type 'words.maks' — did you mean 'words.max'?" in found
     )
+    # the plugin's options class says which fields there are and which are required
+    assert "words.yaml:12:22: missing required field 'value' in words.max" in found, found
+    assert "words.yaml:12:40: unknown field 'valeu' in words.max — did you mean 'value'?" in found
 
 
 def test_without_the_plugin_its_type_is_an_unknown_type_located(tmp_path: Path) -> None:

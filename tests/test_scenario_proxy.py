@@ -188,19 +188,19 @@ def test_a_step_waits_for_its_calls_to_emit_their_end() -> None:
     ``provider:end``: the step waits for the call (its session's calls in flight), so the
     end lands under the step, in order."""
     from signal_eval_cli.proxy.session import CaseSession
-    from signal_eval_cli.scenarios.runner import _Recorder
+    from signal_eval_cli.scenarios.runner import _ScenarioTrace
 
-    recorder = _Recorder()
-    session = CaseSession("s", 0, recorder.call_signal)
+    recorder = _ScenarioTrace("s")
+    session = CaseSession("s", 0, recorder.emit)
     recorder.settle = lambda: session.settled(60)
     recorder.step = recorder.emit("agent:start", {})
     session.next_call()  # the proxy took a call: in flight until call_done()
-    start = recorder.call_signal("provider:start", {"model": "m"})
+    start = recorder.emit("provider:start", {"model": "m"})
     release = threading.Event()
 
     def finish() -> None:
         release.wait(30)
-        recorder.call_signal("provider:end", {"model": "m"}, parent=start)
+        recorder.emit("provider:end", {"model": "m"}, parent=start)
         session.call_done()
 
     threading.Thread(target=finish, daemon=True).start()
@@ -215,6 +215,7 @@ def test_a_step_waits_for_its_calls_to_emit_their_end() -> None:
 
     assert asyncio.run(step()) == ["agent:start", "provider:start", "provider:end"]
     assert start.parent == recorder.step.id
+    assert {s.agent for s in recorder.signals} == {"signal-eval:scenario"}  # the scenario's
 
 
 def test_a_broken_cassette_or_two_modes_are_exit_2_before_anything_runs(tmp_path: Path) -> None:

@@ -1,14 +1,15 @@
 """Assertion types: each a small check registered under its ``type`` string.
 
 A type is one ``@assertion`` check beside its family (``signal``, ``tool``, …) with its
-fields; :mod:`.registry` holds them, :mod:`.evaluate` runs them, :mod:`.schema` writes
-their JSON Schema. Plugins register theirs under the ``signal_eval.assertions`` entry
-points.
+options class (its fields, :mod:`.options`); :mod:`.registry` holds them, :mod:`.evaluate`
+runs them, :mod:`.schema` writes their JSON Schema. Plugins register theirs under the
+``signal_eval.assertions`` entry points.
 """
 
 from signal_eval_cli.assertions.context import EvalContext
 from signal_eval_cli.assertions.evaluate import evaluate_assertion, evaluate_assertions
 from signal_eval_cli.assertions.judging import Judge, JudgeRequest, JudgeVerdict
+from signal_eval_cli.assertions.options import Field, Options
 from signal_eval_cli.assertions.outcome import AssertionResult, Outcome
 from signal_eval_cli.assertions.registry import AssertionType, assertion, known_types
 
@@ -16,9 +17,11 @@ __all__ = [
     "AssertionResult",
     "AssertionType",
     "EvalContext",
+    "Field",
     "Judge",
     "JudgeRequest",
     "JudgeVerdict",
+    "Options",
     "Outcome",
     "assertion",
     "evaluate_assertion",

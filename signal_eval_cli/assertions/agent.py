@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from signal_eval_cli.assertions.context import EvalContext
-from signal_eval_cli.assertions.fields import COUNT, NAME, NOTES, PATTERN
+from signal_eval_cli.assertions.fields import Counted, Name, Notes, Pattern
 from signal_eval_cli.assertions.helpers import PREVIEW_ITEMS, count_outcome
+from signal_eval_cli.assertions.options import NotRequired
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.patterns import compile_glob, equal_to
@@ -35,24 +36,45 @@ def _trigger(activation: Signal) -> str | None:
     return trigger if isinstance(trigger, str) and trigger else None
 
 
-def _of_agent_schema(*required: str, **fields: Any) -> dict[str, Any]:
-    """An assertion about the agent ``agentId`` (and these fields)."""
-    return {
-        "required": ["agentId", *required],
-        "properties": {**NOTES, "agentId": NAME, **fields},
-    }
+class OfAgent(Notes):
+    """An assertion about the agent ``agentId``."""
+
+    agentId: Name
 
 
-@assertion("agent.activated", schema=_of_agent_schema(**COUNT))
-def agent_activated(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+class ActivatedOptions(OfAgent, Counted):
+    """How often the agent was activated."""
+
+
+class CausedByOptions(OfAgent):
+    triggerPattern: Pattern
+
+
+class EmittedOptions(OfAgent):
+    signal: Pattern
+
+
+class SkippedOptions(OfAgent):
+    reason: NotRequired[str]
+
+
+_Ends = TypedDict("_Ends", {"from": Name, "to": Name}, total=False)
+
+
+class HandoffOptions(Notes, _Ends, Counted):
+    """Handoffs between two agents (either end may be left out)."""
+
+
+@assertion("agent.activated", options=ActivatedOptions)
+def agent_activated(a: ActivatedOptions, ctx: EvalContext) -> Outcome:
     """How often the agent was activated (default: at least once)."""
     agent = a["agentId"]
     count = len(ctx.trace.activations_of(agent))
     return count_outcome(f"activations of '{agent}'", count, a)
 
 
-@assertion("agent.completed", schema=_of_agent_schema())
-def agent_completed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("agent.completed", options=OfAgent)
+def agent_completed(a: OfAgent, ctx: EvalContext) -> Outcome:
     """The agent activated and raised no ``agent:error``."""
     agent = a["agentId"]
     trace = ctx.trace
@@ -67,8 +89,8 @@ def agent_completed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     return Outcome(True, f"agent '{agent}' activated and raised no error")
 
 
-@assertion("agent.causedBy", schema=_of_agent_schema("triggerPattern", triggerPattern=PATTERN))
-def agent_caused_by(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("agent.causedBy", options=CausedByOptions)
+def agent_caused_by(a: CausedByOptions, ctx: EvalContext) -> Outcome:
     """Some activation of the agent was triggered by a signal matching the pattern."""
     agent, pattern = a["agentId"], a["triggerPattern"]
     glob = compile_glob(pattern)
@@ -86,8 +108,8 @@ def agent_caused_by(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("agent.emitted", schema=_of_agent_schema("signal", signal=PATTERN))
-def agent_emitted(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("agent.emitted", options=EmittedOptions)
+def agent_emitted(a: EmittedOptions, ctx: EvalContext) -> Outcome:
     """The agent emitted a signal matching the pattern (``source.agent``)."""
     agent, pattern = a["agentId"], a["signal"]
     trace = ctx.trace
@@ -101,8 +123,8 @@ def agent_emitted(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("agent.skipped", schema=_of_agent_schema(reason={"type": "string"}))
-def agent_skipped(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("agent.skipped", options=SkippedOptions)
+def agent_skipped(a: SkippedOptions, ctx: EvalContext) -> Outcome:
     """The agent was skipped (``agent:skipped``), for the given reason if one is given."""
     agent, reason = a["agentId"], a.get("reason")
     skips = list(_of_agent(ctx.trace, "agent:skipped", agent))
@@ -121,12 +143,10 @@ def agent_skipped(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
 
 @assertion(
     "agent.handoff",
-    schema={
-        "anyOf": [{"required": ["from"]}, {"required": ["to"]}],
-        "properties": {**NOTES, "from": NAME, "to": NAME, **COUNT},
-    },
+    options=HandoffOptions,
+    schema={"anyOf": [{"required": ["from"]}, {"required": ["to"]}]},
 )
-def agent_handoff(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+def agent_handoff(a: HandoffOptions, ctx: EvalContext) -> Outcome:
     """``agent:handoff {from, to}`` signals matching the given ends (either may be omitted)."""
     source, target = a.get("from"), a.get("to")
     handoffs = [p for p in ctx.trace.payloads("agent:handoff") if isinstance(p, Mapping)]

@@ -3,23 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from signal_eval_cli.assertions.context import EvalContext
 from signal_eval_cli.assertions.evaluate import evaluate_assertion
-from signal_eval_cli.assertions.fields import NOTES
+from signal_eval_cli.assertions.fields import Notes
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import assertion
 
-_ASSERTION = {"$ref": "#/$defs/assertion"}
-_LIST = {
-    "required": ["assertions"],
-    "properties": {**NOTES, "assertions": {"type": "array", "items": _ASSERTION}},
-}
+Child = Annotated[Mapping[str, Any], {"$ref": "#/$defs/assertion"}]
+"""An assertion of any type."""
 
 
-@assertion("all", schema=_LIST)
-def all_of(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+class ListOptions(Notes):
+    """Child assertions."""
+
+    assertions: list[Child]
+
+
+class NotOptions(Notes):
+    """One child assertion."""
+
+    assertion: Child
+
+
+@assertion("all", options=ListOptions)
+def all_of(a: ListOptions, ctx: EvalContext) -> Outcome:
     """Every child assertion passes (a failure names the ones that did not)."""
     children = [evaluate_assertion(child, ctx) for child in a["assertions"]]
     failed = [c for c in children if not c.passed]
@@ -34,8 +43,8 @@ def all_of(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("any", schema=_LIST)
-def any_of(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("any", options=ListOptions)
+def any_of(a: ListOptions, ctx: EvalContext) -> Outcome:
     """At least one child assertion passes."""
     children = [evaluate_assertion(child, ctx) for child in a["assertions"]]
     passed = [c for c in children if c.passed]
@@ -54,10 +63,8 @@ def any_of(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion(
-    "not", schema={"required": ["assertion"], "properties": {**NOTES, "assertion": _ASSERTION}}
-)
-def not_(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("not", options=NotOptions)
+def not_(a: NotOptions, ctx: EvalContext) -> Outcome:
     """The child assertion fails; one that could not be evaluated is no pass."""
     child = evaluate_assertion(a["assertion"], ctx)
     if child.errored:  # "could not evaluate" is not "false": negating it must not pass

@@ -1,12 +1,16 @@
-"""JSON Schema fragments the built-in types' fields share (``schema=`` of ``@assertion``).
+"""The fields the built-in types share: options classes to derive from, annotated types.
 
-``DEFS`` are the shared ``$defs`` of ``schemas/assertions.schema.json``; the others are
-property schemas a family spreads into its types' ``properties``.
+``DEFS`` are the shared ``$defs`` of ``schemas/assertions.schema.json``; ``Pattern``,
+``Payload``, ``StatePath`` and ``Value`` refer to them. ``Notes`` is what every trace
+assertion may carry; ``Bounds``, ``Exact`` and ``Counted`` are the bounds of a count.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Annotated, Any, TypedDict
+
+from signal_eval_cli.assertions.options import Field, Options
 
 DEFS: dict[str, Any] = {
     "pattern": {
@@ -28,16 +32,40 @@ DEFS: dict[str, Any] = {
 }
 
 PATTERN: dict[str, Any] = {"$ref": "#/$defs/pattern"}
-PAYLOAD: dict[str, Any] = {"$ref": "#/$defs/payload"}
-PATH: dict[str, Any] = {"$ref": "#/$defs/path"}
-VALUE: dict[str, Any] = {"$ref": "#/$defs/value"}
 NAME: dict[str, Any] = {"type": "string", "minLength": 1}
 
-NOTES: dict[str, Any] = {"description": {"type": "string"}, "note": {"type": "string"}}
-"""What every trace assertion may carry besides its fields: a description and a note."""
+Pattern = Annotated[str, PATTERN]
+"""A signal-name glob."""
+Payload = Annotated[Mapping[str, Any], {"$ref": "#/$defs/payload"}]
+"""A partial-match pattern of a payload."""
+StatePath = Annotated[str, {"$ref": "#/$defs/path"}]
+"""A dot path into the state."""
+Value = Annotated[Any, {"$ref": "#/$defs/value"}]
+"""A literal or a matcher."""
+Name = Annotated[str, Field(minLength=1)]
+"""A non-empty name (an agent's, a tool's)."""
+Count = Annotated[int, Field(minimum=0)]
 
-_COUNT = {"type": "integer", "minimum": 0}
-BOUNDS: dict[str, Any] = {"min": _COUNT, "max": _COUNT}
-EXACT: dict[str, Any] = {"exact": _COUNT}
-COUNT: dict[str, Any] = {**BOUNDS, **EXACT, "count": _COUNT}
-"""``min``/``max``/``exact`` (``count``: the same as ``exact``) of a count."""
+
+class Notes(Options, total=False):
+    """What every trace assertion may carry besides its fields: a description and a note."""
+
+    description: str
+    note: str
+
+
+class Bounds(TypedDict, total=False):
+    """``min``/``max`` of a count."""
+
+    min: Count
+    max: Count
+
+
+class Exact(TypedDict, total=False):
+    exact: Count
+
+
+class Counted(Bounds, Exact, total=False):
+    """``min``/``max``/``exact`` of a count (``count``: the same as ``exact``)."""
+
+    count: Count

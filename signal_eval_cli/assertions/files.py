@@ -12,12 +12,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, TypeVar
 
 from signal_eval_cli.assertions.context import EvalContext
 from signal_eval_cli.assertions.helpers import short
+from signal_eval_cli.assertions.options import Field, NotRequired, Options
 from signal_eval_cli.assertions.outcome import Outcome
-from signal_eval_cli.assertions.registry import Check, assertion
+from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.diffing import match_diff, normalize_diff, unified_diff
 from signal_eval_cli.workpaths import PathEscapeError, read_text, resolve_inside
 
@@ -38,35 +39,88 @@ def _locate(a: Mapping[str, Any], ctx: EvalContext) -> tuple[Path, str] | Outcom
         return Outcome(False, str(exc))
 
 
-_FileCheck = Callable[[Mapping[str, Any], EvalContext, Path, str], Outcome]
+F = TypeVar("F", bound="FileOptions")
 
 
-def _file_assertion(type_name: str, schema: Mapping[str, Any]) -> Callable[[_FileCheck], Check]:
+def _file_assertion(
+    type_name: str, options: type[F]
+) -> Callable[
+    [Callable[[F, EvalContext, Path, str], Outcome]], Callable[[F, EvalContext], Outcome]
+]:
     """Register ``check(a, ctx, path, label)`` for the file :func:`_locate` finds, as a
     scenario's pattern assertion with these fields.
 
     Where it finds none, the assertion fails with the reason and ``check`` is not run.
     """
 
-    def register(check: _FileCheck) -> Check:
+    def register(
+        check: Callable[[F, EvalContext, Path, str], Outcome],
+    ) -> Callable[[F, EvalContext], Outcome]:
         @functools.wraps(check)
-        def located_check(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+        def located_check(a: F, ctx: EvalContext) -> Outcome:
             located = _locate(a, ctx)
             return located if isinstance(located, Outcome) else check(a, ctx, *located)
 
-        return assertion(type_name, schema=schema, workspace=True)(located_check)
+        return assertion(type_name, options=options, workspace=True)(located_check)
 
     return register
 
 
 # References into scenario.schema.json, where the pattern assertions' schemas sit.
-_PATH = {"path": {"$ref": "#/$defs/relativePath"}}
-_SCOPE = {"scope": {"$ref": "#/$defs/scope"}}
-_NOTE = {"note": {"type": "string"}}
+RelativePath = Annotated[str, {"$ref": "#/$defs/relativePath"}]
+Scope = Annotated[Literal["fixture", "repo"], {"$ref": "#/$defs/scope"}]
 
 
-@_file_assertion("file-exists", {"required": ["path"], "properties": {**_PATH, **_SCOPE, **_NOTE}})
-def file_exists(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
+class FileOptions(Options):
+    """A file of the scenario's workspace (or of the repository: ``scope: repo``)."""
+
+    path: RelativePath
+
+
+class ExistsOptions(FileOptions, total=False):
+    scope: Scope
+    note: str
+
+
+class ContainsOptions(FileOptions):
+    """Text the file must contain."""
+
+    includes: Annotated[
+        str | list[str],
+        {
+            "description": "Text the file must contain; with a list, every item.",
+            "type": ["string", "array"],
+            "minLength": 1,
+            "minItems": 1,
+            "items": {"type": "string", "minLength": 1},
+        },
+    ]
+    scope: NotRequired[Scope]
+    note: NotRequired[str]
+
+
+class DiffOptions(FileOptions):
+    """The change the file must show since the baseline snapshot."""
+
+    expectedDiff: Annotated[
+        str, Field(description="Unified diff (hunk headers may be '@@ ... @@'); see 'match'.")
+    ]
+    scope: NotRequired[Scope]
+    match: NotRequired[
+        Annotated[
+            Literal["contains", "exact"],
+            Field(
+                default="contains",
+                description="contains: each expected hunk appears in the actual diff (with "
+                "less context allowed); exact: the normalised diffs are equal.",
+            ),
+        ]
+    ]
+    note: NotRequired[str]
+
+
+@_file_assertion("file-exists", ExistsOptions)
+def file_exists(a: ExistsOptions, ctx: EvalContext, path: Path, label: str) -> Outcome:
     """The file exists (and is a file)."""
     if path.is_file():
         return Outcome(True, f"{label} exists")
@@ -75,25 +129,8 @@ def file_exists(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) 
     return Outcome(False, f"file missing: {label}")
 
 
-@_file_assertion(
-    "file-contains",
-    {
-        "required": ["path", "includes"],
-        "properties": {
-            **_PATH,
-            "includes": {
-                "description": "Text the file must contain; with a list, every item.",
-                "type": ["string", "array"],
-                "minLength": 1,
-                "minItems": 1,
-                "items": {"type": "string", "minLength": 1},
-            },
-            **_SCOPE,
-            **_NOTE,
-        },
-    },
-)
-def file_contains(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
+@_file_assertion("file-contains", ContainsOptions)
+def file_contains(a: ContainsOptions, ctx: EvalContext, path: Path, label: str) -> Outcome:
     """The file contains the text (each of a list of texts)."""
     wanted = [a["includes"]] if isinstance(a["includes"], str) else list(a["includes"])
     text = read_text(path)
@@ -113,28 +150,8 @@ def file_contains(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str
     )
 
 
-@_file_assertion(
-    "diff-match",
-    {
-        "required": ["path", "expectedDiff"],
-        "properties": {
-            **_PATH,
-            "expectedDiff": {
-                "type": "string",
-                "description": "Unified diff (hunk headers may be '@@ ... @@'); see 'match'.",
-            },
-            **_SCOPE,
-            "match": {
-                "enum": ["contains", "exact"],
-                "default": "contains",
-                "description": "contains: each expected hunk appears in the actual diff (with "
-                "less context allowed); exact: the normalised diffs are equal.",
-            },
-            **_NOTE,
-        },
-    },
-)
-def diff_match(a: Mapping[str, Any], ctx: EvalContext, path: Path, label: str) -> Outcome:
+@_file_assertion("diff-match", DiffOptions)
+def diff_match(a: DiffOptions, ctx: EvalContext, path: Path, label: str) -> Outcome:
     """The file's change since the baseline snapshot matches the expected unified diff."""
     key = (a.get("scope", "fixture"), a["path"])
     if key not in ctx.baselines:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from signal_eval_cli.assertions.context import EvalContext
-from signal_eval_cli.assertions.fields import COUNT, NAME, NOTES
+from signal_eval_cli.assertions.fields import NAME, Counted, Name, Notes
 from signal_eval_cli.assertions.helpers import count_outcome
+from signal_eval_cli.assertions.options import Field
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import assertion
 
@@ -94,20 +95,55 @@ def _must_pass(globs: Sequence[str], tests: Mapping[str, Mapping[str, Any]], lab
     )
 
 
-_OF_TESTS = {
-    **NOTES,
-    "goal": {**NAME, "description": "Only this goal's report (default: every goal's)."},
-    "ids": {
+Ids = Annotated[
+    list[str],
+    {
         "type": "array",
         "minItems": 1,
         "items": NAME,
         "description": "Test ids or globs (fnmatch), e.g. test_mod::test_x, suite::*.",
     },
-}
+]
 
 
-@assertion("tests.pass", schema={"required": ["ids"], "properties": _OF_TESTS})
-def tests_pass(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+class OfGoal(Notes, total=False):
+    """The reports of one goal, or (default) of every goal."""
+
+    goal: Annotated[Name, Field(description="Only this goal's report (default: every goal's).")]
+
+
+class PassOptions(OfGoal):
+    """Tests that must pass."""
+
+    ids: Ids
+
+
+class SomeTests(OfGoal, total=False):
+    ids: Ids
+
+
+class StillPassOptions(SomeTests, total=False):
+    """Tests (``ids``, or ``all`` that passed on the baseline) that must still pass."""
+
+    all: Annotated[
+        Literal[True],
+        Field(
+            description="Every test that passed on the baseline (the untouched fixture) "
+            "still passes."
+        ),
+    ]
+
+
+class _WithStatus(SomeTests, total=False):
+    status: Literal["passed", "failed", "skipped", "any"]
+
+
+class CountOptions(_WithStatus, Counted):
+    """How many tests (with that status)."""
+
+
+@assertion("tests.pass", options=PassOptions)
+def tests_pass(a: PassOptions, ctx: EvalContext) -> Outcome:
     """Every glob matches a test, and every matched test passed (FAIL_TO_PASS)."""
     tests, errors = test_outcomes(ctx, goal=a.get("goal"))
     if not tests:
@@ -117,19 +153,10 @@ def tests_pass(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
 
 @assertion(
     "tests.stillPass",
-    schema={
-        "properties": {
-            **_OF_TESTS,
-            "all": {
-                "const": True,
-                "description": "Every test that passed on the baseline (the untouched fixture) "
-                "still passes.",
-            },
-        },
-        "oneOf": [{"required": ["ids"]}, {"required": ["all"]}],
-    },
+    options=StillPassOptions,
+    schema={"oneOf": [{"required": ["ids"]}, {"required": ["all"]}]},
 )
-def tests_still_pass(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+def tests_still_pass(a: StillPassOptions, ctx: EvalContext) -> Outcome:
     """Those tests, or all that passed on the baseline, still pass (PASS_TO_PASS)."""
     tests, errors = test_outcomes(ctx, goal=a.get("goal"))
     if not tests:
@@ -158,17 +185,8 @@ def tests_still_pass(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion(
-    "tests.count",
-    schema={
-        "properties": {
-            **_OF_TESTS,
-            "status": {"enum": ["passed", "failed", "skipped", "any"]},
-            **COUNT,
-        }
-    },
-)
-def tests_count(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("tests.count", options=CountOptions)
+def tests_count(a: CountOptions, ctx: EvalContext) -> Outcome:
     """How many tests (of those ids, with that status) the reports list."""
     tests, errors = test_outcomes(ctx, goal=a.get("goal"))
     if not tests and errors:

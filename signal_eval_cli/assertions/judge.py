@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import Annotated
 
 from signal_eval_cli.assertions.context import EvalContext
-from signal_eval_cli.assertions.fields import NAME, NOTES
+from signal_eval_cli.assertions.fields import NAME, Notes
 from signal_eval_cli.assertions.judging import JudgeRequest
+from signal_eval_cli.assertions.options import Field, NotRequired
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.signals import Trace
@@ -29,23 +29,19 @@ def render_trajectory(trace: Trace, limit: int = TRAJECTORY_LIMIT) -> str:
     return "\n".join(lines)
 
 
-@assertion(
-    "llm.judge",
-    schema={
-        "required": ["criteria", "minScore"],
-        "properties": {
-            **NOTES,
-            "criteria": {"type": "array", "minItems": 1, "items": NAME},
-            "rubric": {"type": "string"},
-            "minScore": {"type": "number", "minimum": 0, "maximum": 1},
-            "model": {"type": "string"},
-            "temperature": {"type": "number", "minimum": 0, "maximum": 2},
-            "includeTrajectory": {"type": "boolean"},
-        },
-    },
-    needs_judge=True,
-)
-def llm_judge(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+class JudgeOptions(Notes):
+    """The criteria a judge scores the output on, and the mean score to reach."""
+
+    criteria: Annotated[list[str], {"type": "array", "minItems": 1, "items": NAME}]
+    rubric: NotRequired[str]
+    minScore: Annotated[float, Field(minimum=0, maximum=1)]
+    model: NotRequired[str]
+    temperature: NotRequired[Annotated[float, Field(minimum=0, maximum=2)]]
+    includeTrajectory: NotRequired[bool]
+
+
+@assertion("llm.judge", options=JudgeOptions, needs_judge=True)
+def llm_judge(a: JudgeOptions, ctx: EvalContext) -> Outcome:
     """The judge's mean score over the criteria is at least ``minScore``."""
     min_score = float(a["minScore"])
     if ctx.judge is None:

@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import Annotated, Literal, TypeVar
 
 from signal_eval_cli.assertions.context import EvalContext
-from signal_eval_cli.assertions.fields import BOUNDS, EXACT, NOTES
+from signal_eval_cli.assertions.fields import Bounds, Exact, Notes
 from signal_eval_cli.assertions.helpers import count_outcome, num
+from signal_eval_cli.assertions.options import Field, NotRequired
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.signals import TraceMetrics
 
-_TOKEN_FIELDS: dict[str, Callable[[TraceMetrics], float]] = {
+
+class LimitOptions(Notes):
+    """A limit on one of the run's metrics."""
+
+    value: Annotated[float, Field(minimum=0)]
+
+
+TokenField = Literal["input", "output", "total"]
+
+
+class TokensOptions(LimitOptions):
+    """A limit on the run's tokens: input, output or (default) total."""
+
+    field: NotRequired[TokenField]
+
+
+L = TypeVar("L", bound=LimitOptions)
+
+_TOKEN_FIELDS: dict[TokenField, Callable[[TraceMetrics], float]] = {
     "input": lambda m: m.input_tokens,
     "output": lambda m: m.output_tokens,
     "total": lambda m: m.total_tokens,
@@ -35,35 +54,30 @@ def _bounded(what: str, unit: str, actual: float | None, limit: float, *, upper:
 def _register(
     what: str,
     unit: str,
-    read: Callable[[Mapping[str, Any], TraceMetrics], float | None],
-    **fields: Any,
+    options: type[L],
+    read: Callable[[L, TraceMetrics], float | None],
 ) -> None:
     """``metric.<what>.max`` and ``.min``: the run's ``what`` at most / at least ``value``."""
-    schema = {
-        "required": ["value"],
-        "properties": {**NOTES, "value": {"type": "number", "minimum": 0}, **fields},
-    }
     for bound in ("max", "min"):
         upper = bound == "max"
 
-        def check(a: Mapping[str, Any], ctx: EvalContext, upper: bool = upper) -> Outcome:
+        def check(a: L, ctx: EvalContext, upper: bool = upper) -> Outcome:
             return _bounded(what, unit, read(a, ctx.trace.metrics), a["value"], upper=upper)
 
         check.__doc__ = f"The run's {what} is {'at most' if upper else 'at least'} ``value``."
-        assertion(f"metric.{what}.{bound}", schema=schema)(check)
+        assertion(f"metric.{what}.{bound}", options=options)(check)
 
 
-_register("latency", " ms", lambda a, m: m.latency_ms)
-_register("cost", " USD", lambda a, m: m.cost)
-_register(
-    "tokens",
-    "",
-    lambda a, m: _TOKEN_FIELDS[a.get("field", "total")](m),
-    field={"enum": list(_TOKEN_FIELDS)},
-)
+_register("latency", " ms", LimitOptions, lambda a, m: m.latency_ms)
+_register("cost", " USD", LimitOptions, lambda a, m: m.cost)
+_register("tokens", "", TokensOptions, lambda a, m: _TOKEN_FIELDS[a.get("field", "total")](m))
 
 
-@assertion("metric.activations", schema={"properties": {**NOTES, **BOUNDS, **EXACT}})
-def metric_activations(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+class ActivationsOptions(Notes, Bounds, Exact):
+    """Bounds on the run's agent activations."""
+
+
+@assertion("metric.activations", options=ActivationsOptions)
+def metric_activations(a: ActivationsOptions, ctx: EvalContext) -> Outcome:
     """How many agent activations the run had (no bound: any number)."""
     return count_outcome("agent activations", ctx.trace.metrics.activations, a, at_least_once=False)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from signal_eval_cli.assertions.context import EvalContext
-from signal_eval_cli.assertions.fields import BOUNDS, NOTES
+from signal_eval_cli.assertions.fields import Bounds, Notes
 from signal_eval_cli.assertions.helpers import describe_bounds, short, within
+from signal_eval_cli.assertions.options import Field, NotRequired
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.problems import Found
 from signal_eval_cli.assertions.registry import assertion
@@ -19,7 +20,14 @@ from signal_eval_cli.regex_budget import RegexTimeout, search
 _FENCED = re.compile(r"\A\s*```[A-Za-z0-9_-]*\n(.*?)\n```\s*\Z", re.DOTALL)
 
 
-def _has(output: str, a: Mapping[str, Any]) -> bool:
+class TextOptions(Notes):
+    """A text the final output contains (or not)."""
+
+    text: str
+    caseSensitive: NotRequired[bool]
+
+
+def _has(output: str, a: TextOptions) -> bool:
     text = a["text"]
     if a.get("caseSensitive", True):
         return bool(text in output)
@@ -30,14 +38,8 @@ def _where(output: str) -> str:
     return f"output ({len(output)} chars): {short(output, 200)}"
 
 
-_TEXT = {
-    "required": ["text"],
-    "properties": {**NOTES, "text": {"type": "string"}, "caseSensitive": {"type": "boolean"}},
-}
-
-
-@assertion("output.contains", schema=_TEXT)
-def output_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("output.contains", options=TextOptions)
+def output_contains(a: TextOptions, ctx: EvalContext) -> Outcome:
     """The final output contains the text."""
     output = ctx.trace.output
     if _has(output, a):
@@ -45,8 +47,8 @@ def output_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     return Outcome(False, f"{a['text']!r} not found in {_where(output)}", a["text"], output)
 
 
-@assertion("output.notContains", schema=_TEXT)
-def output_not_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("output.notContains", options=TextOptions)
+def output_not_contains(a: TextOptions, ctx: EvalContext) -> Outcome:
     """The final output does not contain the text (a leaked secret, a refusal)."""
     output = ctx.trace.output
     if not _has(output, a):
@@ -64,19 +66,15 @@ def _regex_problems(a: Mapping[str, Any]) -> Iterator[Found]:
             yield (("regex",), str(exc))
 
 
-@assertion(
-    "output.matches",
-    schema={
-        "required": ["regex"],
-        "properties": {
-            **NOTES,
-            "regex": {"type": "string"},
-            "flags": {"type": "string", "pattern": "^[gimsuxy]*$"},
-        },
-    },
-    problems=_regex_problems,
-)
-def output_matches(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+class RegexOptions(Notes):
+    """A regex with JavaScript flags."""
+
+    regex: str
+    flags: NotRequired[Annotated[str, Field(pattern="^[gimsuxy]*$")]]
+
+
+@assertion("output.matches", options=RegexOptions, problems=_regex_problems)
+def output_matches(a: RegexOptions, ctx: EvalContext) -> Outcome:
     """The regex (JavaScript flags) finds a match in the final output, within its time budget."""
     output = ctx.trace.output
     try:
@@ -110,12 +108,14 @@ def _schema_problems(a: Mapping[str, Any]) -> Iterator[Found]:
             yield (("schema",), f"invalid JSON Schema: {exc.message}")
 
 
-@assertion(
-    "output.json",
-    schema={"properties": {**NOTES, "schema": {"type": ["object", "boolean"]}}},
-    problems=_schema_problems,
-)
-def output_json(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+class JsonOptions(Notes, total=False):
+    """A JSON Schema the output's JSON must match."""
+
+    schema: Mapping[str, Any] | bool
+
+
+@assertion("output.json", options=JsonOptions, problems=_schema_problems)
+def output_json(a: JsonOptions, ctx: EvalContext) -> Outcome:
     """The final output is JSON (one fenced block allowed), matching the schema if given."""
     output = ctx.trace.output
     try:
@@ -137,8 +137,12 @@ def output_json(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     return Outcome(False, f"output JSON does not match the schema: {details}", schema, value)
 
 
-@assertion("output.length", schema={"properties": {**NOTES, **BOUNDS}})
-def output_length(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+class LengthOptions(Notes, Bounds):
+    """Bounds on the output's length in characters."""
+
+
+@assertion("output.length", options=LengthOptions)
+def output_length(a: LengthOptions, ctx: EvalContext) -> Outcome:
     """The final output's length in characters is within min/max."""
     length = len(ctx.trace.output)
     low, high = a.get("min"), a.get("max")

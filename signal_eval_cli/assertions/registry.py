@@ -1,9 +1,10 @@
 """The assertion registry: each ``type`` string's :class:`AssertionType`.
 
-A type is one decorated check beside its family: ``@assertion("signal.count",
-schema={...})`` gives its fields (JSON Schema keywords), its load-time checks and what
-it needs to run (a judge, a scenario's workspace). The loader, the scenario model and
-the runner read those here; ``schemas/assertions.schema.json`` is generated from them
+A type is one decorated check beside its family: ``@assertion("output.contains",
+options=TextOptions)`` gives its fields (a ``TypedDict`` the check takes, see
+:mod:`.options`), its load-time checks and what it needs to run (a judge, a scenario's
+workspace). The loader, the scenario model and the runner read those here;
+``schemas/assertions.schema.json`` is generated from them
 (:mod:`signal_eval_cli.assertions.schema`).
 
 Built-in types register when their family modules are first needed. A plugin's types
@@ -19,9 +20,10 @@ import importlib
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from signal_eval_cli.assertions.context import EvalContext
+from signal_eval_cli.assertions.options import options_schema
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.errors import InputError, UnknownAssertionType
 
@@ -47,6 +49,8 @@ names a module (or an object in one) whose ``@assertion`` checks register on imp
 
 Assertion = Mapping[str, Any]
 Check = Callable[[Assertion, EvalContext], Outcome]
+OptionsT = TypeVar("OptionsT", bound=Mapping[str, Any])
+"""An options class: the mapping a check takes."""
 Problems = Callable[[Assertion], Iterable[tuple[tuple[str | int, ...], str]]]
 """Load-time checks of one assertion: ``(path inside the assertion, message)`` pairs."""
 
@@ -59,8 +63,10 @@ class AssertionType:
     check: Check
     schema: Mapping[str, Any] | None = None
     """The assertion mapping's JSON Schema keywords, ``type`` left out (``required`` lists
-    the other required fields; ``properties`` all but ``type``). None: any fields, only
-    ``type`` is checked."""
+    the other required fields; ``properties`` all but ``type``): derived from ``options``
+    when it is given. None: any fields, only ``type`` is checked."""
+    options: type[Any] | None = None
+    """The ``TypedDict`` the check takes: its fields and their docs."""
     problems: Problems | None = None
     """What the schema cannot express (a regex that does not compile, …), found at load."""
     needs_judge: bool = False
@@ -80,24 +86,34 @@ _TYPES: dict[str, AssertionType] = {}
 def assertion(
     type_name: str,
     *,
+    options: type[OptionsT] | None = None,
     schema: Mapping[str, Any] | None = None,
     problems: Problems | None = None,
     needs_judge: bool = False,
     workspace: bool = False,
-) -> Callable[[Check], Check]:
+) -> Callable[
+    [Callable[[OptionsT, EvalContext], Outcome]], Callable[[OptionsT, EvalContext], Outcome]
+]:
     """Register ``check`` as the evaluator of assertions with ``type: type_name``.
 
-    ``schema`` gives the assertion's fields, e.g. ``{"required": ["value"], "properties":
-    {"value": {"type": "integer"}}}``: a dataset using the type is checked against it,
-    located, like a built-in type's. ``problems`` adds load-time checks beyond it."""
+    ``options`` is the ``TypedDict`` of the assertion's fields, which the check takes: a
+    dataset using the type is checked against the schema derived from it (see
+    :mod:`.options`), located, like a built-in type's. ``schema`` adds JSON Schema keywords
+    across fields (``{"anyOf": [{"required": ["from"]}, {"required": ["to"]}]}``); without
+    ``options`` it gives all of them (``{"required": [...], "properties": {...}}``).
+    ``problems`` adds load-time checks beyond the schema."""
+    keywords = _keywords(type_name, options, schema)
 
-    def register(check: Check) -> Check:
+    def register(
+        check: Callable[[OptionsT, EvalContext], Outcome],
+    ) -> Callable[[OptionsT, EvalContext], Outcome]:
         if type_name in _TYPES:
             raise ValueError(f"assertion type {type_name!r} is registered twice")
         _TYPES[type_name] = AssertionType(
             name=type_name,
-            check=check,
-            schema=schema,
+            check=cast(Check, check),
+            schema=keywords,
+            options=options,
             problems=problems,
             needs_judge=needs_judge,
             workspace=workspace,
@@ -105,6 +121,21 @@ def assertion(
         return check
 
     return register
+
+
+def _keywords(
+    type_name: str, options: type[Any] | None, schema: Mapping[str, Any] | None
+) -> Mapping[str, Any] | None:
+    """The type's JSON Schema keywords: its options' fields, then ``schema``'s."""
+    if options is None:
+        return schema
+    clash = {"required", "properties"} & set(schema or ())
+    if clash:
+        raise ValueError(f"assertion type {type_name!r}: {sorted(clash)} come from options=")
+    try:
+        return {**options_schema(options), **(schema or {})}
+    except TypeError as exc:
+        raise TypeError(f"assertion type {type_name!r}: {exc}") from None
 
 
 def definitions() -> Mapping[str, AssertionType]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, TypedDict, get_args
 
 from signal_eval_cli.assertions.context import EvalContext
-from signal_eval_cli.assertions.fields import COUNT, NOTES, PATTERN, PAYLOAD
+from signal_eval_cli.assertions.fields import PATTERN, Counted, Notes, Pattern, Payload
 from signal_eval_cli.assertions.helpers import PREVIEW_ITEMS, count_outcome, short
+from signal_eval_cli.assertions.options import Field, NotRequired, field_schema
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.problems import Found, glob_problem, located_matchers
 from signal_eval_cli.assertions.registry import assertion
@@ -17,11 +18,12 @@ from signal_eval_cli.signals import Signal, Trace
 
 TRAJECTORY_PREVIEW = 50
 
-_NAMED: dict[str, Any] = {
-    "required": ["pattern"],
-    "properties": {**NOTES, "pattern": PATTERN, "payload": PAYLOAD},
-}
-"""A signal named by a glob, with an optional partial-match payload."""
+
+class NamedOptions(Notes):
+    """A signal named by a glob, with an optional partial-match payload."""
+
+    pattern: Pattern
+    payload: NotRequired[Payload]
 
 
 def _carries(signal: Signal, payload: Any) -> bool:
@@ -40,8 +42,8 @@ def _names(trace: Trace, pattern: str) -> list[str]:
     return [s.name for s in itertools.islice(trace.matching(pattern), PREVIEW_ITEMS)]
 
 
-@assertion("signal.contains", schema=_NAMED)
-def signal_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("signal.contains", options=NamedOptions)
+def signal_contains(a: NamedOptions, ctx: EvalContext) -> Outcome:
     """Some signal matches the pattern (and carries the payload)."""
     pattern, payload = a["pattern"], a.get("payload")
     found = _find(ctx.trace, pattern, payload)
@@ -60,8 +62,8 @@ def signal_contains(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("signal.not", schema=_NAMED)
-def signal_not(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("signal.not", options=NamedOptions)
+def signal_not(a: NamedOptions, ctx: EvalContext) -> Outcome:
     """No signal matches the pattern (with the payload): what must never happen."""
     pattern, payload = a["pattern"], a.get("payload")
     found = _find(ctx.trace, pattern, payload)
@@ -78,11 +80,12 @@ def signal_not(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion(
-    "signal.count",
-    schema={"required": ["pattern"], "properties": {**_NAMED["properties"], **COUNT}},
-)
-def signal_count(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+class CountOptions(NamedOptions, Counted):
+    """How many signals match, within bounds."""
+
+
+@assertion("signal.count", options=CountOptions)
+def signal_count(a: CountOptions, ctx: EvalContext) -> Outcome:
     """How many signals match (with the payload): within min/max, or exactly."""
     pattern, payload = a["pattern"], a.get("payload")
     trace = ctx.trace
@@ -178,18 +181,41 @@ def _window(trace: Trace, a: Mapping[str, Any]) -> tuple[int, int] | Outcome:
     return lo, hi
 
 
-MODES = ("strict", "unordered", "subset", "superset")
+Mode = Literal["strict", "unordered", "subset", "superset"]
+MODES: tuple[Mode, ...] = get_args(Mode)
 
-_STEP = {
-    "if": {"type": "string"},
-    "then": PATTERN,
-    "else": {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["pattern"],
-        "properties": {"pattern": PATTERN, "payload": PAYLOAD},
-    },
-}
+
+class Step(TypedDict):
+    """A trajectory step written as a mapping: a glob and a payload."""
+
+    pattern: Pattern
+    payload: NotRequired[Payload]
+
+
+_STEP = {"if": {"type": "string"}, "then": PATTERN, "else": field_schema(Step)}
+"""A step: a glob, or a mapping with one."""
+
+
+class TrajectoryOptions(Notes):
+    """Steps (globs, or globs with payloads) in order, by mode, within a window."""
+
+    patterns: Annotated[list[Annotated[str | Step, _STEP]], Field(minItems=1)]
+    strict: NotRequired[bool]
+    mode: NotRequired[
+        Annotated[
+            Mode,
+            Field(
+                description="agentevals-style match over the signals the steps name; "
+                "default: in order, gaps allowed."
+            ),
+        ]
+    ]
+    after: NotRequired[
+        Annotated[Pattern, Field(description="Only signals after the first match of this pattern.")]
+    ]
+    before: NotRequired[
+        Annotated[Pattern, Field(description="Only signals before the next match of this pattern.")]
+    ]
 
 
 def _trajectory_problems(a: Mapping[str, Any]) -> Iterator[Found]:
@@ -205,32 +231,8 @@ def _trajectory_problems(a: Mapping[str, Any]) -> Iterator[Found]:
             yield from located_matchers((*path, "payload"), pattern_problems(step.get("payload")))
 
 
-@assertion(
-    "signal.trajectory",
-    schema={
-        "required": ["patterns"],
-        "properties": {
-            **NOTES,
-            "patterns": {"type": "array", "items": _STEP, "minItems": 1},
-            "strict": {"type": "boolean"},
-            "mode": {
-                "enum": list(MODES),
-                "description": "agentevals-style match over the signals the steps name; "
-                "default: in order, gaps allowed.",
-            },
-            "after": {
-                **PATTERN,
-                "description": "Only signals after the first match of this pattern.",
-            },
-            "before": {
-                **PATTERN,
-                "description": "Only signals before the next match of this pattern.",
-            },
-        },
-    },
-    problems=_trajectory_problems,
-)
-def signal_trajectory(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("signal.trajectory", options=TrajectoryOptions, problems=_trajectory_problems)
+def signal_trajectory(a: TrajectoryOptions, ctx: EvalContext) -> Outcome:
     """The steps occur in order (gaps allowed; ``strict``: contiguous), or by ``mode``."""
     raw_steps = list(a["patterns"])
     steps = [_step(s) for s in raw_steps]
@@ -387,7 +389,7 @@ def _matching(trace: Trace, steps: list[tuple[str, Any]], relevant: list[int]) -
     return {step: position for position, step in owner.items()}
 
 
-def _edge(a: Mapping[str, Any], ctx: EvalContext, *, last: bool) -> Outcome:
+def _edge(a: NamedOptions, ctx: EvalContext, *, last: bool) -> Outcome:
     pattern, payload = a["pattern"], a.get("payload")
     trace = ctx.trace
     index = trace.rfind(pattern) if last else trace.find(pattern)
@@ -408,13 +410,13 @@ def _edge(a: Mapping[str, Any], ctx: EvalContext, *, last: bool) -> Outcome:
     )
 
 
-@assertion("signal.first", schema=_NAMED)
-def signal_first(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("signal.first", options=NamedOptions)
+def signal_first(a: NamedOptions, ctx: EvalContext) -> Outcome:
     """The first signal matching the pattern carries the payload."""
     return _edge(a, ctx, last=False)
 
 
-@assertion("signal.last", schema=_NAMED)
-def signal_last(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("signal.last", options=NamedOptions)
+def signal_last(a: NamedOptions, ctx: EvalContext) -> Outcome:
     """The last signal matching the pattern carries the payload (e.g. the final verdict)."""
     return _edge(a, ctx, last=True)

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from signal_eval_cli.assertions.context import EvalContext
-from signal_eval_cli.assertions.fields import NOTES, PATH, PATTERN, VALUE
+from signal_eval_cli.assertions.fields import Notes, Pattern, StatePath, Value
 from signal_eval_cli.assertions.helpers import short
+from signal_eval_cli.assertions.options import NotRequired
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.patterns import get_path, match_value
 
 
-def _check_state(state: Any, a: Mapping[str, Any], where: str) -> Outcome:
+class State(TypedDict):
+    """A value in the state (a dot path), compared or matched, or only (not) existing."""
+
+    path: StatePath
+    value: NotRequired[Value]
+    exists: NotRequired[bool]
+
+
+def _check_state(state: Any, a: State, where: str) -> Outcome:
     path = a["path"]
     found, value = get_path(state, path)
     if a.get("exists") is False:
@@ -32,18 +40,16 @@ def _check_state(state: Any, a: Mapping[str, Any], where: str) -> Outcome:
     )
 
 
-_STATE = {"path": PATH, "value": VALUE, "exists": {"type": "boolean"}}
-"""A value in the state (a dot path), compared or matched, or only (not) existing."""
+class _AfterSignal(Notes):
+    afterSignal: Pattern
 
 
-@assertion(
-    "snapshot.at",
-    schema={
-        "required": ["afterSignal", "path"],
-        "properties": {**NOTES, "afterSignal": PATTERN, **_STATE},
-    },
-)
-def snapshot_at(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+class AtOptions(_AfterSignal, State):
+    """The state right after a signal."""
+
+
+@assertion("snapshot.at", options=AtOptions)
+def snapshot_at(a: AtOptions, ctx: EvalContext) -> Outcome:
     """The state right after the first matching signal: mid-run, before later writes."""
     pattern = a["afterSignal"]
     index = ctx.trace.find(pattern)
@@ -55,7 +61,11 @@ def snapshot_at(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     return _check_state(ctx.trace.state_after(index), a, where)
 
 
-@assertion("snapshot.final", schema={"required": ["path"], "properties": {**NOTES, **_STATE}})
-def snapshot_final(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+class FinalOptions(Notes, State):
+    """The state at the end."""
+
+
+@assertion("snapshot.final", options=FinalOptions)
+def snapshot_final(a: FinalOptions, ctx: EvalContext) -> Outcome:
     """The state at the end of the run."""
     return _check_state(ctx.trace.final_state, a, "in the final state")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from signal_eval_cli.assertions.context import EvalContext
-from signal_eval_cli.assertions.fields import COUNT, NAME, NOTES
+from signal_eval_cli.assertions.fields import Counted, Name, Notes
 from signal_eval_cli.assertions.helpers import PREVIEW_ITEMS, count_outcome, short
+from signal_eval_cli.assertions.options import Field, NotRequired
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.patterns import equal_to, match_pattern, values_equal
@@ -22,13 +23,50 @@ def _calls_of(name: Any, names: list[Any]) -> int:
     return sum(map(equal_to(name), names))
 
 
-_TOOLS = {"type": "array", "items": NAME}
+class ToolOptions(Notes):
+    """One tool, by name."""
+
+    name: Name
 
 
-@assertion(
-    "tool.called", schema={"required": ["name"], "properties": {**NOTES, "name": NAME, **COUNT}}
-)
-def tool_called(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+class CalledOptions(ToolOptions, Counted):
+    """How often a tool was called."""
+
+
+class CalledWithOptions(ToolOptions):
+    """A call's input (a partial match) and its result's status."""
+
+    args: Mapping[str, Any]
+    status: NotRequired[
+        Annotated[
+            Literal["ok", "error"],
+            Field(description="The call's tool:result: error (it carries an error) or ok."),
+        ]
+    ]
+
+
+class SequenceOptions(Notes):
+    """Tools in order."""
+
+    tools: list[Name]
+
+
+class ParallelOptions(Notes):
+    """Tools called in one model turn."""
+
+    tools: Annotated[list[Name], Field(minItems=2)]
+
+
+class _AnyTool(Notes, total=False):
+    name: Name
+
+
+class FailedOptions(_AnyTool, Counted):
+    """Failed calls of one tool, or of any."""
+
+
+@assertion("tool.called", options=CalledOptions)
+def tool_called(a: CalledOptions, ctx: EvalContext) -> Outcome:
     """How often the tool was called (default: at least once)."""
     names = _called_names(ctx)
     return count_outcome(
@@ -36,8 +74,8 @@ def tool_called(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("tool.notCalled", schema={"required": ["name"], "properties": {**NOTES, "name": NAME}})
-def tool_not_called(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("tool.notCalled", options=ToolOptions)
+def tool_not_called(a: ToolOptions, ctx: EvalContext) -> Outcome:
     """The tool was never called."""
     count = _calls_of(a["name"], _called_names(ctx))
     if count == 0:
@@ -45,22 +83,8 @@ def tool_not_called(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     return Outcome(False, f"tool '{a['name']}' was called {count} time(s)", 0, count)
 
 
-@assertion(
-    "tool.calledWith",
-    schema={
-        "required": ["name", "args"],
-        "properties": {
-            **NOTES,
-            "name": NAME,
-            "args": {"type": "object"},
-            "status": {
-                "enum": ["ok", "error"],
-                "description": "The call's tool:result: error (it carries an error) or ok.",
-            },
-        },
-    },
-)
-def tool_called_with(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("tool.calledWith", options=CalledWithOptions)
+def tool_called_with(a: CalledWithOptions, ctx: EvalContext) -> Outcome:
     """Some call of the tool had input matching ``args`` (and that result ``status``)."""
     name, args, status = a["name"], a["args"], a.get("status")
     if status is not None:
@@ -110,10 +134,8 @@ def _called_with_status(name: str, args: Any, status: str, ctx: EvalContext) -> 
     )
 
 
-@assertion(
-    "tool.sequence", schema={"required": ["tools"], "properties": {**NOTES, "tools": _TOOLS}}
-)
-def tool_sequence(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("tool.sequence", options=SequenceOptions)
+def tool_sequence(a: SequenceOptions, ctx: EvalContext) -> Outcome:
     """The tools were called in this order (other calls may come between)."""
     expected = list(a["tools"])
     names = _called_names(ctx)
@@ -134,8 +156,8 @@ def tool_sequence(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     )
 
 
-@assertion("tool.failed", schema={"properties": {**NOTES, "name": NAME, **COUNT}})
-def tool_failed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("tool.failed", options=FailedOptions)
+def tool_failed(a: FailedOptions, ctx: EvalContext) -> Outcome:
     """Calls (of ``name``, or of any tool) whose ``tool:result`` carries an ``error``."""
     name = a.get("name")
     failed = [
@@ -145,11 +167,8 @@ def tool_failed(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
     return count_outcome(what, len(failed), a, [f"{c.name}: {short(c.error)}" for c in failed[:3]])
 
 
-@assertion(
-    "tool.parallel",
-    schema={"required": ["tools"], "properties": {**NOTES, "tools": {**_TOOLS, "minItems": 2}}},
-)
-def tool_parallel(a: Mapping[str, Any], ctx: EvalContext) -> Outcome:
+@assertion("tool.parallel", options=ParallelOptions)
+def tool_parallel(a: ParallelOptions, ctx: EvalContext) -> Outcome:
     """The tools were called in one model turn (tool calls sharing ``source.parent``)."""
     expected = list(a["tools"])
     turns: dict[str, list[str]] = {}

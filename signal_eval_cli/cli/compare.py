@@ -26,12 +26,14 @@ from signal_eval_cli.cli.common import (
     signals_policy,
 )
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
-from signal_eval_cli.collector import gc_paused
-from signal_eval_cli.compare import CompareOptions, Comparison, IncompatibleResults, compare_files
-from signal_eval_cli.compare_matrix import MatrixComparison, compare_results, pick_variant
+from signal_eval_cli.compare import (
+    CompareOptions,
+    IncompatibleResults,
+    compare_files,
+    compare_files_with_sides,
+)
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.persistence import load_result
-from signal_eval_cli.reports.console_matrix import print_comparison, print_matrix_comparison
+from signal_eval_cli.reports.terminal import print_result
 
 __all__ = ["compare_command"]
 
@@ -75,7 +77,6 @@ def compare_command(
     policy = signals_policy(signals)
     check_outputs(*reports.values())
     sides = None
-
     try:
         options = CompareOptions(
             pass_rate_threshold=pass_rate_threshold,
@@ -87,18 +88,12 @@ def compare_command(
         if reports.get("html") is None:
             result = compare_files(baseline, candidate, options, variant=variant)
         else:  # the page shows flipped cases' timelines: keep both results
-            with gc_paused():
-                loaded = pick_variant(load_result(baseline), load_result(candidate), variant)
-                result = compare_results(*loaded, options)
-                sides = loaded if isinstance(result, Comparison) else None
+            result, sides = compare_files_with_sides(baseline, candidate, options, variant=variant)
     except InputError as exc:
         fail_input(exc)
     except IncompatibleResults as exc:
         fail_input(InputError([Problem(f"{baseline} vs {candidate}", 0, 0, str(exc))]))
-    if isinstance(result, MatrixComparison):
-        print_matrix_comparison(result, out)
-    else:
-        print_comparison(result, out)
+    print_result(result, out)
     for note in result.notes:  # e.g. passing baseline cases the candidate no longer has
         out.print(f"note: {note}", style="yellow", highlight=False)
     write_command_reports(result, reports, signals=policy, sides=sides)

@@ -49,9 +49,7 @@ from signal_eval_cli.cli.provider_options import ProviderPolicy, provider_option
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.cli.scenario import stop_scenario_proxies
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.fingerprint import matrix_fingerprint, scenario_matrix_fingerprint
 from signal_eval_cli.interrupts import Interrupts, interrupts
-from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.matrix import (
     MatrixFile,
     MatrixOptions,
@@ -68,10 +66,16 @@ from signal_eval_cli.results import CaseResult, SignalsPolicy
 from signal_eval_cli.resume import (
     build_matrix,
     build_scenario_matrix,
-    matrix_slot,
-    slot_variant_run,
 )
-from signal_eval_cli.runner import never_ran, select_cases
+from signal_eval_cli.run_journals import (
+    case_entry,
+    kept_matrix_cases,
+    kept_scenario_matrix,
+    matrix_header,
+    scenario_matrix_entry,
+    scenario_matrix_header,
+)
+from signal_eval_cli.runner import select_cases
 from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 from signal_eval_cli.scenarios.runner import ScenarioResult
 from signal_eval_cli.sharding import Shard, take_shard
@@ -150,26 +154,10 @@ def matrix_command(
         shard=chosen_shard,
     )
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
-        selected = [c.id for c in select_cases(matrix.dataset, options)]
-        header = JournalHeader(
-            "matrix",
-            matrix.name,
-            [c.id for c in select_cases(matrix.dataset, replace(options, shard=None))],
-            matrix_fingerprint(matrix.dataset, matrix.variants, {"repeat": repeat}),
-            chosen_shard,
-            variants=[
-                {"id": v.id, "name": v.name, "metadata": v.metadata} for v in matrix.variants
-            ],
-        )
+        selected = select_cases(matrix.dataset, options)
+        header = matrix_header(matrix, options, repeat)
         journal = JournaledRun(reports.get("json"), header, resume=resume, retry=retry, force=force)
-        options.finished_by_variant = {
-            v.id: {
-                case: CaseResult.from_dict(data)
-                for case, data in journal.plan.finished(v.id).items()
-                if case in set(selected)
-            }
-            for v in matrix.variants
-        }
+        options.finished_by_variant = kept_matrix_cases(journal.plan, matrix, options)
         kept = sum(len(f) for f in options.finished_by_variant.values())
 
         started = now_iso()
@@ -188,8 +176,9 @@ def matrix_command(
             with Progress(len(selected) * len(matrix.variants) - kept, quiet=quiet) as progress:
 
                 def finished_case(variant_id: str, result: CaseResult) -> None:
-                    if not never_ran(result):
-                        journal.record((variant_id, result.case_id), result.to_dict("all"))
+                    entry = case_entry(result, variant_id)
+                    if entry is not None:
+                        journal.record(*entry)
                     progress(result, label=variant_id)
 
                 options.on_variant_case = finished_case
@@ -236,24 +225,10 @@ def _scenario_matrix(
     the journal (resumed, retried like a dataset matrix's cases); each variant's model
     calls go through its own proxies (``how``: the executor and the proxy flags)."""
     executor, flags = how
-    every = [s.id for s in matrix.scenarios]
-    header = JournalHeader(
-        "scenario-matrix",
-        matrix.name,
-        every,
-        scenario_matrix_fingerprint(matrix, {"repeat": repeat}),  # every shard's: they merge
-        shard,
-        metadata={"repeat": repeat},
-        variants=[
-            {"id": v.id, "name": v.name, "metadata": dict(v.metadata)} for v in matrix.variants
-        ],
-    )
-    matrix = replace(matrix, scenarios=take_shard(matrix.scenarios, every, shard))
+    header = scenario_matrix_header(matrix, repeat=repeat, shard=shard)
+    matrix = replace(matrix, scenarios=take_shard(matrix.scenarios, header.order, shard))
     journal = JournaledRun(reports.get("json"), header, **journal_options)
-    kept: dict[tuple[str, str, int], ScenarioResult] = {}
-    for (slot, sid), data in journal.plan.kept.items():
-        variant, run = slot_variant_run(slot)
-        kept[(variant, sid, run)] = ScenarioResult.from_journal(data)
+    kept = kept_scenario_matrix(journal.plan)
     total = len(matrix.scenarios) * repeat * len(matrix.variants) - len(kept)
     finished: list[VariantResult] = []
 
@@ -273,8 +248,7 @@ def _scenario_matrix(
             with Progress(total, quiet=quiet) as progress:
 
                 def complete(variant: str, result: ScenarioResult) -> None:
-                    data = result.to_dict() | {"tags": result.tags}
-                    journal.record((matrix_slot(variant, result.run), result.id), data)
+                    journal.record(*scenario_matrix_entry(variant, result))
                     name = f"{variant} › {result.id}" + (
                         f" (run {result.run + 1})" if repeat > 1 else ""
                     )

@@ -26,8 +26,9 @@ from signal_eval_cli.cli.common import (
 )
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.matrix import MatrixResult
+from signal_eval_cli.kinds import passed
 from signal_eval_cli.merging import merge_parts
+from signal_eval_cli.reports.terminal import print_result
 
 __all__ = ["merge_command"]
 
@@ -52,15 +53,6 @@ def merge_command(
         result = merge_parts(parts)
     except InputError as exc:
         fail_input(exc)
-    if isinstance(result, MatrixResult):
-        from signal_eval_cli.reports.console_matrix import print_matrix
-
-        print_matrix(result, out)
-        passed = True
-    else:
-        from signal_eval_cli.reports.console import print_dataset
-
-        print_dataset(result, out, rows)
-        passed = result.passed
+    print_result(result, out, rows)
     write_command_reports(result, reports, signals=policy)
-    raise typer.Exit(EXIT_OK if passed else EXIT_FAILED)
+    raise typer.Exit(EXIT_OK if passed(result) else EXIT_FAILED)

@@ -38,36 +38,21 @@ from signal_eval_cli.cli.journaled import (
 from signal_eval_cli.cli.provider_options import ProviderPolicy, provider_options
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.fingerprint import canonical, scenarios_fingerprint
 from signal_eval_cli.interrupts import interrupts
-from signal_eval_cli.journal import JournalHeader
 from signal_eval_cli.partial import partial_scenarios
 from signal_eval_cli.reports.console_scenarios import run_summary, scenario_tables
-from signal_eval_cli.resume import build_scenarios, run_slot, slot_run
+from signal_eval_cli.resume import build_scenarios
+from signal_eval_cli.run_journals import kept_scenarios, scenario_entry, scenarios_header
 from signal_eval_cli.scenarios import (
-    Scenario,
     ScenarioResult,
-    ScenarioRunResult,
     find_scenarios,
-    update_expected_diffs,
+    update_run,
 )
 from signal_eval_cli.scenarios.proxying import ScenarioProxies
 from signal_eval_cli.sharding import take_shard
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["scenario_command", "scenario_tables"]
-
-
-def _update(scenarios: list[Scenario], run: ScenarioRunResult) -> None:
-    for scenario, result in zip(scenarios, run.scenarios, strict=True):
-        updated = update_expected_diffs(scenario, result)
-        if updated:
-            err.print(
-                f"updated expectedDiff of {len(updated)} diff-match assertion(s) in "
-                f"{scenario.source}",
-                highlight=False,
-            )
-    run.refresh()
 
 
 @report_options("scenarios")
@@ -137,32 +122,16 @@ def scenario_command(
     except KeyboardInterrupt:  # nothing ran yet
         err.print("interrupted", style="yellow")
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    every = [s.id for s in scenarios]
-    fingerprint = {
-        **scenarios_fingerprint(scenarios, root),  # every shard's: they merge
-        "params": canonical({"repeat": repeat}),
-    }
-    scenarios = take_shard(scenarios, every, chosen_shard)
-    header = JournalHeader(
-        "scenarios",
-        "scenarios",
-        every,
-        fingerprint,
-        chosen_shard,
-        variants=[{"id": run_slot(run)} for run in range(max(1, repeat))],
-    )
+    header = scenarios_header(scenarios, root=root, repeat=repeat, shard=chosen_shard)
+    scenarios = take_shard(scenarios, header.order, chosen_shard)
     journal = JournaledRun(reports.get("json"), header, resume=resume, retry=retry, force=force)
-    kept = {
-        (sid, run): ScenarioResult.from_journal(data)
-        for (slot, sid), data in journal.plan.kept.items()
-        for run in [slot_run(slot)]
-    }
+    kept = kept_scenarios(journal.plan)
     finished: list[ScenarioResult] = list(kept.values())
 
     progress = Progress(len(scenarios) * repeat - len(kept), quiet=quiet)
 
     def complete(result: ScenarioResult) -> None:
-        journal.record((run_slot(result.run), result.id), result.to_dict() | {"tags": result.tags})
+        journal.record(*scenario_entry(result))
         finished.append(result)
         name = f"{result.id} (run {result.run + 1})" if repeat > 1 else result.id
         progress.tick(name, "pass" if result.passed else "FAIL")
@@ -196,7 +165,11 @@ def scenario_command(
         if entries is not None:  # the results are what the journal holds
             run = build_scenarios(header, entries, ran=run)
         if update_expected and not run.interrupted:
-            _update(scenarios, run)
+            for source, count in update_run(scenarios, run):
+                err.print(
+                    f"updated expectedDiff of {count} diff-match assertion(s) in {source}",
+                    highlight=False,
+                )
         for result in run.scenarios:
             out.print(scenario_tables(result, width=out.width))
         out.print(run_summary(run))

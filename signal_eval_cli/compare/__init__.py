@@ -10,7 +10,7 @@ importable from here.
 from __future__ import annotations
 
 from signal_eval_cli.compare.cases import compare
-from signal_eval_cli.compare.files import compare_files, compare_results
+from signal_eval_cli.compare.files import compare_files, compare_files_with_sides, compare_results
 from signal_eval_cli.compare.matrix import (
     MatrixComparison,
     MatrixComparisonSummary,
@@ -62,6 +62,7 @@ __all__ = [
     "Verdict",
     "compare",
     "compare_files",
+    "compare_files_with_sides",
     "compare_matrices",
     "compare_results",
     "fisher_exact_greater",

@@ -13,10 +13,10 @@ from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.compare.cases import compare
 from signal_eval_cli.compare.matrix import MatrixComparison, compare_matrices, pick_variant
 from signal_eval_cli.comparison import CompareOptions, Comparison
-from signal_eval_cli.kinds import kind_of
+from signal_eval_cli.kinds import Result, kind_of
 from signal_eval_cli.persistence import load_result
 
-__all__ = ["compare_files", "compare_results"]
+__all__ = ["compare_files", "compare_files_with_sides", "compare_results"]
 
 
 def compare_files(
@@ -46,6 +46,22 @@ def compare_files(
     with gc_paused():
         base, cand = load_result(baseline, lean=True), load_result(candidate, lean=True)
         return compare_results(base, cand, options, variant=variant)
+
+
+def compare_files_with_sides(
+    baseline: str | Path,
+    candidate: str | Path,
+    options: CompareOptions | None = None,
+    *,
+    variant: str | None = None,
+) -> tuple[Comparison | MatrixComparison, tuple[Result, Result] | None]:
+    """:func:`compare_files`, keeping both results whole for a report that shows them (the
+    HTML page draws the flipped cases' timelines): the comparison, and the two sides it
+    compared case by case (``None`` for two matrices compared variant by variant)."""
+    with gc_paused():
+        loaded = pick_variant(load_result(baseline), load_result(candidate), variant)
+        result = compare_results(*loaded, options)
+        return result, (loaded if kind_of(result) == "comparison" else None)
 
 
 def compare_results(

@@ -17,7 +17,6 @@ goals), ``{python}`` and ``{scenarioDir}`` (the directory of the scenario file).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -26,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from signal_eval_cli.deadline import cancelled_by_us, raised_by_harness, within
+from signal_eval_cli.deadline import guarded
 from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.harness.protocol import HarnessContext, collect
 from signal_eval_cli.proxy.route import CaseRoute
@@ -133,15 +132,10 @@ async def _run_harness(
         workspace=workspace,
     )
     payload = spec.input if spec.input is not None else {"workspace": str(workspace)}
-    error = None
-    timed_out = False
-    try:  # under the runner's deadline: a TimeoutError the agent raises is its own failure
-        timed_out = await within(collect(harness, payload, ctx), spec.timeout_ms / 1000)
-    except (Exception, asyncio.CancelledError, SystemExit) as exc:
-        if not isinstance(exc, Exception) and cancelled_by_us(exc):
-            raise  # a timeout, Ctrl-C: the run's, as in the runner
-        failed = raised_by_harness(exc)  # the agent's failure is the scenario's, not ours
-        error = f"{type(failed).__name__}: {failed}"
+    # Under the runner's deadline and its line between the run's cancellation and the
+    # agent's own failure (the scenario's): a TimeoutError the agent raises is not a timeout.
+    timed_out, failed = await guarded(collect(harness, payload, ctx), spec.timeout_ms / 1000)
+    error = f"{type(failed).__name__}: {failed}" if failed is not None else None
     if timed_out:
         ctx.cancelled.set()
         error = f"timed out after {spec.timeout_ms:g} ms"

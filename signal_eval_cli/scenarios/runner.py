@@ -21,7 +21,6 @@ import asyncio
 import functools
 import os
 import tempfile
-import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from typing import Any, ClassVar
 from signal_eval_cli.assertions import AssertionResult, EvalContext, evaluate_assertion
 from signal_eval_cli.assertions.registry import lookup
 from signal_eval_cli.errors import InputError
+from signal_eval_cli.harness.protocol import HarnessContext
 from signal_eval_cli.proxy.route import CaseRoute
 from signal_eval_cli.results import (
     CaseMetrics,
@@ -60,7 +60,7 @@ from signal_eval_cli.scenarios.workspace import (
     read_text,
     resolve_inside,
 )
-from signal_eval_cli.signals import Signal, Trace, new_signal_id, now_iso
+from signal_eval_cli.signals import Signal, Trace, now_iso
 from signal_eval_cli.workpaths import fixture_dir, project_root
 
 __all__ = [
@@ -309,42 +309,27 @@ class ScenarioRunResult(DatasetResult):
         )
 
 
-class _Recorder:
-    """Collects the scenario's signals; each points at its cause.
+@dataclass
+class _ScenarioTrace(HarnessContext):
+    """The runner's recorder (a case's :class:`HarnessContext`) for a scenario: every
+    signal is the scenario's (``agent``) and points at its cause; one emitted without a
+    parent (a model call, from the proxy's thread) goes under the step running it
+    (``step``: the agent's or a goal's start)."""
 
-    :meth:`call_signal` is the model proxy's ``emit`` (from the proxy's thread): a call's
-    signals go under the step running it (``step``: the agent's or a goal's start).
-    """
+    step: Signal | None = None
+    settle: Callable[[], Awaitable[bool]] | None = None
+    """Waits for the model calls in flight (the proxy's), when there is a proxy."""
 
-    def __init__(self) -> None:
-        self.signals: list[Signal] = []
-        self.step: Signal | None = None
-        self.settle: Callable[[], Awaitable[bool]] | None = None
-        """Waits for the model calls in flight (the proxy's), when there is a proxy."""
-        self._lock = threading.Lock()
-
-    def emit(self, name: str, payload: dict[str, Any], parent: Signal | None = None) -> Signal:
-        signal = Signal(
-            name=name,
-            payload=payload,
-            id=new_signal_id(),
-            timestamp=now_iso(),
-            agent=SOURCE_AGENT,
-            parent=parent.id if parent is not None else None,
-        )
-        with self._lock:
-            self.signals.append(signal)
-        return signal
-
-    def call_signal(
+    def emit(
         self,
         name: str,
-        payload: dict[str, Any],
+        payload: Any = None,
         *,
         agent: str | None = None,
-        parent: Signal | None = None,
+        parent: str | Signal | None = None,
     ) -> Signal:
-        return self.emit(name, payload, parent if parent is not None else self.step)
+        parent = parent if parent is not None else self.step
+        return HarnessContext.emit(self, name, payload, agent=SOURCE_AGENT, parent=parent)
 
     async def settled(self) -> None:
         """Wait until every model call started has emitted its end: a streamed answer's
@@ -397,108 +382,220 @@ def _evaluate(a: Mapping[str, Any], ctx: EvalContext) -> AssertionResult:
         return AssertionResult(dict(a), False, f"error: {type(exc).__name__}: {exc}")
 
 
-async def _run_reporting_goal(
-    goal: ResolvedGoal,
-    workdir: Path,
-    recorder: _Recorder,
-    parent: Signal,
-    grace_s: float,
-    base_env: Mapping[str, str] | None,
-) -> GoalResult:
-    """Run a goal; with ``report: junit <path>`` record its tests as a ``tests:result``."""
-    report = goal_report_path(goal, workdir)
-    if report is not None:
-        report.unlink(missing_ok=True)  # a stale report must not stand for this run
-        report.parent.mkdir(parents=True, exist_ok=True)  # node's reporter will not
-    recorder.step = parent
-    outcome = await run_goal(goal, workdir, grace_s=grace_s, base_env=base_env)
-    await recorder.settled()
-    if report is not None and goal.report is not None:
-        payload = await asyncio.to_thread(read_report, goal, report, outcome)
-        outcome.tests = payload.get("tests")
-        recorder.emit("tests:result", payload, parent)
-    return outcome
+@dataclass(slots=True)
+class _Run:
+    """One run of a scenario in progress: what each of its phases reads and fills in."""
 
+    scenario: Scenario
+    trace: _ScenarioTrace
+    result: ScenarioResult
+    start: Signal
+    """``scenario:start``: the parent of each phase's signals."""
+    grace_s: float
+    route: CaseRoute | None
+    """The scenario's route on the run's model proxy, when there is one."""
+    base_env: dict[str, str] | None
+    """The goals' environment: the proxy's variables over ours (None: ours as it is)."""
 
-async def _run_baseline(
-    scenario: Scenario,
-    fixture: Path,
-    recorder: _Recorder,
-    start: Signal,
-    grace_s: float,
-    base_env: Mapping[str, str] | None,
-) -> None:
-    """The goals on an untouched copy of the fixture: what passed before the agent."""
-    baseline_start = recorder.emit("baseline:start", {}, start)
-    try:
-        workspace = await prepare_workspace_in_thread(
-            fixture, copy=True, label=f"{scenario.id}-baseline"
-        )
-    except OSError as exc:
-        recorder.emit("baseline:end", {"error": f"cannot prepare: {exc}"}, baseline_start)
-        return
-    try:
-        for goal in scenario.goals:
-            outcome = await _run_reporting_goal(
-                goal, workspace.path, recorder, baseline_start, grace_s, base_env
+    async def reporting_goal(self, goal: ResolvedGoal, workdir: Path, parent: Signal) -> GoalResult:
+        """Run a goal; with ``report: junit <path>`` record its tests as a ``tests:result``."""
+        report = goal_report_path(goal, workdir)
+        if report is not None:
+            report.unlink(missing_ok=True)  # a stale report must not stand for this run
+            report.parent.mkdir(parents=True, exist_ok=True)  # node's reporter will not
+        self.trace.step = parent
+        outcome = await run_goal(goal, workdir, grace_s=self.grace_s, base_env=self.base_env)
+        await self.trace.settled()
+        if report is not None and goal.report is not None:
+            payload = await asyncio.to_thread(read_report, goal, report, outcome)
+            outcome.tests = payload.get("tests")
+            self.trace.emit("tests:result", payload, parent=parent)
+        return outcome
+
+    async def baseline(self, fixture: Path) -> None:
+        """The goals on an untouched copy of the fixture: what passed before the agent."""
+        trace = self.trace
+        baseline_start = trace.emit("baseline:start", {}, parent=self.start)
+        try:
+            workspace = await prepare_workspace_in_thread(
+                fixture, copy=True, label=f"{self.scenario.id}-baseline"
             )
-            if not outcome.passed and goal.report is None:
-                break  # a failed build: the tests cannot run
-    finally:
-        await asyncio.to_thread(workspace.cleanup)
-    for signal in recorder.signals:
-        if signal.name == "tests:result" and signal.parent == baseline_start.id:
-            signal.payload["baseline"] = True
-    recorder.emit("baseline:end", {}, baseline_start)
+        except OSError as exc:
+            trace.emit("baseline:end", {"error": f"cannot prepare: {exc}"}, parent=baseline_start)
+            return
+        try:
+            for goal in self.scenario.goals:
+                outcome = await self.reporting_goal(goal, workspace.path, baseline_start)
+                if not outcome.passed and goal.report is None:
+                    break  # a failed build: the tests cannot run
+        finally:
+            await asyncio.to_thread(workspace.cleanup)
+        for signal in trace.signals:
+            if signal.name == "tests:result" and signal.parent == baseline_start.id:
+                signal.payload["baseline"] = True
+        trace.emit("baseline:end", {}, parent=baseline_start)
 
+    async def prepare(self, fixture: Path, keep_workdir: bool) -> Workspace | None:
+        """The scenario's workspace (``workspace:ready``), or ``None`` with the reason in
+        ``result.error``."""
+        try:
+            workspace = await prepare_workspace_in_thread(
+                fixture,
+                copy=self.scenario.fixture.copy_to_temp,
+                label=self.scenario.id,
+                overlay=not keep_workdir,  # a kept workdir must not stay mounted
+            )
+        except OSError as exc:
+            self.result.error = f"cannot prepare the workspace: {exc}"
+            return None
+        self.trace.emit(
+            "workspace:ready",
+            {
+                "path": str(workspace.path),
+                "copied": workspace.copied,
+                "strategy": workspace.strategy,
+            },
+            parent=self.start,
+        )
+        return workspace
 
-async def _run_the_agent(
-    scenario: Scenario,
-    workspace: Workspace,
-    recorder: _Recorder,
-    result: ScenarioResult,
-    start: Signal,
-    grace_s: float,
-    route: CaseRoute | None,
-) -> bool:
-    """Run ``agent:``; its signals join the trace, what it wrote outside fails the run.
-    Returns whether it ran to its end (not timed out)."""
-    assert scenario.agent is not None
-    watched = await asyncio.to_thread(_watch, workspace)
-    shallow = await asyncio.to_thread(_watch_top_level, workspace)
-    agent_start = recorder.emit("agent:start", {"agent": scenario.agent.label}, start)
-    recorder.step = agent_start
-    outcome = await run_agent(
-        scenario.agent,
-        workspace.path,
-        scenario_id=scenario.id,
-        scenario_dir=scenario.directory,
-        grace_s=grace_s,
-        proxy=route,
-    )
-    await recorder.settled()
-    for signal in outcome.signals:
-        signal.parent = signal.parent or agent_start.id
-        recorder.signals.append(signal)
-    payload: dict[str, Any] = {
-        "agent": scenario.agent.label,
-        "exitCode": outcome.exit_code,
-        "durationMs": round(outcome.duration_ms, 3),
-        "status": "failed" if outcome.error else "passed",
-    }
-    if outcome.error is not None:
-        payload["error"] = outcome.error
-        result.error = f"agent: {outcome.error}"
-    recorder.emit("agent:end", payload, agent_start)
-    result.agent = payload
-    changes = await asyncio.to_thread(changed_files, workspace.fixture, workspace.path)
-    escapes = await asyncio.to_thread(
-        find_escapes, workspace.path, changes, watched, _own(workspace), shallow
-    )
-    if escapes:
-        recorder.emit("agent:escaped", {"escapes": escapes}, agent_start)
-        result.error = "agent wrote outside its workspace: " + "; ".join(escapes)
-    return not outcome.timed_out
+    async def edit(self, workspace: Workspace) -> bool:
+        """The agentTask, then the agent, then the changes they made; a failure stops what
+        follows (``result.error``). False when the agent was cut short (its calls are not
+        recorded)."""
+        scenario, result = self.scenario, self.result
+        completed = True
+        if scenario.agent_task is not None:
+            try:
+                files = await asyncio.to_thread(
+                    apply_agent_task, scenario.agent_task.ops, workspace.path
+                )
+            except (AgentTaskError, OSError) as exc:
+                result.error = f"agentTask: {exc}"
+                self.trace.emit("agentTask:failed", {"error": str(exc)}, parent=self.start)
+            else:
+                self.trace.emit("agentTask:applied", {"files": files}, parent=self.start)
+        if scenario.agent is not None and result.error is None:
+            completed = await self.agent(workspace)
+        if workspace.copied and result.error is None:
+            await self.record_changes(workspace)
+        return completed
+
+    async def agent(self, workspace: Workspace) -> bool:
+        """Run ``agent:``; its signals join the trace, what it wrote outside fails the run.
+        Returns whether it ran to its end (not timed out)."""
+        scenario, trace, result = self.scenario, self.trace, self.result
+        assert scenario.agent is not None
+        watched = await asyncio.to_thread(_watch, workspace)
+        shallow = await asyncio.to_thread(_watch_top_level, workspace)
+        agent_start = trace.emit("agent:start", {"agent": scenario.agent.label}, parent=self.start)
+        trace.step = agent_start
+        outcome = await run_agent(
+            scenario.agent,
+            workspace.path,
+            scenario_id=scenario.id,
+            scenario_dir=scenario.directory,
+            grace_s=self.grace_s,
+            proxy=self.route,
+        )
+        await trace.settled()
+        for signal in outcome.signals:
+            signal.parent = signal.parent or agent_start.id
+            trace.signals.append(signal)
+        payload: dict[str, Any] = {
+            "agent": scenario.agent.label,
+            "exitCode": outcome.exit_code,
+            "durationMs": round(outcome.duration_ms, 3),
+            "status": "failed" if outcome.error else "passed",
+        }
+        if outcome.error is not None:
+            payload["error"] = outcome.error
+            result.error = f"agent: {outcome.error}"
+        trace.emit("agent:end", payload, parent=agent_start)
+        result.agent = payload
+        changes = await asyncio.to_thread(changed_files, workspace.fixture, workspace.path)
+        escapes = await asyncio.to_thread(
+            find_escapes, workspace.path, changes, watched, _own(workspace), shallow
+        )
+        if escapes:
+            trace.emit("agent:escaped", {"escapes": escapes}, parent=agent_start)
+            result.error = "agent wrote outside its workspace: " + "; ".join(escapes)
+        return not outcome.timed_out
+
+    async def record_changes(self, workspace: Workspace) -> None:
+        """The whole workspace's diff against the fixture, before any goal runs."""
+        changes = await asyncio.to_thread(changed_files, workspace.fixture, workspace.path)
+        self.result.final_diff = workspace_diff(changes)
+        self.result.changed_files = [c.path for c in changes]
+        self.trace.emit("workspace:diff", {"files": self.result.changed_files}, parent=self.start)
+
+    async def goals(self, workspace: Workspace | None) -> None:
+        """Each goal in the workspace, between ``goal:start`` and ``goal:end``; after a
+        failure before them (no workspace, the agentTask, the agent) none runs, each failed
+        with that reason."""
+        result = self.result
+        for goal in self.scenario.goals:
+            goal_start = self.trace.emit("goal:start", {"goal": goal.goal}, parent=self.start)
+            if workspace is None or result.error is not None:
+                outcome = GoalResult(goal.goal, "failed", None, error=f"not run: {result.error}")
+            else:
+                outcome = await self.reporting_goal(goal, workspace.path, goal_start)
+            result.goals.append(outcome)
+            payload = {
+                "goal": outcome.goal,
+                "exitCode": outcome.exit_code,
+                "durationMs": round(outcome.duration_ms, 3),
+                "status": outcome.status,
+            }
+            if outcome.error is not None:
+                payload["error"] = outcome.error
+            self.trace.emit("goal:end", payload, parent=goal_start)
+
+    def check_patterns(self, ctx: EvalContext) -> None:
+        """The pattern (file) assertions, each an ``assertion:result`` signal of the trace
+        the trace assertions then read."""
+        for a in self.scenario.pattern_assertions:
+            checked = _evaluate(a, ctx)
+            self.result.pattern_assertions.append(checked)
+            self.trace.emit(
+                "assertion:result",
+                {
+                    "type": a["type"],
+                    "path": a.get("path"),
+                    "passed": checked.passed,
+                    "message": checked.message,
+                },
+                parent=self.start,
+            )
+
+    def judge(
+        self,
+        workdir: Path | None,
+        root: Path,
+        baselines: dict[tuple[str, str], str | None],
+        started: float,
+    ) -> None:
+        """The pattern assertions, the end of the trace (``scenario:end``, then
+        ``harness:end``), then the trace assertions over all of it. ``started``: the
+        run's ``time.perf_counter()`` at its start."""
+        result, trace = self.result, self.trace
+
+        def context() -> EvalContext:
+            return EvalContext(
+                Trace(trace.signals), workspace=workdir, root=root, baselines=baselines
+            )
+
+        self.check_patterns(context())
+        result.duration_ms = (time.perf_counter() - started) * 1000
+        result.recompute()
+        duration = round(result.duration_ms, 3)
+        end = {"passed": result.passed, "durationMs": duration}
+        trace.emit("scenario:end", end, parent=self.start)
+        # What metric.latency.* reads in any trace: the scenario's wall time.
+        trace.emit("harness:end", {"durationMs": duration}, parent=self.start)
+        result.signals = trace.signals
+        result.assertions = [_evaluate(a, context()) for a in self.scenario.assertions]
+        result.recompute()
 
 
 def _watch(workspace: Workspace) -> dict[Path, TreeSnapshot]:
@@ -532,132 +629,6 @@ def _own(workspace: Workspace) -> set[Path]:
     return {workspace.path, *workspace.private_dirs}
 
 
-async def _record_changes(
-    workspace: Workspace, recorder: _Recorder, result: ScenarioResult, start: Signal
-) -> None:
-    """The whole workspace's diff against the fixture, before any goal runs."""
-    changes = await asyncio.to_thread(changed_files, workspace.fixture, workspace.path)
-    result.final_diff = workspace_diff(changes)
-    result.changed_files = [c.path for c in changes]
-    recorder.emit("workspace:diff", {"files": result.changed_files}, start)
-
-
-async def _prepare(
-    scenario: Scenario,
-    fixture: Path,
-    keep_workdir: bool,
-    recorder: _Recorder,
-    result: ScenarioResult,
-    start: Signal,
-) -> Workspace | None:
-    """The scenario's workspace (``workspace:ready``), or ``None`` with the reason in
-    ``result.error``."""
-    try:
-        workspace = await prepare_workspace_in_thread(
-            fixture,
-            copy=scenario.fixture.copy_to_temp,
-            label=scenario.id,
-            overlay=not keep_workdir,  # a kept workdir must not stay mounted
-        )
-    except OSError as exc:
-        result.error = f"cannot prepare the workspace: {exc}"
-        return None
-    recorder.emit(
-        "workspace:ready",
-        {"path": str(workspace.path), "copied": workspace.copied, "strategy": workspace.strategy},
-        start,
-    )
-    return workspace
-
-
-async def _edit(
-    scenario: Scenario,
-    workspace: Workspace,
-    recorder: _Recorder,
-    result: ScenarioResult,
-    start: Signal,
-    grace_s: float,
-    route: CaseRoute | None,
-) -> bool:
-    """The agentTask, then the agent, then the changes they made; a failure stops what
-    follows (``result.error``). False when the agent was cut short (its calls are not
-    recorded)."""
-    completed = True
-    if scenario.agent_task is not None:
-        try:
-            files = await asyncio.to_thread(
-                apply_agent_task, scenario.agent_task.ops, workspace.path
-            )
-        except (AgentTaskError, OSError) as exc:
-            result.error = f"agentTask: {exc}"
-            recorder.emit("agentTask:failed", {"error": str(exc)}, start)
-        else:
-            recorder.emit("agentTask:applied", {"files": files}, start)
-    if scenario.agent is not None and result.error is None:
-        completed = await _run_the_agent(
-            scenario, workspace, recorder, result, start, grace_s, route
-        )
-    if workspace.copied and result.error is None:
-        await _record_changes(workspace, recorder, result, start)
-    return completed
-
-
-async def _run_goals(
-    scenario: Scenario,
-    workspace: Workspace | None,
-    recorder: _Recorder,
-    result: ScenarioResult,
-    start: Signal,
-    grace_s: float,
-    base_env: dict[str, str] | None,
-) -> None:
-    """Each goal in the workspace, between ``goal:start`` and ``goal:end``; after a
-    failure before them (no workspace, the agentTask, the agent) none runs, each failed
-    with that reason."""
-    for goal in scenario.goals:
-        goal_start = recorder.emit("goal:start", {"goal": goal.goal}, start)
-        if workspace is None or result.error is not None:
-            outcome = GoalResult(goal.goal, "failed", None, error=f"not run: {result.error}")
-        else:
-            outcome = await _run_reporting_goal(
-                goal, workspace.path, recorder, goal_start, grace_s, base_env
-            )
-        result.goals.append(outcome)
-        payload = {
-            "goal": outcome.goal,
-            "exitCode": outcome.exit_code,
-            "durationMs": round(outcome.duration_ms, 3),
-            "status": outcome.status,
-        }
-        if outcome.error is not None:
-            payload["error"] = outcome.error
-        recorder.emit("goal:end", payload, goal_start)
-
-
-def _check_patterns(
-    scenario: Scenario,
-    ctx: EvalContext,
-    recorder: _Recorder,
-    result: ScenarioResult,
-    start: Signal,
-) -> None:
-    """The pattern (file) assertions, each an ``assertion:result`` signal of the trace the
-    trace assertions then read."""
-    for a in scenario.pattern_assertions:
-        checked = _evaluate(a, ctx)
-        result.pattern_assertions.append(checked)
-        recorder.emit(
-            "assertion:result",
-            {
-                "type": a["type"],
-                "path": a.get("path"),
-                "passed": checked.passed,
-                "message": checked.message,
-            },
-            start,
-        )
-
-
 async def run_scenario(
     scenario: Scenario,
     *,
@@ -674,10 +645,9 @@ async def run_scenario(
     _check_types(scenario)
     fixture = existing_fixture(scenario, root)
     root = project_root(scenario, root)
-    recorder = _Recorder()
-    emit = recorder.emit
+    trace = _ScenarioTrace(scenario.id, run=run)
     started = time.perf_counter()
-    start = emit(
+    start = trace.emit(
         "scenario:start",
         {
             "id": scenario.id,
@@ -696,48 +666,29 @@ async def run_scenario(
         tags=list(scenario.tags),
         run=run,
     )
-    route = proxies.open(scenario, run, recorder.call_signal) if proxies is not None else None
+    route = proxies.open(scenario, run, trace.emit) if proxies is not None else None
     base_env = {**os.environ, **route.env} if route is not None else None
     if proxies is not None and route is not None:
-        recorder.settle = functools.partial(proxies.settled, scenario, route)
+        trace.settle = functools.partial(proxies.settled, scenario, route)
+    phases = _Run(scenario, trace, result, start, grace_s, route, base_env)
     completed = True  # False: cut short (the agent timed out), its calls are not recorded
     workspace: Workspace | None = None
     try:
-        workspace = await _prepare(scenario, fixture, keep_workdir, recorder, result, start)
+        workspace = await phases.prepare(fixture, keep_workdir)
         baselines: dict[tuple[str, str], str | None] = {}
         if workspace is not None and needs_test_baseline(scenario):
-            await _run_baseline(scenario, fixture, recorder, start, grace_s, base_env)
+            await phases.baseline(fixture)
         if workspace is not None:
             baselines = await asyncio.to_thread(capture_baselines, scenario, workspace.path, root)
-            completed = await _edit(scenario, workspace, recorder, result, start, grace_s, route)
-        await _run_goals(scenario, workspace, recorder, result, start, grace_s, base_env)
+            completed = await phases.edit(workspace)
+        await phases.goals(workspace)
         if proxies is not None and route is not None:
             session = await proxies.finish(scenario, route, completed=completed)
             if session is not None and session.misses:  # the cause of what failed after it
                 detail = f" ({result.error})" if result.error else ""
                 result.error = f"model proxy: {session.misses[0]}{detail}"
-        ctx = EvalContext(
-            Trace(recorder.signals),
-            workspace=workspace.path if workspace is not None else None,
-            root=root,
-            baselines=baselines,
-        )
-        _check_patterns(scenario, ctx, recorder, result, start)
-        result.duration_ms = (time.perf_counter() - started) * 1000
-        result.recompute()
-        duration = round(result.duration_ms, 3)
-        emit("scenario:end", {"passed": result.passed, "durationMs": duration}, start)
-        # What metric.latency.* reads in any trace: the scenario's wall time.
-        emit("harness:end", {"durationMs": duration}, start)
-        result.signals = recorder.signals
-        trace_ctx = EvalContext(
-            Trace(recorder.signals),
-            workspace=ctx.workspace,
-            root=root,
-            baselines=baselines,
-        )
-        result.assertions = [_evaluate(a, trace_ctx) for a in scenario.assertions]
-        result.recompute()
+        workdir = workspace.path if workspace is not None else None
+        phases.judge(workdir, root, baselines, started)
     finally:
         if proxies is not None and route is not None:  # cut short: record nothing of it
             proxies.close(scenario, route, completed=False)

@@ -1,0 +1,72 @@
+"""The assertions in a document: where they sit, and what the loader asks of them.
+
+A document (dataset, result, matrix, …) holds assertions at any depth; the loader
+validates each against its type. What it needs of the registry is here: the checks a
+schema cannot express (:func:`document_problems`) and the schema of types the committed
+one does not know (:func:`plugin_schema`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import Any
+
+from signal_eval_cli.assertions.problems import Found, JsonPath, assertion_problems
+from signal_eval_cli.assertions.registry import definitions, is_builtin, resolve
+from signal_eval_cli.assertions.schema import current_text
+from signal_eval_cli.schema_check import schema_documents
+
+__all__ = ["assertion_nodes", "document_problems", "plugin_schema"]
+
+
+def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, Mapping[str, Any]]]:
+    """Every mapping with a string ``type`` under an ``assertions``-like list, recursively
+    (in document order; a loop over containers only, as a dataset may hold millions)."""
+    stack: list[tuple[Any, JsonPath]] = [(data, path)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, where = pop()
+        if isinstance(node, dict):
+            if (
+                where
+                and isinstance(node.get("type"), str)
+                and (isinstance(where[-1], int) or where[-1] == "assertion")
+            ):
+                yield where, node
+            for key, value in reversed(node.items()):
+                if isinstance(value, (dict, list)):
+                    push((value, (*where, key)))
+        elif isinstance(node, list):
+            for i in range(len(node) - 1, -1, -1):
+                if isinstance(node[i], (dict, list)):
+                    push((node[i], (*where, i)))
+
+
+def document_problems(data: Any) -> Iterator[Found]:
+    """Checks a schema cannot express, of every assertion in ``data`` of a registered type
+    (each type's own, and the conventions they share: see :mod:`.problems`); a scenario's
+    pattern assertions are its own loader's."""
+    types = definitions()
+    for path, node in assertion_nodes(data):
+        kind = types.get(node["type"])
+        if kind is not None and not kind.workspace:
+            yield from assertion_problems(path, node, kind)
+
+
+@cache
+def _committed_types() -> frozenset[str]:
+    """The types the committed assertions schema knows: the built-in ones."""
+    schema = schema_documents()["assertions.schema.json"]
+    return frozenset(schema["$defs"]["assertion"]["properties"]["type"]["enum"])
+
+
+def plugin_schema(data: Any) -> str | None:
+    """The schemas to validate ``data`` against when it names an assertion type the
+    committed ones do not know: generated from the registry (plugins loaded) when that
+    holds types beyond the built-in ones (a plugin's, ``@assertion`` from Python); else
+    None."""
+    named = {node["type"] for _, node in assertion_nodes(data)} - _committed_types()
+    if not named or all(is_builtin(kind) for kind in resolve(named).values()):
+        return None
+    return current_text()

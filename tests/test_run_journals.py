@@ -1,0 +1,162 @@
+"""Each kind of run's journal, from the library (``run_journals``): the header a command
+writes, the line of each unit, and what a resumed journal keeps — read back through
+``resume.open_journal`` as ``--resume`` does. In process: no CLI needed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from results_helpers import case
+
+from signal_eval_cli.dataset import load_dataset
+from signal_eval_cli.matrix import MatrixFile, MatrixOptions, Variant
+from signal_eval_cli.resume import JournalPlan, matrix_slot, open_journal
+from signal_eval_cli.run_config import ProviderPolicy
+from signal_eval_cli.run_journals import (
+    case_entry,
+    dataset_header,
+    kept_cases,
+    kept_matrix_cases,
+    kept_scenario_matrix,
+    kept_scenarios,
+    matrix_header,
+    scenario_entry,
+    scenario_matrix_entry,
+    scenarios_header,
+)
+from signal_eval_cli.runner import RunOptions, not_run
+from signal_eval_cli.scenarios import ScenarioResult, parse_scenario
+from signal_eval_cli.sharding import parse_shard
+
+DATASET = """\
+name: three
+harness: h.py:create
+cases:
+  - {id: a, input: 1, tags: [x], assertions: [{type: signal.contains, pattern: 'harness:end'}]}
+  - {id: b, input: 2, assertions: [{type: signal.contains, pattern: 'harness:end'}]}
+  - {id: c, input: 3, tags: [x], assertions: [{type: signal.contains, pattern: 'harness:end'}]}
+"""
+
+
+GOALS = [{"goal": "g", "command": "true"}]
+
+
+def _dataset(tmp_path: Path):  # type: ignore[no-untyped-def]
+    (tmp_path / "h.py").write_text("def create():\n    return lambda input, ctx: []\n")
+    (tmp_path / "eval.yaml").write_text(DATASET)
+    return load_dataset(tmp_path / "eval.yaml")
+
+
+def _resumed(tmp_path: Path, header, entries) -> JournalPlan:  # type: ignore[no-untyped-def]
+    """Write ``entries`` under ``header``, then open the journal again as --resume does."""
+    output = tmp_path / "out.json"
+    plan = open_journal(output, header)
+    for entry in entries:
+        plan.record(*entry)
+    plan.close()
+    resumed = open_journal(output, header, resume=True)
+    resumed.close()
+    return resumed
+
+
+def test_a_dataset_header_lists_every_shard_s_cases_and_fingerprints_what_changes_results(
+    tmp_path: Path,
+) -> None:
+    dataset = _dataset(tmp_path)
+    flags = ProviderPolicy()
+    options = RunOptions(tags=["x"], shard=parse_shard("2/2"), timeout=5.0)
+    header = dataset_header(dataset, options, flags, harness=None, params={}, traces=None)
+    assert (header.kind, header.name, header.order) == ("dataset", "three", ["a", "c"])
+    first = dataset_header(
+        dataset,
+        replace(options, shard=parse_shard("1/2")),
+        flags,
+        harness=None,
+        params={},
+        traces=None,
+    )
+    assert header.shard == (2, 2) and first.order == header.order  # every shard's cases
+    assert sorted(header.own_ids() + first.own_ids()) == ["a", "c"]
+    again = dataset_header(dataset, options, flags, harness=None, params={}, traces=None)
+    assert again.fingerprint == header.fingerprint
+    for changed in (
+        dataset_header(dataset, options, flags, harness=None, params={"k": 1}, traces=None),
+        dataset_header(
+            dataset, options, ProviderPolicy(judge_model="m"), harness=None, params={}, traces=None
+        ),
+        dataset_header(
+            dataset,
+            RunOptions(tags=["x"], timeout=6.0),
+            flags,
+            harness=None,
+            params={},
+            traces=None,
+        ),
+    ):
+        assert changed.fingerprint["params"] != header.fingerprint["params"]
+
+
+def test_finished_cases_come_back_kept_and_a_case_fail_fast_never_started_does_not(
+    tmp_path: Path,
+) -> None:
+    dataset = _dataset(tmp_path)
+    header = dataset_header(
+        dataset, RunOptions(), ProviderPolicy(), harness=None, params={}, traces=None
+    )
+    never = not_run(dataset.cases[2])
+    assert case_entry(never) is None
+    failed = case("b", False)
+    entries = [case_entry(case("a")), case_entry(failed)]
+    plan = _resumed(tmp_path, header, [e for e in entries if e is not None])
+    kept = kept_cases(plan)
+    assert list(kept) == ["a", "b"]
+    assert kept["b"].to_dict("all") == failed.to_dict("all")
+
+
+def test_a_matrix_keeps_each_variant_s_cases_of_this_shard_only(tmp_path: Path) -> None:
+    dataset = _dataset(tmp_path)
+    matrix = MatrixFile(
+        "m", dataset, [Variant("v1", "One"), Variant("v2", "Two", metadata={"k": 1})]
+    )
+    options = MatrixOptions(shard=parse_shard("1/2"))
+    header = matrix_header(matrix, options, repeat=None)
+    assert header.order == ["a", "b", "c"] and header.shard == (1, 2)
+    assert [v["id"] for v in header.variants] == ["v1", "v2"]
+    assert header.variants[1]["metadata"] == {"k": 1}
+    mine = header.own_ids()
+    other = next(i for i in header.order if i not in mine)
+    entries = [case_entry(case(mine[0]), "v2"), case_entry(case(other), "v2")]
+    plan = JournalPlan(None, kept={key: data for key, data in entries if key})  # type: ignore[misc]
+    kept = kept_matrix_cases(plan, matrix, options)
+    assert kept == {"v1": {}, "v2": {mine[0]: kept["v2"][mine[0]]}}
+
+
+def test_scenario_runs_come_back_kept_by_id_and_run_with_their_tags(tmp_path: Path) -> None:
+    (tmp_path / "fx").mkdir()
+    scenarios = [
+        parse_scenario(
+            {"id": sid, "adapterId": "python-pytest", "goals": GOALS, "fixture": {"path": "fx"}},
+            str(tmp_path / f"{sid}.json"),
+        )
+        for sid in ("s1", "s2", "s3")
+    ]
+    header = scenarios_header(scenarios, root=tmp_path, repeat=2, shard=parse_shard("1/3"))
+    assert (header.kind, header.order, header.shard) == ("scenarios", ["s1", "s2", "s3"], (1, 3))
+    assert [v["id"] for v in header.variants] == ["", "run1"]  # run 0 is a plain run's slot
+    once = scenarios_header(scenarios, root=tmp_path, repeat=1, shard=None)
+    assert once.fingerprint["params"] != header.fingerprint["params"]
+    second = ScenarioResult("s2", False, tags=["slow"], run=1, error="boom")
+    plan = _resumed(
+        tmp_path, header, [scenario_entry(ScenarioResult("s1", True)), scenario_entry(second)]
+    )
+    kept = kept_scenarios(plan)
+    assert list(kept) == [("s1", 0), ("s2", 1)]
+    assert kept[("s2", 1)].tags == ["slow"] and kept[("s2", 1)].error == "boom"
+
+
+def test_a_matrix_over_scenarios_keeps_runs_by_variant_scenario_and_run() -> None:
+    entry = scenario_matrix_entry("v#2", ScenarioResult("s", True, tags=["t"], run=1))
+    assert entry[0] == (matrix_slot("v#2", 1), "s")
+    kept = kept_scenario_matrix(JournalPlan(None, kept=dict([entry])))
+    assert list(kept) == [("v#2", "s", 1)] and kept[("v#2", "s", 1)].tags == ["t"]
