@@ -22,19 +22,20 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.harness.entrypoints import load_factory, resolve_harness
+from signal_eval_cli.harness.entrypoints import check_harness, load_factory, resolve_harness
 from signal_eval_cli.harness.protocol import Harness, wants_proxy
 from signal_eval_cli.paths import base_dir_of, harness_cassette
 from signal_eval_cli.providers.pricing import parse_price
 from signal_eval_cli.providers.recording import save_all
-from signal_eval_cli.runner import RunOptions, run_dataset, select_cases
+from signal_eval_cli.runner import RunOptions, check_filters, run_dataset, select_cases
+from signal_eval_cli.validate import load_checked_dataset
 
 if TYPE_CHECKING:
     from signal_eval_cli.providers.pricing import PriceTable
@@ -49,6 +50,7 @@ __all__ = [
     "default_cassette",
     "harness_spec",
     "judge_cassette",
+    "load_datasets",
     "prepare_run",
     "run_configured",
     "stop_proxy",
@@ -274,6 +276,65 @@ def stop_proxy(proxy: ModelProxy, note: Note = _stderr) -> None:
         )
     for failure in proxy.failures[:5]:
         note(f"not recorded: {failure}")
+
+
+def load_datasets(
+    paths: Sequence[Path],
+    options: RunOptions,
+    *,
+    harness: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    policy: ProviderPolicy | None = None,
+    traces: bool = False,
+    note: Note = _stderr,
+) -> list[EvalDataset | None]:
+    """Every dataset a run names, loaded and checked before any case runs, with every
+    problem at once (:class:`InputError`): the harness must load (``harness`` or each
+    dataset's, with ``params`` and the policy's provider and recording; not for recorded
+    ``traces``, which run none), and the filters of ``options`` must select some case.
+    Of several datasets, one the filters select nothing from is ``None`` (and ``note``
+    says so) when another has cases."""
+    datasets: list[EvalDataset | None] = []
+    problems = []
+    given = dict(params or {})
+    policy = policy or ProviderPolicy()
+    provider, recording = policy.provider, policy.record or policy.record_missing
+    for path in paths:
+        try:
+            if harness is not None and not traces:  # it replaces the one the dataset names
+                dataset = load_dataset(path)
+                check_harness(
+                    harness, given, dataset_path=path, provider=provider, recording=recording
+                )
+            elif not traces:
+                dataset = load_checked_dataset(path, given, provider, recording)
+            else:  # recorded traces: the harness is not run
+                dataset = load_dataset(path)
+            datasets.append(dataset)
+        except InputError as exc:
+            problems += exc.problems
+    if problems:
+        raise InputError(problems)
+    loaded = [d for d in datasets if d is not None]
+    if len(loaded) == 1:
+        check_filters(loaded[0], options)  # a typo'd --case/--tag must not run nothing
+        return datasets
+    errors = []
+    for dataset in loaded:
+        try:
+            check_filters(dataset, options)
+        except InputError as exc:
+            errors.append(exc)
+    if len(errors) == len(loaded):  # no dataset has a case the filters select
+        raise InputError([p for e in errors for p in e.problems])
+    kept: list[EvalDataset | None] = []
+    for dataset in loaded:
+        if select_cases(dataset, options):
+            kept.append(dataset)
+        else:
+            note(f"{dataset.path}: no case selected by the filters: not run")
+            kept.append(None)
+    return kept
 
 
 @dataclass

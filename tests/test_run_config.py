@@ -22,16 +22,19 @@ from signal_eval_cli.dataset import HarnessSpec
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.protocol import wants_proxy
 from signal_eval_cli.harness.reactive import ReactiveHarness
-from signal_eval_cli.matrix import Variant
+from signal_eval_cli.matrix import Variant, built_variants
 from signal_eval_cli.paths import harness_cassette
+from signal_eval_cli.reports.reporters import reports_per_dataset
 from signal_eval_cli.run_config import (
     ProviderPolicy,
     build_harness,
     default_cassette,
     harness_spec,
     judge_cassette,
+    load_datasets,
     run_configured,
 )
+from signal_eval_cli.runner import RunOptions
 
 KEY = "sk-test-run-config-5e5e5e"
 TIMINGS = {"durationMs", "startedAt", "completedAt", "timestamp", "id", "parent", "evaluationMs"}
@@ -128,6 +131,9 @@ def test_a_variant_and_a_run_build_the_harness_the_one_way() -> None:
     assert spec == HarnessSpec("reactive", {"agents": "agents/code-review.yaml"})
     ready = object()
     assert Variant("v", "v", harness=ready).build(dataset) is ready
+    both = built_variants([Variant("v", "v"), Variant("r", "r", harness=ready)], dataset)
+    assert isinstance(both[0].harness, ReactiveHarness) and both[1].harness is ready
+    assert [v.id for v in both] == ["v", "r"]  # the variants as given, their harness built
 
 
 def test_a_dataset_without_a_harness_says_how_to_name_one(tmp_path: Path) -> None:
@@ -137,6 +143,8 @@ def test_a_dataset_without_a_harness_says_how_to_name_one(tmp_path: Path) -> Non
         build_harness(load_dataset(path))
     with pytest.raises(InputError, match="variant 'v' names no harness"):
         Variant("v", "v").build(load_dataset(path))
+    with pytest.raises(InputError, match="variant 'w' names no harness"):
+        built_variants([Variant("w", "w")], load_dataset(path))
 
 
 def test_the_harness_cassette_follows_one_rule(tmp_path: Path) -> None:
@@ -153,3 +161,59 @@ def test_the_harness_cassette_follows_one_rule(tmp_path: Path) -> None:
     replayed = build_harness(dataset)
     assert isinstance(replayed, ReactiveHarness)
     assert Path(replayed.provider.path) == default_cassette(dataset, {})  # type: ignore[attr-defined]
+
+
+# -- the datasets a run names, and their reports --------------------------------------------------
+
+ONE = (
+    "name: {name}\nharness: {harness}\ncases:\n  - {{id: a, tags: [{tag}], input: 1,"
+    " assertions: [{{type: signal.contains, pattern: 'harness:end'}}]}}\n"
+)
+
+
+def _write(tmp_path: Path, stem: str, *, tag: str = "x", harness: str = "h.py:create") -> Path:
+    (tmp_path / "h.py").write_text("def create():\n    return lambda input, ctx: []\n")
+    path = tmp_path / f"{stem}.yaml"
+    path.write_text(ONE.format(name=stem, tag=tag, harness=harness))
+    return path
+
+
+def test_datasets_the_filters_select_nothing_from_are_skipped_with_a_note(tmp_path: Path) -> None:
+    paths = [_write(tmp_path, "one", tag="x"), _write(tmp_path, "two", tag="y")]
+    notes: list[str] = []
+    loaded = load_datasets(paths, RunOptions(tags=["y"]), note=notes.append)
+    assert [d.name if d else None for d in loaded] == [None, "two"]
+    assert notes == [f"{paths[0]}: no case selected by the filters: not run"]
+    with pytest.raises(InputError, match="no case matches --tag z"):
+        load_datasets(paths, RunOptions(tags=["z"]), note=notes.append)  # none selects any
+    with pytest.raises(InputError, match="no case id matches --case 'b'"):
+        load_datasets(paths[:1], RunOptions(case_ids=["b"]))
+
+
+def test_every_dataset_s_problem_is_reported_at_once_and_traces_run_no_harness(
+    tmp_path: Path,
+) -> None:
+    paths = [
+        _write(tmp_path, "one", harness="missing.py:create"),
+        _write(tmp_path, "two", harness="absent.py:create"),
+    ]
+    with pytest.raises(InputError) as caught:
+        load_datasets(paths, RunOptions())
+    assert len(caught.value.problems) == 2
+    assert [d.name for d in load_datasets(paths, RunOptions(), traces=True) if d] == ["one", "two"]
+
+
+def test_each_dataset_of_a_run_gets_its_own_report_files(tmp_path: Path) -> None:
+    datasets = [Path("d/a.yaml"), Path("e/b.yaml")]
+    paths = {"json": Path("out/{dataset}.json"), "markdown": Path("all.md"), "junit": None}
+    assert reports_per_dataset(datasets, paths) == [
+        {"json": Path("out/a.json"), "markdown": Path("all.md"), "junit": None},
+        {"json": Path("out/b.json"), "markdown": Path("all.md"), "junit": None},
+    ]
+    with pytest.raises(InputError, match="--output: with several datasets each writes its own"):
+        reports_per_dataset(datasets, {"json": Path("out.json")})
+    with pytest.raises(InputError, match="two datasets are named a"):
+        reports_per_dataset([Path("d/a.yaml"), Path("e/a.yaml")], paths)
+    assert reports_per_dataset(datasets[:1], {"json": Path("out.json")}) == [
+        {"json": Path("out.json")}
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -22,7 +23,7 @@ from signal_eval_cli.cli import app
 from signal_eval_cli.diffing import normalize_diff, unified_diff
 from signal_eval_cli.loading import schema_validator
 from signal_eval_cli.persistence import load_result
-from signal_eval_cli.scenarios import ScenarioRunResult
+from signal_eval_cli.scenarios import ScenarioRunResult, find_scenarios, run_scenarios, update_run
 
 REPO = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -207,6 +208,20 @@ def test_update_expected_rewrites_only_the_expected_diff_in_json(project: Path) 
     assert "\\u0001" in after and "✓" in after and '\\\\\\"' in after  # exact escaping
     again = invoke("scenario", path, "--root", project)
     assert again.exit_code == 0, again.output
+
+
+def test_update_run_rewrites_the_files_and_refreshes_the_run_in_process(project: Path) -> None:
+    """What ``--update-expected`` calls (the library's): the files it changed, and the
+    run's results recomputed, the rewritten diff-match now passing."""
+    path = project / "scenarios" / "greet.json"
+    write_json(path, greet_scenario(expected="@@ ... @@\n-old line\n+new line\n"))
+    scenarios = find_scenarios([str(path)], directory=project / "scenarios")
+    run = asyncio.run(run_scenarios(scenarios, root=project))
+    assert not run.passed and not run.scenarios[0].passed
+    assert update_run(scenarios, run) == [(path, 1)]
+    assert run.passed and run.scenarios[0].passed and run.cases[0].passed
+    assert json.loads(path.read_text())["patternAssertions"][1]["expectedDiff"] == actual_diff()
+    assert update_run(scenarios, run) == []  # nothing left failing
 
 
 def test_update_expected_keeps_passing_and_other_failures_alone(project: Path) -> None:

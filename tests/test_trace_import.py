@@ -649,3 +649,26 @@ def test_the_readme_example_dataset_passes_on_its_framework_traces(tmp_path: Pat
     assert "3 passed, 0 failed" in run.stdout
     for name in ("agents-sdk.json", "otel.json", "langgraph.jsonl"):
         assert facts(import_trace(tmp_path / "datasets" / "traces" / name)) == SUPPORT_FACTS
+
+
+def test_write_signal_files_reads_every_trace_then_writes_each_in_process(tmp_path: Path) -> None:
+    """What ``import --out-dir``/``--output`` call: the files written, each read back as
+    the trace imported; a clash or an input overwritten refused before any write."""
+    from signal_eval_cli.signals import read_jsonl
+    from signal_eval_cli.traces import read_trace_signals
+    from signal_eval_cli.traces.export import write_signal_files
+
+    paths = [FIXTURES / name for name in SIMPLE]
+    written: list[tuple[Path, int]] = []
+    out = tmp_path / "out"
+    targets = write_signal_files(paths, out_dir=out, on_written=lambda p, n: written.append((p, n)))
+    assert targets == [out / f"{p.stem}.jsonl" for p in paths]
+    for path, (target, count) in zip(paths, written, strict=True):
+        signals = read_trace_signals(path)[0]
+        assert len(read_jsonl(target)) == count == len(signals) > 0
+    with pytest.raises(InputError, match="--output takes one trace"):
+        write_signal_files(paths, output=tmp_path / "one.jsonl")
+    with pytest.raises(InputError, match="two traces would be written to"):
+        write_signal_files([paths[0], tmp_path / "x" / paths[0].name], out_dir=out)
+    with pytest.raises(InputError, match="one of the input traces"):
+        write_signal_files(paths[:1], output=paths[0])

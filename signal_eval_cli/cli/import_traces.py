@@ -64,12 +64,13 @@ def _import(
     format: str | None,
 ) -> None:
     from signal_eval_cli.traces.cases import import_cases
+    from signal_eval_cli.traces.export import write_signal_files
 
     try:
         if output is None and out_dir is None and case_into is None:
             raise InputError("give --output FILE (one trace), --out-dir DIR or --case-into DATASET")
         if output is not None or out_dir is not None:
-            _write_jsonl(paths, output, out_dir, format)
+            write_signal_files(paths, output, out_dir, format, on_written=_wrote)
         if case_into is not None:
             for path, case in zip(paths, import_cases(paths, case_into, format), strict=True):
                 renamed = case.id != path.stem  # --traces DIR finds a trace by its case id
@@ -83,25 +84,5 @@ def _import(
         fail_input(exc)
 
 
-def _write_jsonl(
-    paths: list[Path], output: Path | None, out_dir: Path | None, format: str | None
-) -> None:
-    from signal_eval_cli.signals import write_jsonl
-    from signal_eval_cli.traces import read_trace_signals
-
-    if output is not None and len(paths) > 1:
-        raise InputError("--output takes one trace; use --out-dir DIR for several")
-    directory = out_dir if out_dir is not None else Path()
-    targets = [output] if output is not None else [directory / f"{p.stem}.jsonl" for p in paths]
-    clash = {t for t in targets if targets.count(t) > 1}
-    if clash:
-        raise InputError(f"two traces would be written to {sorted(map(str, clash))[0]}")
-    inputs = {p.resolve() for p in paths}
-    if any(t.resolve() in inputs for t in targets):
-        raise InputError("an output file is one of the input traces: pick another path")
-    imported = [read_trace_signals(p, format)[0] for p in paths]  # all read before writing
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    for signals, target in zip(imported, targets, strict=True):
-        write_jsonl(signals, target)
-        out.print(f"wrote {target} ({len(signals)} signals)", highlight=False)
+def _wrote(target: Path, count: int) -> None:
+    out.print(f"wrote {target} ({count} signals)", highlight=False)

@@ -38,25 +38,22 @@ from signal_eval_cli.cli.journaled import (
 )
 from signal_eval_cli.cli.provider_options import ProviderPolicy, provider_options
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
-from signal_eval_cli.dataset import EvalDataset, load_dataset
+from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.harness.entrypoints import check_harness
 from signal_eval_cli.interrupts import interrupts
-from signal_eval_cli.partial import partial_dataset, stalled_dataset
+from signal_eval_cli.partial import partial_dataset, stall_reason, stalled_dataset
 from signal_eval_cli.reports.console import TableChoice, print_dataset
-from signal_eval_cli.reports.reporters import REPORTERS
+from signal_eval_cli.reports.reporters import reports_per_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult, SignalsPolicy
 from signal_eval_cli.resume import build_dataset
-from signal_eval_cli.run_config import prepare_run
+from signal_eval_cli.run_config import load_datasets, prepare_run
 from signal_eval_cli.run_journals import case_entry, dataset_header, kept_cases
 from signal_eval_cli.runner import (
     RunOptions,
-    check_filters,
     select_cases,
     stall_limit_s,
 )
 from signal_eval_cli.signals import now_iso
-from signal_eval_cli.validate import load_checked_dataset
 from signal_eval_cli.watchdog import LoopWatchdog
 
 _T = TypeVar("_T")
@@ -132,7 +129,10 @@ def run_command(
     """Run datasets (or evaluate recorded traces) and print a table of results."""
     policy = signals_policy(signals)
     rows = table_choice(table)
-    paths = report_paths(dataset_paths, reports)
+    try:
+        paths = reports_per_dataset(dataset_paths, reports)
+    except InputError as exc:
+        fail_input(exc)
     for each in paths:
         check_outputs(*each.values())
     chosen_shard = shard_option(shard)
@@ -147,14 +147,18 @@ def run_command(
     )
     flags = provider_policy
     params = parse_params(param or [])
-    datasets = load_selected(
-        dataset_paths,
-        options,
-        harness if traces is None else None,
-        params,
-        checks_harness=traces is None,
-        flags=flags,
-    )
+    try:
+        datasets = load_datasets(
+            dataset_paths,
+            options,
+            harness=harness,
+            params=params,
+            policy=flags,
+            traces=traces is not None,
+            note=lambda message: err.print(message, highlight=False),
+        )
+    except InputError as exc:
+        fail_input(exc)
     totals: list[DatasetResult] = []
     for dataset, its_reports in zip(datasets, paths, strict=True):
         if dataset is None:
@@ -179,97 +183,6 @@ def run_command(
     if len(totals) > 1:
         out.print(totals_line(totals))
     raise typer.Exit(EXIT_OK if all(r.passed for r in totals) else EXIT_FAILED)
-
-
-def report_paths(datasets: list[Path], paths: ReportPaths) -> list[ReportPaths]:
-    """Each dataset's report paths: ``{dataset}`` in a path becomes the dataset file's
-    stem. With several datasets, a report needs it (one file each) unless its reporter
-    appends (``--markdown``: each dataset appends its section)."""
-    if len(datasets) > 1:
-        shared = [
-            r.options[0] for r in REPORTERS
-            if (path := paths.get(r.name)) is not None and not r.appends
-            and "{dataset}" not in str(path)
-        ]  # fmt: skip
-        if shared:
-            fail_input(
-                InputError(
-                    f"{', '.join(shared)}: with several datasets each writes its own file: "
-                    "put {dataset} in the path (e.g. results/{dataset}.json)"
-                )
-            )
-        stems = [d.stem for d in datasets]
-        twice = sorted({s for s in stems if stems.count(s) > 1})
-        if twice and any(p is not None and "{dataset}" in str(p) for p in paths.values()):
-            fail_input(
-                InputError(f"two datasets are named {', '.join(twice)}: {{dataset}} would clash")
-            )
-    return [
-        {
-            name: Path(str(path).replace("{dataset}", d.stem)) if path is not None else None
-            for name, path in paths.items()
-        }
-        for d in datasets
-    ]
-
-
-def load_selected(
-    paths: list[Path],
-    options: RunOptions,
-    harness: str | None,
-    params: dict[str, Any],
-    *,
-    checks_harness: bool,
-    flags: ProviderPolicy | None = None,
-) -> list[EvalDataset | None]:
-    """Every dataset, loaded and checked before any case runs (every problem printed):
-    the filters must select some case and the harness must load (``--harness``,
-    ``--param``, ``--provider`` and ``--record`` included; not with ``--traces``, which
-    runs none). A
-    dataset the filters select nothing from is ``None`` when another one has cases."""
-    datasets: list[EvalDataset | None] = []
-    problems = []
-    flags = flags or ProviderPolicy()
-    provider, recording = flags.provider, flags.record or flags.record_missing
-    for path in paths:
-        try:
-            if harness is not None:  # --harness replaces the one the dataset names
-                dataset = load_dataset(path)
-                check_harness(
-                    harness, params, dataset_path=path, provider=provider, recording=recording
-                )
-            elif checks_harness:
-                dataset = load_checked_dataset(path, params, provider, recording)
-            else:  # --traces: the harness is not run
-                dataset = load_dataset(path)
-            datasets.append(dataset)
-        except InputError as exc:
-            problems += exc.problems
-    if problems:
-        fail_input(InputError(problems))
-    loaded = [d for d in datasets if d is not None]
-    if len(loaded) == 1:
-        try:
-            check_filters(loaded[0], options)  # a typo'd --case/--tag must not run nothing
-        except InputError as exc:
-            fail_input(exc)
-        return datasets
-    errors = []
-    for dataset in loaded:
-        try:
-            check_filters(dataset, options)
-        except InputError as exc:
-            errors.append(exc)
-    if len(errors) == len(loaded):  # no dataset has a case the filters select
-        fail_input(InputError([p for e in errors for p in e.problems]))
-    kept: list[EvalDataset | None] = []
-    for dataset in loaded:
-        if select_cases(dataset, options):
-            kept.append(dataset)
-        else:
-            err.print(f"{dataset.path}: no case selected by the filters: not run", highlight=False)
-            kept.append(None)
-    return kept
 
 
 def totals_line(results: list[DatasetResult]) -> str:
@@ -387,11 +300,7 @@ def finish_stalled(
     """The loop is stuck in a harness for good: report what finished, fail the rest with
     where the harness is stuck, write the reports and end the process (exit 1). A case
     that was ``running`` (case id, start) has the wall time it ran as its latency."""
-    reason = (
-        f"the event loop was blocked at {location} for {seconds:.1f} s, longer than the case timeout: "
-        "an async harness called blocking code (time.sleep, a sync SDK); await an async "
-        "call instead, or run the blocking one with asyncio.to_thread"
-    )
+    reason = stall_reason(location, seconds)
     result = stalled_dataset(dataset, selected, finished, started, reason, running=running)
     try:
         paths, signals, table = reports

@@ -44,29 +44,15 @@ from signal_eval_cli.reports.console_scenarios import run_summary, scenario_tabl
 from signal_eval_cli.resume import build_scenarios
 from signal_eval_cli.run_journals import kept_scenarios, scenario_entry, scenarios_header
 from signal_eval_cli.scenarios import (
-    Scenario,
     ScenarioResult,
-    ScenarioRunResult,
     find_scenarios,
-    update_expected_diffs,
+    update_run,
 )
-from signal_eval_cli.scenarios.proxying import ScenarioProxies
+from signal_eval_cli.scenarios.proxying import ScenarioProxies, stop_scenario_proxies
 from signal_eval_cli.sharding import take_shard
 from signal_eval_cli.signals import now_iso
 
 __all__ = ["scenario_command", "scenario_tables"]
-
-
-def _update(scenarios: list[Scenario], run: ScenarioRunResult) -> None:
-    for scenario, result in zip(scenarios, run.scenarios, strict=True):
-        updated = update_expected_diffs(scenario, result)
-        if updated:
-            err.print(
-                f"updated expectedDiff of {len(updated)} diff-match assertion(s) in "
-                f"{scenario.source}",
-                highlight=False,
-            )
-    run.refresh()
 
 
 @report_options("scenarios")
@@ -179,7 +165,11 @@ def scenario_command(
         if entries is not None:  # the results are what the journal holds
             run = build_scenarios(header, entries, ran=run)
         if update_expected and not run.interrupted:
-            _update(scenarios, run)
+            for source, count in update_run(scenarios, run):
+                err.print(
+                    f"updated expectedDiff of {count} diff-match assertion(s) in {source}",
+                    highlight=False,
+                )
         for result in run.scenarios:
             out.print(scenario_tables(result, width=out.width))
         out.print(run_summary(run))
@@ -187,14 +177,3 @@ def scenario_command(
     if run.interrupted:
         raise typer.Exit(caught.exit_code)
     raise typer.Exit(EXIT_OK if all(s.passed for s in run.scenarios) else EXIT_FAILED)
-
-
-def stop_scenario_proxies(proxies: ScenarioProxies) -> None:
-    """Stop the model proxies, saying where recordings went and what had none."""
-    for path in proxies.stop():
-        typer.echo(f"recorded the scenarios' model calls to {path}", err=True)
-    misses = proxies.misses
-    if misses:
-        typer.echo(f"{len(misses)} model call(s) had no recording", err=True)
-    for failure in proxies.failures[:5]:
-        typer.echo(f"not recorded: {failure}", err=True)

@@ -10,7 +10,7 @@ writes: ``run -o out.json`` loads no Markdown, JUnit or HTML code.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,14 @@ from signal_eval_cli.kinds import Result, kind_of
 from signal_eval_cli.reports.reporter import RESULT_KINDS, LazyReporter, ReportContext, Reporter
 from signal_eval_cli.results import SignalsPolicy
 
-__all__ = ["REPORTERS", "LazyReporter", "ReportContext", "Reporter", "write_reports"]
+__all__ = [
+    "REPORTERS",
+    "LazyReporter",
+    "ReportContext",
+    "Reporter",
+    "reports_per_dataset",
+    "write_reports",
+]
 
 _HERE = "signal_eval_cli.reports"
 REPORTERS: list[Reporter] = [
@@ -100,3 +107,35 @@ def write_reports(
             raise InputError([Problem(str(path), 0, 0, message)]) from exc
         if on_written is not None:
             on_written(r, path)
+
+
+def reports_per_dataset(
+    datasets: Sequence[Path], paths: Mapping[str, Path | None]
+) -> list[dict[str, Path | None]]:
+    """Each dataset's report paths (reporter name → file) for a run of several datasets:
+    ``{dataset}`` in a path becomes the dataset file's stem. With several datasets, a
+    report needs it (one file each) unless its reporter appends (``--markdown``: each
+    dataset appends its section); two datasets of one stem would clash
+    (:class:`InputError` for either)."""
+    if len(datasets) > 1:
+        shared = [
+            r.options[0] for r in REPORTERS
+            if (path := paths.get(r.name)) is not None and not r.appends
+            and "{dataset}" not in str(path)
+        ]  # fmt: skip
+        if shared:
+            raise InputError(
+                f"{', '.join(shared)}: with several datasets each writes its own file: "
+                "put {dataset} in the path (e.g. results/{dataset}.json)"
+            )
+        stems = [d.stem for d in datasets]
+        twice = sorted({s for s in stems if stems.count(s) > 1})
+        if twice and any(p is not None and "{dataset}" in str(p) for p in paths.values()):
+            raise InputError(f"two datasets are named {', '.join(twice)}: {{dataset}} would clash")
+    return [
+        {
+            name: Path(str(path).replace("{dataset}", d.stem)) if path is not None else None
+            for name, path in paths.items()
+        }
+        for d in datasets
+    ]

@@ -21,7 +21,7 @@ from signal_eval_cli.scenarios.runner import (
     run_scenario,
     run_scenarios,
 )
-from signal_eval_cli.scenarios.update import update_expected_diffs
+from signal_eval_cli.scenarios.update import update_expected_diffs, update_run
 from signal_eval_cli.scenarios.workspace import (
     AgentTaskError,
     PathEscapeError,
@@ -62,6 +62,7 @@ __all__ = [
     "run_scenarios",
     "scenario_from_document",
     "update_expected_diffs",
+    "update_run",
 ]
 
 

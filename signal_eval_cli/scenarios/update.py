@@ -10,7 +10,7 @@ edit is checked by parsing the result back before the file is written.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
@@ -20,9 +20,9 @@ from signal_eval_cli.errors import InputError
 from signal_eval_cli.files import atomic_write_text
 from signal_eval_cli.loading import parse_yaml
 from signal_eval_cli.scenarios.model import Scenario
-from signal_eval_cli.scenarios.runner import ScenarioResult
+from signal_eval_cli.scenarios.runner import ScenarioResult, ScenarioRunResult
 
-__all__ = ["rewrite_strings", "update_expected_diffs"]
+__all__ = ["rewrite_strings", "update_expected_diffs", "update_run"]
 
 JsonPath = tuple[str | int, ...]
 _BOM = "\ufeff"
@@ -58,6 +58,20 @@ def update_expected_diffs(scenario: Scenario, result: ScenarioResult) -> list[in
         checked.assertion["expectedDiff"] = checked.actual
     result.recompute()
     return [i for i, _ in updated]
+
+
+def update_run(scenarios: Sequence[Scenario], run: ScenarioRunResult) -> list[tuple[Path, int]]:
+    """``--update-expected`` over a run of ``scenarios`` (each run once, in order): each
+    scenario file's failing expectedDiffs rewritten (:func:`update_expected_diffs`), then
+    the run's results refreshed (what was rewritten passes). Returns each file changed,
+    with how many diff-match assertions were rewritten in it."""
+    updated = []
+    for scenario, result in zip(scenarios, run.scenarios, strict=True):
+        indexes = update_expected_diffs(scenario, result)
+        if indexes and scenario.source is not None:
+            updated.append((scenario.source, len(indexes)))
+    run.refresh()
+    return updated
 
 
 def rewrite_strings(path: Path, edits: Mapping[JsonPath, str]) -> None:
