@@ -36,6 +36,7 @@ __all__ = [
     "BARE_CLIENT",
     "MatrixOptions",
     "Variant",
+    "built_variants",
     "check_cassette_names",
     "export_variants_env",
     "run_matrix",
@@ -107,6 +108,13 @@ def variant_cassette(
 
 def _file_safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def built_variants(variants: Sequence[Variant], dataset: EvalDataset) -> list[Variant]:
+    """The variants with their harnesses built (ready objects), each failure a located
+    :class:`InputError`. A local run builds them before any model proxy points this
+    process's environment at itself: a provider reads ``OPENAI_BASE_URL`` when it is made."""
+    return [replace(v, harness=v.build(dataset)) for v in variants]
 
 
 def check_cassette_names(ids: Sequence[str]) -> None:

@@ -22,7 +22,13 @@ if TYPE_CHECKING:  # imported where used: `run` must not pay for matrices and sc
     from signal_eval_cli.scenarios.model import Scenario
     from signal_eval_cli.scenarios.runner import ScenarioResult, ScenarioRunResult
 
-__all__ = ["partial_dataset", "partial_matrix", "partial_scenarios", "stalled_dataset"]
+__all__ = [
+    "partial_dataset",
+    "partial_matrix",
+    "partial_scenarios",
+    "stall_reason",
+    "stalled_dataset",
+]
 
 
 def partial_dataset(
@@ -46,6 +52,16 @@ def partial_dataset(
         completed_at=completed,
         metadata=dict(dataset.metadata),
         interrupted=interrupted,
+    )
+
+
+def stall_reason(location: str, seconds: float) -> str:
+    """Why the cases of a run whose loop is stuck did not finish: where it is stuck (a
+    :class:`~signal_eval_cli.watchdog.LoopWatchdog`'s report), and what to do about it."""
+    return (
+        f"the event loop was blocked at {location} for {seconds:.1f} s, longer than the case "
+        "timeout: an async harness called blocking code (time.sleep, a sync SDK); await an "
+        "async call instead, or run the blocking one with asyncio.to_thread"
     )
 
 

@@ -22,7 +22,7 @@ from signal_eval_cli.dataset import HarnessSpec
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.protocol import wants_proxy
 from signal_eval_cli.harness.reactive import ReactiveHarness
-from signal_eval_cli.matrix import Variant
+from signal_eval_cli.matrix import Variant, built_variants
 from signal_eval_cli.paths import harness_cassette
 from signal_eval_cli.reports.reporters import reports_per_dataset
 from signal_eval_cli.run_config import (
@@ -131,6 +131,9 @@ def test_a_variant_and_a_run_build_the_harness_the_one_way() -> None:
     assert spec == HarnessSpec("reactive", {"agents": "agents/code-review.yaml"})
     ready = object()
     assert Variant("v", "v", harness=ready).build(dataset) is ready
+    both = built_variants([Variant("v", "v"), Variant("r", "r", harness=ready)], dataset)
+    assert isinstance(both[0].harness, ReactiveHarness) and both[1].harness is ready
+    assert [v.id for v in both] == ["v", "r"]  # the variants as given, their harness built
 
 
 def test_a_dataset_without_a_harness_says_how_to_name_one(tmp_path: Path) -> None:
@@ -140,6 +143,8 @@ def test_a_dataset_without_a_harness_says_how_to_name_one(tmp_path: Path) -> Non
         build_harness(load_dataset(path))
     with pytest.raises(InputError, match="variant 'v' names no harness"):
         Variant("v", "v").build(load_dataset(path))
+    with pytest.raises(InputError, match="variant 'w' names no harness"):
+        built_variants([Variant("w", "w")], load_dataset(path))
 
 
 def test_the_harness_cassette_follows_one_rule(tmp_path: Path) -> None:

@@ -234,3 +234,35 @@ def test_a_broken_cassette_or_two_modes_are_exit_2_before_anything_runs(tmp_path
     )
     assert result.exit_code == 2 and "choose one of --record, --replay" in result.output
     assert not marker.exists() and "Traceback" not in result.output
+
+
+def test_stopping_the_proxies_writes_and_says_what_was_recorded_and_missed(tmp_path: Path) -> None:
+    """The library's stop (what ``scenario`` and a matrix over scenarios call): each proxy
+    stopped and saved, then where recordings went, the misses, the first five failures."""
+    from signal_eval_cli.scenarios.proxying import ScenarioProxies, stop_scenario_proxies
+
+    class Stub:
+        def __init__(self, name: str, misses: list[str], failures: list[str]) -> None:
+            self.name, self.misses, self.failures, self.stopped = name, misses, failures, False
+
+        def stop(self) -> None:
+            self.stopped = True
+
+        def save(self) -> list[Path]:
+            return [tmp_path / f"{self.name}.yaml"]
+
+    proxies = ScenarioProxies()
+    stubs = [Stub("a", ["m1"], [f"f{i}" for i in range(4)]), Stub("b", ["m2"], ["g1", "g2"])]
+    proxies.proxies = {s.name: s for s in stubs}  # type: ignore[misc]
+    notes: list[str] = []
+    assert stop_scenario_proxies(proxies, notes.append) == [
+        tmp_path / "a.yaml",
+        tmp_path / "b.yaml",
+    ]
+    assert all(s.stopped for s in stubs)
+    assert notes == [
+        f"recorded the scenarios' model calls to {tmp_path / 'a.yaml'}",
+        f"recorded the scenarios' model calls to {tmp_path / 'b.yaml'}",
+        "2 model call(s) had no recording",
+        *(f"not recorded: {f}" for f in ["f0", "f1", "f2", "f3", "g1"]),
+    ]

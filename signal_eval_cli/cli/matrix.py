@@ -47,15 +47,13 @@ from signal_eval_cli.cli.journaled import (
 )
 from signal_eval_cli.cli.provider_options import ProviderPolicy, provider_options, stop_proxy
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
-from signal_eval_cli.cli.scenario import stop_scenario_proxies
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.interrupts import Interrupts, interrupts
 from signal_eval_cli.matrix import (
-    MatrixFile,
     MatrixOptions,
     MatrixResult,
-    Variant,
     VariantResult,
+    built_variants,
     check_cassette_names,
     load_matrix,
 )
@@ -77,6 +75,7 @@ from signal_eval_cli.run_journals import (
 )
 from signal_eval_cli.runner import select_cases
 from signal_eval_cli.scenarios.matrix import ScenarioMatrix
+from signal_eval_cli.scenarios.proxying import stop_scenario_proxies
 from signal_eval_cli.scenarios.runner import ScenarioResult
 from signal_eval_cli.sharding import Shard, take_shard
 from signal_eval_cli.signals import now_iso
@@ -161,8 +160,11 @@ def matrix_command(
         kept = sum(len(f) for f in options.finished_by_variant.values())
 
         started = now_iso()
-        variants = _built(matrix) if executor == "local" else matrix.variants
-        local = executor == "local"  # on Ray: each actor's own
+        try:  # on Ray: each actor builds its own
+            local = executor == "local"
+            variants = built_variants(matrix.variants, matrix.dataset) if local else matrix.variants
+        except InputError as exc:
+            fail_input(exc)
         try:
             options.proxies = start_variant_proxies(
                 matrix,
@@ -196,15 +198,6 @@ def matrix_command(
             for proxy in options.proxies.values():
                 stop_proxy(proxy)
         _finish(result, (journal, build_matrix), reports, policy, caught.exit_code)
-
-
-def _built(matrix: MatrixFile) -> list[Variant]:
-    """The variants with their harnesses built, before any proxy points this process's
-    environment at itself (a provider reads ``OPENAI_BASE_URL`` when it is made)."""
-    try:
-        return [replace(v, harness=v.build(matrix.dataset)) for v in matrix.variants]
-    except InputError as exc:
-        fail_input(exc)
 
 
 def _scenario_matrix(

@@ -41,7 +41,7 @@ from signal_eval_cli.cli.report_options import ReportPaths, report_options, writ
 from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.interrupts import interrupts
-from signal_eval_cli.partial import partial_dataset, stalled_dataset
+from signal_eval_cli.partial import partial_dataset, stall_reason, stalled_dataset
 from signal_eval_cli.reports.console import TableChoice, print_dataset
 from signal_eval_cli.reports.reporters import reports_per_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult, SignalsPolicy
@@ -300,11 +300,7 @@ def finish_stalled(
     """The loop is stuck in a harness for good: report what finished, fail the rest with
     where the harness is stuck, write the reports and end the process (exit 1). A case
     that was ``running`` (case id, start) has the wall time it ran as its latency."""
-    reason = (
-        f"the event loop was blocked at {location} for {seconds:.1f} s, longer than the case timeout: "
-        "an async harness called blocking code (time.sleep, a sync SDK); await an async "
-        "call instead, or run the blocking one with asyncio.to_thread"
-    )
+    reason = stall_reason(location, seconds)
     result = stalled_dataset(dataset, selected, finished, started, reason, running=running)
     try:
         paths, signals, table = reports

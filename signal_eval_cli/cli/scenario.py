@@ -48,7 +48,7 @@ from signal_eval_cli.scenarios import (
     find_scenarios,
     update_run,
 )
-from signal_eval_cli.scenarios.proxying import ScenarioProxies
+from signal_eval_cli.scenarios.proxying import ScenarioProxies, stop_scenario_proxies
 from signal_eval_cli.sharding import take_shard
 from signal_eval_cli.signals import now_iso
 
@@ -177,14 +177,3 @@ def scenario_command(
     if run.interrupted:
         raise typer.Exit(caught.exit_code)
     raise typer.Exit(EXIT_OK if all(s.passed for s in run.scenarios) else EXIT_FAILED)
-
-
-def stop_scenario_proxies(proxies: ScenarioProxies) -> None:
-    """Stop the model proxies, saying where recordings went and what had none."""
-    for path in proxies.stop():
-        typer.echo(f"recorded the scenarios' model calls to {path}", err=True)
-    misses = proxies.misses
-    if misses:
-        typer.echo(f"{len(misses)} model call(s) had no recording", err=True)
-    for failure in proxies.failures[:5]:
-        typer.echo(f"not recorded: {failure}", err=True)

@@ -20,7 +20,8 @@ driver's proxies :meth:`~ScenarioProxies.absorb` it and write the cassettes once
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import cast
 
@@ -32,7 +33,7 @@ from signal_eval_cli.proxy.server import ModelProxy, Upstream
 from signal_eval_cli.proxy.session import CaseSession, Emit
 from signal_eval_cli.scenarios.model import Scenario
 
-__all__ = ["ScenarioProxies", "scenario_cassette"]
+__all__ = ["ScenarioProxies", "scenario_cassette", "stop_scenario_proxies"]
 
 
 def scenario_cassette(scenario: Scenario) -> Path:
@@ -143,3 +144,24 @@ class ScenarioProxies:
     @property
     def failures(self) -> list[str]:
         return [m for p in self.proxies.values() for m in p.failures]
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def stop_scenario_proxies(
+    proxies: ScenarioProxies, note: Callable[[str], None] = _stderr
+) -> list[Path]:
+    """Stop the run's proxies and write what they recorded (:meth:`ScenarioProxies.stop`),
+    telling ``note`` where recordings went and what had none, as
+    :func:`~signal_eval_cli.run_config.stop_proxy` does for a dataset run's proxy."""
+    written = proxies.stop()
+    for path in written:
+        note(f"recorded the scenarios' model calls to {path}")
+    misses = proxies.misses
+    if misses:
+        note(f"{len(misses)} model call(s) had no recording")
+    for failure in proxies.failures[:5]:
+        note(f"not recorded: {failure}")
+    return written
