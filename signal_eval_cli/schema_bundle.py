@@ -65,13 +65,34 @@ def bundled_text(name: str, source: Path = SCHEMA_DIR) -> str:
 
 
 def write_bundles(target: Path, source: Path = SCHEMA_DIR) -> list[Path]:
-    """Write every bundled schema into ``target``; the paths written."""
+    """Write every bundled schema into ``target``; the paths written, sorted.
+
+    A schema is written after those it refers to: written over ``source`` itself, a
+    bundle then embeds the others as they are now, not as they were (one run is enough)."""
     written = []
-    for file in sorted(source.glob("*.schema.json")):
-        path = target / file.name
-        path.write_text(bundled_text(file.name.removesuffix(".schema.json"), source), "utf-8")
+    for file_name in _referred_first(sorted(f.name for f in source.glob("*.schema.json")), source):
+        path = target / file_name
+        path.write_text(bundled_text(file_name.removesuffix(".schema.json"), source), "utf-8")
         written.append(path)
-    return written
+    return sorted(written)
+
+
+def _referred_first(file_names: list[str], source: Path) -> list[str]:
+    """``file_names``, each after the schemas it refers to (depth first)."""
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(file_name: str) -> None:
+        if file_name in seen or file_name not in file_names:
+            return
+        seen.add(file_name)
+        for ref in _external_refs(_load(file_name, source)):
+            visit(ref)
+        order.append(file_name)
+
+    for file_name in file_names:
+        visit(file_name)
+    return order
 
 
 if __name__ == "__main__":

@@ -13,16 +13,17 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, NotRequired, Required, TypedDict, get_type_hints
+from typing import Annotated, Any, Literal, TypedDict, get_type_hints
 
 import pytest
 from flows_helpers import CLI, user_env
 
 from signal_eval_cli import InputError, load_dataset
 from signal_eval_cli.assertions import EvalContext, Field, Outcome, assertion, registry
+from signal_eval_cli.assertions.options import NotRequired, Required, field_schema
 from signal_eval_cli.assertions.schema import generated_texts
 from signal_eval_cli.dataset import EvalCase, EvalDataset
 from signal_eval_cli.runner import run_dataset
@@ -73,6 +74,61 @@ def test_every_built_in_types_fields_are_its_options_classes() -> None:
         assert kind.options is not None, f"{name} is registered without options="
         fields = [f for f in get_type_hints(kind.options, include_extras=True) if f != "type"]
         assert list((kind.schema or {})["properties"]) == fields, name
+
+
+class Step(TypedDict):
+    name: str
+    at: NotRequired[float]
+
+
+@pytest.mark.parametrize(
+    ("annotation", "schema"),
+    [
+        (str, {"type": "string"}),
+        (bool, {"type": "boolean"}),
+        (int, {"type": "integer"}),
+        (float, {"type": "number"}),
+        (Any, {}),
+        (dict, {"type": "object"}),
+        (dict[str, int], {"type": "object"}),
+        (Mapping[str, Any], {"type": "object"}),
+        (list[int], {"type": "array", "items": {"type": "integer"}}),
+        (Sequence[str], {"type": "array", "items": {"type": "string"}}),
+        (Literal["a"], {"const": "a"}),
+        (Literal["a", 1], {"enum": ["a", 1]}),
+        (str | bool, {"type": ["string", "boolean"]}),
+        (
+            list[Step],
+            {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["name"],
+                    "properties": {"name": {"type": "string"}, "at": {"type": "number"}},
+                },
+            },
+        ),
+        (
+            Annotated[str, Field(minLength=1), Field(pattern="^a")],
+            {"type": "string", "minLength": 1, "pattern": "^a"},
+        ),
+        (
+            Annotated[int, {"$ref": "#/$defs/x"}, Field(description="d")],
+            {"$ref": "#/$defs/x", "description": "d"},
+        ),
+    ],
+)
+def test_a_fields_schema_comes_from_its_annotation(annotation: Any, schema: Any) -> None:
+    assert field_schema(annotation) == schema
+
+
+@pytest.mark.parametrize(
+    "annotation", [datetime, str | None, str | list[str], set[str], tuple[int]]
+)
+def test_an_annotation_no_schema_maps_is_refused(annotation: Any) -> None:
+    with pytest.raises(TypeError, match="no JSON Schema for"):
+        field_schema(annotation)
 
 
 class Dated(TypedDict):
@@ -358,12 +414,16 @@ def test_a_plugin_that_fails_to_load_is_named_not_a_traceback(tmp_path: Path) ->
 
 
 def test_the_schema_module_writes_the_schemas(tmp_path: Path) -> None:
-    """``python -m signal_eval_cli.assertions.schema DIR`` rewrites what drifted."""
+    """``python -m signal_eval_cli.assertions.schema DIR`` rewrites what drifted, in one run."""
     for file in (ROOT / "schemas").glob("*.schema.json"):
         (tmp_path / file.name).write_text(file.read_text())
     stale = json.loads((tmp_path / "assertions.schema.json").read_text())
     del stale["$defs"]["signal.count"]
     (tmp_path / "assertions.schema.json").write_text(json.dumps(stale))
+    # a bundle embeds a bundle: matrix embeds scenario, which embeds assertions
+    scenario = json.loads((tmp_path / "scenario.schema.json").read_text())
+    del scenario["$defs"]["assertions.schema.json"]["$defs"]["signal.count"]
+    (tmp_path / "scenario.schema.json").write_text(json.dumps(scenario))
     done = subprocess.run(
         [sys.executable, "-m", "signal_eval_cli.assertions.schema", str(tmp_path)],
         capture_output=True,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from signal_eval_cli.assertions.context import EvalContext
 from signal_eval_cli.assertions.fields import Counted, Name, Notes, Pattern
 from signal_eval_cli.assertions.helpers import PREVIEW_ITEMS, count_outcome
-from signal_eval_cli.assertions.options import NotRequired
+from signal_eval_cli.assertions.options import Field, NotRequired
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.patterns import compile_glob, equal_to
@@ -39,7 +39,7 @@ def _trigger(activation: Signal) -> str | None:
 class OfAgent(Notes):
     """An assertion about the agent ``agentId``."""
 
-    agentId: Name
+    agentId: Annotated[Name, Field(description="The agent's id.")]
 
 
 class ActivatedOptions(OfAgent, Counted):
@@ -47,18 +47,29 @@ class ActivatedOptions(OfAgent, Counted):
 
 
 class CausedByOptions(OfAgent):
-    triggerPattern: Pattern
+    triggerPattern: Annotated[
+        Pattern, Field(description="The signal that activated the agent: a name glob.")
+    ]
 
 
 class EmittedOptions(OfAgent):
-    signal: Pattern
+    signal: Annotated[Pattern, Field(description="The signal the agent emitted: a name glob.")]
 
 
 class SkippedOptions(OfAgent):
-    reason: NotRequired[str]
+    reason: NotRequired[
+        Annotated[str, Field(description="The reason the agent:skipped signal gives.")]
+    ]
 
 
-_Ends = TypedDict("_Ends", {"from": Name, "to": Name}, total=False)
+_Ends = TypedDict(
+    "_Ends",
+    {
+        "from": Annotated[Name, Field(description="The agent handing off.")],
+        "to": Annotated[Name, Field(description="The agent handed to.")],
+    },
+    total=False,
+)
 
 
 class HandoffOptions(Notes, _Ends, Counted):

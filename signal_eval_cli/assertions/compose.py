@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from signal_eval_cli.assertions.context import EvalContext
 from signal_eval_cli.assertions.evaluate import evaluate_assertion
 from signal_eval_cli.assertions.fields import Notes
+from signal_eval_cli.assertions.options import Field
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import assertion
 
@@ -18,13 +19,13 @@ Child = Annotated[Mapping[str, Any], {"$ref": "#/$defs/assertion"}]
 class ListOptions(Notes):
     """Child assertions."""
 
-    assertions: list[Child]
+    assertions: Annotated[list[Child], Field(description="The child assertions.")]
 
 
 class NotOptions(Notes):
     """One child assertion."""
 
-    assertion: Child
+    assertion: Annotated[Child, Field(description="The child assertion.")]
 
 
 @assertion("all", options=ListOptions)

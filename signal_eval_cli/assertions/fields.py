@@ -50,22 +50,22 @@ Count = Annotated[int, Field(minimum=0)]
 class Notes(Options, total=False):
     """What every trace assertion may carry besides its fields: a description and a note."""
 
-    description: str
-    note: str
+    description: Annotated[str, Field(description="What the assertion checks, in words.")]
+    note: Annotated[str, Field(description="A remark for readers; not checked.")]
 
 
 class Bounds(TypedDict, total=False):
     """``min``/``max`` of a count."""
 
-    min: Count
-    max: Count
+    min: Annotated[Count, Field(description="At least this many.")]
+    max: Annotated[Count, Field(description="At most this many.")]
 
 
 class Exact(TypedDict, total=False):
-    exact: Count
+    exact: Annotated[Count, Field(description="Exactly this many (instead of min and max).")]
 
 
 class Counted(Bounds, Exact, total=False):
     """``min``/``max``/``exact`` of a count (``count``: the same as ``exact``)."""
 
-    count: Count
+    count: Annotated[Count, Field(description="The same as exact.")]

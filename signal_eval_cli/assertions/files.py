@@ -77,9 +77,12 @@ class FileOptions(Options):
     path: RelativePath
 
 
+Note = Annotated[str, Field(description="A remark for readers; not checked.")]
+
+
 class ExistsOptions(FileOptions, total=False):
     scope: Scope
-    note: str
+    note: Note
 
 
 class ContainsOptions(FileOptions):
@@ -96,7 +99,7 @@ class ContainsOptions(FileOptions):
         },
     ]
     scope: NotRequired[Scope]
-    note: NotRequired[str]
+    note: NotRequired[Note]
 
 
 class DiffOptions(FileOptions):
@@ -116,7 +119,7 @@ class DiffOptions(FileOptions):
             ),
         ]
     ]
-    note: NotRequired[str]
+    note: NotRequired[Note]
 
 
 @_file_assertion("file-exists", ExistsOptions)

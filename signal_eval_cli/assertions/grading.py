@@ -135,7 +135,10 @@ class StillPassOptions(SomeTests, total=False):
 
 
 class _WithStatus(SomeTests, total=False):
-    status: Literal["passed", "failed", "skipped", "any"]
+    status: Annotated[
+        Literal["passed", "failed", "skipped", "any"],
+        Field(description="Only tests with this status (default: any)."),
+    ]
 
 
 class CountOptions(_WithStatus, Counted):

@@ -32,12 +32,31 @@ def render_trajectory(trace: Trace, limit: int = TRAJECTORY_LIMIT) -> str:
 class JudgeOptions(Notes):
     """The criteria a judge scores the output on, and the mean score to reach."""
 
-    criteria: Annotated[list[str], {"type": "array", "minItems": 1, "items": NAME}]
-    rubric: NotRequired[str]
-    minScore: Annotated[float, Field(minimum=0, maximum=1)]
-    model: NotRequired[str]
-    temperature: NotRequired[Annotated[float, Field(minimum=0, maximum=2)]]
-    includeTrajectory: NotRequired[bool]
+    criteria: Annotated[
+        list[str],
+        {
+            "type": "array",
+            "minItems": 1,
+            "items": NAME,
+            "description": "What the judge scores, each from 0 to 1.",
+        },
+    ]
+    rubric: NotRequired[Annotated[str, Field(description="How the judge is to score.")]]
+    minScore: Annotated[
+        float, Field(minimum=0, maximum=1, description="The mean score the output must reach.")
+    ]
+    model: NotRequired[Annotated[str, Field(description="The judge model (default: the run's).")]]
+    temperature: NotRequired[
+        Annotated[
+            float,
+            Field(
+                minimum=0, maximum=2, description="The judge's sampling temperature (default: 0)."
+            ),
+        ]
+    ]
+    includeTrajectory: NotRequired[
+        Annotated[bool, Field(description="Show the judge the run's signals too.")]
+    ]
 
 
 @assertion("llm.judge", options=JudgeOptions, needs_judge=True)

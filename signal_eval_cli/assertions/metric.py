@@ -17,7 +17,7 @@ from signal_eval_cli.signals import TraceMetrics
 class LimitOptions(Notes):
     """A limit on one of the run's metrics."""
 
-    value: Annotated[float, Field(minimum=0)]
+    value: Annotated[float, Field(minimum=0, description="The limit: ms, USD or tokens.")]
 
 
 TokenField = Literal["input", "output", "total"]
@@ -26,7 +26,7 @@ TokenField = Literal["input", "output", "total"]
 class TokensOptions(LimitOptions):
     """A limit on the run's tokens: input, output or (default) total."""
 
-    field: NotRequired[TokenField]
+    field: NotRequired[Annotated[TokenField, Field(description="Which tokens (default: total).")]]
 
 
 L = TypeVar("L", bound=LimitOptions)

@@ -44,9 +44,6 @@ class Field:
     def __init__(self, **keywords: Any) -> None:
         self.keywords = keywords
 
-    def __repr__(self) -> str:
-        return f"Field({', '.join(f'{k}={v!r}' for k, v in self.keywords.items())})"
-
 
 def options_schema(options: type[Any]) -> dict[str, Any]:
     """``{"required": [...], "properties": {...}}`` of an options class, ``type`` left out
@@ -99,9 +96,9 @@ def field_schema(hint: Any) -> dict[str, Any]:
         return dict(_SIMPLE[hint])
     if origin is Literal:
         return {"const": args[0]} if len(args) == 1 else {"enum": list(args)}
-    if origin in (list, Sequence, typing.Sequence):
+    if origin in (list, Sequence):
         return {"type": "array", "items": field_schema(args[0])}
-    if hint in (dict, Mapping) or origin in (dict, Mapping, typing.Mapping):
+    if hint in (dict, Mapping) or origin in (dict, Mapping):
         return {"type": "object"}
     if origin is Union or origin is types.UnionType:
         kinds = [field_schema(arg) for arg in args]

@@ -23,8 +23,10 @@ _FENCED = re.compile(r"\A\s*```[A-Za-z0-9_-]*\n(.*?)\n```\s*\Z", re.DOTALL)
 class TextOptions(Notes):
     """A text the final output contains (or not)."""
 
-    text: str
-    caseSensitive: NotRequired[bool]
+    text: Annotated[str, Field(description="The text to look for.")]
+    caseSensitive: NotRequired[
+        Annotated[bool, Field(description="false: compare casefolded (default: true).")]
+    ]
 
 
 def _has(output: str, a: TextOptions) -> bool:
@@ -69,8 +71,10 @@ def _regex_problems(a: Mapping[str, Any]) -> Iterator[Found]:
 class RegexOptions(Notes):
     """A regex with JavaScript flags."""
 
-    regex: str
-    flags: NotRequired[Annotated[str, Field(pattern="^[gimsuxy]*$")]]
+    regex: Annotated[str, Field(description="A JavaScript regular expression, searched for.")]
+    flags: NotRequired[
+        Annotated[str, Field(pattern="^[gimsuxy]*$", description="JavaScript flags, e.g. im.")]
+    ]
 
 
 @assertion("output.matches", options=RegexOptions, problems=_regex_problems)
@@ -111,7 +115,9 @@ def _schema_problems(a: Mapping[str, Any]) -> Iterator[Found]:
 class JsonOptions(Notes, total=False):
     """A JSON Schema the output's JSON must match."""
 
-    schema: Mapping[str, Any] | bool
+    schema: Annotated[
+        Mapping[str, Any] | bool, Field(description="A JSON Schema the output's JSON must match.")
+    ]
 
 
 @assertion("output.json", options=JsonOptions, problems=_schema_problems)

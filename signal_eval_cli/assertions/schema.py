@@ -36,10 +36,12 @@ ASSERTIONS_ID = "https://signal-eval.dev/schemas/assertions.schema.json"
 def definition(kind: AssertionType) -> dict[str, Any]:
     """The ``$defs`` entry of one type: a mapping with ``type: <name>`` and its fields."""
     const = {"type": {"const": kind.name}}
+    about = {"description": kind.doc} if kind.doc else {}
     if kind.schema is None:  # registered without fields: any are accepted
-        return {"type": "object", "required": ["type"], "properties": const}
+        return {"type": "object", **about, "required": ["type"], "properties": const}
     out: dict[str, Any] = {
         "type": "object",
+        **about,
         "additionalProperties": False,
         "required": ["type", *kind.schema.get("required", ())],
     }

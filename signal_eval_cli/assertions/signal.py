@@ -22,8 +22,10 @@ TRAJECTORY_PREVIEW = 50
 class NamedOptions(Notes):
     """A signal named by a glob, with an optional partial-match payload."""
 
-    pattern: Pattern
-    payload: NotRequired[Payload]
+    pattern: Annotated[Pattern, Field(description="Which signals: a name glob.")]
+    payload: NotRequired[
+        Annotated[Payload, Field(description="Only signals whose payload matches this.")]
+    ]
 
 
 def _carries(signal: Signal, payload: Any) -> bool:
@@ -199,8 +201,13 @@ _STEP = {"if": {"type": "string"}, "then": PATTERN, "else": field_schema(Step)}
 class TrajectoryOptions(Notes):
     """Steps (globs, or globs with payloads) in order, by mode, within a window."""
 
-    patterns: Annotated[list[Annotated[str | Step, _STEP]], Field(minItems=1)]
-    strict: NotRequired[bool]
+    patterns: Annotated[
+        list[Annotated[str | Step, _STEP]],
+        Field(minItems=1, description="The steps: name globs, or {pattern, payload}."),
+    ]
+    strict: NotRequired[
+        Annotated[bool, Field(description="No other signal may come between the steps.")]
+    ]
     mode: NotRequired[
         Annotated[
             Mode,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from signal_eval_cli.assertions.context import EvalContext
 from signal_eval_cli.assertions.fields import Notes, Pattern, StatePath, Value
 from signal_eval_cli.assertions.helpers import short
-from signal_eval_cli.assertions.options import NotRequired
+from signal_eval_cli.assertions.options import Field, NotRequired
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.patterns import get_path, match_value
@@ -18,7 +18,9 @@ class State(TypedDict):
 
     path: StatePath
     value: NotRequired[Value]
-    exists: NotRequired[bool]
+    exists: NotRequired[
+        Annotated[bool, Field(description="false: the path must not exist; true: it must.")]
+    ]
 
 
 def _check_state(state: Any, a: State, where: str) -> Outcome:
@@ -41,7 +43,9 @@ def _check_state(state: Any, a: State, where: str) -> Outcome:
 
 
 class _AfterSignal(Notes):
-    afterSignal: Pattern
+    afterSignal: Annotated[
+        Pattern, Field(description="The state right after the first signal matching this glob.")
+    ]
 
 
 class AtOptions(_AfterSignal, State):

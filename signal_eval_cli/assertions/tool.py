@@ -26,7 +26,7 @@ def _calls_of(name: Any, names: list[Any]) -> int:
 class ToolOptions(Notes):
     """One tool, by name."""
 
-    name: Name
+    name: Annotated[Name, Field(description="The tool's name.")]
 
 
 class CalledOptions(ToolOptions, Counted):
@@ -36,7 +36,9 @@ class CalledOptions(ToolOptions, Counted):
 class CalledWithOptions(ToolOptions):
     """A call's input (a partial match) and its result's status."""
 
-    args: Mapping[str, Any]
+    args: Annotated[
+        Mapping[str, Any], Field(description="What the call's input must match (matchers allowed).")
+    ]
     status: NotRequired[
         Annotated[
             Literal["ok", "error"],
@@ -48,17 +50,19 @@ class CalledWithOptions(ToolOptions):
 class SequenceOptions(Notes):
     """Tools in order."""
 
-    tools: list[Name]
+    tools: Annotated[list[Name], Field(description="Tool names, in the order they were called.")]
 
 
 class ParallelOptions(Notes):
     """Tools called in one model turn."""
 
-    tools: Annotated[list[Name], Field(minItems=2)]
+    tools: Annotated[
+        list[Name], Field(minItems=2, description="Tool names called in one model turn.")
+    ]
 
 
 class _AnyTool(Notes, total=False):
-    name: Name
+    name: Annotated[Name, Field(description="Only this tool's calls (default: any tool's).")]
 
 
 class FailedOptions(_AnyTool, Counted):
