@@ -310,6 +310,28 @@ def test_matching_normalises_tool_call_ids_key_order_and_noise() -> None:
     assert changes(a, c) == ["temperature added (1)"]
 
 
+def test_normalising_with_the_raw_text_is_normalising_without_it() -> None:
+    """The raw text only lets a body without ids skip the search for them."""
+    bodies = [
+        {"model": "m", "messages": [{"role": "user", "content": "hi"}], "user": "u"},
+        {"model": "m", "messages": [{"role": "tool", "tool_call_id": "abc", "content": "x"}]},
+        {"model": "m", "input": [{"type": "function_call", "id": "fc_1", "call_id": "c9"}]},
+    ]
+    for body in bodies:
+        for raw in (
+            json.dumps(body).encode(),
+            json.dumps(body, ensure_ascii=True).replace("id", "i\\u0064").encode(),
+            json.dumps(body).encode("utf-16"),
+        ):
+            assert json.loads(raw) == body
+            assert normalise(body, raw) == normalise(body), raw
+    assert normalise(bodies[1], json.dumps(bodies[1]).encode())["messages"][0] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "x",
+    }
+
+
 class ThreeCalls:
     """Three calls whose answers name the case: cross-talk would show. Plain HTTP on one
     aiohttp session per case: the SDKs are tested above; here it is the proxy's

@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -266,8 +269,14 @@ class RawUpstream:
     """A loopback server answering each request with ``answer(n)`` (raw bytes), n counting
     from 0 over all connections; ``close_after``: it then closes the connection, unsaid."""
 
-    def __init__(self, answer: Callable[[int], bytes], *, close_after: bool = False) -> None:
-        self.answer, self.close_after = answer, close_after
+    def __init__(
+        self,
+        answer: Callable[[int], bytes],
+        *,
+        close_after: bool = False,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        self.answer, self.close_after, self.tls = answer, close_after, tls
         self.requests = self.connections = 0
         self._sock = socket.create_server(("127.0.0.1", 0))
         self.port = self._sock.getsockname()[1]
@@ -284,6 +293,12 @@ class RawUpstream:
 
     def _connection(self, conn: socket.socket) -> None:
         buffer = b""
+        if self.tls is not None:
+            try:
+                conn = self.tls.wrap_socket(conn, server_side=True)
+            except (ssl.SSLError, OSError):  # the client did not trust it
+                conn.close()
+                return
         with conn:
             while True:
                 while b"\r\n\r\n" not in buffer:
@@ -306,7 +321,7 @@ class RawUpstream:
 
 
 def proxy_to(raw: RawUpstream, tmp_path: Path, mode: str = "record") -> ModelProxy:
-    url = f"http://127.0.0.1:{raw.port}"
+    url = f"{'https' if raw.tls else 'http'}://127.0.0.1:{raw.port}"
     return ModelProxy(
         ProxyCassette(tmp_path / "raw.proxy.yaml"),
         mode,  # type: ignore[arg-type]
@@ -425,5 +440,47 @@ def test_a_client_that_leaves_mid_stream_does_not_stop_the_recording(tmp_path: P
             assert asyncio.run(proxy.settled(route))
             [item] = proxy.sessions[("c", 0)].recording()
             assert item.events is not None and len(item.events) == 51
+    finally:
+        raw.close()
+
+
+def test_an_https_upstream_is_verified_and_kept_alive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The providers' endpoints are HTTPS: the certificate is checked against the trusted
+    ones (here a loopback one made for the test, trusted through ``SSL_CERT_FILE``)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
+            *("-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+
+    def answer(n: int) -> bytes:
+        data = json.dumps(completion(f"secure {n}")).encode()
+        return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%b" % (len(data), data)
+
+    raw = RawUpstream(answer, tls=tls)
+    try:
+        with proxy_to(raw, tmp_path) as proxy:  # not trusted yet: a 502 naming the cause
+            proxy.open("c", 0)
+            [(status, data)] = call(proxy, ["a"])
+            assert status == 502 and "CERTIFICATE_VERIFY_FAILED" in data.decode()
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        assert raw.requests == 0
+        raw.connections = 0
+        with proxy_to(raw, tmp_path) as proxy:
+            proxy.open("c", 0)
+            got = call(proxy, ["a", "b"])
+            assert [content(d) for _, d in got] == ["secure 0", "secure 1"]
+        assert raw.connections == 1
     finally:
         raw.close()

@@ -32,14 +32,21 @@ _Origin = tuple[str, str, int]
 
 class ClientError(Exception):
     """Upstream broke the exchange: closed the connection early, or answered other than
-    HTTP/1.1."""
+    HTTP/1.1. ``answered``: some of an answer had come (the request reached it)."""
+
+    def __init__(self, message: str, *, answered: bool = False) -> None:
+        super().__init__(message)
+        self.answered = answered
 
 
 class _Connection:
-    __slots__ = ("reader", "writer")
+    __slots__ = ("deadline", "expired", "reader", "writer")
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
+        self.deadline = 0.0
+        """When the read under way (if one is) has waited too long."""
+        self.expired = False
 
     def usable(self) -> bool:
         return not self.reader.at_eof() and not self.writer.is_closing()
@@ -151,37 +158,48 @@ class Client:
         self.connect_timeout = connect_timeout
         self.idle: dict[_Origin, list[_Connection]] = {}
         self._ssl: Any = None
+        self._reading: set[_Connection] = set()
+        self._watchdog: asyncio.TimerHandle | None = None
+
+    def _watch(self) -> None:
+        """Drop each connection whose read has waited past its deadline (half an answer
+        is no use). One check every so often: a timer per read would cost more."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for connection in [c for c in self._reading if c.deadline <= now]:
+            connection.expired = True
+            connection.writer.transport.abort()
+        self._watchdog = loop.call_later(min(1.0, self.read_timeout / 4), self._watch)
 
     async def io(self, connection: _Connection, read: Any) -> Any:
-        """Await one read of an answer on ``connection``, at most :attr:`read_timeout`
-        seconds (then the connection is dropped: half an answer is no use)."""
-        expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            connection.writer.transport.abort()
-
-        timer = asyncio.get_running_loop().call_later(self.read_timeout, expire)
+        """Await one read of an answer on ``connection``, at most about
+        :attr:`read_timeout` seconds."""
+        loop = asyncio.get_running_loop()
+        if self._watchdog is None:
+            self._watch()
+        connection.deadline = loop.time() + self.read_timeout
+        self._reading.add(connection)
         try:
             data = await read
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
-            if expired:
-                raise asyncio.TimeoutError(
-                    f"no answer from upstream in {self.read_timeout:g} s"
-                ) from exc
+            if connection.expired:
+                raise self._timeout() from exc
             if isinstance(exc, asyncio.IncompleteReadError):
-                error = ClientError("upstream closed the connection before the answer ended")
-                error.answered = bool(exc.partial)  # type: ignore[attr-defined]
-                raise error from exc
+                raise ClientError(
+                    "upstream closed the connection before the answer ended",
+                    answered=bool(exc.partial),
+                ) from exc
             raise
         except asyncio.LimitOverrunError as exc:
-            raise ClientError("upstream's answer head is too large") from exc
+            raise ClientError("upstream's answer head is too large", answered=True) from exc
         finally:
-            timer.cancel()
-        if expired:
-            raise asyncio.TimeoutError(f"no answer from upstream in {self.read_timeout:g} s")
+            self._reading.discard(connection)
+        if connection.expired:
+            raise self._timeout()
         return data
+
+    def _timeout(self) -> asyncio.TimeoutError:
+        return asyncio.TimeoutError(f"no answer from upstream in {self.read_timeout:g} s")
 
     async def request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
@@ -207,7 +225,8 @@ class Client:
                 return await self._answer(origin, connection, method)
             except (ClientError, ConnectionError) as exc:
                 connection.close()
-                if reused and method in _IDEMPOTENT and not getattr(exc, "answered", False):
+                answered = isinstance(exc, ClientError) and exc.answered
+                if reused and method in _IDEMPOTENT and not answered:
                     continue  # the server closed it in the pool: again, on a new one
                 raise
             except BaseException:
@@ -224,9 +243,9 @@ class Client:
                 if not version.startswith("HTTP/1.") or not 100 <= status <= 999:
                     raise ValueError(start)
             except (BadMessage, ValueError) as exc:
-                error = ClientError(f"upstream answered other than HTTP/1.1: {head[:80]!r}")
-                error.answered = True  # type: ignore[attr-defined]
-                raise error from exc
+                raise ClientError(
+                    f"upstream answered other than HTTP/1.1: {head[:80]!r}", answered=True
+                ) from exc
             if status >= 200 or status == 101:
                 response = Response(self, origin, connection, status, headers, method)
                 if (
@@ -261,6 +280,8 @@ class Client:
         return _Connection(reader, writer), False
 
     async def close(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         idle, self.idle = self.idle, {}
         for connections in idle.values():
             for connection in connections:

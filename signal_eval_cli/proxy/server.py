@@ -344,7 +344,7 @@ class ModelProxy(Recorder):
             body = json.loads(raw) if raw else None
         except (json.JSONDecodeError, UnicodeDecodeError):
             body = raw.decode("utf-8", "replace")
-        norm = normalise(body)
+        norm = normalise(body, raw)
         key = request_key(request.method, path, norm, self.match)
         signals = CallSignals(session.emit, path, body, self.prices)
         if self.mode in ("replay", "record-missing"):
