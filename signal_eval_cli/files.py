@@ -1,4 +1,5 @@
-"""Writing files so that a crash or Ctrl-C never leaves half a file behind."""
+"""Writing files so that a crash or Ctrl-C never leaves half a file behind, and refusing
+before a run an output it could not write (:func:`check_outputs`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.redaction import redact_bytes
 
-__all__ = ["atomic_write_bytes", "atomic_write_text"]
+__all__ = ["MAX_OUTPUT_NAME", "atomic_write_bytes", "atomic_write_text", "check_outputs"]
+
+MAX_OUTPUT_NAME = 200  # bytes: NAME_MAX (255) less the atomic write's temp-file affixes
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -114,3 +118,49 @@ def _mode_for(target: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+def check_outputs(*paths: Path | None) -> None:
+    """Refuse, before anything runs, an output path that cannot become a file
+    (:class:`InputError` listing every such path): a directory, a file's child, a name
+    too long for the atomic write's temp file, a directory we cannot write in. The run's
+    results must not be lost after it ran."""
+    problems = []
+    for path in filter(None, paths):
+        if len(path.name.encode()) > MAX_OUTPUT_NAME:
+            message = f"cannot write here: the file name is longer than {MAX_OUTPUT_NAME} bytes"
+            problems.append(Problem(str(path)[:80] + "…", 0, 0, message))
+            continue
+        ancestor = path.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if path.is_dir():
+            problems.append(Problem(str(path), 0, 0, "is a directory: give a file path"))
+        elif not ancestor.is_dir():
+            problems.append(Problem(str(path), 0, 0, f"cannot write here: {ancestor} is a file"))
+        elif (why := unwritable(path, ancestor)) is not None:
+            problems.append(Problem(str(path), 0, 0, f"cannot write here: {why}"))
+    if problems:
+        raise InputError(problems)
+
+
+def unwritable(path: Path, ancestor: Path) -> str | None:
+    """Why ``path`` could not be written (its name too long, its directory read-only or
+    not ours), found by trying: the run's results must not be lost after it ran."""
+    if _is_special_file(path):
+        return None
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".signal-eval-probe-", dir=ancestor)
+    except OSError as exc:
+        return f"{ancestor}: {exc.strerror or exc}"
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
+def _is_special_file(path: Path) -> bool:
+    """/dev/stdout, /dev/null, a pipe: written to as they are, nothing to probe."""
+    try:
+        return path.exists() and not path.is_file()
+    except OSError:
+        return False

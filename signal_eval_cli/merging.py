@@ -10,7 +10,7 @@ unsharded run's result minus timings.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,10 +21,7 @@ from signal_eval_cli.journal import JournalHeader, Key, read_journal
 from signal_eval_cli.kinds import Result
 from signal_eval_cli.persistence import load_result
 from signal_eval_cli.resume import (
-    build_dataset,
-    build_matrix,
-    build_scenario_matrix,
-    build_scenarios,
+    build_result,
     journal_slots,
     run_slot,
 )
@@ -169,15 +166,6 @@ def _check_complete(part: _Part) -> None:
         )
 
 
-_Build = Callable[[JournalHeader, dict[Key, dict[str, Any]]], Any]
-_BUILDERS: dict[str, _Build] = {
-    "matrix": build_matrix,
-    "scenarios": build_scenarios,
-    "scenario-matrix": build_scenario_matrix,
-}
-"""How each kind of run's result is built from its units (a dataset's otherwise)."""
-
-
 def merge_parts(paths: Sequence[Path]) -> Result:
     """The merged result of ``paths`` (every shard of one run, once each)."""
     if not paths:
@@ -191,8 +179,7 @@ def merge_parts(paths: Sequence[Path]) -> Result:
     entries: dict[Key, dict[str, Any]] = {}
     for part in parts:
         entries.update(part.entries)
-    build: _Build = _BUILDERS.get(first.kind, build_dataset)
-    result = build(header, entries)
+    result = build_result(header, entries)
     started = [p.timing[1] for p in parts if p.timing[1]]
     completed = [p.timing[2] for p in parts if p.timing[2]]
     result.duration_ms = max(p.timing[0] for p in parts)

@@ -32,6 +32,7 @@ __all__ = [
     "JournalPlan",
     "build_dataset",
     "build_matrix",
+    "build_result",
     "build_scenario_matrix",
     "build_scenarios",
     "journal_slots",
@@ -93,6 +94,16 @@ class JournalPlan:
         if self.journal is None:
             return None
         return read_journal(self.journal.path).entries
+
+    def result(self, header: JournalHeader, ran: _R) -> _R:
+        """The run's result: what the journal holds (closed and read back), built as
+        ``header``'s kind of run with the timings of ``ran``, the result of the run that
+        wrote it (:func:`build_result`); ``ran`` itself when there is no journal."""
+        entries = self.entries()
+        if entries is None:
+            return ran
+        built: _R = build_result(header, entries, ran)
+        return built
 
 
 def _journaled(output: Path | None) -> bool:
@@ -343,3 +354,23 @@ def build_scenario_matrix(
             result.interrupted = len(found) < len(keys)
             variants.append(_variant(v, _timed(result, ran_variants.get(v["id"]))))
     return _ranked(header, variants, complete, ran)
+
+
+_Build = Callable[[JournalHeader, Mapping[Key, Mapping[str, Any]], Any], Any]
+_BUILDERS: dict[str, _Build] = {
+    "dataset": build_dataset,
+    "matrix": build_matrix,
+    "scenarios": build_scenarios,
+    "scenario-matrix": build_scenario_matrix,
+}
+"""How each kind of run (its journal header's ``kind``) builds its result from its units."""
+
+
+def build_result(
+    header: JournalHeader, entries: Mapping[Key, Mapping[str, Any]], ran: Any = None
+) -> Any:
+    """A run's result from its journal entries, as its kind of run builds it (a dataset's
+    for a kind it does not know); ``ran``, the run that wrote them (maybe partial), lends
+    the timings (and a dataset's cases fail-fast never started)."""
+    build: _Build = _BUILDERS.get(header.kind, build_dataset)
+    return build(header, entries, ran)

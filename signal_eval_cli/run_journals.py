@@ -149,7 +149,7 @@ def scenarios_header(
 
 def scenario_entry(result: ScenarioResult) -> tuple[Key, dict[str, Any]]:
     """A finished scenario run's journal line (its tags ride along)."""
-    return (run_slot(result.run), result.id), _scenario_line(result)
+    return (run_slot(result.run), result.id), result.to_journal()
 
 
 def kept_scenarios(plan: JournalPlan) -> dict[tuple[str, int], ScenarioResult]:
@@ -185,7 +185,7 @@ def scenario_matrix_header(
 
 def scenario_matrix_entry(variant: str, result: ScenarioResult) -> tuple[Key, dict[str, Any]]:
     """A variant's finished scenario run's journal line."""
-    return (matrix_slot(variant, result.run), result.id), _scenario_line(result)
+    return (matrix_slot(variant, result.run), result.id), result.to_journal()
 
 
 def kept_scenario_matrix(plan: JournalPlan) -> dict[tuple[str, str, int], ScenarioResult]:
@@ -197,8 +197,3 @@ def kept_scenario_matrix(plan: JournalPlan) -> dict[tuple[str, str, int], Scenar
         variant, run = slot_variant_run(slot)
         kept[(variant, sid, run)] = ScenarioResult.from_journal(data)
     return kept
-
-
-def _scenario_line(result: ScenarioResult) -> dict[str, Any]:
-    """What :meth:`~signal_eval_cli.scenarios.ScenarioResult.from_journal` reads back."""
-    return result.to_dict() | {"tags": result.tags}

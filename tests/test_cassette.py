@@ -489,6 +489,28 @@ def test_a_killed_run_leaves_each_finished_case_in_the_backlog_and_the_next_run_
     assert found is not None and found.response == {"a": "b"}
 
 
+def test_the_backlog_is_on_disk_as_each_case_ends_also_after_a_save(tmp_path: Path) -> None:
+    """The backlog stays open between cases; each case's line is on disk when it ends,
+    and a save (which removes the file) leaves the next case a new file."""
+    from signal_eval_cli.proxy.backlog import Backlog
+    from signal_eval_cli.proxy.cassette import Interaction
+
+    path = tmp_path / "per-case" / "d.proxy.yaml"
+    backlog = Backlog(path)
+
+    def add(case: str) -> None:
+        call = Interaction(case, 0, "POST", "/v1/chat/completions", {}, 200, {"a": case})
+        backlog.add((case, 0), [call])
+
+    add("a")
+    add("b")
+    assert list(Backlog(path).read()) == [("a", 0), ("b", 0)]  # as another process sees it
+    backlog.clear()
+    assert not backlog.path.exists()
+    add("c")
+    assert list(Backlog(path).read()) == [("c", 0)]
+
+
 @pytest.mark.parametrize("store", ["entries", "proxy"])
 def test_record_missing_repeat_that_borrowed_run_0_keeps_what_it_used(
     tmp_path: Path, store: str

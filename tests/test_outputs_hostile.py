@@ -112,3 +112,27 @@ def test_a_temp_file_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_pa
     atomic_write_text(tmp_path / "r.json", "{}\n")
     assert not stale.exists() and live.exists()
     assert (tmp_path / "r.json").read_text() == "{}\n"
+
+
+def test_the_library_refuses_every_output_that_cannot_become_a_file_at_once(
+    tmp_path: Path,
+) -> None:
+    """``files.check_outputs`` (what every command calls before it runs): each bad path a
+    problem of one InputError; a writable path, a new directory and a device pass."""
+    from signal_eval_cli.errors import InputError
+    from signal_eval_cli.files import MAX_OUTPUT_NAME, check_outputs
+
+    (tmp_path / "plain").write_text("x")
+    check_outputs(tmp_path / "new" / "deeper" / "out.json", Path("/dev/null"), None)
+    with pytest.raises(InputError) as caught:
+        check_outputs(
+            tmp_path,
+            tmp_path / "plain" / "out.json",
+            tmp_path / ("n" * (MAX_OUTPUT_NAME + 1)),
+        )
+    messages = [p.message for p in caught.value.problems]
+    assert messages == [
+        "is a directory: give a file path",
+        f"cannot write here: {tmp_path / 'plain'} is a file",
+        f"cannot write here: the file name is longer than {MAX_OUTPUT_NAME} bytes",
+    ]

@@ -310,6 +310,28 @@ def test_matching_normalises_tool_call_ids_key_order_and_noise() -> None:
     assert changes(a, c) == ["temperature added (1)"]
 
 
+def test_normalising_with_the_raw_text_is_normalising_without_it() -> None:
+    """The raw text only lets a body without ids skip the search for them."""
+    bodies = [
+        {"model": "m", "messages": [{"role": "user", "content": "hi"}], "user": "u"},
+        {"model": "m", "messages": [{"role": "tool", "tool_call_id": "abc", "content": "x"}]},
+        {"model": "m", "input": [{"type": "function_call", "id": "fc_1", "call_id": "c9"}]},
+    ]
+    for body in bodies:
+        for raw in (
+            json.dumps(body).encode(),
+            json.dumps(body, ensure_ascii=True).replace("id", "i\\u0064").encode(),
+            json.dumps(body).encode("utf-16"),
+        ):
+            assert json.loads(raw) == body
+            assert normalise(body, raw) == normalise(body), raw
+    assert normalise(bodies[1], json.dumps(bodies[1]).encode())["messages"][0] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "x",
+    }
+
+
 class ThreeCalls:
     """Three calls whose answers name the case: cross-talk would show. Plain HTTP on one
     aiohttp session per case: the SDKs are tested above; here it is the proxy's
@@ -584,9 +606,9 @@ def test_the_proxy_is_gone_when_stopped(tmp_path: Path) -> None:
 
 
 def test_the_http_server_is_loaded_by_the_first_call_not_by_a_run_that_makes_none() -> None:
-    """Most harnesses never call a model, and importing aiohttp costs half a second of CPU
-    per run: the proxy listens at once and loads its server when a client first connects
-    (the client waits in the backlog meanwhile). Checked in a fresh interpreter."""
+    """Most harnesses never call a model: the proxy listens at once and loads its server
+    and upstream client when a client first connects (the client waits in the backlog
+    meanwhile), and never a framework. Checked in a fresh interpreter."""
     program = """if True:
         import socket, sys, urllib.error, urllib.request
         from signal_eval_cli.proxy.server import ModelProxy
@@ -595,7 +617,8 @@ def test_the_http_server_is_loaded_by_the_first_call_not_by_a_run_that_makes_non
         idle.stop()
         with socket.socket() as probe:
             assert probe.connect_ex(("127.0.0.1", idle.port)) != 0, "still listening"
-        assert "aiohttp" not in sys.modules, "an idle proxy loaded its server"
+        server = "signal_eval_cli.proxy.serving"
+        assert server not in sys.modules, "an idle proxy loaded its server"
 
         proxy = ModelProxy().start()
         try:
@@ -604,7 +627,7 @@ def test_the_http_server_is_loaded_by_the_first_call_not_by_a_run_that_makes_non
             print(error.code, error.read().decode())
         finally:
             proxy.stop()
-        print("aiohttp" in sys.modules)
+        print(server in sys.modules and "aiohttp" not in sys.modules)
     """
     done = subprocess.run(
         [sys.executable, "-c", program], capture_output=True, text=True, timeout=120

@@ -160,3 +160,30 @@ def test_a_matrix_over_scenarios_keeps_runs_by_variant_scenario_and_run() -> Non
     assert entry[0] == (matrix_slot("v#2", 1), "s")
     kept = kept_scenario_matrix(JournalPlan(None, kept=dict([entry])))
     assert list(kept) == [("v#2", "s", 1)] and kept[("v#2", "s", 1)].tags == ["t"]
+
+
+def test_a_run_s_result_is_what_its_journal_holds_built_as_its_kind(tmp_path: Path) -> None:
+    """``JournalPlan.result`` (what every command's results are): the journal's lines
+    built as the header's kind of run, with the timings of the run that wrote them."""
+    from results_helpers import dataset
+
+    from signal_eval_cli.resume import build_result
+
+    data = _dataset(tmp_path)
+    header = dataset_header(
+        data, RunOptions(), ProviderPolicy(), harness=None, params={}, traces=None
+    )
+    ran = dataset(case("a"), case("b", False))
+    ran.duration_ms, ran.started_at = 1234.0, "2026-11-27T12:00:00Z"
+    assert JournalPlan(None).result(header, ran) is ran  # no journal: the run's own result
+    plan = open_journal(tmp_path / "out.json", header)
+    plan.record(*case_entry(case("c")))  # type: ignore[misc]
+    plan.record(*case_entry(case("a", False)))  # type: ignore[misc]
+    built = plan.result(header, ran)
+    assert [(c.case_id, c.passed) for c in built.cases] == [("a", False), ("b", False), ("c", True)]
+    assert (built.duration_ms, built.started_at) == (1234.0, "2026-11-27T12:00:00Z")
+    scenarios = scenarios_header([], root=tmp_path, repeat=1, shard=None)
+    entries = dict([scenario_entry(ScenarioResult("s", True, tags=["t"]))])
+    scenarios.order = ["s"]
+    assert build_result(scenarios, entries).kind == "scenarios"
+    assert build_result(scenarios, entries).scenarios[0].tags == ["t"]

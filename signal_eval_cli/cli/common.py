@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, cast
 
@@ -12,6 +11,7 @@ import typer
 import yaml
 from rich.console import Console
 
+from signal_eval_cli import files
 from signal_eval_cli.cli.command import LOG
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.results import CaseResult, SignalsPolicy
@@ -29,7 +29,6 @@ out = _console()
 err = _console(stderr=True)
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-MAX_OUTPUT_NAME = 200  # bytes: NAME_MAX (255) less the atomic write's temp-file affixes
 
 
 def print_problems(error: InputError) -> None:
@@ -122,46 +121,12 @@ class Progress:
 
 
 def check_outputs(*paths: Path | None) -> None:
-    """Refuse, before anything runs, an output path that cannot become a file."""
-    problems = []
-    for path in filter(None, paths):
-        if len(path.name.encode()) > MAX_OUTPUT_NAME:
-            message = f"cannot write here: the file name is longer than {MAX_OUTPUT_NAME} bytes"
-            problems.append(Problem(str(path)[:80] + "…", 0, 0, message))
-            continue
-        ancestor = path.parent
-        while not ancestor.exists() and ancestor != ancestor.parent:
-            ancestor = ancestor.parent
-        if path.is_dir():
-            problems.append(Problem(str(path), 0, 0, "is a directory: give a file path"))
-        elif not ancestor.is_dir():
-            problems.append(Problem(str(path), 0, 0, f"cannot write here: {ancestor} is a file"))
-        elif (why := unwritable(path, ancestor)) is not None:
-            problems.append(Problem(str(path), 0, 0, f"cannot write here: {why}"))
-    if problems:
-        fail_input(InputError(problems))
-
-
-def unwritable(path: Path, ancestor: Path) -> str | None:
-    """Why ``path`` could not be written (its name too long, its directory read-only or
-    not ours), found by trying: the run's results must not be lost after it ran."""
-    if _is_special_file(path):
-        return None
+    """Refuse, before anything runs, an output path that cannot become a file (exit 2;
+    :func:`signal_eval_cli.files.check_outputs`)."""
     try:
-        fd, probe = tempfile.mkstemp(prefix=".signal-eval-probe-", dir=ancestor)
-    except OSError as exc:
-        return f"{ancestor}: {exc.strerror or exc}"
-    os.close(fd)
-    os.unlink(probe)
-    return None
-
-
-def _is_special_file(path: Path) -> bool:
-    """/dev/stdout, /dev/null, a pipe: written to as they are, nothing to probe."""
-    try:
-        return path.exists() and not path.is_file()
-    except OSError:
-        return False
+        files.check_outputs(*paths)
+    except InputError as exc:
+        fail_input(exc)
 
 
 def file_path(value: str) -> Path:

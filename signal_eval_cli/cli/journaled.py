@@ -5,7 +5,7 @@ and the glue between a command and its journal: what to keep and rerun is
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -16,6 +16,8 @@ from signal_eval_cli.resume import JournalPlan, open_journal
 from signal_eval_cli.sharding import Shard, parse_shard
 
 __all__ = ["ForceOpt", "JournaledRun", "ResumeOpt", "RetryOpt", "ShardOpt", "shard_option"]
+
+_R = TypeVar("_R")
 
 ResumeOpt = Annotated[
     bool,
@@ -91,9 +93,10 @@ class JournaledRun:
         """In the journal (written and flushed) before the unit is reported anywhere else."""
         self.plan.record(key, data)
 
-    def entries(self) -> dict[Key, dict[str, Any]] | None:
-        """Close the journal and read back its entries (None when there is no journal)."""
+    def result(self, ran: _R) -> _R:
+        """The results: what the journal holds, built with the timings of ``ran`` (the run
+        that wrote it); ``ran`` when there is no journal (:meth:`JournalPlan.result`)."""
         try:
-            return self.plan.entries()
+            return self.plan.result(self.header, ran)
         except InputError as exc:
             fail_input(exc)

@@ -61,10 +61,6 @@ from signal_eval_cli.matrix_proxies import start_scenario_variant_proxies, start
 from signal_eval_cli.partial import partial_matrix
 from signal_eval_cli.reports.console_matrix import print_matrix, variant_line
 from signal_eval_cli.results import CaseResult, SignalsPolicy
-from signal_eval_cli.resume import (
-    build_matrix,
-    build_scenario_matrix,
-)
 from signal_eval_cli.run_journals import (
     case_entry,
     kept_matrix_cases,
@@ -197,7 +193,7 @@ def matrix_command(
         finally:  # also on a crash: no proxy outlives the run
             for proxy in options.proxies.values():
                 stop_proxy(proxy)
-        _finish(result, (journal, build_matrix), reports, policy, caught.exit_code)
+        _finish(result, journal, reports, policy, caught.exit_code)
 
 
 def _scenario_matrix(
@@ -262,7 +258,7 @@ def _scenario_matrix(
         finally:  # also on a crash: no proxy outlives the run
             for each in proxies.values():
                 stop_scenario_proxies(each)
-        _finish(result, (journal, build_scenario_matrix), reports, policy, caught.exit_code)
+        _finish(result, journal, reports, policy, caught.exit_code)
 
 
 def _ran(
@@ -283,17 +279,14 @@ def _ran(
 
 def _finish(
     result: MatrixResult,
-    journaled: tuple[JournaledRun, Callable[..., MatrixResult]],
+    journal: JournaledRun,
     reports: ReportPaths,
     policy: SignalsPolicy,
     interrupted_code: int,
 ) -> NoReturn:
     """Print and write the results: what the journal holds (when there is one), built
     with the timings of ``result``, the run that wrote it."""
-    journal, build = journaled
-    entries = journal.entries()
-    if entries is not None:
-        result = build(journal.header, entries, ran=result)
+    result = journal.result(result)
     print_matrix(result, out)
     write_command_reports(result, reports, signals=policy)
     raise typer.Exit(interrupted_code if result.interrupted else EXIT_OK)

@@ -45,7 +45,6 @@ from signal_eval_cli.partial import partial_dataset, stall_reason, stalled_datas
 from signal_eval_cli.reports.console import TableChoice, print_dataset
 from signal_eval_cli.reports.reporters import reports_per_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult, SignalsPolicy
-from signal_eval_cli.resume import build_dataset
 from signal_eval_cli.run_config import load_datasets, prepare_run
 from signal_eval_cli.run_journals import case_entry, dataset_header, kept_cases
 from signal_eval_cli.runner import (
@@ -272,9 +271,7 @@ def run_dataset_command(
                     fail_input(exc)
         finally:  # also on a crash: the proxy never outlives the run
             flags.finish(options)
-        entries = journal.entries()
-        if entries is not None:  # the results are what the journal holds
-            result = build_dataset(header, entries, ran=result)
+        result = journal.result(result)  # what the journal holds
         print_dataset(result, out, table)
         write_command_reports(result, reports, signals=signals)
     return result, caught.exit_code

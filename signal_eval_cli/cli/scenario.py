@@ -41,7 +41,6 @@ from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.partial import partial_scenarios
 from signal_eval_cli.reports.console_scenarios import run_summary, scenario_tables
-from signal_eval_cli.resume import build_scenarios
 from signal_eval_cli.run_journals import kept_scenarios, scenario_entry, scenarios_header
 from signal_eval_cli.scenarios import (
     ScenarioResult,
@@ -161,9 +160,7 @@ def scenario_command(
             run = partial_scenarios(scenarios, finished, started_at, started)
         finally:  # also on a crash: no proxy outlives the run
             stop_scenario_proxies(proxies)
-        entries = journal.entries()
-        if entries is not None:  # the results are what the journal holds
-            run = build_scenarios(header, entries, ran=run)
+        run = journal.result(run)  # what the journal holds
         if update_expected and not run.interrupted:
             for source, count in update_run(scenarios, run):
                 err.print(

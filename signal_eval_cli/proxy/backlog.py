@@ -11,6 +11,7 @@ is lost is only the cases in flight.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -33,6 +34,10 @@ class Backlog:
         self._secrets: dict[str, str] | None = None
         """The secrets to redact, found once (scanning the environment per case costs
         more than the write)."""
+        self._fd: int | None = None
+        """The file, open for appending from the first add to :meth:`clear`: one system
+        call per case, not three (this runs as each case ends, on the runner's thread,
+        and each call there lets the proxy's thread take the interpreter)."""
 
     def add(self, key: SessionKey, calls: Sequence[Interaction]) -> None:
         """Append one case run's recording (flushed: a kill after this keeps it)."""
@@ -45,9 +50,10 @@ class Backlog:
                     REDACT_ENV: os.environ.get(REDACT_ENV, ""),
                 }
             data = redact_bytes(text.encode() + b"\n", self._secrets)
-            self.path.parent.mkdir(parents=True, exist_ok=True)  # a per-case one: not yet
-            with open(self.path, "ab") as out:
-                out.write(data)
+            if self._fd is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)  # a per-case one: not yet
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            os.write(self._fd, data)
 
     def read(self) -> dict[SessionKey, list[Interaction]]:
         """The recordings in the file (none when there is none); a line that is not a
@@ -68,4 +74,14 @@ class Backlog:
 
     def clear(self) -> None:
         with self._lock:
+            self._close()
             self.path.unlink(missing_ok=True)
+
+    def _close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # at interpreter exit, os may be gone first
+            self._close()

@@ -95,11 +95,15 @@ def _renamed(value: Any, ids: dict[str, str]) -> Any:
     return value
 
 
-def normalise(body: Any) -> Any:
-    """The body as recorded and matched: noise fields dropped, tool-call ids renamed."""
+def normalise(body: Any, raw: bytes | None = None) -> Any:
+    """The body as recorded and matched: noise fields dropped, tool-call ids renamed.
+    ``raw``: the JSON text ``body`` was read from, when at hand: UTF-8 without a key that
+    ends in ``id`` (nor an escape that could spell one) has no ids, and is not searched."""
     if not isinstance(body, dict):
         return body
     kept = {k: v for k, v in body.items() if k not in NOISE_FIELDS}
+    if raw is not None and b'id"' not in raw and b"\\u" not in raw and b"\0" not in raw:
+        return kept
     ids: dict[str, str] = {}
     for name in FIELD_GROUPS["messages"]:
         _tool_ids(kept.get(name), ids)

@@ -158,6 +158,7 @@ class Recorder:
         self._loaded = False
         self._recorded: dict[SessionKey, list[Interaction]] = {}
         self._pending: dict[SessionKey, list[Interaction]] = {}
+        self._made = False
         self.backlog = Backlog(cassette.path) if cassette is not None else None
 
     def _load(self) -> None:
@@ -255,8 +256,9 @@ class Recorder:
         self._pending[key] = calls
         if not self.writes or self.cassette is None or self.backlog is None:
             return
-        if not self.cassette.exists():
+        if not self._made and not self.cassette.exists():
             self.cassette.save({}, replace=True)  # empty: what it will hold is in the backlog
+        self._made = True  # (not looked for again at each case's end)
         self.backlog.add(key, calls)
 
     def take(self, case_ids: Collection[str]) -> dict[str, Handover]:

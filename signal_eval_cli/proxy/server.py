@@ -14,9 +14,10 @@ What is recorded, replayed, kept and saved per case is the :class:`~.recorder.Re
 copy that serves the actor's cases and hands their recordings back (see there).
 
 Why its own thread: an in-process harness may call a *sync* SDK from async code,
-blocking the runner's loop; a proxy on that loop could then never answer. Why
-aiohttp: its C HTTP parser keeps the proxy's cost per call well under a
-millisecond, and the built-in providers speak HTTP with it too (a core dependency).
+blocking the runner's loop; a proxy on that loop could then never answer. Why its own
+HTTP (:mod:`.serving`, :mod:`.client`) rather than a framework's: the proxy shares the
+harness's process, so every bit of CPU it spends per call is time the harness waits
+for the interpreter, and a replay's recorded durations carry what recording cost.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import time
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from signal_eval_cli.pricing import PriceTable, default_prices
@@ -44,6 +45,9 @@ from signal_eval_cli.proxy.recorder import Mode, Recorder
 from signal_eval_cli.proxy.route import PLACEHOLDER_KEY, CaseRoute, client_env
 from signal_eval_cli.proxy.session import CaseSession, Emit
 from signal_eval_cli.retrying import RetryPolicy, parse_retry_after
+
+if TYPE_CHECKING:
+    from signal_eval_cli.proxy.serving import Reply, Request
 
 __all__ = ["ModelProxy", "Upstream"]
 
@@ -200,8 +204,8 @@ class ModelProxy(Recorder):
 
     async def _main(self, ready: threading.Event) -> None:
         """Listen at once, serve from the first connection: most harnesses never call a
-        model, and importing aiohttp costs about half a second of CPU per run. A client
-        that connects before the server is up waits in the socket's backlog."""
+        model, so the server and client are imported (and set up) only when one does. A
+        client that connects before the server is up waits in the socket's backlog."""
         self._stopped = asyncio.Event()
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.bind(("127.0.0.1", 0))
@@ -225,23 +229,17 @@ class ModelProxy(Recorder):
         await self._serve_http(listener, stopped)
 
     async def _serve_http(self, listener: socket.socket, stopped: asyncio.Future[Any]) -> None:
-        from aiohttp import ClientSession, ClientTimeout, DummyCookieJar, TCPConnector, web
+        from signal_eval_cli.proxy.client import Client
+        from signal_eval_cli.proxy.serving import Server
 
-        server = web.Server(self._handle, access_log=None)
-        runner = web.ServerRunner(server, handle_signals=False)
-        await runner.setup()
-        await web.SockSite(runner, listener, backlog=_BACKLOG).start()
-        self._client = ClientSession(
-            connector=TCPConnector(limit=0, ttl_dns_cache=300),
-            timeout=ClientTimeout(total=None, sock_connect=30, sock_read=self.timeout),
-            cookie_jar=DummyCookieJar(),
-            auto_decompress=True,
-        )
+        server = Server(self._handle)
+        await server.start(listener, _BACKLOG)
+        self._client = Client(read_timeout=self.timeout, connect_timeout=30)
         self._serving_since = time.thread_time()  # not the imports and setup above
         try:
             await stopped
         finally:
-            await runner.cleanup()
+            await server.close()
             await self._client.close()
 
     def stop(self) -> None:
@@ -321,59 +319,61 @@ class ModelProxy(Recorder):
             "OPENAI_BASE_URL / ANTHROPIC_BASE_URL is its case's with --concurrency 1"
         )
 
-    async def _handle(self, request: Any) -> Any:
-        raw = await request.read()
-        session, path = self._session(request.rel_url.raw_path)
+    async def _handle(self, request: Request, reply: Reply) -> None:
+        session, path = self._session(request.path)
         if session is None:
-            return _error(404, self._unattributed(request.rel_url.raw_path))
+            reply.error(404, self._unattributed(request.path))
+            return
         call = session.next_call()
         try:
-            return await self._answer(request, session, path, raw, call)
+            await self._answer(request, reply, session, path, call)
         finally:
             session.call_done()
 
-    # A streamed answer is left open here: aiohttp ends it (write_eof) once the handler has
+    # A streamed answer is left open here: the server ends it once the handler has
     # returned, so the call is recorded before a client that reads to the end of the stream
     # has its answer. One that stops at the last event (the OpenAI SDK stops at [DONE]) may
     # return first: the runners wait for CaseSession.settled(). Its provider:end is emitted
     # before that last event is sent (calls.py), so the trace's order never depends on it.
 
     async def _answer(
-        self, request: Any, session: CaseSession, path: str, raw: bytes, call: int
-    ) -> Any:
-        from aiohttp import web
-
+        self, request: Request, reply: Reply, session: CaseSession, path: str, call: int
+    ) -> None:
+        raw = request.body
         try:
             body = json.loads(raw) if raw else None
         except (json.JSONDecodeError, UnicodeDecodeError):
             body = raw.decode("utf-8", "replace")
-        norm = normalise(body)
+        norm = normalise(body, raw)
         key = request_key(request.method, path, norm, self.match)
         signals = CallSignals(session.emit, path, body, self.prices)
         if self.mode in ("replay", "record-missing"):
             found = session.take(key, call)
             if found is not None:
-                return await self._replay(request, found, signals)
+                await self._replay(reply, found, signals)
+                return
             if self.mode == "replay":
                 model = norm.get("model") if isinstance(norm, dict) else None
                 what = f"{request.method} {path}" + (f" (model {model})" if model else "")
                 message = session.miss(f"{what}, call #{call}", path, norm, key, call)
                 signals.error(message, "cassette_miss")
-                return _error(400, message, "cassette_miss")
+                reply.error(400, message, "cassette_miss")
+                return
         try:
-            response, answer = await self._forward(request, path, raw, signals)
+            answer, whole = await self._forward(request, reply, path, signals)
         except _ClientGone as exc:  # it gave up waiting: nothing to answer, nothing to keep
             signals.error(f"case '{session.case}': {request.method} {path}: {exc}", "client_gone")
-            return web.Response(status=499)
+            reply.send(499, b"")
+            return
         except _UpstreamFailed as exc:
             message = f"case '{session.case}': {request.method} {path}: {exc}"
             session.fail(message)
             signals.error(message, "upstream_failed")
             if exc.body is not None:
-                return web.Response(
-                    status=exc.status, body=exc.body, content_type="application/json"
-                )
-            return _error(exc.status, message, "upstream_failed")
+                reply.send(exc.status, exc.body)
+            else:
+                reply.error(exc.status, message, "upstream_failed")
+            return
         duration = signals.end()
         if self.mode != "live":
             status, content_type, parsed, events = answer
@@ -392,48 +392,46 @@ class ModelProxy(Recorder):
                     "application/json" if events is not None else content_type,
                 )
             )
-        return response
+        if whole is not None:  # the client hears of it after its recording and trace
+            reply.send(*whole)
 
-    async def _replay(self, request: Any, item: Interaction, signals: CallSignals) -> Any:
-        from aiohttp import web
-
+    async def _replay(self, reply: Reply, item: Interaction, signals: CallSignals) -> None:
         if self.timing and item.duration_ms:
             await asyncio.sleep(item.duration_ms / 1000)
         signals.duration_ms = item.duration_ms
         if item.events is None:
             signals.body(item.response)
             signals.end()
-            return web.Response(
-                status=item.status, body=item.body_bytes(), content_type=item.content_type
-            )
-        response = web.StreamResponse(status=item.status, headers=_SSE_HEADERS)
-        await response.prepare(request)
+            reply.send(item.status, item.body_bytes(), item.content_type)
+            return
+        await reply.start(item.status, _SSE_HEADERS)
         for event in item.events:
             signals.event(event)
-            await _send(response, event.encode())
-        signals.end()
-        return response  # aiohttp ends the stream after the handler: see _answer
+            await _send(reply, event.encode())
+        signals.end()  # the server ends the stream after the handler: see _answer
 
     async def _forward(
-        self, request: Any, path: str, raw: bytes, signals: CallSignals
-    ) -> tuple[Any, tuple[int, str, Any, list[SSEEvent] | None]]:
-        """Call upstream (retrying what is worth retrying) and relay the answer: the
-        response sent, and ``(status, media type, parsed body, SSE events)`` to record."""
-        from aiohttp import ClientError, web
+        self, request: Request, reply: Reply, path: str, signals: CallSignals
+    ) -> tuple[tuple[int, str, Any, list[SSEEvent] | None], tuple[int, bytes, str] | None]:
+        """Call upstream (retrying what is worth retrying): ``(status, media type, parsed
+        body, SSE events)`` to record, and a whole answer to send once it is recorded and
+        traced (``None``: a stream, relayed through ``reply`` as it came)."""
+        from signal_eval_cli.proxy.client import ClientError
 
-        url = self.upstream.url(path, request.rel_url.raw_query_string)
-        headers = self.upstream.headers(request.headers, path)
+        url = self.upstream.url(path, request.query)
+        headers = self.upstream.headers(request.headers.by_name, path)
         attempt = 0
         while True:
             retry_after: float | None = None
             try:
-                async with self._client.request(
-                    request.method, url, data=raw or None, headers=headers
-                ) as upstream:
-                    content_type = upstream.headers.get("Content-Type", "application/json")
+                upstream = await self._client.request(
+                    request.method, url, headers, request.body or None
+                )
+                try:
+                    content_type = upstream.headers.get("content-type") or "application/json"
                     if upstream.status in _RETRY_STATUS and attempt < self.retry.max_retries:
                         await upstream.read()
-                        retry_after = parse_retry_after(upstream.headers)
+                        retry_after = parse_retry_after(upstream.headers.by_name)
                         raise _Retry(f"HTTP {upstream.status}")
                     if upstream.status >= 400:
                         data = await upstream.read()
@@ -447,29 +445,26 @@ class ModelProxy(Recorder):
                         media_type = content_type.split(";")[0].strip()
                         parsed = _parsed(data, media_type)
                         signals.body(parsed)
-                        response = web.Response(
-                            status=upstream.status,
-                            body=data,
-                            headers={"Content-Type": content_type},
-                        )
-                        return response, (upstream.status, media_type, parsed, None)
-                    relay = web.StreamResponse(status=upstream.status, headers=_SSE_HEADERS)
+                        whole = (upstream.status, data, content_type)
+                        return (upstream.status, media_type, parsed, None), whole
                     try:
-                        await relay.prepare(request)
+                        await reply.start(upstream.status, _SSE_HEADERS)
                     except ConnectionError as exc:  # not upstream's fault: never retried
                         raise _ClientGone("the client left before the answer came") from exc
                     events: list[SSEEvent] = []
                     buffer = b""
                     try:
-                        async for chunk in upstream.content.iter_any():
+                        async for chunk in upstream.chunks():
                             blocks, buffer = split_events(buffer + chunk)
-                            await _relay(blocks, relay, events, signals)
-                    except (ClientError, asyncio.TimeoutError) as exc:
+                            await _relay(blocks, reply, events, signals)
+                    except (ClientError, asyncio.TimeoutError, OSError) as exc:
                         # half a stream was relayed: it cannot be retried; cut the client off
                         raise _StreamCut(f"the stream broke off: {exc!r}") from exc
                     if buffer.strip():  # a last event without its blank line
-                        await _relay(split_events(buffer + b"\n\n")[0], relay, events, signals)
-                    return relay, (upstream.status, "text/event-stream", None, events)
+                        await _relay(split_events(buffer + b"\n\n")[0], reply, events, signals)
+                    return (upstream.status, "text/event-stream", None, events), None
+                finally:
+                    upstream.release()
             except _Retry:
                 pass
             except _StreamCut as exc:
@@ -486,7 +481,7 @@ class ModelProxy(Recorder):
 
 
 async def _relay(
-    blocks: list[bytes], relay: Any, events: list[SSEEvent], signals: CallSignals
+    blocks: list[bytes], relay: Reply, events: list[SSEEvent], signals: CallSignals
 ) -> None:
     """Pass complete SSE events on to the client as they come, keeping and tracing each."""
     for block in blocks:
@@ -497,7 +492,7 @@ async def _relay(
         await _send(relay, block)
 
 
-async def _send(response: Any, data: bytes) -> None:
+async def _send(response: Reply, data: bytes) -> None:
     """Write to the client; one that left (stopped reading at the last event it wanted)
     is no upstream failure: the rest of the stream is still read, recorded and traced."""
     with contextlib.suppress(ConnectionError):
@@ -526,13 +521,6 @@ def _parsed(data: bytes, content_type: str) -> Any:
         except (json.JSONDecodeError, UnicodeDecodeError):
             pass
     return data.decode("utf-8", "replace")
-
-
-def _error(status: int, message: str, code: str = "proxy_error") -> Any:
-    from aiohttp import web
-
-    body = {"error": {"message": message, "type": code, "code": code}}
-    return web.Response(status=status, text=json.dumps(body), content_type="application/json")
 
 
 def stop_all() -> None:

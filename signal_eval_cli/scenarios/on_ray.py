@@ -120,7 +120,7 @@ class _ScenariosJob:
                     here, root=root, keep_workdir=self.keep_workdir, proxies=proxies, run=run
                 )
             handover = proxies.take(scenario) if proxies is not None else None
-            return result.to_dict() | {"tags": result.tags}, handover
+            return result.to_journal(), handover
 
         return list(await asyncio.gather(*(one(i) for i in indices)))
 
@@ -136,7 +136,7 @@ class _ScenariosJob:
             tags=list(scenario.tags),
             run=slot_run(variant),
         )
-        return result.to_dict() | {"tags": result.tags}, None
+        return result.to_journal(), None
 
 
 async def run_scenarios_ray(

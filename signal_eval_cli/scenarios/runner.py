@@ -153,6 +153,11 @@ class ScenarioResult:
             run=int(data.get("run") or 0),
         )
 
+    def to_journal(self) -> dict[str, Any]:
+        """Its journal line (and what a Ray actor sends back): its JSON and its tags,
+        which :meth:`from_journal` reads back."""
+        return self.to_dict() | {"tags": self.tags}
+
     @classmethod
     def from_journal(cls, data: Mapping[str, Any]) -> ScenarioResult:
         """A journaled scenario result: its tags ride along (its own JSON has none)."""
