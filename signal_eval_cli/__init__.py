@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from signal_eval_cli.compare import compare, compare_files
     from signal_eval_cli.comparison import CompareOptions, Comparison
+    from signal_eval_cli.configured_runs import run_matrix_configured, run_scenarios_configured
     from signal_eval_cli.dataset import (
         EvalCase,
         EvalDataset,
@@ -123,8 +124,10 @@ __all__ = [
     "run_configured",
     "run_dataset",
     "run_matrix",
+    "run_matrix_configured",
     "run_scenario",
     "run_scenarios",
+    "run_scenarios_configured",
     "save_dataset",
     "save_result",
     "validate_path",
@@ -185,6 +188,8 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "resolve_harness": "signal_eval_cli.harness",
     "run_case": "signal_eval_cli.runner",
     "run_configured": "signal_eval_cli.run_config",
+    "run_matrix_configured": "signal_eval_cli.configured_runs",
+    "run_scenarios_configured": "signal_eval_cli.configured_runs",
     "run_dataset": "signal_eval_cli.runner",
     "run_matrix": "signal_eval_cli.matrix",
     "run_scenario": "signal_eval_cli.scenarios",

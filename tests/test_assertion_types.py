@@ -22,7 +22,14 @@ import pytest
 from flows_helpers import CLI, user_env
 
 from signal_eval_cli import InputError, load_dataset
-from signal_eval_cli.assertions import EvalContext, Field, Outcome, assertion, registry
+from signal_eval_cli.assertions import (
+    EvalContext,
+    Field,
+    Options,
+    Outcome,
+    assertion,
+    registry,
+)
 from signal_eval_cli.assertions.options import NotRequired, Required, field_schema
 from signal_eval_cli.assertions.schema import generated_texts
 from signal_eval_cli.dataset import EvalCase, EvalDataset
@@ -117,6 +124,7 @@ class Step(TypedDict):
             Annotated[int, {"$ref": "#/$defs/x"}, Field(description="d")],
             {"$ref": "#/$defs/x", "description": "d"},
         ),
+        (Annotated[Annotated[str, {"$ref": "#/$defs/x"}], {"type": "string"}], {"type": "string"}),
     ],
 )
 def test_a_fields_schema_comes_from_its_annotation(annotation: Any, schema: Any) -> None:
@@ -152,7 +160,7 @@ def test_an_options_field_no_schema_maps_is_refused_naming_it() -> None:
         assertion("house.dated", options=Lenient, schema={"properties": {}})(_words_max)
 
 
-class Lenient(TypedDict):  # total: fields are required unless NotRequired
+class Lenient(Options):  # total: fields are required unless NotRequired; `type` is the const
     value: Annotated[int, Field(minimum=0, description="The most words.")]
     unit: NotRequired[Literal["words", "chars"]]
 

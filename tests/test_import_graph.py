@@ -44,7 +44,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "running",
         {
-            "case_index", "compare", "compare_matrix", "comparison", "deadline", "executors",
+            "case_index", "compare", "compare_matrix", "comparison", "configured_runs",
+            "deadline", "executors",
             "fingerprint", "interrupts", "journal", "matrix", "matrix_files", "matrix_model",
             "matrix_proxies", "matrix_ranking", "matrix_run", "merging", "partial",
             "persistence", "ray_executor", "resume", "run_config", "run_journals", "runner",

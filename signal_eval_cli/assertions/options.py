@@ -14,15 +14,14 @@ maps is an error when the type registers, naming it.
 
 from __future__ import annotations
 
-import sys
 import types
 import typing
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, TypedDict, Union, get_args, get_origin
 
-if sys.version_info >= (3, 11):
+try:
     from typing import NotRequired, Required, get_type_hints
-else:  # pragma: no cover - 3.10: the backports (typer already depends on them)
+except ImportError:  # pragma: no cover - 3.10: the backports (typer already depends on them)
     from typing_extensions import NotRequired, Required, get_type_hints
 
 __all__ = ["Field", "NotRequired", "Options", "Required", "field_schema", "options_schema"]
