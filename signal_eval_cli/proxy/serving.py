@@ -198,7 +198,9 @@ class _Connection(asyncio.Protocol):
             return
         self._busy = True
         reply = Reply(self, _keep_alive(request), chunked=request.version == "HTTP/1.1")
-        asyncio.get_running_loop().create_task(self._run(request, reply))
+        task = asyncio.get_running_loop().create_task(self._run(request, reply))
+        self.server.handling.add(task)
+        task.add_done_callback(self.server.handling.discard)
 
     async def _run(self, request: Request, reply: Reply) -> None:
         try:
@@ -307,6 +309,7 @@ class Server:
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
         self.connections: set[_Connection] = set()
+        self.handling: set[asyncio.Task[None]] = set()
         self._server: asyncio.AbstractServer | None = None
 
     async def start(self, sock: socket.socket, backlog: int) -> None:
@@ -318,12 +321,17 @@ class Server:
         )
 
     async def close(self) -> None:
-        """Stop listening and drop every connection (the run is over)."""
+        """Stop listening, drop every connection and cancel the calls still being
+        answered (the run is over: nobody waits for them)."""
         if self._server is not None:
             self._server.close()
         for connection in list(self.connections):
             if connection.transport is not None:
                 connection.transport.abort()
+        for task in self.handling:
+            task.cancel()
+        if self.handling:
+            await asyncio.wait(list(self.handling), timeout=5)
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 5)
