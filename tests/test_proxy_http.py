@@ -5,6 +5,7 @@ request gets (a 400 and a closed connection, never a hang)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import gzip
 import json
 import shutil
@@ -12,6 +13,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -87,7 +89,10 @@ class Answers:
 
     def closed(self) -> bool:
         """The server closed the connection (and sent nothing more)."""
-        return not self.buffer and not self._more()
+        try:
+            return not self.buffer and not self._more()
+        except ConnectionResetError:  # closed with bytes unread: reset, not ended
+            return not self.buffer
 
 
 @pytest.fixture()
@@ -483,4 +488,38 @@ def test_an_https_upstream_is_verified_and_kept_alive(
             assert [content(d) for _, d in got] == ["secure 0", "secure 1"]
         assert raw.connections == 1
     finally:
+        raw.close()
+
+
+def test_stopping_mid_call_cancels_it_and_closes_its_connection(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The run is over while a call still waits for upstream: the proxy stops at once,
+    the client's connection is closed, and the call is ended (not left in flight)."""
+    release = threading.Event()
+
+    def answer(n: int) -> bytes:
+        release.wait(WAIT)
+        return b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+
+    raw = RawUpstream(answer)
+    try:
+        proxy = proxy_to(raw, tmp_path).start()
+        proxy.open("c", 0)
+        with connect(proxy) as sock:
+            sock.sendall(request("never answered"))
+            deadline = time.monotonic() + WAIT
+            while raw.requests == 0 and time.monotonic() < deadline:  # upstream has it
+                time.sleep(0.01)
+            assert raw.requests == 1
+            began = time.monotonic()
+            proxy.stop()
+            assert time.monotonic() - began < WAIT / 2
+            assert Answers(sock).closed()
+        session = proxy.sessions[("c", 0)]
+        assert asyncio.run(session.settled(0.5)), "the call was left in flight"
+        gc.collect()
+        assert "Task was destroyed" not in caplog.text
+    finally:
+        release.set()
         raw.close()

@@ -330,11 +330,12 @@ class ModelProxy(Recorder):
         finally:
             session.call_done()
 
-    # A streamed answer is left open here: the server ends it once the handler has
-    # returned, so the call is recorded before a client that reads to the end of the stream
-    # has its answer. One that stops at the last event (the OpenAI SDK stops at [DONE]) may
-    # return first: the runners wait for CaseSession.settled(). Its provider:end is emitted
-    # before that last event is sent (calls.py), so the trace's order never depends on it.
+    # A whole answer is sent, and a streamed one ended, once the handler has returned: the
+    # call is recorded, traced and done (CaseSession.call_done) before a client that reads
+    # to the end has its answer, so the runner seldom waits for it to settle. A client that
+    # stops at a stream's last event (the OpenAI SDK stops at [DONE]) may return first: the
+    # runners wait for CaseSession.settled(). Its provider:end is emitted before that last
+    # event is sent (calls.py), so the trace's order never depends on it.
 
     async def _answer(
         self, request: Request, reply: Reply, session: CaseSession, path: str, call: int
@@ -392,7 +393,7 @@ class ModelProxy(Recorder):
                     "application/json" if events is not None else content_type,
                 )
             )
-        if whole is not None:  # the client hears of it after its recording and trace
+        if whole is not None:
             reply.send(*whole)
 
     async def _replay(self, reply: Reply, item: Interaction, signals: CallSignals) -> None:

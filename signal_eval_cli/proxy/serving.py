@@ -5,8 +5,9 @@ traces, so it does only what the proxy needs: keep-alive and pipelined requests 
 in order), bodies by ``Content-Length`` or ``chunked`` in any number of packets,
 ``Expect: 100-continue``, whole answers and streamed (``chunked``) ones. A malformed
 request is answered 400 (413, 431, 501 as fits) and its connection closed, never left
-hanging. The handler is ``async handler(request, reply)``; a streamed answer is ended
-once the handler returns, so the handler records a call before the client reads its end.
+hanging. The handler is ``async handler(request, reply)``; a whole answer is sent, and a
+streamed one ended, once it returns: what it does after answering is done before the
+client can have read the answer.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class Reply:
     """The answer to one request: :meth:`send` a whole one, or :meth:`start` a stream and
     :meth:`write` to it. Writing to a client that left raises :class:`ConnectionError`."""
 
-    __slots__ = ("_chunked", "_connection", "keep_alive", "sent", "streaming")
+    __slots__ = ("_chunked", "_connection", "_whole", "keep_alive", "sent", "streaming")
 
     def __init__(self, connection: _Connection, keep_alive: bool, chunked: bool = True) -> None:
         self._connection = connection
@@ -67,6 +68,7 @@ class Reply:
         """HTTP/1.1: a stream is sent ``chunked``; HTTP/1.0: as it comes, then closed."""
         self.sent = False
         self.streaming = False
+        self._whole = b""
 
     def _head(self, status: int, headers: Mapping[str, str], framing: str) -> bytes:
         lines = [f"HTTP/1.1 {status} {reason(status)}\r\n"]
@@ -78,14 +80,15 @@ class Reply:
         return "".join(lines).encode("latin-1")
 
     def send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
-        """The whole answer (once; a client that left is no error here)."""
+        """The whole answer: sent once the handler has returned (so what the handler does
+        after this, it has done before the client hears of it)."""
         if self.sent:
             return
         self.sent = True
         head = self._head(
             status, {"Content-Type": content_type}, f"Content-Length: {len(body)}\r\n"
         )
-        self._connection.write(head + body)
+        self._whole = head + body
 
     def error(self, status: int, message: str, code: str = "proxy_error") -> None:
         """An error answer in the providers' JSON shape."""
@@ -111,7 +114,10 @@ class Reply:
         await self._connection.drained()
 
     def finish(self) -> None:
-        """End a streamed answer (after the handler has returned)."""
+        """Send the whole answer, or end the streamed one (after the handler has returned)."""
+        if self._whole:
+            self._connection.write(self._whole)
+            self._whole = b""
         if self.streaming:
             self.streaming = False
             if self._chunked:
@@ -185,13 +191,16 @@ class _Connection(asyncio.Protocol):
         except BadMessage as exc:
             reply = Reply(self, keep_alive=False)
             reply.error(exc.status, f"signal-eval proxy: bad request: {exc}", "bad_request")
+            reply.finish()
             self._refuse()
             return
         if request is None:
             return
         self._busy = True
         reply = Reply(self, _keep_alive(request), chunked=request.version == "HTTP/1.1")
-        asyncio.get_running_loop().create_task(self._run(request, reply))
+        task = asyncio.get_running_loop().create_task(self._run(request, reply))
+        self.server.handling.add(task)
+        task.add_done_callback(self.server.handling.discard)
 
     async def _run(self, request: Request, reply: Reply) -> None:
         try:
@@ -300,6 +309,7 @@ class Server:
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
         self.connections: set[_Connection] = set()
+        self.handling: set[asyncio.Task[None]] = set()
         self._server: asyncio.AbstractServer | None = None
 
     async def start(self, sock: socket.socket, backlog: int) -> None:
@@ -311,12 +321,17 @@ class Server:
         )
 
     async def close(self) -> None:
-        """Stop listening and drop every connection (the run is over)."""
+        """Stop listening, drop every connection and cancel the calls still being
+        answered (the run is over: nobody waits for them)."""
         if self._server is not None:
             self._server.close()
         for connection in list(self.connections):
             if connection.transport is not None:
                 connection.transport.abort()
+        for task in self.handling:
+            task.cancel()
+        if self.handling:
+            await asyncio.wait(list(self.handling), timeout=5)
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 5)
