@@ -8,7 +8,9 @@ beside the code that raises it, as a subclass of :class:`EvalError` (those that 
   :class:`Problem` with ``file:line:col``; the CLI prints them all and exits 2, with no
   traceback. :class:`ParamError` locates one at a harness param.
 * :class:`InvalidAssertion`, :class:`UnknownAssertionType` (here) — an assertion built in
-  code that is malformed, or of a type nobody registered.
+  code that is malformed, or of a type nobody registered; :class:`CheckError` (here) — a
+  check that raised (a plugin's bug), naming its type; a run records it as that
+  assertion erring and goes on.
 * :class:`IncompatibleResults` (here) — two results :func:`~signal_eval_cli.compare.compare`
   cannot gate; the CLI turns it into an :class:`InputError` (exit 2).
 * ``providers.base.ProviderError`` — a model call that failed.
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "MAX_SUGGEST_LENGTH",
+    "CheckError",
     "EvalError",
     "IncompatibleResults",
     "InputError",
@@ -79,6 +82,11 @@ class ParamError(InputError):
 class InvalidAssertion(EvalError, ValueError):
     """An assertion built in code that is malformed (a missing field, ``between: [1]``):
     the loader reports these with their location; the API raises them."""
+
+
+class CheckError(EvalError):
+    """An assertion's check raised something of its own (a bug in a plugin's type): the
+    message names the type and the error, the original is its ``__cause__``."""
 
 
 class UnknownAssertionType(EvalError, KeyError):

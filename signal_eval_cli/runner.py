@@ -19,7 +19,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from signal_eval_cli.assertions import EvalContext, Judge, evaluate_assertions
+from signal_eval_cli.assertions import AssertionResult, EvalContext, Judge, evaluate_guarded
 from signal_eval_cli.assertions.registry import uses_judge
 from signal_eval_cli.dataset import EvalCase, EvalDataset
 from signal_eval_cli.deadline import guarded
@@ -231,9 +231,9 @@ async def _run_once(
     if error is None:
         eval_ctx = EvalContext(trace, judge=options.judge, judge_model=options.judge_model, run=run)
         if options.judge is not None and uses_judge(assertions):
-            results = await asyncio.to_thread(evaluate_assertions, assertions, eval_ctx)
+            results = await asyncio.to_thread(_evaluate_all, assertions, eval_ctx)
         else:
-            results = evaluate_assertions(assertions, eval_ctx)
+            results = _evaluate_all(assertions, eval_ctx)
     return CaseResult(
         case_id=case.id,
         name=case.name,
@@ -246,6 +246,10 @@ async def _run_once(
         error=error,
         tags=list(case.tags),
     )
+
+
+def _evaluate_all(assertions: list[Any], ctx: EvalContext) -> list[AssertionResult]:
+    return [evaluate_guarded(a, ctx) for a in assertions]
 
 
 def with_lifecycle(

@@ -28,11 +28,13 @@ from signal_eval_cli.assertions import (
     Options,
     Outcome,
     assertion,
+    evaluate_assertion,
     registry,
 )
 from signal_eval_cli.assertions.options import NotRequired, Required, field_schema
 from signal_eval_cli.assertions.schema import generated_texts
 from signal_eval_cli.dataset import EvalCase, EvalDataset
+from signal_eval_cli.errors import CheckError
 from signal_eval_cli.runner import run_dataset
 from signal_eval_cli.scenarios import load_scenario
 
@@ -259,6 +261,29 @@ def test_a_type_registered_from_python_validates_and_runs_from_a_dataset(tmp_pat
         f"{path}:6:27: unknown field 'valu' in words.max — did you mean 'value'?",
         f"{path}:11:47: 'value': expected a whole number, got a string",
     ]
+
+
+def _buggy(a: Any, ctx: EvalContext) -> Outcome:
+    """A plugin's check with a bug."""
+    return Outcome(1 / len(a) > 1, "never")
+
+
+@pytest.mark.usefixtures("scratch_registry")
+def test_a_check_that_raises_errs_its_assertion_and_the_run_goes_on(tmp_path: Path) -> None:
+    assertion("words.max", schema=WORDS)(_words_max)
+    assertion("house.buggy", schema={"properties": {}})(lambda a, ctx: _buggy({}, ctx))
+    path = tmp_path / "words.yaml"
+    two = "assertions: [{type: house.buggy}, {type: words.max, value: 9}]"
+    path.write_text(DATASET.replace("assertions: [{type: words.max, value: 2}]", two))
+    result = asyncio.run(run_dataset(_harness("one two three"), load_dataset(path)))
+    verdicts = {c.case_id: c for c in result.cases}
+    assert verdicts["short"].passed and verdicts["short"].assertions[0].message == "3 words (max 5)"
+    erred = verdicts["long"].assertions[0]
+    assert not verdicts["long"].passed and erred.errored
+    assert erred.message.endswith("house.buggy check raised ZeroDivisionError: division by zero")
+    with pytest.raises(CheckError, match=r"^house\.buggy check raised ZeroDivisionError") as caught:
+        evaluate_assertion({"type": "house.buggy"}, [])
+    assert isinstance(caught.value.__cause__, ZeroDivisionError)
 
 
 @pytest.mark.usefixtures("scratch_registry")

@@ -7,7 +7,11 @@ runs them, :mod:`.schema` writes their JSON Schema. Plugins register theirs unde
 """
 
 from signal_eval_cli.assertions.context import EvalContext
-from signal_eval_cli.assertions.evaluate import evaluate_assertion, evaluate_assertions
+from signal_eval_cli.assertions.evaluate import (
+    evaluate_assertion,
+    evaluate_assertions,
+    evaluate_guarded,
+)
 from signal_eval_cli.assertions.judging import Judge, JudgeRequest, JudgeVerdict
 from signal_eval_cli.assertions.options import Field, Options
 from signal_eval_cli.assertions.outcome import AssertionResult, Outcome
@@ -26,5 +30,6 @@ __all__ = [
     "assertion",
     "evaluate_assertion",
     "evaluate_assertions",
+    "evaluate_guarded",
     "known_types",
 ]

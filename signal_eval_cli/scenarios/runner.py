@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from signal_eval_cli.assertions import AssertionResult, EvalContext, evaluate_assertion
+from signal_eval_cli.assertions import AssertionResult, EvalContext, evaluate_guarded
 from signal_eval_cli.assertions.registry import lookup
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.protocol import HarnessContext
@@ -379,14 +379,6 @@ def _check_types(scenario: Scenario) -> None:
         lookup(a.get("type"))
 
 
-def _evaluate(a: Mapping[str, Any], ctx: EvalContext) -> AssertionResult:
-    """Always a result: a check that raises is a failed assertion naming the error."""
-    try:
-        return evaluate_assertion(a, ctx)
-    except Exception as exc:
-        return AssertionResult(dict(a), False, f"error: {type(exc).__name__}: {exc}")
-
-
 @dataclass(slots=True)
 class _Run:
     """One run of a scenario in progress: what each of its phases reads and fills in."""
@@ -560,7 +552,7 @@ class _Run:
         """The pattern (file) assertions, each an ``assertion:result`` signal of the trace
         the trace assertions then read."""
         for a in self.scenario.pattern_assertions:
-            checked = _evaluate(a, ctx)
+            checked = evaluate_guarded(a, ctx)
             self.result.pattern_assertions.append(checked)
             self.trace.emit(
                 "assertion:result",
@@ -599,7 +591,7 @@ class _Run:
         # What metric.latency.* reads in any trace: the scenario's wall time.
         trace.emit("harness:end", {"durationMs": duration}, parent=self.start)
         result.signals = trace.signals
-        result.assertions = [_evaluate(a, context()) for a in self.scenario.assertions]
+        result.assertions = [evaluate_guarded(a, context()) for a in self.scenario.assertions]
         result.recompute()
 
 
