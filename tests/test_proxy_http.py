@@ -158,6 +158,17 @@ def test_a_request_split_across_packets_is_read_whole(recording: Any) -> None:
     assert recorded(proxy) == ["split in pieces"]
 
 
+def test_a_large_body_is_read_whole(recording: Any) -> None:
+    """A request with a document inline (3 MB: many packets, above aiohttp's 1 MiB)."""
+    proxy, _ = recording
+    text = "x" * 3_000_000
+    with connect(proxy) as sock:
+        sock.sendall(request(text))
+        status, _, answer = Answers(sock).next()
+    assert status == 200 and content(answer) == f"answer to {text}"
+    assert recorded(proxy) == [text]
+
+
 def test_a_chunked_request_body_in_pieces(recording: Any) -> None:
     proxy, _ = recording
     data = body("sent chunked")
@@ -402,20 +413,22 @@ def test_a_kept_connection_the_server_closed_is_replaced(tmp_path: Path) -> None
 
 
 def test_upstream_that_answers_garbage_or_stops_mid_answer_is_a_502(tmp_path: Path) -> None:
-    garbage = RawUpstream(
-        lambda n: (
-            b"NOT HTTP\r\n\r\n"
-            if n % 2 == 0
-            else b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"cut'
-        ),
-        close_after=True,
-    )
+    """Each attempt fails another way (not HTTP, cut short, gzip that is not): all are
+    retried, then the client gets a 502 saying so."""
+    answers = [
+        b"NOT HTTP\r\n\r\n",
+        b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"cut',
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 9\r\n\r\nnot gzip!",
+    ]
+    garbage = RawUpstream(lambda n: answers[n], close_after=True)
     try:
         with proxy_to(garbage, tmp_path) as proxy:
             proxy.open("c", 0)
             [(status, data)] = call(proxy, ["a"])
             assert status == 502
-            assert "upstream failed after 3 attempt(s)" in json.loads(data)["error"]["message"]
+            message = json.loads(data)["error"]["message"]
+            assert "upstream failed after 3 attempt(s)" in message
+            assert "compressed answer is corrupt" in message
         assert garbage.requests == 3
     finally:
         garbage.close()

@@ -117,7 +117,7 @@ class Response:
                 except BadMessage as exc:
                     raise ClientError(f"upstream's chunked answer is malformed: {exc}") from exc
                 if piece:
-                    yield decoder.decompress(piece) if decoder is not None else piece
+                    yield self._decoded(piece)
                 if done:
                     if chunked.rest:
                         self._reusable = False
@@ -132,12 +132,21 @@ class Response:
                     raise ClientError("upstream closed the connection before the answer ended")
                 if left > 0:
                     left -= len(data)
-                yield decoder.decompress(data) if decoder is not None else data
+                yield self._decoded(data)
         if decoder is not None:
-            tail = decoder.flush()
+            tail = self._decoded(b"", flush=True)
             if tail:
                 yield tail
         self._done = True
+
+    def _decoded(self, data: bytes, *, flush: bool = False) -> bytes:
+        decoder = self._decoder
+        if decoder is None:
+            return data
+        try:
+            return bytes(decoder.flush() if flush else decoder.decompress(data))
+        except zlib.error as exc:
+            raise ClientError(f"upstream's compressed answer is corrupt: {exc}") from exc
 
     def release(self) -> None:
         """Give the connection back to the pool (a whole answer was read) or close it."""

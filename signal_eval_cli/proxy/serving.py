@@ -134,7 +134,7 @@ class _Connection(asyncio.Protocol):
         self.server = server
         self.transport: asyncio.Transport | None = None
         self.closed = False
-        self._buffer = b""
+        self._buffer = bytearray()  # grown in place: a large body comes in many pieces
         self._head: tuple[str, str, str, Headers, int | None, int] | None = None
         self._chunked: Chunked | None = None
         self._parts: list[bytes] = []
@@ -175,7 +175,7 @@ class _Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._discard:
             return
-        self._buffer = self._buffer + data if self._buffer else data
+        self._buffer += data
         if not self._busy:
             self._next()
 
@@ -244,32 +244,33 @@ class _Connection(asyncio.Protocol):
                 return None
             if end > MAX_HEAD:
                 raise BadMessage("request head too large", 431)
-            start, headers = parse_head(self._buffer[:end])
+            start, headers = parse_head(bytes(self._buffer[:end]))
             method, target, version = _request_line(start)
             length = body_length(headers)
             if length is not None and length > MAX_BODY:
                 raise BadMessage("request body too large", 413)
             self._head = (method, target, version, headers, length, end + 4)
-            self._buffer = self._buffer[end + 4 :]
+            del self._buffer[: end + 4]
             self._continued = False
             if length is None:
                 self._chunked = Chunked(MAX_BODY)
         method, target, version, headers, length, _ = self._head
         if length is None:
             assert self._chunked is not None
-            data, done = self._chunked.feed(self._buffer)
+            data, done = self._chunked.feed(bytes(self._buffer))
             self._parts.append(data)
-            self._buffer = b""
+            self._buffer.clear()
             if not done:
                 self._continue(headers, version)
                 return None
-            body, self._buffer = b"".join(self._parts), self._chunked.rest
+            body, self._buffer = b"".join(self._parts), bytearray(self._chunked.rest)
             self._parts, self._chunked = [], None
         else:
             if len(self._buffer) < length:
                 self._continue(headers, version)
                 return None
-            body, self._buffer = self._buffer[:length], self._buffer[length:]
+            body = bytes(self._buffer[:length])
+            del self._buffer[:length]
         self._head = None
         return Request(method, target, version, headers, body)
 
