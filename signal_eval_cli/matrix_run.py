@@ -198,6 +198,7 @@ async def run_matrix(
 
     async def one(variant: Variant, harness: Any) -> VariantResult:
         result = await run_dataset(harness, dataset, variant_options(variant.id))
+        result.name = name or dataset.name  # as a journal rebuilds it, and scenario matrices
         done = VariantResult(variant.id, variant.name, result, dict(variant.metadata))
         if on_variant is not None:
             on_variant(done)

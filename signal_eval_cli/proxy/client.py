@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from signal_eval_cli.errors import EvalError
 from signal_eval_cli.proxy.wire import MAX_HEAD, BadMessage, Chunked, Headers, parse_head
 
 __all__ = ["Client", "ClientError", "Response"]
@@ -30,7 +31,7 @@ fail, for the proxy's retries to decide."""
 _Origin = tuple[str, str, int]
 
 
-class ClientError(Exception):
+class ClientError(EvalError):
     """Upstream broke the exchange: closed the connection early, or answered other than
     HTTP/1.1. ``answered``: some of an answer had come (the request reached it)."""
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from signal_eval_cli.errors import EvalError
+
 __all__ = [
     "MAX_HEAD",
     "BadMessage",
@@ -42,7 +44,7 @@ _REASONS = {
 }
 
 
-class BadMessage(Exception):
+class BadMessage(EvalError):
     """A message that is not HTTP/1.1 as written: ``status`` is the answer to it."""
 
     def __init__(self, message: str, status: int = 400) -> None:
