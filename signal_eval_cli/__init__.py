@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from signal_eval_cli.compare import compare, compare_files
     from signal_eval_cli.comparison import CompareOptions, Comparison
+    from signal_eval_cli.configured_dataset import run_configured
     from signal_eval_cli.configured_runs import run_matrix_configured, run_scenarios_configured
     from signal_eval_cli.dataset import (
         EvalCase,
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from signal_eval_cli.reports.markdown import generate_markdown_report
     from signal_eval_cli.reports.reporter import ReportOptions
     from signal_eval_cli.results import AggregateMetrics, CaseMetrics, CaseResult, DatasetResult
-    from signal_eval_cli.run_config import ProviderPolicy, run_configured
+    from signal_eval_cli.run_config import ProviderPolicy
     from signal_eval_cli.runner import RunOptions, run_case, run_dataset
     from signal_eval_cli.scenarios import (
         Scenario,
@@ -187,7 +188,7 @@ _EXPORTS = {  # name: the module that defines it, imported on first use
     "read_jsonl": "signal_eval_cli.signals",
     "resolve_harness": "signal_eval_cli.harness",
     "run_case": "signal_eval_cli.runner",
-    "run_configured": "signal_eval_cli.run_config",
+    "run_configured": "signal_eval_cli.configured_dataset",
     "run_matrix_configured": "signal_eval_cli.configured_runs",
     "run_scenarios_configured": "signal_eval_cli.configured_runs",
     "run_dataset": "signal_eval_cli.runner",

@@ -20,12 +20,12 @@ import asyncio
 import signal
 import socket
 import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Set
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any, TypeVar
 
-__all__ = ["HANDLED", "Interrupts", "interrupts"]
+__all__ = ["HANDLED", "UNWIND_LIMIT_S", "Interrupts", "interrupts", "unwound"]
 
 HANDLED = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
@@ -74,7 +74,7 @@ class Interrupts:
                     try:
                         return await main
                     except asyncio.CancelledError:
-                        await _unwound(task, UNWIND_LIMIT_S)
+                        await unwound(task, UNWIND_LIMIT_S)
                         raise
             finally:
                 self._cancel = None
@@ -96,16 +96,20 @@ class Interrupts:
         return signal.Signals(self.received or signal.SIGINT).name
 
 
-async def _unwound(main: asyncio.Task[Any], limit_s: float) -> None:
+async def unwound(
+    main: asyncio.Task[Any], limit_s: float, *, besides: Set[asyncio.Task[Any]] = frozenset()
+) -> None:
     """Wait for the tasks still unwinding from the cancellation (a goal being killed, a
     workspace being removed) instead of letting ``asyncio.run`` cancel them again: a
     second cancellation drops a cleanup still queued for a thread. Only tasks never
     cancelled (a ticker, a watcher) are cancelled here; after ``limit_s`` what is left
-    is ``asyncio.run``'s to cancel."""
+    is ``asyncio.run``'s to cancel. Tasks in ``besides`` (not the run's) are left alone."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limit_s
     while (left := deadline - loop.time()) > 0:
-        others = {t for t in asyncio.all_tasks() if t is not main and not t.done()}
+        others = {
+            t for t in asyncio.all_tasks() if t is not main and t not in besides and not t.done()
+        }
         if not others:
             return
         for other in others:

@@ -1,7 +1,8 @@
 """Run configuration: the harness a run builds, its model provider, cassettes, judge, proxy.
 
 Everything ``signal-eval run`` decides before its first case, as a library, so that a
-Python user gets the same run in one call (:func:`run_configured`)::
+Python user gets the same run in one call
+(:func:`~signal_eval_cli.configured_dataset.run_configured`)::
 
     policy = ProviderPolicy(replay=True, judge_model="openai:gpt-4o-mini")
     result = asyncio.run(run_configured("datasets/code-review.yaml", policy))
@@ -23,7 +24,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,14 +35,13 @@ from signal_eval_cli.harness.protocol import Harness, wants_proxy
 from signal_eval_cli.paths import base_dir_of, harness_cassette
 from signal_eval_cli.providers.pricing import parse_price
 from signal_eval_cli.providers.recording import save_all
-from signal_eval_cli.runner import RunOptions, check_filters, run_dataset, select_cases
+from signal_eval_cli.runner import RunOptions, check_filters, select_cases
 from signal_eval_cli.validate import load_checked_dataset
 
 if TYPE_CHECKING:
     from signal_eval_cli.providers.pricing import PriceTable
     from signal_eval_cli.proxy.cassette import ProxyCassette
     from signal_eval_cli.proxy.server import ModelProxy
-    from signal_eval_cli.results import DatasetResult
 
 __all__ = [
     "PreparedRun",
@@ -52,7 +52,6 @@ __all__ = [
     "judge_cassette",
     "load_datasets",
     "prepare_run",
-    "run_configured",
     "stop_proxy",
 ]
 
@@ -383,28 +382,3 @@ def prepare_run(
         if options.proxy is not None:
             options.proxy.stop()  # its port and the environment it pointed here
         raise
-
-
-async def run_configured(
-    dataset: EvalDataset | str | Path,
-    policy: ProviderPolicy | None = None,
-    options: RunOptions | None = None,
-    *,
-    harness: str | None = None,
-    params: Mapping[str, Any] | None = None,
-    traces: Path | None = None,
-) -> DatasetResult:
-    """Run ``dataset`` as ``signal-eval run`` does: its harness built under ``policy``
-    (provider, cassettes, record or replay), its judge, the run's model proxy; every
-    recording saved and the proxy stopped at the end, even on failure."""
-    if not isinstance(dataset, EvalDataset):
-        dataset = load_dataset(dataset)
-    policy = policy or ProviderPolicy()
-    options = replace(options) if options is not None else RunOptions()
-    try:
-        prepared = prepare_run(
-            dataset, policy, options, harness=harness, params=params, traces=traces
-        )
-        return await run_dataset(prepared.harness, dataset, options)
-    finally:
-        policy.finish(options)

@@ -44,9 +44,10 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "running",
         {
-            "case_index", "compare", "compare_matrix", "comparison", "configured_runs",
+            "case_index", "compare", "compare_matrix", "comparison", "configured_dataset",
+            "configured_runs",
             "deadline", "executors",
-            "fingerprint", "interrupts", "journal", "matrix", "matrix_files", "matrix_model",
+            "fingerprint", "interrupts", "journal", "journaled", "matrix", "matrix_files", "matrix_model",
             "matrix_proxies", "matrix_ranking", "matrix_run", "merging", "partial",
             "persistence", "ray_executor", "resume", "run_config", "run_journals", "runner",
             "scenarios", "validate", "watchdog",

@@ -18,6 +18,7 @@ from flows_helpers import cli, project_copy
 from mock_servers import Call, MockLLMServer, Reply
 
 from signal_eval_cli import load_dataset, save_result
+from signal_eval_cli.configured_dataset import run_configured
 from signal_eval_cli.dataset import HarnessSpec
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.protocol import wants_proxy
@@ -32,7 +33,6 @@ from signal_eval_cli.run_config import (
     harness_spec,
     judge_cassette,
     load_datasets,
-    run_configured,
 )
 from signal_eval_cli.runner import RunOptions
 

@@ -79,7 +79,8 @@ def parse_params(items: list[str]) -> dict[str, Any]:
 class Progress:
     """A progress bar on a terminal; one plain line per case otherwise."""
 
-    def __init__(self, total: int, *, quiet: bool) -> None:
+    def __init__(self, total: int | None, *, quiet: bool) -> None:
+        """``total``: ``None`` until :meth:`begin` (a run that reads its journal first)."""
         self.total, self.done, self.quiet = total, 0, quiet
         self.results: list[CaseResult] = []
         self.bar: Any = None
@@ -97,9 +98,16 @@ class Progress:
             self.task = self.bar.add_task("running", total=total)
 
     def __enter__(self) -> Progress:
-        if self.bar is not None:
+        if self.bar is not None and self.total is not None:
             self.bar.start()
         return self
+
+    def begin(self, total: int) -> None:
+        """The total, now known: the bar starts."""
+        self.total = total
+        if self.bar is not None:
+            self.bar.update(self.task, total=total)
+            self.bar.start()
 
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -27,10 +26,9 @@ from signal_eval_cli.cli.common import (
     signals_policy,
     table_choice,
 )
-from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, dataset_run
+from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt
 from signal_eval_cli.cli.journaled import (
     ForceOpt,
-    JournaledRun,
     ResumeOpt,
     RetryOpt,
     ShardOpt,
@@ -38,24 +36,15 @@ from signal_eval_cli.cli.journaled import (
 )
 from signal_eval_cli.cli.provider_options import ProviderPolicy, provider_options
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
+from signal_eval_cli.configured_dataset import run_configured
 from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.interrupts import interrupts
-from signal_eval_cli.partial import partial_dataset, stall_reason, stalled_dataset
 from signal_eval_cli.reports.console import TableChoice, print_dataset
 from signal_eval_cli.reports.reporters import reports_per_dataset
-from signal_eval_cli.results import CaseResult, DatasetResult, SignalsPolicy
-from signal_eval_cli.run_config import load_datasets, prepare_run
-from signal_eval_cli.run_journals import case_entry, dataset_header, kept_cases
-from signal_eval_cli.runner import (
-    RunOptions,
-    select_cases,
-    stall_limit_s,
-)
-from signal_eval_cli.signals import now_iso
-from signal_eval_cli.watchdog import LoopWatchdog
-
-_T = TypeVar("_T")
+from signal_eval_cli.results import DatasetResult, SignalsPolicy
+from signal_eval_cli.run_config import load_datasets
+from signal_eval_cli.runner import RunOptions
 
 __all__ = ["run_command"]
 
@@ -206,99 +195,53 @@ def run_dataset_command(
     journal_options: dict[str, Any],
     executor: tuple[str, str | None, int | None],
 ) -> tuple[DatasetResult, int]:
-    """One dataset of ``run``: build its harness, run it, print its table, write its
+    """One dataset of ``run``: run it (:func:`run_configured`), print its table, write its
     reports. Returns the result and the exit code should it be interrupted."""
-    try:
-        prepared = prepare_run(
+    progress = Progress(None, quiet=quiet)  # its total once the journal is read
+    options.on_case_complete = progress
+
+    def stalled(result: DatasetResult, reason: str) -> None:
+        progress.__exit__()
+        finish_stalled(result, reason, (reports, signals, table))
+
+    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
+        running = run_configured(
             dataset,
             flags,
             options,
             harness=harness,
             params=params,
             traces=traces,
-            export_env=executor[0] == "local",  # on Ray: each actor's own
+            output=reports.get("json"),
+            **journal_options,
+            executor=executor[0],
+            ray_address=executor[1],
+            ray_actors=executor[2],
+            on_start=progress.begin,
+            on_stall=stalled,
+            note=lambda message: err.print(message, highlight=False),
         )
-    except InputError as exc:
-        fail_input(exc)
-    selected = select_cases(dataset, options)
-    header = dataset_header(dataset, options, flags, harness=harness, params=params, traces=traces)
-    journal = JournaledRun(reports.get("json"), header, **journal_options)
-    options.finished = kept_cases(journal.plan)
-    started = now_iso()
-    with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         try:
-            with Progress(
-                len(selected) - len(options.finished.keys() & {c.id for c in selected}), quiet=quiet
-            ) as progress:
-
-                def finished(result: CaseResult) -> None:
-                    entry = case_entry(result)
-                    if entry is not None:
-                        journal.record(*entry)
-                    progress(result)
-
-                options.on_case_complete = finished
-
-                def stalled(location: str, seconds: float) -> None:
-                    progress.__exit__()
-                    kept = [options.finished[c.id] for c in selected if c.id in options.finished]
-                    done = [*kept, *progress.results]  # a resumed run's kept cases finished too
-                    finish_stalled(
-                        dataset,
-                        selected,
-                        done,
-                        started,
-                        location,
-                        seconds,
-                        (reports, signals, table),
-                        running=list(options.running.values()),
-                    )
-
-                try:
-                    running = dataset_run(
-                        executor[0],
-                        dataset,
-                        prepared.harness,
-                        options,
-                        spec=prepared.spec,
-                        ray_address=executor[1],
-                        ray_actors=executor[2],
-                    )
-                    result = caught.run(watched(running, stall_limit_s(dataset, options), stalled))
-                except KeyboardInterrupt:
-                    result = partial_dataset(dataset, selected, progress.results, started)
-                except InputError as exc:  # Ray could not start or join the cluster
-                    fail_input(exc)
-        finally:  # also on a crash: the proxy never outlives the run
-            flags.finish(options)
-        result = journal.result(result)  # what the journal holds
+            with progress:
+                result = caught.run(running)
+        except InputError as exc:
+            fail_input(exc)
+        except KeyboardInterrupt:  # a signal before the run began: nothing ran
+            err.print("interrupted", style="yellow")
+            raise typer.Exit(caught.exit_code) from None
         print_dataset(result, out, table)
         write_command_reports(result, reports, signals=signals)
     return result, caught.exit_code
 
 
-async def watched(run: Awaitable[_T], limit_s: float, on_stall: Callable[[str, float], None]) -> _T:
-    """``run`` under a :class:`LoopWatchdog`."""
-    async with LoopWatchdog(limit_s, on_stall):
-        return await run
-
-
 def finish_stalled(
-    dataset: EvalDataset,
-    selected: list[Any],
-    finished: list[CaseResult],
-    started: str,
-    location: str,
-    seconds: float,
+    result: DatasetResult,
+    reason: str,
     reports: tuple[ReportPaths, SignalsPolicy, TableChoice],
-    *,
-    running: list[tuple[str, float]],
 ) -> NoReturn:
-    """The loop is stuck in a harness for good: report what finished, fail the rest with
-    where the harness is stuck, write the reports and end the process (exit 1). A case
-    that was ``running`` (case id, start) has the wall time it ran as its latency."""
-    reason = stall_reason(location, seconds)
-    result = stalled_dataset(dataset, selected, finished, started, reason, running=running)
+    """The loop is stuck in a harness for good: report what finished and the rest failed
+    with where the harness is stuck (``result``), write the reports and end the process
+    (exit 1)."""
     try:
         paths, signals, table = reports
         print_dataset(result, out, table)

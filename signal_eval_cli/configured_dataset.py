@@ -1,0 +1,151 @@
+"""A dataset run as ``signal-eval run`` makes it, in one call from Python: configured
+(:mod:`~signal_eval_cli.run_config`: harness, provider, cassettes, judge, proxy),
+journaled beside its results JSON (resumed, retried, sharded), on the chosen executor,
+and stopped with what finished::
+
+    policy = ProviderPolicy(replay=True, judge_model="openai:gpt-4o-mini")
+    result = asyncio.run(run_configured("datasets/code-review.yaml", policy))
+    result = asyncio.run(run_configured(path, output=Path("out.json"), resume=True))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from signal_eval_cli.dataset import EvalDataset, load_dataset
+from signal_eval_cli.executors import dataset_run
+from signal_eval_cli.journaled import JournaledRun, as_shard, partial_when_cancelled
+from signal_eval_cli.partial import partial_dataset, stall_reason, stalled_dataset
+from signal_eval_cli.results import CaseResult, DatasetResult
+from signal_eval_cli.run_config import Note, ProviderPolicy, prepare_run
+from signal_eval_cli.run_journals import case_entry, dataset_header, kept_cases
+from signal_eval_cli.runner import RunOptions, select_cases, stall_limit_s
+from signal_eval_cli.sharding import Shard
+from signal_eval_cli.signals import now_iso
+from signal_eval_cli.watchdog import LoopWatchdog
+
+__all__ = ["run_configured"]
+
+_T = TypeVar("_T")
+
+
+async def run_configured(
+    dataset: EvalDataset | str | Path,
+    policy: ProviderPolicy | None = None,
+    options: RunOptions | None = None,
+    *,
+    harness: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    traces: Path | None = None,
+    output: Path | None = None,
+    resume: bool = False,
+    retry: str | None = None,
+    force: bool = False,
+    shard: Shard | str | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
+    ray_actors: int | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_stall: Callable[[DatasetResult, str], None] | None = None,
+    note: Note | None = None,
+) -> DatasetResult:
+    """Run ``dataset`` as ``signal-eval run`` does: its harness built under ``policy``
+    (provider, cassettes, record or replay), its judge, the run's model proxy; every
+    recording saved and the proxy stopped at the end, even on failure.
+
+    ``output``: the results JSON the caller writes; the run's journal is kept beside it
+    (``resume`` keeps the cases it holds, ``retry="errored"|"failed"`` runs those again,
+    ``force`` resumes a journal of a changed dataset or harness; ``note`` says which,
+    else ``policy.note``), and the result is what the journal holds. ``shard``
+    (``"2/4"``) runs one shard of the cases. ``executor``: ``"local"`` or ``"ray"`` (on
+    ``ray_address``, ``ray_actors`` actors). ``on_start(n)`` is called with the number of
+    cases about to run (kept ones not counted), ``options.on_case_complete`` after each.
+    Cancelled, it returns the cases that finished, ``interrupted``. ``on_stall(result,
+    reason)`` (where given) is called from a watchdog thread when the loop is stuck in a
+    harness for good, with the result so far (the rest failed with ``reason``): the loop
+    cannot be interrupted, so it should end the process."""
+    if not isinstance(dataset, EvalDataset):
+        dataset = load_dataset(dataset)
+    policy = policy or ProviderPolicy()
+    options = replace(options) if options is not None else RunOptions()
+    if shard is not None:
+        options.shard = as_shard(shard)
+    given = dict(params or {})
+    prepared = prepare_run(  # on Ray: each actor points its own SDKs at the proxy
+        dataset,
+        policy,
+        options,
+        harness=harness,
+        params=given,
+        traces=traces,
+        export_env=executor == "local",
+    )
+    try:
+        header = dataset_header(
+            dataset, options, policy, harness=harness, params=given, traces=traces
+        )
+        journal = JournaledRun(
+            output, header, resume=resume, retry=retry, force=force, note=note or policy.note
+        )
+        options.finished = {**options.finished, **kept_cases(journal.plan)}
+        selected = select_cases(dataset, options)
+        done = _recorded(options, journal)
+        if on_start is not None:
+            on_start(len(selected) - len(options.finished.keys() & {c.id for c in selected}))
+        started = now_iso()
+        running = dataset_run(
+            executor,
+            dataset,
+            prepared.harness,
+            options,
+            spec=prepared.spec,
+            ray_address=ray_address,
+            ray_actors=ray_actors,
+        )
+        if on_stall is not None:
+
+            def stalled(location: str, seconds: float) -> None:
+                kept = [options.finished[c.id] for c in selected if c.id in options.finished]
+                reason = stall_reason(location, seconds)
+                running = list(options.running.values())
+                result = stalled_dataset(
+                    dataset, selected, [*kept, *done], started, reason, running=running
+                )
+                on_stall(result, reason)
+
+            running = _watched(running, stall_limit_s(dataset, options), stalled)
+        result = await partial_when_cancelled(
+            running, lambda: partial_dataset(dataset, selected, done, started)
+        )
+    finally:  # also on a crash: the proxy never outlives the run
+        policy.finish(options)
+    return journal.result(result)
+
+
+def _recorded(options: RunOptions, journal: JournaledRun) -> list[CaseResult]:
+    """The cases that finish from now on, each in the journal before ``options``'s own
+    ``on_case_complete`` hears of it."""
+    done: list[CaseResult] = []
+    then = options.on_case_complete
+
+    def finished(result: CaseResult) -> None:
+        entry = case_entry(result)
+        if entry is not None:
+            journal.record(*entry)
+        done.append(result)
+        if then is not None:
+            then(result)
+
+    options.on_case_complete = finished
+    return done
+
+
+async def _watched(
+    run: Awaitable[_T], limit_s: float, on_stall: Callable[[str, float], None]
+) -> _T:
+    """``run`` under a :class:`LoopWatchdog`."""
+    async with LoopWatchdog(limit_s, on_stall):
+        return await run

@@ -1,0 +1,88 @@
+"""What every journaled run shares: its journal beside the results JSON, and a stop.
+
+A run of a dataset, a matrix or scenarios (:func:`~signal_eval_cli.run_config.run_configured`,
+:mod:`~signal_eval_cli.configured_runs`) opens its journal before anything runs
+(:class:`JournaledRun`: ``resume`` keeps what finished, ``retry`` runs the errored or
+failed again), records each unit as it finishes, and returns what the journal holds.
+Cancelled (Ctrl-C in the command), it returns what finished, marked ``interrupted``
+(:func:`partial_when_cancelled`), instead of losing it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from signal_eval_cli.interrupts import UNWIND_LIMIT_S, unwound
+from signal_eval_cli.journal import JournalHeader, Key
+from signal_eval_cli.resume import JournalPlan, open_journal
+from signal_eval_cli.sharding import Shard, parse_shard
+
+__all__ = ["JournaledRun", "as_shard", "partial_when_cancelled"]
+
+_T = TypeVar("_T")
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def as_shard(shard: Shard | str | None) -> Shard | None:
+    """``shard`` as given, or parsed from ``INDEX/COUNT`` (:class:`InputError` if bad)."""
+    return parse_shard(shard) if isinstance(shard, str) else shard
+
+
+class JournaledRun:
+    """A run's journal beside ``output`` (the results JSON; none without it): opened, or
+    resumed, before anything runs, saying so through ``note``; written as each unit
+    finishes; read back to build the results. A journal that cannot be resumed (another
+    run's, unless ``force``) is an :class:`InputError`."""
+
+    def __init__(
+        self,
+        output: Path | None,
+        header: JournalHeader,
+        *,
+        resume: bool = False,
+        retry: str | None = None,
+        force: bool = False,
+        note: Callable[[str], None] = _stderr,
+    ) -> None:
+        self.header = header
+        self.plan: JournalPlan = open_journal(
+            output, header, resume=resume, retry=retry, force=force
+        )
+        if self.plan.fresh:
+            note(f"no journal beside {output}: starting from the beginning")
+        elif resume or retry:
+            kept = self.plan.kept_of(header.own_ids())
+            note(
+                f"resuming {self.plan.journal.path if self.plan.journal else ''}: "
+                f"{kept} finished kept"
+                + (f", {len(self.plan.retried)} to run again" if retry else "")
+            )
+
+    def record(self, key: Key, data: dict[str, Any]) -> None:
+        """In the journal (written and flushed) before the unit is reported anywhere else."""
+        self.plan.record(key, data)
+
+    def result(self, ran: _T) -> _T:
+        """The results: what the journal holds, built with the timings of ``ran`` (the run
+        that wrote it); ``ran`` when there is no journal (:meth:`JournalPlan.result`)."""
+        return self.plan.result(self.header, ran)
+
+
+async def partial_when_cancelled(run: Awaitable[_T], partial: Callable[[], _T]) -> _T:
+    """``run``'s result; cancelled, once the tasks still unwinding have ended (goals
+    killed, workspaces removed), ``partial()``: what finished, marked interrupted."""
+    task = asyncio.current_task()
+    assert task is not None
+    before = asyncio.all_tasks()  # not the run's: left alone
+    try:
+        return await run
+    except asyncio.CancelledError:
+        await unwound(task, UNWIND_LIMIT_S, besides=before)
+        return partial()

@@ -1,0 +1,116 @@
+"""A journaled run in one library call (``run_configured``): what ``--resume``,
+``--retry``, ``--shard`` and Ctrl-C do for ``signal-eval run``, called in process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from signal_eval_cli.configured_dataset import run_configured
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.journal import journal_path
+from signal_eval_cli.results import CaseResult
+from signal_eval_cli.runner import RunOptions
+
+HARNESS = """\
+import asyncio
+from pathlib import Path
+
+def create():
+    async def run(input, ctx):
+        with open(Path(__file__).with_name("calls.log"), "a") as log:
+            log.write(ctx.case_id + "\\n")
+        if input.get("hold"):
+            await asyncio.Event().wait()  # until the run is cancelled
+        if input.get("boom") and not Path(__file__).with_name("fixed").exists():
+            raise RuntimeError("boom")
+        ctx.emit("harness:end", {"output": ctx.case_id})
+    return run
+"""
+
+
+def write_eval(directory: Path, cases: dict[str, str]) -> Path:
+    """A dataset of ``cases`` (id → input) whose harness logs each case it runs."""
+    (directory / "h.py").write_text(HARNESS)
+    body = "".join(
+        f"  - id: {case}\n    input: {given}\n"
+        "    assertions: [{type: signal.contains, pattern: 'harness:end'}]\n"
+        for case, given in cases.items()
+    )
+    path = directory / "eval.yaml"
+    path.write_text("name: journaled\nharness: h.py:create\ncases:\n" + body)
+    return path
+
+
+def calls(directory: Path) -> list[str]:
+    log = directory / "calls.log"
+    return sorted(log.read_text().split()) if log.exists() else []
+
+
+def test_a_retried_run_keeps_the_finished_cases_and_runs_the_errored_again(
+    tmp_path: Path,
+) -> None:
+    dataset = write_eval(tmp_path, {"a": "{}", "b": "{boom: true}", "c": "{}"})
+    output = tmp_path / "out.json"
+    notes: list[str] = []
+    first = asyncio.run(run_configured(dataset, output=output, note=notes.append))
+    assert [c.error is not None for c in first.cases] == [False, True, False]
+    assert journal_path(output).is_file() and calls(tmp_path) == ["a", "b", "c"]
+    (tmp_path / "calls.log").unlink()
+    (tmp_path / "fixed").touch()
+    totals: list[int] = []
+    again = asyncio.run(
+        run_configured(
+            dataset, output=output, retry="errored", note=notes.append, on_start=totals.append
+        )
+    )
+    assert calls(tmp_path) == ["b"] and totals == [1]  # a and c kept from the journal
+    assert [c.case_id for c in again.cases] == ["a", "b", "c"] and again.passed
+    assert notes[-1].endswith("2 finished kept, 1 to run again")
+    (tmp_path / "calls.log").unlink()
+    resumed = asyncio.run(run_configured(dataset, output=output, resume=True, note=notes.append))
+    assert calls(tmp_path) == [] and [c.case_id for c in resumed.cases] == ["a", "b", "c"]
+    with pytest.raises(InputError, match="retry"):
+        asyncio.run(run_configured(dataset, output=output, retry="flaky"))
+
+
+def test_a_sharded_run_journals_only_its_shard(tmp_path: Path) -> None:
+    dataset = write_eval(tmp_path, {f"c{i}": "{}" for i in range(6)})
+    output = tmp_path / "out.json"
+    first = asyncio.run(run_configured(dataset, output=output, shard="1/2"))
+    second = asyncio.run(run_configured(dataset, output=tmp_path / "two.json", shard="2/2"))
+    ran = [c.case_id for c in first.cases]
+    assert ran and sorted(ran + [c.case_id for c in second.cases]) == sorted(calls(tmp_path))
+    assert len(calls(tmp_path)) == 6 and not set(ran) & {c.case_id for c in second.cases}
+    lines = [json.loads(line) for line in journal_path(output).read_text().splitlines()]
+    assert lines[0]["shard"] == [1, 2]
+    assert sorted(line["case"] for line in lines[1:]) == sorted(ran)
+    with pytest.raises(InputError, match="shard"):
+        asyncio.run(run_configured(dataset, shard="3/2"))
+
+
+def test_a_cancelled_run_returns_what_finished_and_its_journal_holds_it(tmp_path: Path) -> None:
+    dataset = write_eval(tmp_path, {"free": "{}", "held": "{hold: true}", "last": "{}"})
+    output = tmp_path / "out.json"
+
+    async def main() -> tuple[object, list[str]]:
+        seen: list[str] = []
+
+        def finished(result: CaseResult) -> None:
+            seen.append(result.case_id)
+            if result.case_id == "free":
+                run.cancel()  # as Ctrl-C does in the command
+
+        options = RunOptions(concurrency=2, parallel=True, on_case_complete=finished)
+        run = asyncio.ensure_future(run_configured(dataset, None, options, output=output))
+        return await run, seen
+
+    result, seen = asyncio.run(main())
+    assert seen == ["free"] and result.interrupted  # type: ignore[attr-defined]
+    assert [c.case_id for c in result.cases] == ["free"]  # type: ignore[attr-defined]
+    resumed = asyncio.run(run_configured(dataset, output=output, resume=True))
+    assert calls(tmp_path).count("free") == 1  # kept: not run again
+    assert [c.case_id for c in resumed.cases] == ["free", "held", "last"]
