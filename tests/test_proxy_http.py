@@ -536,3 +536,30 @@ def test_stopping_mid_call_cancels_it_and_closes_its_connection(
     finally:
         release.set()
         raw.close()
+
+
+def test_replay_with_timing_takes_as_long_as_the_recorded_call(tmp_path: Path) -> None:
+    """``timing: true``: each replayed call answers when the recorded one did (measured
+    from the same moment), and its ``provider:end`` says the recorded duration."""
+    cassette = ProxyCassette(tmp_path / "timed.proxy.yaml")
+    with MockLLMServer(lambda call: Reply("slow answer"), latency=0.3) as mock:
+        url = mock.url
+        with ModelProxy(
+            cassette, "record", upstream=Upstream(f"{url}/v1", url, "k", "k"), retry=FAST
+        ) as proxy:
+            proxy.open("c", 0)
+            [(status, _)] = call(proxy, ["timed"])
+            assert status == 200
+            proxy.close(CaseRoute(proxy.url, "c", 0))
+            proxy.save()
+    [item] = cassette.load()
+    assert item.duration_ms >= 300
+    ends: list[Any] = []
+    with ModelProxy(cassette, "replay", timing=True) as proxy:
+        proxy.open("c", 0, lambda name, payload, **_: ends.append(payload))
+        began = time.perf_counter()
+        [(status, data)] = call(proxy, ["timed"])
+        took_ms = (time.perf_counter() - began) * 1000
+    assert status == 200 and content(data) == "slow answer"
+    assert took_ms >= item.duration_ms - 1  # never sooner than recorded (later on a busy box)
+    assert ends[-1]["durationMs"] == round(item.duration_ms, 3)

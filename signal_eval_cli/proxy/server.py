@@ -397,8 +397,10 @@ class ModelProxy(Recorder):
             reply.send(*whole)
 
     async def _replay(self, reply: Reply, item: Interaction, signals: CallSignals) -> None:
-        if self.timing and item.duration_ms:
-            await asyncio.sleep(item.duration_ms / 1000)
+        if self.timing and item.duration_ms:  # as long as recorded, from the same moment
+            left = item.duration_ms / 1000 - (time.perf_counter() - signals.began)
+            if left > 0:
+                await asyncio.sleep(left)
         signals.duration_ms = item.duration_ms
         if item.events is None:
             signals.body(item.response)
