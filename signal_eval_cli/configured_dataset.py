@@ -13,19 +13,29 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from signal_eval_cli.dataset import EvalDataset, load_dataset
 from signal_eval_cli.executors import dataset_run
-from signal_eval_cli.journaled import JournaledRun, as_shard, partial_when_cancelled
+from signal_eval_cli.journaled import (
+    JournaledRun,
+    RunChoices,
+    as_shard,
+    executor_of,
+    journal_of,
+    partial_when_cancelled,
+    starting,
+)
 from signal_eval_cli.partial import partial_dataset, stall_reason, stalled_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult
-from signal_eval_cli.run_config import Note, ProviderPolicy, prepare_run
+from signal_eval_cli.run_config import ProviderPolicy, prepare_run
 from signal_eval_cli.run_journals import case_entry, dataset_header, kept_cases
 from signal_eval_cli.runner import RunOptions, select_cases, stall_limit_s
-from signal_eval_cli.sharding import Shard
 from signal_eval_cli.signals import now_iso
 from signal_eval_cli.watchdog import LoopWatchdog
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["run_configured"]
 
@@ -40,29 +50,16 @@ async def run_configured(
     harness: str | None = None,
     params: Mapping[str, Any] | None = None,
     traces: Path | None = None,
-    output: Path | None = None,
-    resume: bool = False,
-    retry: str | None = None,
-    force: bool = False,
-    shard: Shard | str | None = None,
-    executor: str = "local",
-    ray_address: str | None = None,
-    ray_actors: int | None = None,
-    on_start: Callable[[int], None] | None = None,
     on_stall: Callable[[DatasetResult, str], None] | None = None,
-    note: Note | None = None,
+    **choices: Unpack[RunChoices],
 ) -> DatasetResult:
     """Run ``dataset`` as ``signal-eval run`` does: its harness built under ``policy``
     (provider, cassettes, record or replay), its judge, the run's model proxy; every
     recording saved and the proxy stopped at the end, even on failure.
 
-    ``output``: the results JSON the caller writes; the run's journal is kept beside it
-    (``resume`` keeps the cases it holds, ``retry="errored"|"failed"`` runs those again,
-    ``force`` resumes a journal of a changed dataset or harness; ``note`` says which,
-    else ``policy.note``), and the result is what the journal holds. ``shard``
-    (``"2/4"``) runs one shard of the cases. ``executor``: ``"local"`` or ``"ray"`` (on
-    ``ray_address``, ``ray_actors`` actors). ``on_start(n)`` is called with the number of
-    cases about to run (kept ones not counted), ``options.on_case_complete`` after each.
+    ``choices`` (:class:`~signal_eval_cli.journaled.RunChoices`): ``output`` (its journal:
+    ``resume``, ``retry``, ``force``), ``shard``, ``executor``, ``on_start`` (the cases
+    about to run); ``options.on_case_complete`` hears of each that finishes.
     Cancelled, it returns the cases that finished, ``interrupted``. ``on_stall(result,
     reason)`` (where given) is called from a watchdog thread when the loop is stuck in a
     harness for good, with the result so far (the rest failed with ``reason``): the loop
@@ -71,8 +68,9 @@ async def run_configured(
         dataset = load_dataset(dataset)
     policy = policy or ProviderPolicy()
     options = replace(options) if options is not None else RunOptions()
-    if shard is not None:
-        options.shard = as_shard(shard)
+    executor, where = executor_of(choices)
+    if choices.get("shard") is not None:
+        options.shard = as_shard(choices.get("shard"))
     given = dict(params or {})
     prepared = prepare_run(  # on Ray: each actor points its own SDKs at the proxy
         dataset,
@@ -87,14 +85,11 @@ async def run_configured(
         header = dataset_header(
             dataset, options, policy, harness=harness, params=given, traces=traces
         )
-        journal = JournaledRun(
-            output, header, resume=resume, retry=retry, force=force, note=note or policy.note
-        )
+        journal = journal_of(choices, header, policy.note)
         options.finished = {**options.finished, **kept_cases(journal.plan)}
         selected = select_cases(dataset, options)
         done = _recorded(options, journal)
-        if on_start is not None:
-            on_start(len(selected) - len(options.finished.keys() & {c.id for c in selected}))
+        starting(choices, len(selected) - len(options.finished.keys() & {c.id for c in selected}))
         started = now_iso()
         running = dataset_run(
             executor,
@@ -102,8 +97,7 @@ async def run_configured(
             prepared.harness,
             options,
             spec=prepared.spec,
-            ray_address=ray_address,
-            ray_actors=ray_actors,
+            **where,
         )
         if on_stall is not None:
 

@@ -14,20 +14,77 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from signal_eval_cli.interrupts import UNWIND_LIMIT_S, unwound
 from signal_eval_cli.journal import JournalHeader, Key
 from signal_eval_cli.resume import JournalPlan, open_journal
 from signal_eval_cli.sharding import Shard, parse_shard
 
-__all__ = ["JournaledRun", "as_shard", "partial_when_cancelled"]
+__all__ = [
+    "JournaledRun",
+    "RunChoices",
+    "as_shard",
+    "executor_of",
+    "journal_of",
+    "partial_when_cancelled",
+    "starting",
+]
 
 _T = TypeVar("_T")
 
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+class RunChoices(TypedDict, total=False):
+    """What every run (a dataset, a matrix, scenarios) takes as keywords, as the commands'
+    options: ``output``, the results JSON the caller writes, gets a journal beside it, which
+    ``resume``, ``retry`` (``"errored"``/``"failed"``: those run again) and ``force`` (a
+    changed dataset, harness or version) continue, saying so through ``note`` (else the
+    policy's); the result is then what the journal holds. ``shard`` (``"1/4"``) runs one
+    shard; ``executor``: ``"local"`` (the default) or ``"ray"`` (on ``ray_address``,
+    ``ray_actors`` actors); ``on_start(n)`` hears how many units are about to run (those
+    the journal keeps are not)."""
+
+    output: Path | None
+    resume: bool
+    retry: str | None
+    force: bool
+    shard: Shard | str | None
+    executor: str
+    ray_address: str | None
+    ray_actors: int | None
+    on_start: Callable[[int], None] | None
+    note: Callable[[str], None] | None
+
+
+def journal_of(
+    choices: RunChoices, header: JournalHeader, note: Callable[[str], None]
+) -> JournaledRun:
+    """The run's journal as ``choices`` ask (none without an ``output``)."""
+    return JournaledRun(
+        choices.get("output"),
+        header,
+        resume=choices.get("resume", False),
+        retry=choices.get("retry"),
+        force=choices.get("force", False),
+        note=choices.get("note") or note,
+    )
+
+
+def executor_of(choices: RunChoices) -> tuple[str, dict[str, Any]]:
+    """The executor ``choices`` name and its options (for :mod:`~signal_eval_cli.executors`)."""
+    where = {"ray_address": choices.get("ray_address"), "ray_actors": choices.get("ray_actors")}
+    return choices.get("executor", "local"), where
+
+
+def starting(choices: RunChoices, count: int) -> None:
+    """Tell ``on_start``, if any, that ``count`` units are about to run."""
+    on_start = choices.get("on_start")
+    if on_start is not None:
+        on_start(count)
 
 
 def as_shard(shard: Shard | str | None) -> Shard | None:

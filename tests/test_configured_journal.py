@@ -19,11 +19,11 @@ HARNESS = """\
 import asyncio
 from pathlib import Path
 
-def create():
+def create(variant=""):
     async def run(input, ctx):
         with open(Path(__file__).with_name("calls.log"), "a") as log:
             log.write(ctx.case_id + "\\n")
-        if input.get("hold"):
+        if input.get("hold") or Path(__file__).with_name(f"hold-{variant}").exists():
             await asyncio.Event().wait()  # until the run is cancelled
         if input.get("boom") and not Path(__file__).with_name("fixed").exists():
             raise RuntimeError("boom")
@@ -114,3 +114,70 @@ def test_a_cancelled_run_returns_what_finished_and_its_journal_holds_it(tmp_path
     resumed = asyncio.run(run_configured(dataset, output=output, resume=True))
     assert calls(tmp_path).count("free") == 1  # kept: not run again
     assert [c.case_id for c in resumed.cases] == ["free", "held", "last"]
+
+
+def test_a_matrix_cancelled_after_its_first_variant_keeps_it_and_resumes(
+    tmp_path: Path,
+) -> None:
+    from signal_eval_cli.configured_runs import run_matrix_configured
+    from signal_eval_cli.matrix import MatrixOptions, MatrixResult, VariantResult
+
+    write_eval(tmp_path, {"a": "{}", "b": "{}"})
+    (tmp_path / "m.yaml").write_text(
+        "name: m\ndataset: eval.yaml\nvariants:\n"
+        "  - {id: one, name: One, harness: h.py:create}\n"
+        "  - {id: two, name: Two, harness: h.py:create, params: {variant: two}}\n"
+    )
+    output = tmp_path / "m.json"
+
+    async def main() -> MatrixResult:
+        def done(variant: VariantResult) -> None:
+            run.cancel()  # as Ctrl-C does in the command
+
+        options = MatrixOptions(concurrency=1, on_variant_complete=done)
+        run = asyncio.ensure_future(
+            run_matrix_configured(tmp_path / "m.yaml", None, options, output=output)
+        )
+        return await run
+
+    (tmp_path / "hold-two").touch()  # two's cases wait until the run is cancelled
+    stopped = asyncio.run(main())
+    assert stopped.interrupted and [v.variant_id for v in stopped.variants] == ["one"]
+    journaled = len(journal_path(output).read_text().splitlines()) - 1
+    assert journaled == 2
+    (tmp_path / "hold-two").unlink()
+    totals: list[int] = []
+    resumed = asyncio.run(
+        run_matrix_configured(
+            tmp_path / "m.yaml", output=output, resume=True, on_start=totals.append
+        )
+    )
+    assert totals == [2]  # one's cases, in the journal, are kept: not run again
+    assert [v.variant_id for v in resumed.variants] == ["one", "two"] and not resumed.interrupted
+    assert [len(v.result.cases) for v in resumed.variants] == [2, 2]
+
+
+def test_scenarios_sharded_and_resumed_in_one_call(tmp_path: Path) -> None:
+    from test_scenarios_cli import greet_scenario, write_json
+
+    from signal_eval_cli.configured_runs import run_scenarios_configured
+
+    (tmp_path / "fx").mkdir()
+    (tmp_path / "fx" / "greet.py").write_text('def greet(name):\n    return "hi " + name\n')
+    (tmp_path / "scenarios").mkdir()
+    files = []
+    for name in ("greet", "two", "three"):
+        files.append(str(tmp_path / "scenarios" / f"{name}.json"))
+        write_json(Path(files[-1]), greet_scenario(id=name))
+    output = tmp_path / "s.json"
+    first = asyncio.run(run_scenarios_configured(files, root=tmp_path, output=output, shard="2/2"))
+    ran = [s.id for s in first.scenarios]
+    assert ran and len(ran) < 3 and first.passed
+    assert json.loads(journal_path(output).read_text().splitlines()[0])["shard"] == [2, 2]
+    totals: list[int] = []
+    again = asyncio.run(
+        run_scenarios_configured(
+            files, root=tmp_path, output=output, shard="2/2", resume=True, on_start=totals.append
+        )
+    )
+    assert totals == [0] and [s.id for s in again.scenarios] == ran

@@ -1,23 +1,30 @@
-"""The options every running command shares for journals, resume, retry and shards,
-and the glue between a command and its journal: what to keep and rerun is
-:mod:`signal_eval_cli.resume`'s; here its refusals exit 2 and its choices are printed."""
+"""The options every running command shares for journals, resume, retry and shards:
+what to keep and rerun is the library's (:mod:`signal_eval_cli.journaled`, called by each
+run); here a bad ``--shard`` exits 2 and what the journal says is printed."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Coroutine
 from typing import Annotated, Any, TypeVar
 
 import typer
 
-from signal_eval_cli.cli.common import err, fail_input
+from signal_eval_cli.cli.common import Progress, err, fail_input
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.journal import JournalHeader, Key
-from signal_eval_cli.resume import JournalPlan, open_journal
+from signal_eval_cli.interrupts import Interrupts
 from signal_eval_cli.sharding import Shard, parse_shard
 
-__all__ = ["ForceOpt", "JournaledRun", "ResumeOpt", "RetryOpt", "ShardOpt", "shard_option"]
+__all__ = [
+    "ForceOpt",
+    "ResumeOpt",
+    "RetryOpt",
+    "ShardOpt",
+    "journal_note",
+    "ran",
+    "shard_option",
+]
 
-_R = TypeVar("_R")
+_T = TypeVar("_T")
 
 ResumeOpt = Annotated[
     bool,
@@ -58,45 +65,19 @@ def shard_option(text: str | None) -> Shard | None:
         fail_input(exc)
 
 
-class JournaledRun:
-    """A command's journal: opened (or resumed) before anything runs, written as each
-    unit finishes, read back to build the results."""
+def ran(caught: Interrupts, progress: Progress, running: Coroutine[Any, Any, _T]) -> _T:
+    """``running`` (a library run) under the command's signals, its progress shown: bad
+    input exits 2; a signal before it began (nothing ran) exits 128+N."""
+    try:
+        with progress:
+            return caught.run(running)
+    except InputError as exc:
+        fail_input(exc)
+    except KeyboardInterrupt:
+        err.print("interrupted", style="yellow")
+        raise typer.Exit(caught.exit_code) from None
 
-    def __init__(
-        self,
-        output: Path | None,
-        header: JournalHeader,
-        *,
-        resume: bool,
-        retry: str | None,
-        force: bool,
-    ) -> None:
-        self.header = header
-        try:
-            self.plan: JournalPlan = open_journal(
-                output, header, resume=resume, retry=retry, force=force
-            )
-        except InputError as exc:
-            fail_input(exc)
-        if self.plan.fresh:
-            err.print(f"no journal beside {output}: starting from the beginning")
-        elif resume or retry:
-            kept = self.plan.kept_of(header.own_ids())
-            err.print(
-                f"resuming {self.plan.journal.path if self.plan.journal else ''}: "
-                f"{kept} finished kept"
-                + (f", {len(self.plan.retried)} to run again" if retry else ""),
-                highlight=False,
-            )
 
-    def record(self, key: Key, data: dict[str, Any]) -> None:
-        """In the journal (written and flushed) before the unit is reported anywhere else."""
-        self.plan.record(key, data)
-
-    def result(self, ran: _R) -> _R:
-        """The results: what the journal holds, built with the timings of ``ran`` (the run
-        that wrote it); ``ran`` when there is no journal (:meth:`JournalPlan.result`)."""
-        try:
-            return self.plan.result(self.header, ran)
-        except InputError as exc:
-            fail_input(exc)
+def journal_note(message: str) -> None:
+    """What a run says of its journal (``no journal beside …``, ``resuming …``), on stderr."""
+    err.print(message, highlight=False)

@@ -32,6 +32,8 @@ from signal_eval_cli.cli.journaled import (
     ResumeOpt,
     RetryOpt,
     ShardOpt,
+    journal_note,
+    ran,
     shard_option,
 )
 from signal_eval_cli.cli.provider_options import ProviderPolicy, provider_options
@@ -219,16 +221,9 @@ def run_dataset_command(
             ray_actors=executor[2],
             on_start=progress.begin,
             on_stall=stalled,
-            note=lambda message: err.print(message, highlight=False),
+            note=journal_note,
         )
-        try:
-            with progress:
-                result = caught.run(running)
-        except InputError as exc:
-            fail_input(exc)
-        except KeyboardInterrupt:  # a signal before the run began: nothing ran
-            err.print("interrupted", style="yellow")
-            raise typer.Exit(caught.exit_code) from None
+        result = ran(caught, progress, running)
         print_dataset(result, out, table)
         write_command_reports(result, reports, signals=signals)
     return result, caught.exit_code

@@ -8,7 +8,6 @@ proxies do with the agents' and goals' model calls, as for ``run``.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Annotated
 
@@ -26,30 +25,27 @@ from signal_eval_cli.cli.common import (
     fail_input,
     out,
 )
-from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt, scenarios_run
+from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt
 from signal_eval_cli.cli.journaled import (
     ForceOpt,
-    JournaledRun,
     ResumeOpt,
     RetryOpt,
     ShardOpt,
+    journal_note,
+    ran,
     shard_option,
 )
 from signal_eval_cli.cli.provider_options import ProviderPolicy, provider_options
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
+from signal_eval_cli.configured_runs import run_scenarios_configured
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.interrupts import interrupts
-from signal_eval_cli.partial import partial_scenarios
 from signal_eval_cli.reports.console_scenarios import run_summary, scenario_tables
-from signal_eval_cli.run_journals import kept_scenarios, scenario_entry, scenarios_header
 from signal_eval_cli.scenarios import (
     ScenarioResult,
     find_scenarios,
     update_run,
 )
-from signal_eval_cli.scenarios.proxying import ScenarioProxies, stop_scenario_proxies
-from signal_eval_cli.sharding import take_shard
-from signal_eval_cli.signals import now_iso
 
 __all__ = ["scenario_command", "scenario_tables"]
 
@@ -112,7 +108,7 @@ def scenario_command(
     if update_expected and repeat > 1:
         fail_input(InputError("--update-expected runs each scenario once: drop --repeat"))
     try:
-        proxies = ScenarioProxies(provider_policy.mode)
+        _ = provider_policy.mode  # two modes at once: bad input before anything loads
         scenarios = find_scenarios(targets or [], directory=directory, include_all=all_)
         if not scenarios:
             raise InputError([Problem(str(directory), 0, 0, "no scenario files found")])
@@ -121,48 +117,36 @@ def scenario_command(
     except KeyboardInterrupt:  # nothing ran yet
         err.print("interrupted", style="yellow")
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    header = scenarios_header(scenarios, root=root, repeat=repeat, shard=chosen_shard)
-    scenarios = take_shard(scenarios, header.order, chosen_shard)
-    journal = JournaledRun(reports.get("json"), header, resume=resume, retry=retry, force=force)
-    kept = kept_scenarios(journal.plan)
-    finished: list[ScenarioResult] = list(kept.values())
-
-    progress = Progress(len(scenarios) * repeat - len(kept), quiet=quiet)
+    progress = Progress(None, quiet=quiet)  # its total once the journal is read
 
     def complete(result: ScenarioResult) -> None:
-        journal.record(*scenario_entry(result))
-        finished.append(result)
         name = f"{result.id} (run {result.run + 1})" if repeat > 1 else result.id
         progress.tick(name, "pass" if result.passed else "FAIL")
 
-    started_at, started = now_iso(), time.perf_counter()
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
-        try:
-            running = scenarios_run(
-                executor,
-                scenarios,
-                concurrency=concurrency,
-                ray_address=ray_address,
-                ray_actors=ray_actors,
-                root=root,
-                keep_workdir=keep_workdir,
-                on_complete=complete,
-                repeat=repeat,
-                finished=kept,
-                proxies=proxies.start(scenarios),  # on Ray: copies serve on the actors
-            )
-            with progress:
-                run = caught.run(running)
-        except InputError as exc:
-            fail_input(exc)
-        except KeyboardInterrupt:
-            # the running scenarios were cancelled: their goals' groups are killed.
-            run = partial_scenarios(scenarios, finished, started_at, started)
-        finally:  # also on a crash: no proxy outlives the run
-            stop_scenario_proxies(proxies)
-        run = journal.result(run)  # what the journal holds
+        running = run_scenarios_configured(
+            scenarios,
+            provider_policy,
+            root=root,
+            concurrency=concurrency,
+            repeat=repeat,
+            keep_workdir=keep_workdir,
+            on_complete=complete,
+            output=reports.get("json"),
+            resume=resume,
+            retry=retry,
+            force=force,
+            shard=chosen_shard,
+            executor=executor,
+            ray_address=ray_address,
+            ray_actors=ray_actors,
+            on_start=progress.begin,
+            note=journal_note,
+        )
+        run = ran(caught, progress, running)
         if update_expected and not run.interrupted:
-            for source, count in update_run(scenarios, run):
+            by_id = {s.id: s for s in scenarios}  # the run's: its shard, in its order
+            for source, count in update_run([by_id[r.id] for r in run.scenarios], run):
                 err.print(
                     f"updated expectedDiff of {count} diff-match assertion(s) in {source}",
                     highlight=False,
