@@ -23,7 +23,8 @@ def create(variant=""):
     async def run(input, ctx):
         with open(Path(__file__).with_name("calls.log"), "a") as log:
             log.write(ctx.case_id + "\\n")
-        if input.get("hold") or Path(__file__).with_name(f"hold-{variant}").exists():
+        here = Path(__file__)
+        if here.with_name(f"hold-{input.get('hold', variant)}").exists():
             await asyncio.Event().wait()  # until the run is cancelled
         if input.get("boom") and not Path(__file__).with_name("fixed").exists():
             raise RuntimeError("boom")
@@ -93,8 +94,9 @@ def test_a_sharded_run_journals_only_its_shard(tmp_path: Path) -> None:
 
 
 def test_a_cancelled_run_returns_what_finished_and_its_journal_holds_it(tmp_path: Path) -> None:
-    dataset = write_eval(tmp_path, {"free": "{}", "held": "{hold: true}", "last": "{}"})
+    dataset = write_eval(tmp_path, {"free": "{}", "held": "{hold: held}", "last": "{}"})
     output = tmp_path / "out.json"
+    (tmp_path / "hold-held").touch()  # held waits until the run is cancelled
 
     async def main() -> tuple[object, list[str]]:
         seen: list[str] = []
@@ -111,6 +113,7 @@ def test_a_cancelled_run_returns_what_finished_and_its_journal_holds_it(tmp_path
     result, seen = asyncio.run(main())
     assert seen == ["free"] and result.interrupted  # type: ignore[attr-defined]
     assert [c.case_id for c in result.cases] == ["free"]  # type: ignore[attr-defined]
+    (tmp_path / "hold-held").unlink()
     resumed = asyncio.run(run_configured(dataset, output=output, resume=True))
     assert calls(tmp_path).count("free") == 1  # kept: not run again
     assert [c.case_id for c in resumed.cases] == ["free", "held", "last"]
