@@ -29,7 +29,7 @@ from signal_eval_cli.journaled import (
 from signal_eval_cli.partial import partial_dataset, stall_reason, stalled_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult
 from signal_eval_cli.run_config import ProviderPolicy, prepare_run
-from signal_eval_cli.run_journals import case_entry, dataset_header, kept_cases
+from signal_eval_cli.run_journals import dataset_header, kept_cases
 from signal_eval_cli.runner import RunOptions, select_cases, stall_limit_s
 from signal_eval_cli.signals import now_iso
 from signal_eval_cli.watchdog import LoopWatchdog
@@ -126,9 +126,7 @@ def _recorded(options: RunOptions, journal: JournaledRun) -> list[CaseResult]:
     then = options.on_case_complete
 
     def finished(result: CaseResult) -> None:
-        entry = case_entry(result)
-        if entry is not None:
-            journal.record(*entry)
+        journal.record_case(result)
         done.append(result)
         if then is not None:
             then(result)

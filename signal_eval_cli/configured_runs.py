@@ -45,7 +45,6 @@ from signal_eval_cli.partial import partial_matrix, partial_scenarios
 from signal_eval_cli.results import CaseResult
 from signal_eval_cli.run_config import ProviderPolicy, stop_proxy
 from signal_eval_cli.run_journals import (
-    case_entry,
     kept_matrix_cases,
     kept_scenario_matrix,
     kept_scenarios,
@@ -148,9 +147,7 @@ async def run_matrix_configured(
     then_case = options.on_variant_case
 
     def finished_case(variant_id: str, result: CaseResult) -> None:
-        entry = case_entry(result, variant_id)
-        if entry is not None:
-            journal.record(*entry)
+        journal.record_case(result, variant_id)
         if then_case is not None:
             then_case(variant_id, result)
 

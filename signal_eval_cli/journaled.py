@@ -1,6 +1,6 @@
 """What every journaled run shares: its journal beside the results JSON, and a stop.
 
-A run of a dataset, a matrix or scenarios (:func:`~signal_eval_cli.run_config.run_configured`,
+A run of a dataset, a matrix or scenarios (:func:`~signal_eval_cli.configured_dataset.run_configured`,
 :mod:`~signal_eval_cli.configured_runs`) opens its journal before anything runs
 (:class:`JournaledRun`: ``resume`` keeps what finished, ``retry`` runs the errored or
 failed again), records each unit as it finishes, and returns what the journal holds.
@@ -18,7 +18,9 @@ from typing import Any, TypedDict, TypeVar
 
 from signal_eval_cli.interrupts import UNWIND_LIMIT_S, unwound
 from signal_eval_cli.journal import JournalHeader, Key
+from signal_eval_cli.results import CaseResult
 from signal_eval_cli.resume import JournalPlan, open_journal
+from signal_eval_cli.run_journals import case_entry
 from signal_eval_cli.sharding import Shard, parse_shard
 
 __all__ = [
@@ -125,6 +127,13 @@ class JournaledRun:
     def record(self, key: Key, data: dict[str, Any]) -> None:
         """In the journal (written and flushed) before the unit is reported anywhere else."""
         self.plan.record(key, data)
+
+    def record_case(self, result: CaseResult, variant: str = "") -> None:
+        """A finished case (of a matrix's ``variant``); one fail-fast kept from starting
+        is left out, for a resumed run to run."""
+        entry = case_entry(result, variant)
+        if entry is not None:
+            self.record(*entry)
 
     def result(self, ran: _T) -> _T:
         """The results: what the journal holds, built with the timings of ``ran`` (the run

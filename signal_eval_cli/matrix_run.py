@@ -176,6 +176,7 @@ async def run_matrix(
     on_case = getattr(options, "on_variant_case", None)
     finished = getattr(options, "finished_by_variant", {})
     started_at, started = now_iso(), time.perf_counter()
+    matrix_name = name or dataset.name
 
     proxies = getattr(options, "proxies", {})
 
@@ -198,7 +199,7 @@ async def run_matrix(
 
     async def one(variant: Variant, harness: Any) -> VariantResult:
         result = await run_dataset(harness, dataset, variant_options(variant.id))
-        result.name = name or dataset.name  # as a journal rebuilds it, and scenario matrices
+        result.name = matrix_name  # as a journal rebuilds it, and scenario matrices
         done = VariantResult(variant.id, variant.name, result, dict(variant.metadata))
         if on_variant is not None:
             on_variant(done)
@@ -206,7 +207,7 @@ async def run_matrix(
 
     results = await asyncio.gather(*(one(v, h) for v, h in zip(variants, harnesses, strict=True)))
     return MatrixResult.of(
-        name or dataset.name,
+        matrix_name,
         list(results),
         duration_ms=(time.perf_counter() - started) * 1000,
         started_at=started_at,

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, TypedDict, Union, get_args, get_orig
 
 try:
     from typing import NotRequired, Required, get_type_hints
-except ImportError:  # pragma: no cover - 3.10: the backports (typer already depends on them)
+except ImportError:  # pragma: no cover - 3.10: the backports (declared for it in pyproject)
     from typing_extensions import NotRequired, Required, get_type_hints
 
 __all__ = ["Field", "NotRequired", "Options", "Required", "field_schema", "options_schema"]
