@@ -15,16 +15,15 @@ import gzip
 import json
 import logging
 import shutil
-import socket
 import ssl
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
+from loopback_servers import RawServer, Relay, chunk
 from mock_servers import MockLLMServer
 
 from signal_eval_cli.providers import ProviderError, ProviderRequest
@@ -59,165 +58,6 @@ def openai(base_url: str, **options: Any) -> Any:
     return make_provider("openai:m", api_key=KEY, base_url=base_url, **{**NO_RETRY, **options})
 
 
-# -- loopback servers made for these tests ------------------------------------------------------
-
-
-class Relay:
-    """A loopback server piping each connection to ``target``: as a TLS front (``tls``),
-    or as an HTTP proxy (``proxy``: ``CONNECT`` tunnels; an absolute-form request is
-    forwarded in origin form). It counts connections and keeps the heads it was sent
-    (as a proxy) and every byte it relayed from the client."""
-
-    def __init__(
-        self,
-        target: tuple[str, int] | None = None,
-        *,
-        tls: ssl.SSLContext | None = None,
-        proxy: bool = False,
-    ) -> None:
-        self.target, self.tls, self.proxy = target, tls, proxy
-        self.connections = self.open = self.peak_open = 0
-        self.heads: list[bytes] = []
-        self.relayed = bytearray()
-        self._lock = threading.Lock()
-        self._sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self._sock.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._connection, args=(conn,), daemon=True).start()
-
-    def _connection(self, conn: socket.socket) -> None:
-        with self._lock:
-            self.connections += 1
-            self.open += 1
-            self.peak_open = max(self.peak_open, self.open)
-        try:
-            if self.tls is not None:
-                conn = self.tls.wrap_socket(conn, server_side=True)
-            rest = b""
-            target = self.target
-            if self.proxy:
-                head, rest = read_head(conn)
-                self.heads.append(head)
-                method, where = head.split(b" ")[:2]
-                if method == b"CONNECT":
-                    host, _, port = where.decode().rpartition(":")
-                    target = (host, int(port))
-                    conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                else:
-                    url = urlsplit(where.decode())
-                    target = (url.hostname or "", url.port or 80)
-                    lines = head.split(b"\r\n")
-                    lines[0] = lines[0].replace(where, url.path.encode())
-                    kept = [x for x in lines if not x.lower().startswith(b"proxy-authorization")]
-                    rest = b"\r\n".join(kept) + b"\r\n\r\n" + rest
-            assert target is not None
-            upstream = socket.create_connection(target)
-            upstream.sendall(rest)
-            self.relayed += rest
-            back = threading.Thread(target=copy, args=(upstream, conn), daemon=True)
-            back.start()
-            copy(conn, upstream, self.relayed)
-            back.join(WAIT)
-        except (OSError, ssl.SSLError):
-            pass
-        finally:
-            conn.close()
-            with self._lock:
-                self.open -= 1
-
-    def close(self) -> None:
-        self._sock.close()
-
-
-def read_head(conn: socket.socket) -> tuple[bytes, bytes]:
-    buffer = b""
-    while b"\r\n\r\n" not in buffer:
-        data = conn.recv(65536)
-        if not data:
-            raise OSError("closed before the head ended")
-        buffer += data
-    head, _, rest = buffer.partition(b"\r\n\r\n")
-    return head, rest
-
-
-def copy(source: socket.socket, sink: socket.socket, seen: bytearray | None = None) -> None:
-    try:
-        while data := source.recv(65536):
-            if seen is not None:
-                seen += data
-            sink.sendall(data)
-        sink.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass
-
-
-class RawServer:
-    """Answers each request with ``answer(n, conn)`` (it writes the answer itself; n
-    counts requests over all connections). ``close_after``: then it closes the connection
-    and sets :attr:`closed`."""
-
-    def __init__(
-        self, answer: Callable[[int, socket.socket], None], *, close_after: bool = False
-    ) -> None:
-        self.answer, self.close_after = answer, close_after
-        self.connections = 0
-        self.heads: list[bytes] = []
-        self.closed = threading.Event()
-        self._sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}/v1"
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._connection, args=(conn,), daemon=True).start()
-
-    def _connection(self, conn: socket.socket) -> None:
-        rest = b""
-        with conn:
-            while True:
-                try:
-                    head, rest = read_head_after(conn, rest)
-                except OSError:
-                    return
-                length = int(
-                    (head.lower().split(b"content-length:")[1:] or [b"0"])[0].split(b"\r\n")[0]
-                )
-                while len(rest) < length:
-                    rest += conn.recv(65536)
-                rest = rest[length:]
-                self.heads.append(head)
-                self.answer(len(self.heads) - 1, conn)
-                if self.close_after:
-                    conn.close()
-                    self.closed.set()
-                    return
-
-    def close(self) -> None:
-        self._sock.close()
-
-
-def read_head_after(conn: socket.socket, buffer: bytes) -> tuple[bytes, bytes]:
-    while b"\r\n\r\n" not in buffer:
-        data = conn.recv(65536)
-        if not data:
-            raise OSError("closed")
-        buffer += data
-    head, _, rest = buffer.partition(b"\r\n\r\n")
-    return head, rest
-
-
 def completion(text: str) -> bytes:
     return json.dumps(
         {
@@ -238,10 +78,6 @@ def whole(body: bytes, *extra: str) -> bytes:
             body,
         )
     )
-
-
-def chunk(data: bytes) -> bytes:
-    return b"%x\r\n%b\r\n" % (len(data), data)
 
 
 # -- TLS: a CA made here, a certificate for localhost -------------------------------------------
@@ -362,10 +198,9 @@ def test_https_goes_through_the_environments_proxy_in_a_connect_tunnel(
 def test_a_proxy_that_refuses_the_tunnel_is_a_connection_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def refuse(n: int, conn: socket.socket) -> None:
-        conn.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
-
-    proxy = RawServer(refuse)
+    proxy = RawServer(
+        lambda n: b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n"
+    )
     try:
         monkeypatch.setenv("HTTPS_PROXY", proxy.url.removesuffix("/v1"))
         with pytest.raises(ProviderError) as refused:
@@ -458,7 +293,7 @@ def test_a_server_that_closes_kept_connections_costs_no_failed_call() -> None:
     """Each answer's connection is then closed by the server, and the event loop is kept
     busy until the close has arrived (as a case's own work may keep it): the client
     sees the connection is dead before it sends on it, and opens another."""
-    server = RawServer(lambda n, conn: conn.sendall(whole(completion(f"n{n}"))), close_after=True)
+    server = RawServer(lambda n: whole(completion(f"n{n}")), close_after=True)
     provider = openai(server.url)  # no retries: a lost request would fail the call
 
     async def main() -> list[str]:
@@ -488,15 +323,14 @@ def test_a_stream_is_read_event_by_event_and_its_connection_kept() -> None:
         choice = {"delta": {"content": text}, "finish_reason": finish}
         return b"data: %b\n\n" % json.dumps({"choices": [choice]}).encode()
 
-    def stream(n: int, conn: socket.socket) -> None:
-        conn.sendall(
+    def stream(n: int) -> Iterator[bytes]:
+        yield (
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
             b"Transfer-Encoding: chunked\r\n\r\n" + chunk(event(f"first{n} "))
         )
         waited.append(first_seen.wait(WAIT))
         first_seen.clear()
-        conn.sendall(chunk(event("second", "stop")) + chunk(b"data: [DONE]\n\n"))
-        conn.sendall(b"0\r\n\r\n")
+        yield chunk(event("second", "stop")) + chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
 
     server = RawServer(stream)
     provider = openai(server.url, stream=True).inner  # the deltas as they come, no retry buffer
@@ -524,9 +358,9 @@ def test_a_stream_is_read_event_by_event_and_its_connection_kept() -> None:
 
 
 def test_gzip_answers_are_decoded_and_asked_for() -> None:
-    def zipped(n: int, conn: socket.socket) -> None:
+    def zipped(n: int) -> bytes:
         data = gzip.compress(completion("unzipped"))
-        conn.sendall(
+        return (
             b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
             b"Transfer-Encoding: chunked\r\n\r\n" + chunk(data[:7]) + chunk(data[7:]) + b"0\r\n\r\n"
         )
@@ -541,11 +375,8 @@ def test_gzip_answers_are_decoded_and_asked_for() -> None:
 
 def test_a_redirect_is_an_error_naming_where_the_api_moved() -> None:
     moved = "https://api.example.org/v2/chat/completions"
-    server = RawServer(
-        lambda n, conn: conn.sendall(
-            f"HTTP/1.1 301 Moved Permanently\r\nLocation: {moved}\r\nContent-Length: 0\r\n\r\n".encode()
-        )
-    )
+    head = f"HTTP/1.1 301 Moved Permanently\r\nLocation: {moved}\r\nContent-Length: 0"
+    server = RawServer(lambda n: head.encode() + b"\r\n\r\n")
     try:
         with pytest.raises(ProviderError) as raised:
             asyncio.run(openai(server.url).complete(request()))
