@@ -19,7 +19,13 @@ from typing import Any
 import pytest
 
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.journal import Journal, JournalHeader, journal_path, read_journal
+from signal_eval_cli.journal import (
+    SYNC_EVERY_S,
+    Journal,
+    JournalHeader,
+    journal_path,
+    read_journal,
+)
 from signal_eval_cli.resume import open_journal
 
 CLI = Path(sys.executable).parent / "signal-eval"
@@ -322,3 +328,78 @@ def test_a_line_is_readable_before_its_fsync_and_close_waits_for_the_fsync(
     disk.set()
     closer.join(30)
     assert not closer.is_alive() and synced
+
+
+def test_record_returns_the_unit_as_the_journal_holds_it(tmp_path: Path) -> None:
+    """The run builds its results from what record returns, never reading the journal
+    back: the unit itself when its line holds it as it is; the line decoded when a value
+    had to be written as its str, or when the unit is not settled (a timed-out harness
+    may still change it)."""
+    path = tmp_path / "out.json.journal.jsonl"
+    journal = Journal.start(path, JournalHeader("dataset", "d", ["a", "b", "c"], {}))
+    plain = {"passed": True, "signals": [{"name": "x", "payload": {"n": 1.5}}]}
+    odd = {"passed": True, "finalState": {"when": Path("/x")}}
+    moving = {"passed": False, "finalState": {"n": 1}}
+    assert journal.record(("", "a"), plain) is plain
+    assert journal.record(("", "b"), odd) == {"passed": True, "finalState": {"when": "/x"}}
+    held = journal.record(("", "c"), moving, settled=False)
+    moving["finalState"]["n"] = 2  # the harness goes on after the case was recorded
+    assert held == {"passed": False, "finalState": {"n": 1}}
+    journal.close()
+    read = read_journal(path).entries
+    assert read == {
+        ("", "a"): plain,
+        ("", "b"): dict(held, passed=True, finalState={"when": "/x"}),
+        ("", "c"): held,
+    }
+
+
+def test_the_results_come_from_memory_with_what_a_resume_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resumed run's results: the kept units and those recorded since (a retried one
+    replaced), without reading the journal again once it is open."""
+    header = JournalHeader("dataset", "d", ["c1", "c2", "c3"], {"v": "1"})
+    output = tmp_path / "out.json"
+    first = open_journal(output, header)
+    first.record(("", "c1"), {"passed": True})
+    first.record(("", "c2"), {"passed": False})
+    first.close()
+    again = open_journal(output, header, retry="failed")
+    monkeypatch.setattr("signal_eval_cli.resume.read_journal", None)  # not called again
+    again.record(("", "c2"), {"passed": True, "n": 2})
+    again.record(("", "c3"), {"passed": True})
+    entries = again.entries()
+    assert entries == read_journal(journal_path(output)).entries
+    assert entries == {
+        ("", "c1"): {"passed": True},
+        ("", "c2"): {"passed": True, "n": 2},
+        ("", "c3"): {"passed": True},
+    }
+
+
+def test_lines_recorded_apart_share_their_fsyncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One fsync per case costs kernel time for nothing: the syncing thread gathers what
+    was flushed for up to SYNC_EVERY_S after each fsync, so 60 lines recorded 5 ms apart
+    take a few fsyncs (one each, before); close() still syncs the tail."""
+    path = tmp_path / "out.json.journal.jsonl"
+    journal = Journal.start(path, JournalHeader("dataset", "d", [], {}))
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def counting(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    began = time.monotonic()
+    for i in range(60):
+        journal.record(("", f"c{i}"), {"passed": True})
+        time.sleep(0.005)
+    took = time.monotonic() - began
+    journal.close()
+    assert len(read_journal(path).entries) == 60
+    # one per window of SYNC_EVERY_S, one as the syncer stops, one in close()
+    assert 1 <= len(synced) <= 3 + took / SYNC_EVERY_S < 60, (len(synced), took)
