@@ -25,7 +25,7 @@ from signal_eval_cli.providers.reliability import RetryPolicy
 from signal_eval_cli.proxy.cassette import ProxyCassette
 from signal_eval_cli.proxy.route import CaseRoute
 from signal_eval_cli.proxy.server import ModelProxy, Upstream
-from signal_eval_cli.proxy.wire import BadMessage, Chunked
+from signal_eval_cli.transport.wire import BadMessage, Chunked
 
 FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)
 WAIT = 60.0
@@ -257,7 +257,7 @@ def test_a_malformed_request_gets_an_error_and_a_closed_connection(
 
 
 def test_framing_rules() -> None:
-    from signal_eval_cli.proxy.wire import body_length, parse_head
+    from signal_eval_cli.transport.wire import body_length, parse_head
 
     assert body_length(parse_head(b"POST / HTTP/1.1\r\nContent-Length: 12")[1]) == 12
     assert body_length(parse_head(b"POST / HTTP/1.1\r\nTransfer-Encoding: Chunked")[1]) is None
