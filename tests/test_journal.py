@@ -276,11 +276,13 @@ def test_an_unwritable_journal_is_an_input_error_before_anything_runs(tmp_path: 
 
 
 def test_the_library_decides_what_a_retry_keeps_and_refuses_an_unwritable_journal(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """From Python, as the commands use it: ``open_journal`` keeps the finished units a
-    ``--retry failed`` does not run again, counts the kept ones of this shard, reads the
-    entries back; a journal whose path is taken is an InputError located at it."""
+    ``--retry failed`` does not run again, counts the kept ones of this shard; its entries
+    are the kept ones and those recorded since (from memory: the journal is not read
+    again once open), as the file holds them; a journal whose path is taken is an
+    InputError located at it."""
     header = JournalHeader("dataset", "d", ["c1", "c2", "c3"], {"v": "1"})
     output = tmp_path / "out.json"
     first = open_journal(output, header)
@@ -290,8 +292,16 @@ def test_the_library_decides_what_a_retry_keeps_and_refuses_an_unwritable_journa
     again = open_journal(output, header, retry="failed")
     assert (list(again.kept), again.retried) == ([("", "c1")], [("", "c2")])
     assert (again.kept_of(["c1", "c2"]), again.kept_of(["c3"])) == (1, 0)
+    monkeypatch.setattr("signal_eval_cli.resume.read_journal", None)  # not called again
     again.record(("", "c3"), {"passed": True})
-    assert again.entries() == {("", "c1"): {"passed": True}, ("", "c3"): {"passed": True}}
+    again.record(("", "c2"), {"passed": True, "n": 2})
+    entries = again.entries()
+    assert entries == read_journal(journal_path(output)).entries
+    assert entries == {
+        ("", "c1"): {"passed": True},
+        ("", "c3"): {"passed": True},
+        ("", "c2"): {"passed": True, "n": 2},
+    }
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "out.json.journal.jsonl").mkdir()
     with pytest.raises(InputError, match="cannot write the journal") as refused:
@@ -351,30 +361,6 @@ def test_record_returns_the_unit_as_the_journal_holds_it(tmp_path: Path) -> None
         ("", "a"): plain,
         ("", "b"): dict(held, passed=True, finalState={"when": "/x"}),
         ("", "c"): held,
-    }
-
-
-def test_the_results_come_from_memory_with_what_a_resume_kept(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A resumed run's results: the kept units and those recorded since (a retried one
-    replaced), without reading the journal again once it is open."""
-    header = JournalHeader("dataset", "d", ["c1", "c2", "c3"], {"v": "1"})
-    output = tmp_path / "out.json"
-    first = open_journal(output, header)
-    first.record(("", "c1"), {"passed": True})
-    first.record(("", "c2"), {"passed": False})
-    first.close()
-    again = open_journal(output, header, retry="failed")
-    monkeypatch.setattr("signal_eval_cli.resume.read_journal", None)  # not called again
-    again.record(("", "c2"), {"passed": True, "n": 2})
-    again.record(("", "c3"), {"passed": True})
-    entries = again.entries()
-    assert entries == read_journal(journal_path(output)).entries
-    assert entries == {
-        ("", "c1"): {"passed": True},
-        ("", "c2"): {"passed": True, "n": 2},
-        ("", "c3"): {"passed": True},
     }
 
 
