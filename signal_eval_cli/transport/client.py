@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import socket
 import zlib
 from collections.abc import AsyncIterator, Mapping
@@ -63,6 +64,15 @@ class _Connection:
 
     def usable(self) -> bool:
         return not self.reader.at_eof() and not self.writer.is_closing()
+
+    def idle(self) -> bool:
+        """Open and with nothing to read, as a kept connection is: one the server closed
+        (or wrote to unasked) is readable before the event loop has seen it (say, while
+        a case's CPU work holds the loop), and a request sent on it would be lost."""
+        if not self.usable():
+            return False
+        sock = self.writer.get_extra_info("socket")
+        return sock is None or not select.select([sock], [], [], 0)[0]
 
     def close(self) -> None:
         self.writer.close()
@@ -335,7 +345,7 @@ class Client:
         idle = self.idle.get(origin)
         while idle:
             connection = idle.pop()
-            if connection.usable():
+            if connection.idle():
                 return connection, True
             connection.close()
         scheme, host, port = origin
