@@ -407,6 +407,12 @@ class Client:
             sock.close()
             raise
 
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     async def close(self) -> None:
         if self._watchdog is not None:
             self._watchdog.cancel()
