@@ -1,7 +1,7 @@
 """1,000 cases through the real OpenAI provider against a loopback mock with 100 ms latency.
 
 Each case runs the built-in reactive harness with one agent that makes one chat
-call (our HTTP provider over aiohttp, our retry/limit wrapper),
+call (our HTTP provider over our own HTTP client, our retry/limit wrapper),
 then one ``output.contains`` check — the workload of the peer benchmark in
 ``shared/peer-bench`` (promptfoo 8.0x, Inspect AI 19.9x, bare asyncio 1.06x).
 The provider's ``max_connections`` is 100, so the ideal wall time is

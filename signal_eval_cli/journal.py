@@ -4,8 +4,12 @@ what was in flight.
 A line is written and flushed before :meth:`Journal.record` returns, so it is in the
 operating system's hands: killing the process (even ``kill -9``) cannot lose it. The
 fsync that also guards it against a power cut runs on a thread of its own, one fsync
-for whatever was appended since the last one: an fsync per case on the event loop
-(about 5 ms each) would serialize the whole run behind the disk.
+for whatever was appended in the last :data:`SYNC_EVERY_S` at most: an fsync per case on
+the event loop (about 5 ms each) would serialize the whole run behind the disk, and one
+per case on the thread costs kernel time to no purpose.
+
+:meth:`Journal.record` returns the unit as a reader of the line gets it back, so the run
+builds its results from memory and never reads back what it has just written.
 
 A journal is JSON lines next to the results file (``out.json`` → ``out.json.journal.jsonl``).
 The first line is a header saying what the run was (kind, name, the selected case ids in
@@ -124,14 +128,19 @@ class JournalContents:
     path: Path
 
 
+SYNC_EVERY_S = 0.1
+"""The longest a flushed line waits for its fsync (a power cut may lose that much more)."""
+
+_LINE = {"ensure_ascii": False, "separators": (",", ":")}
+_encode_line = json.JSONEncoder(**_LINE, default=str).encode  # type: ignore[arg-type]
+
+
+def _entry(key: Key, result: Mapping[str, Any]) -> dict[str, Any]:
+    return {"variant": key[0], "case": key[1], "result": result}
+
+
 def _entry_line(key: Key, result: Mapping[str, Any]) -> bytes:
-    line = json.dumps(
-        {"variant": key[0], "case": key[1], "result": result},
-        ensure_ascii=False,
-        separators=(",", ":"),
-        default=str,
-    )
-    return (line + "\n").encode()
+    return (_encode_line(_entry(key, result)) + "\n").encode()
 
 
 def _header_line(header: JournalHeader) -> bytes:
@@ -145,9 +154,11 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._handle: IO[bytes] | None = open(path, "ab")  # noqa: SIM115 - closed by close()
+        self._encode = json.JSONEncoder(**_LINE, default=self._as_text).encode  # type: ignore[arg-type]
+        self._inexact = False
         self._dirty = threading.Condition()
         self._pending = False
-        self._closing = False
+        self._closed = threading.Event()
         self._syncer = threading.Thread(target=self._sync_behind, name="journal-fsync", daemon=True)
         self._syncer.start()
 
@@ -159,27 +170,40 @@ class Journal:
         rewrite_journal(path, header, kept)
         return cls(path)
 
-    def record(self, key: Key, result: Mapping[str, Any]) -> None:
-        self.record_many([(key, result)])
+    def record(
+        self, key: Key, result: Mapping[str, Any], *, settled: bool = True
+    ) -> Mapping[str, Any]:
+        """Append the unit's line and flush it; the fsync follows on the syncing thread.
 
-    def record_many(self, items: Iterable[tuple[Key, Mapping[str, Any]]]) -> None:
-        """Append the lines and flush them; the fsync follows on the syncing thread."""
+        Returns ``result`` as a reader of the line gets it back: ``result`` itself when
+        the line holds it as it is (no value had to be written as its ``str``) and it is
+        ``settled`` (nothing still running may change it), else the line decoded."""
         if self._handle is None:
             raise ValueError(f"journal {self.path} is closed")
-        data = b"".join(_entry_line(key, result) for key, result in items)
-        if not data:
-            return
-        self._handle.write(data)
+        self._inexact = not settled
+        line = self._encode(_entry(key, result))
+        self._handle.write((line + "\n").encode())
         self._handle.flush()
         with self._dirty:
             self._pending = True
             self._dirty.notify()
+        if self._inexact:
+            decoded: Mapping[str, Any] = json.loads(line)["result"]
+            return decoded
+        return result
+
+    def _as_text(self, value: object) -> str:
+        """The encoder's fallback for a value JSON has no type for: its ``str``, which is
+        not the value a reader gets back."""
+        self._inexact = True
+        return str(value)
 
     def _sync_behind(self) -> None:
-        """fsync whatever was flushed since the last fsync, until :meth:`close`."""
+        """fsync whatever was flushed since the last fsync, until :meth:`close`; after
+        each, gather lines for up to :data:`SYNC_EVERY_S` (or until the close)."""
         while True:
             with self._dirty:
-                while not self._pending and not self._closing:
+                while not self._pending and not self._closed.is_set():
                     self._dirty.wait()
                 if not self._pending:
                     return
@@ -187,13 +211,14 @@ class Journal:
                 handle = self._handle
             if handle is not None:
                 os.fsync(handle.fileno())
+            self._closed.wait(SYNC_EVERY_S)
 
     def close(self) -> None:
         """Stop the syncing thread, fsync the tail, close the file."""
         if self._handle is None:
             return
         with self._dirty:
-            self._closing = True
+            self._closed.set()
             self._dirty.notify()
         self._syncer.join()
         os.fsync(self._handle.fileno())

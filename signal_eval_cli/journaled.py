@@ -97,7 +97,7 @@ def as_shard(shard: Shard | str | None) -> Shard | None:
 class JournaledRun:
     """A run's journal beside ``output`` (the results JSON; none without it): opened, or
     resumed, before anything runs, saying so through ``note``; written as each unit
-    finishes; read back to build the results. A journal that cannot be resumed (another
+    finishes; its units, as written, build the results. A journal that cannot be resumed (another
     run's, unless ``force``) is an :class:`InputError`."""
 
     def __init__(
@@ -124,16 +124,18 @@ class JournaledRun:
                 + (f", {len(self.plan.retried)} to run again" if retry else "")
             )
 
-    def record(self, key: Key, data: dict[str, Any]) -> None:
-        """In the journal (written and flushed) before the unit is reported anywhere else."""
-        self.plan.record(key, data)
+    def record(self, key: Key, data: dict[str, Any], *, settled: bool = True) -> None:
+        """In the journal (written and flushed) before the unit is reported anywhere else;
+        ``settled``: nothing still running may change ``data`` (:meth:`Journal.record`)."""
+        self.plan.record(key, data, settled=settled)
 
     def record_case(self, result: CaseResult, variant: str = "") -> None:
         """A finished case (of a matrix's ``variant``); one fail-fast kept from starting
-        is left out, for a resumed run to run."""
+        is left out, for a resumed run to run. A case that errored may have left its
+        harness running (a timed-out thread), still changing what the case holds."""
         entry = case_entry(result, variant)
         if entry is not None:
-            self.record(*entry)
+            self.record(*entry, settled=result.error is None)
 
     def result(self, ran: _T) -> _T:
         """The results: what the journal holds, built with the timings of ``ran`` (the run

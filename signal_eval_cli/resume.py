@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.fingerprint import differences, digest
 from signal_eval_cli.journal import (
@@ -69,6 +70,8 @@ class JournalPlan:
     retried: list[Key] = field(default_factory=list)
     fresh: bool = False
     """Resuming found no journal (the run died before writing one): it starts afresh."""
+    written: dict[Key, Mapping[str, Any]] = field(default_factory=dict)
+    """The units this run recorded, as the journal holds them (:meth:`Journal.record`)."""
 
     def finished(self, variant: str = "") -> dict[str, dict[str, Any]]:
         """Kept units of ``variant`` by case id."""
@@ -79,30 +82,33 @@ class JournalPlan:
         own = set(ids)
         return sum(1 for _, case in self.kept if case in own)
 
-    def record(self, key: Key, result: Mapping[str, Any]) -> None:
+    def record(self, key: Key, result: Mapping[str, Any], *, settled: bool = True) -> None:
+        """Into the journal, written and flushed (``settled``: see :meth:`Journal.record`)."""
         if self.journal is not None:
-            self.journal.record(key, result)
+            self.written[key] = self.journal.record(key, result, settled=settled)
 
     def close(self) -> None:
         if self.journal is not None:
             self.journal.close()
 
-    def entries(self) -> dict[Key, dict[str, Any]] | None:
-        """Close the journal and read back what it holds: the run's results are built
-        from it (None when there is no journal)."""
+    def entries(self) -> dict[Key, Mapping[str, Any]] | None:
+        """Close the journal: what it holds, the units kept and those recorded since (a
+        later one for the same key wins, as when reading it), from memory, never read
+        back. The run's results are built from them (None when there is no journal)."""
         self.close()
         if self.journal is None:
             return None
-        return read_journal(self.journal.path).entries
+        return {**self.kept, **self.written}
 
     def result(self, header: JournalHeader, ran: _R) -> _R:
-        """The run's result: what the journal holds (closed and read back), built as
+        """The run's result: what the journal holds (as written; the journal closed), built as
         ``header``'s kind of run with the timings of ``ran``, the result of the run that
         wrote it (:func:`build_result`); ``ran`` itself when there is no journal."""
         entries = self.entries()
         if entries is None:
             return ran
-        built: _R = build_result(header, entries, ran)
+        with gc_paused():  # a result per unit, and no cycles: see collector
+            built: _R = build_result(header, entries, ran)
         return built
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.assertions import AssertionResult, EvalContext, Judge, evaluate_guarded
 from signal_eval_cli.assertions.registry import uses_judge
+from signal_eval_cli.collector import rare_collections
 from signal_eval_cli.dataset import EvalCase, EvalDataset
 from signal_eval_cli.deadline import guarded
 from signal_eval_cli.errors import InputError, closest
@@ -373,7 +374,8 @@ async def run_dataset(
 
     try:
         todo = [i for i, result in enumerate(results) if result is None]
-        await in_pool(todo, limit, run_one, stop)
+        with rare_collections():
+            await in_pool(todo, limit, run_one, stop)
     finally:
         if threads is not None:  # don't wait: a hung sync harness must not hang the run
             threads.shutdown(wait=False, cancel_futures=True)

@@ -19,7 +19,13 @@ from typing import Any
 import pytest
 
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.journal import Journal, JournalHeader, journal_path, read_journal
+from signal_eval_cli.journal import (
+    SYNC_EVERY_S,
+    Journal,
+    JournalHeader,
+    journal_path,
+    read_journal,
+)
 from signal_eval_cli.resume import open_journal
 
 CLI = Path(sys.executable).parent / "signal-eval"
@@ -270,11 +276,13 @@ def test_an_unwritable_journal_is_an_input_error_before_anything_runs(tmp_path: 
 
 
 def test_the_library_decides_what_a_retry_keeps_and_refuses_an_unwritable_journal(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """From Python, as the commands use it: ``open_journal`` keeps the finished units a
-    ``--retry failed`` does not run again, counts the kept ones of this shard, reads the
-    entries back; a journal whose path is taken is an InputError located at it."""
+    ``--retry failed`` does not run again, counts the kept ones of this shard; its entries
+    are the kept ones and those recorded since (from memory: the journal is not read
+    again once open), as the file holds them; a journal whose path is taken is an
+    InputError located at it."""
     header = JournalHeader("dataset", "d", ["c1", "c2", "c3"], {"v": "1"})
     output = tmp_path / "out.json"
     first = open_journal(output, header)
@@ -284,8 +292,16 @@ def test_the_library_decides_what_a_retry_keeps_and_refuses_an_unwritable_journa
     again = open_journal(output, header, retry="failed")
     assert (list(again.kept), again.retried) == ([("", "c1")], [("", "c2")])
     assert (again.kept_of(["c1", "c2"]), again.kept_of(["c3"])) == (1, 0)
+    monkeypatch.setattr("signal_eval_cli.resume.read_journal", None)  # not called again
     again.record(("", "c3"), {"passed": True})
-    assert again.entries() == {("", "c1"): {"passed": True}, ("", "c3"): {"passed": True}}
+    again.record(("", "c2"), {"passed": True, "n": 2})
+    entries = again.entries()
+    assert entries == read_journal(journal_path(output)).entries
+    assert entries == {
+        ("", "c1"): {"passed": True},
+        ("", "c3"): {"passed": True},
+        ("", "c2"): {"passed": True, "n": 2},
+    }
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "out.json.journal.jsonl").mkdir()
     with pytest.raises(InputError, match="cannot write the journal") as refused:
@@ -322,3 +338,54 @@ def test_a_line_is_readable_before_its_fsync_and_close_waits_for_the_fsync(
     disk.set()
     closer.join(30)
     assert not closer.is_alive() and synced
+
+
+def test_record_returns_the_unit_as_the_journal_holds_it(tmp_path: Path) -> None:
+    """The run builds its results from what record returns, never reading the journal
+    back: the unit itself when its line holds it as it is; the line decoded when a value
+    had to be written as its str, or when the unit is not settled (a timed-out harness
+    may still change it)."""
+    path = tmp_path / "out.json.journal.jsonl"
+    journal = Journal.start(path, JournalHeader("dataset", "d", ["a", "b", "c"], {}))
+    plain = {"passed": True, "signals": [{"name": "x", "payload": {"n": 1.5}}]}
+    odd = {"passed": True, "finalState": {"when": Path("/x")}}
+    moving = {"passed": False, "finalState": {"n": 1}}
+    assert journal.record(("", "a"), plain) is plain
+    assert journal.record(("", "b"), odd) == {"passed": True, "finalState": {"when": "/x"}}
+    held = journal.record(("", "c"), moving, settled=False)
+    moving["finalState"]["n"] = 2  # the harness goes on after the case was recorded
+    assert held == {"passed": False, "finalState": {"n": 1}}
+    journal.close()
+    read = read_journal(path).entries
+    assert read == {
+        ("", "a"): plain,
+        ("", "b"): dict(held, passed=True, finalState={"when": "/x"}),
+        ("", "c"): held,
+    }
+
+
+def test_lines_recorded_apart_share_their_fsyncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One fsync per case costs kernel time for nothing: the syncing thread gathers what
+    was flushed for up to SYNC_EVERY_S after each fsync, so 60 lines recorded 5 ms apart
+    take a few fsyncs (one each, before); close() still syncs the tail."""
+    path = tmp_path / "out.json.journal.jsonl"
+    journal = Journal.start(path, JournalHeader("dataset", "d", [], {}))
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def counting(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    began = time.monotonic()
+    for i in range(60):
+        journal.record(("", f"c{i}"), {"passed": True})
+        time.sleep(0.005)
+    took = time.monotonic() - began
+    journal.close()
+    assert len(read_journal(path).entries) == 60
+    # one per window of SYNC_EVERY_S, one as the syncer stops, one in close()
+    assert 1 <= len(synced) <= 3 + took / SYNC_EVERY_S < 60, (len(synced), took)

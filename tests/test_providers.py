@@ -1,6 +1,6 @@
 """The OpenAI and Anthropic providers against the loopback mock: signals, tools, faults.
 
-Nothing is mocked: every call goes over real HTTP (aiohttp) to
+Nothing is mocked: every call goes over real HTTP (our own client) to
 :class:`mock_servers.MockLLMServer` on 127.0.0.1.
 """
 
@@ -318,8 +318,9 @@ def test_unknown_option_is_named() -> None:
         make_provider("openai:m", api_key=KEY, max_conections=3)
 
 
-def test_the_transport_is_aiohttp_and_no_sdk_is_imported(tmp_path: Any) -> None:
-    """A provider built and called in a fresh process imports neither SDK (nor httpx)."""
+def test_the_transport_is_our_own_and_no_sdk_is_imported(tmp_path: Any) -> None:
+    """A provider built and called in a fresh process imports neither SDK (nor httpx,
+    nor aiohttp: ``transport: aiohttp``, its former name, still loads)."""
     probe = (
         "import asyncio, sys\n"
         "sys.path.insert(0, sys.argv[1])\n"
@@ -330,17 +331,17 @@ def test_the_transport_is_aiohttp_and_no_sdk_is_imported(tmp_path: Any) -> None:
         "    for api, url in (('openai', server.openai_base_url),\n"
         "                     ('anthropic', server.anthropic_base_url)):\n"
         "        p = make_provider(f'{api}:m', api_key='k', base_url=url, transport='aiohttp')\n"
-        "        assert p.inner.transport == 'aiohttp'\n"
+        "        assert p.inner.transport == 'http'\n"
         "        request = ProviderRequest('c', 'a', [{'role': 'user', 'content': 'hi'}])\n"
         "        assert asyncio.run(p.complete(request)).text == 'ANSWER: hi'\n"
-        "print(*(m for m in ('openai', 'anthropic', 'httpx') if m in sys.modules))\n"
+        "print(*(m for m in ('openai', 'anthropic', 'httpx', 'aiohttp') if m in sys.modules))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe, str(Path(__file__).parent)],
         capture_output=True, text=True, cwd=tmp_path, check=False,
     )  # fmt: skip
     assert (done.returncode, done.stdout.strip()) == (0, ""), done.stderr
-    with pytest.raises(InputError, match="transport must be aiohttp"):
+    with pytest.raises(InputError, match="transport must be http"):
         make_provider("openai:m", api_key=KEY, transport="httpx")
 
 

@@ -14,18 +14,19 @@ import ssl
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from loopback_servers import RawServer
 from mock_servers import MockLLMServer, Reply
 
 from signal_eval_cli.providers.reliability import RetryPolicy
 from signal_eval_cli.proxy.cassette import ProxyCassette
 from signal_eval_cli.proxy.route import CaseRoute
 from signal_eval_cli.proxy.server import ModelProxy, Upstream
-from signal_eval_cli.proxy.wire import BadMessage, Chunked
+from signal_eval_cli.transport.wire import BadMessage, Chunked
 
 FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)
 WAIT = 60.0
@@ -257,7 +258,7 @@ def test_a_malformed_request_gets_an_error_and_a_closed_connection(
 
 
 def test_framing_rules() -> None:
-    from signal_eval_cli.proxy.wire import body_length, parse_head
+    from signal_eval_cli.transport.wire import body_length, parse_head
 
     assert body_length(parse_head(b"POST / HTTP/1.1\r\nContent-Length: 12")[1]) == 12
     assert body_length(parse_head(b"POST / HTTP/1.1\r\nTransfer-Encoding: Chunked")[1]) is None
@@ -281,62 +282,7 @@ def test_framing_rules() -> None:
 # -- upstream: answers the mock never gives ---------------------------------------------------
 
 
-class RawUpstream:
-    """A loopback server answering each request with ``answer(n)`` (raw bytes), n counting
-    from 0 over all connections; ``close_after``: it then closes the connection, unsaid."""
-
-    def __init__(
-        self,
-        answer: Callable[[int], bytes],
-        *,
-        close_after: bool = False,
-        tls: ssl.SSLContext | None = None,
-    ) -> None:
-        self.answer, self.close_after, self.tls = answer, close_after, tls
-        self.requests = self.connections = 0
-        self._sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self._sock.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._connection, args=(conn,), daemon=True).start()
-
-    def _connection(self, conn: socket.socket) -> None:
-        buffer = b""
-        if self.tls is not None:
-            try:
-                conn = self.tls.wrap_socket(conn, server_side=True)
-            except (ssl.SSLError, OSError):  # the client did not trust it
-                conn.close()
-                return
-        with conn:
-            while True:
-                while b"\r\n\r\n" not in buffer:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buffer += data
-                head, buffer = buffer.split(b"\r\n\r\n", 1)
-                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
-                while len(buffer) < length:
-                    buffer += conn.recv(65536)
-                buffer = buffer[length:]
-                number, self.requests = self.requests, self.requests + 1
-                conn.sendall(self.answer(number))
-                if self.close_after:
-                    return
-
-    def close(self) -> None:
-        self._sock.close()
-
-
-def proxy_to(raw: RawUpstream, tmp_path: Path, mode: str = "record") -> ModelProxy:
+def proxy_to(raw: RawServer, tmp_path: Path, mode: str = "record") -> ModelProxy:
     url = f"{'https' if raw.tls else 'http'}://127.0.0.1:{raw.port}"
     return ModelProxy(
         ProxyCassette(tmp_path / "raw.proxy.yaml"),
@@ -376,7 +322,7 @@ def test_chunked_and_gzipped_upstream_answers_are_decoded_and_recorded(tmp_path:
             b"Transfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
         )
 
-    raw = RawUpstream(answer)
+    raw = RawServer(answer)
     try:
         with proxy_to(raw, tmp_path) as proxy:
             proxy.open("c", 0)
@@ -400,7 +346,7 @@ def test_a_kept_connection_the_server_closed_is_replaced(tmp_path: Path) -> None
         head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}"
         return head.encode() + b"\r\n\r\n" + data
 
-    closing = RawUpstream(answer, close_after=True)
+    closing = RawServer(answer, close_after=True)
     try:
         with proxy_to(closing, tmp_path) as proxy:
             proxy.open("c", 0)
@@ -420,7 +366,7 @@ def test_upstream_that_answers_garbage_or_stops_mid_answer_is_a_502(tmp_path: Pa
         b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"cut',
         b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 9\r\n\r\nnot gzip!",
     ]
-    garbage = RawUpstream(lambda n: answers[n], close_after=True)
+    garbage = RawServer(lambda n: answers[n], close_after=True)
     try:
         with proxy_to(garbage, tmp_path) as proxy:
             proxy.open("c", 0)
@@ -446,7 +392,7 @@ def test_a_client_that_leaves_mid_stream_does_not_stop_the_recording(tmp_path: P
             b"Content-Length: %d\r\n\r\n%b" % (len(stream), stream)
         )
 
-    raw = RawUpstream(answer)
+    raw = RawServer(answer)
     try:
         with proxy_to(raw, tmp_path) as proxy:
             proxy.open("c", 0)
@@ -486,7 +432,7 @@ def test_an_https_upstream_is_verified_and_kept_alive(
         data = json.dumps(completion(f"secure {n}")).encode()
         return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%b" % (len(data), data)
 
-    raw = RawUpstream(answer, tls=tls)
+    raw = RawServer(answer, tls=tls)
     try:
         with proxy_to(raw, tmp_path) as proxy:  # not trusted yet: a 502 naming the cause
             proxy.open("c", 0)
@@ -515,7 +461,7 @@ def test_stopping_mid_call_cancels_it_and_closes_its_connection(
         release.wait(WAIT)
         return b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
 
-    raw = RawUpstream(answer)
+    raw = RawServer(answer)
     try:
         proxy = proxy_to(raw, tmp_path).start()
         proxy.open("c", 0)

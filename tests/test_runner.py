@@ -485,3 +485,37 @@ def test_ctrl_c_keeps_what_finished_and_exits_130(tmp_path: Path) -> None:
     assert all(c["passed"] for c in data["cases"])
     reloaded = load_result(output)
     assert reloaded.interrupted and reloaded.total_cases == len(finished)
+
+
+def test_young_objects_are_collected_rarely_while_cases_run_and_as_before_after() -> None:
+    """Each case's signals and results live to the end of the run: collecting young
+    objects every 700 allocations walked them again and again. While cases run (two
+    datasets at once, as a matrix's variants) the threshold is RUN_THRESHOLD; the last
+    run to end restores the user's own setting."""
+    import gc
+
+    from signal_eval_cli.collector import RUN_THRESHOLD
+
+    seen: list[int] = []
+
+    async def run(input: Any, ctx: HarnessContext) -> None:
+        seen.append(gc.get_threshold()[0])
+        await asyncio.sleep(input["wait"])
+        seen.append(gc.get_threshold()[0])
+        ctx.emit("harness:end", {"output": "ok"})
+
+    before = gc.get_threshold()
+    gc.set_threshold(900, 11, 12)
+    try:
+
+        async def both() -> list[DatasetResult]:
+            quick = EvalDataset("quick", [EvalCase("q", [], input={"wait": 0.0})])
+            slow = EvalDataset("slow", [EvalCase("s", [], input={"wait": 0.2})])
+            return await asyncio.gather(run_dataset(run, quick), run_dataset(run, slow))
+
+        results = asyncio.run(both())
+        assert all(r.passed_cases == 1 for r in results)
+        assert seen and set(seen) == {RUN_THRESHOLD}  # the quick run's end changed nothing
+        assert gc.get_threshold() == (900, 11, 12)
+    finally:
+        gc.set_threshold(*before)

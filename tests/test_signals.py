@@ -582,3 +582,26 @@ def test_pricing_a_trace_loads_no_provider() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "ns",
+    [0, 1_764_252_197_123_999_999, 1_764_252_197_999_500_000, 1_764_252_198_000_000_001],
+)
+def test_now_iso_writes_what_datetime_isoformat_writes(
+    ns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stamp of every signal, as datetime wrote it (milliseconds cut, not rounded,
+    ``Z`` for UTC), also across the second it caches the text of."""
+    import datetime as dt
+    import time
+
+    from signal_eval_cli import signals as module
+
+    monkeypatch.setattr(time, "time_ns", lambda: ns)
+    seconds, rest = divmod(ns, 1_000_000_000)
+    when = dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
+    when = when.replace(microsecond=rest // 1000)
+    expected = when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    assert module.now_iso() == expected
+    assert module.now_iso() == expected  # the cached second

@@ -1,4 +1,4 @@
-"""What the built-in providers share: the model API spoken over HTTP with aiohttp.
+"""What the built-in providers share: the model API spoken over HTTP, by our own client.
 
 The providers build the request body themselves and parse the answer strictly, so
 an official SDK would only carry the HTTP: importing ``openai`` costs about 1.5 s of
@@ -8,8 +8,10 @@ base URL, key, organisation and project from the same environment variables with
 same defaults, extra headers from ``OPENAI_CUSTOM_HEADERS``/``ANTHROPIC_CUSTOM_HEADERS``,
 an HTTP proxy from the environment, an HTTP status of 400 or more as an error with the
 server's message and ``Retry-After``, and server-sent events for streams. The
-transport is aiohttp (a core dependency): one session per event loop, with no cookie
-jar (a jar shared by every case would carry state from one case to the next).
+transport is :class:`signal_eval_cli.transport.client.Client`, the model proxy's too:
+one per event loop (its connections belong to the loop), ``max_connections`` of them at
+once, no cookies (a jar shared by every case would carry state from one case to the
+next). It costs a third of aiohttp's CPU per call.
 
 A subclass names its API (``name``, key and base-URL variables, default base URL,
 ``path``, :meth:`HTTPProvider.headers`) and supplies what differs:
@@ -27,8 +29,6 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, ClassVar, NamedTuple
 
-import aiohttp
-
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.providers.base import ProviderRequest, ProviderResponse, ToolCallRecord
 from signal_eval_cli.providers.pricing import PriceTable, default_prices
@@ -40,10 +40,14 @@ from signal_eval_cli.providers.reliability import (
     redact,
 )
 from signal_eval_cli.proxy.apis import SSEEvent, split_events
+from signal_eval_cli.transport.client import Client, Response
 
 __all__ = ["Answer", "HTTPProvider", "body_answer", "malformed", "usage_int"]
 
-TRANSPORTS = ("aiohttp",)
+TRANSPORTS = ("http", "aiohttp")
+"""``transport`` choices: our own HTTP client (``aiohttp``: its former name, still taken)."""
+
+_ACCEPT = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate"}
 
 SKIP = object()
 """What :meth:`HTTPProvider.event_data` returns for an event that carries no data."""
@@ -118,20 +122,6 @@ def custom_headers(variable: str) -> dict[str, str]:
     return headers
 
 
-def env_proxy(url: str) -> tuple[str | None, dict[str, str] | None]:
-    """The proxy ``HTTP(S)_PROXY``/``NO_PROXY`` give for ``url``, as the SDKs' httpx honours
-    them. Looked up once per provider: aiohttp's ``trust_env`` would look it up in a thread
-    on every request, and would also send ``~/.netrc`` credentials in place of the key."""
-    from aiohttp.helpers import get_env_proxy_for_url
-    from yarl import URL
-
-    try:
-        proxy, auth = get_env_proxy_for_url(URL(url))
-    except LookupError:
-        return None, None
-    return str(proxy), ({"Proxy-Authorization": auth.encode()} if auth else None)
-
-
 class HTTPProvider:
     """One call per :meth:`complete` (no retries: the wrapper retries)."""
 
@@ -167,10 +157,8 @@ class HTTPProvider:
                 f"the {self.name} provider needs an API key: set {self.key_env}{self.key_note}"
             )
         if transport not in (None, *TRANSPORTS):
-            raise InputError(
-                f"the {self.name} provider: transport must be aiohttp, got {transport!r}"
-            )
-        self.transport = "aiohttp"
+            raise InputError(f"the {self.name} provider: transport must be http, got {transport!r}")
+        self.transport = "http"
         base = base_url or os.environ.get(self.base_url_env) or self.default_base_url
         self.base_url = base.rstrip("/")
         self.timeout = timeout
@@ -184,12 +172,11 @@ class HTTPProvider:
         self.label = f"{self.name}:{self.model or '?'}"
         self._headers = {
             "Content-Type": "application/json",
-            "Accept": "application/json",
+            **_ACCEPT,
             **self.headers(self.api_key),
             **custom_headers(self.headers_env),  # last, as the SDKs merge them
         }
-        self._proxy, self._proxy_headers = env_proxy(self.base_url)
-        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
+        self._clients: dict[asyncio.AbstractEventLoop, Client] = {}
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -199,28 +186,26 @@ class HTTPProvider:
         """The API's auth and version headers."""
         raise NotImplementedError
 
-    def session(self) -> aiohttp.ClientSession:
-        """The session of the running event loop (aiohttp sessions belong to one loop)."""
+    def client(self) -> Client:
+        """The HTTP client of the running event loop (connections belong to one loop)."""
         loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None:
-            session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self.max_connections),
-                timeout=aiohttp.ClientTimeout(
-                    total=None, sock_connect=min(self.timeout, 10.0), sock_read=self.timeout
-                ),
-                cookie_jar=aiohttp.DummyCookieJar(),
-                headers=self._headers,
+        client = self._clients.get(loop)
+        if client is None:
+            client = Client(
+                self.timeout,
+                min(self.timeout, 10.0),
+                max_connections=self.max_connections,
+                trust_env=True,
             )
-            self._sessions = {k: v for k, v in self._sessions.items() if not k.is_closed()}
-            self._sessions[loop] = session
-            close_on_loop_exit(session)
-        return session
+            self._clients = {k: v for k, v in self._clients.items() if not k.is_closed()}
+            self._clients[loop] = client
+            close_on_loop_exit(client)
+        return client
 
     async def aclose(self) -> None:
-        session = self._sessions.pop(asyncio.get_running_loop(), None)
-        if session is not None:
-            await session.close()
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
 
     def body(self, request: ProviderRequest) -> dict[str, Any]:
         """The API's request body (with ``model``) for ``request``."""
@@ -271,22 +256,28 @@ class HTTPProvider:
         )
 
     @asynccontextmanager
-    async def _response(
-        self, body: dict[str, Any], label: str
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """The response to ``body`` posted to the API; a status of 400 or more raises."""
+    async def _response(self, body: dict[str, Any], label: str) -> AsyncIterator[Response]:
+        """The response to ``body`` posted to the API; a status of 400 or more raises, and
+        so does a redirect (an API's URL that moved is for the user to change)."""
         url = self.base_url + self.path
-        async with self.session().post(
-            url,
-            data=json.dumps(body).encode(),
-            proxy=self._proxy,
-            proxy_headers=self._proxy_headers,
-        ) as response:
-            if response.status >= 400:
-                raise http_status_error(
-                    response.status, response.headers, await response.read(), label=label
-                )
+        response = await self.client().request(
+            "POST", url, self._headers, json.dumps(body).encode()
+        )
+        try:
+            if response.status >= 300:
+                raw = await response.read()
+                if response.status < 400:
+                    where = response.headers.get("location")
+                    raise ProviderCallError(
+                        f"{label}: HTTP {response.status}: {url} redirects to {where}: "
+                        f"set the base URL to where the API is",
+                        code="bad_request",
+                        status=response.status,
+                    )
+                raise http_status_error(response.status, response.headers.by_name, raw, label=label)
             yield response
+        finally:
+            response.release()
 
     async def _post(self, body: dict[str, Any], label: str) -> Answer:
         async with self._response(body, label) as response:
@@ -307,9 +298,12 @@ class HTTPProvider:
         async with self._response(body, label) as response:
             yield self._decoded(response, label)
 
-    async def _decoded(self, response: aiohttp.ClientResponse, label: str) -> AsyncIterator[Any]:
+    async def _decoded(self, response: Response, label: str) -> AsyncIterator[Any]:
         buffer = b""
-        async for chunk in response.content.iter_any():
+        done = False
+        async for chunk in response.chunks():
+            if done:  # read to the end, so that the connection can serve another call
+                continue
             blocks, buffer = split_events(buffer + chunk)
             for block in blocks:
                 event = SSEEvent.parse(block)
@@ -320,6 +314,7 @@ class HTTPProvider:
                 except json.JSONDecodeError as exc:
                     raise malformed(label, f"a stream event is not JSON ({exc.msg})") from None
                 if data is DONE:
-                    return
+                    done = True
+                    break
                 if data is not SKIP:
                     yield data

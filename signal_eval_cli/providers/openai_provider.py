@@ -1,7 +1,7 @@
 """OpenAI-compatible chat completions (OpenAI, vLLM, Ollama, LiteLLM, any ``/v1/chat/completions``).
 
 Speaks the API over HTTP itself (:class:`~signal_eval_cli.providers.http.HTTPProvider`,
-aiohttp): the request body is built here and the answer parsed here, strictly, so a
+our own HTTP client): the request body is built here and the answer parsed here, strictly, so a
 malformed body is an error instead of a half-empty object. The environment is the
 official SDK's: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` (default
 ``https://api.openai.com/v1``), ``OPENAI_ORG_ID``, ``OPENAI_PROJECT_ID`` and

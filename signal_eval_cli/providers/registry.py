@@ -83,7 +83,8 @@ def make_provider(spec: str, **options: Any) -> Provider:
             ``retry_max_delay`` (20 s), ``max_retry_after`` (60 s), ``prices`` (model →
             ``{input, output}`` USD per 1M tokens), ``cassette`` (path), ``mode``
             (see the module doc), ``base_dir`` (for relative paths), ``transport``
-            (``aiohttp``, the only one), ``extra_body`` (merged into each request).
+            (``http``, our own client; ``aiohttp``, its former name, is taken too),
+            ``extra_body`` (merged into each request).
     """
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:

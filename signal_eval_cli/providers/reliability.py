@@ -356,8 +356,8 @@ def close_on_loop_exit(client: Any) -> None:
     """Close a provider's HTTP session when its event loop shuts down (``asyncio.run``
     cancels tasks).
 
-    aiohttp sessions belong to one loop and warn when garbage-collected open; a
-    task that waits for its cancellation closes the session in time, without the
+    A client's connections belong to one loop and warn when garbage-collected open; a
+    task that waits for its cancellation closes them in time, without the
     harness or the CLI having to know which sessions exist.
     """
 

@@ -229,8 +229,8 @@ class ModelProxy(Recorder):
         await self._serve_http(listener, stopped)
 
     async def _serve_http(self, listener: socket.socket, stopped: asyncio.Future[Any]) -> None:
-        from signal_eval_cli.proxy.client import Client
         from signal_eval_cli.proxy.serving import Server
+        from signal_eval_cli.transport.client import Client
 
         server = Server(self._handle)
         await server.start(listener, _BACKLOG)
@@ -419,7 +419,7 @@ class ModelProxy(Recorder):
         """Call upstream (retrying what is worth retrying): ``(status, media type, parsed
         body, SSE events)`` to record, and a whole answer to send once it is recorded and
         traced (``None``: a stream, relayed through ``reply`` as it came)."""
-        from signal_eval_cli.proxy.client import ClientError
+        from signal_eval_cli.transport.client import ClientError
 
         url = self.upstream.url(path, request.query)
         headers = self.upstream.headers(request.headers.by_name, path)

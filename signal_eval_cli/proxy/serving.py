@@ -19,7 +19,7 @@ import socket
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-from signal_eval_cli.proxy.wire import (
+from signal_eval_cli.transport.wire import (
     MAX_HEAD,
     BadMessage,
     Chunked,

@@ -1,0 +1,441 @@
+"""Keep-alive HTTP/1.1 to the model APIs: the one client the providers and the proxy use.
+
+Every model call of a run goes through it (a provider's, the judge's, the proxy's
+upstream call), so it is lean: a pool of open connections per origin, the request
+written in one piece, the answer read whole or piece by piece as it streams, no
+cookies, no redirects. ``https`` is TLS with the system's trusted certificates (and
+``SSL_CERT_FILE``), the host name sent (SNI) and checked. ``max_connections`` bounds
+the connections in use at once (a request waits for one); ``trust_env`` sends requests
+through the proxy ``HTTP(S)_PROXY`` names (:mod:`.proxies`): ``http`` requests in
+absolute form, ``https`` through a ``CONNECT`` tunnel. A connection the server closed
+while it sat in the pool is replaced before anything is sent on it (and an idempotent
+request sent again if that shows only later). ``gzip``/``deflate`` answers are decoded.
+Failures are :class:`ClientError` (:class:`ConnectError` when no connection could be
+opened) or :class:`asyncio.TimeoutError`: the caller decides what to retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import socket
+import zlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from signal_eval_cli.errors import EvalError
+from signal_eval_cli.transport.proxies import Proxy, proxy_for
+from signal_eval_cli.transport.wire import MAX_HEAD, BadMessage, Chunked, Headers, parse_head
+
+__all__ = ["Client", "ClientError", "ConnectError", "Response"]
+
+_READ = 64 * 1024
+_NO_BODY = frozenset({204, 304})
+_IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+"""Sent again at once when a kept connection turns out closed (RFC 9112 9.3.1); others
+fail, for the caller's retries to decide."""
+_Origin = tuple[str, str, int]
+
+
+class ClientError(EvalError):
+    """Upstream broke the exchange: closed the connection early, or answered other than
+    HTTP/1.1. ``answered``: some of an answer had come (the request reached it)."""
+
+    def __init__(self, message: str, *, answered: bool = False) -> None:
+        super().__init__(message)
+        self.answered = answered
+
+
+class ConnectError(ClientError):
+    """No connection could be opened (refused, no such host, TLS refused, the proxy
+    refused the tunnel): the request was never sent."""
+
+
+class _Connection:
+    __slots__ = ("deadline", "expired", "reader", "writer")
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.deadline = 0.0
+        """When the read under way (if one is) has waited too long."""
+        self.expired = False
+
+    def usable(self) -> bool:
+        return not self.reader.at_eof() and not self.writer.is_closing()
+
+    def idle(self) -> bool:
+        """Open and with nothing to read, as a kept connection is: one the server closed
+        (or wrote to unasked) is readable before the event loop has seen it (say, while
+        a case's CPU work holds the loop), and a request sent on it would be lost."""
+        if not self.usable():
+            return False
+        sock = self.writer.get_extra_info("socket")
+        return sock is None or not select.select([sock], [], [], 0)[0]
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Response:
+    """An answer whose head has been read: read its body with :meth:`read` or
+    :meth:`chunks`, then :meth:`release` it (in a ``finally``: it holds a connection)."""
+
+    def __init__(
+        self,
+        client: Client,
+        origin: _Origin,
+        connection: _Connection,
+        status: int,
+        headers: Headers,
+        method: str,
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        self._client, self._origin, self._connection = client, origin, connection
+        self._length: int | None = -1  # -1: to the end of the connection; None: chunked
+        self._reusable = headers.get("connection", "").lower() != "close"  # type: ignore[union-attr]
+        if method == "HEAD" or status in _NO_BODY:
+            self._length = 0
+        else:
+            coding = headers.get("transfer-encoding")
+            length = headers.get("content-length")
+            if coding is not None and "chunked" in coding.lower():
+                self._length = None
+            elif length is not None and length.strip().isdigit():
+                self._length = int(length)
+        if self._length == -1:
+            self._reusable = False
+        self._done = False
+        encoding = (headers.get("content-encoding") or "").lower()
+        self._decoder: Any = None
+        if encoding in ("gzip", "x-gzip", "deflate"):
+            self._decoder = zlib.decompressobj(47 if encoding != "deflate" else zlib.MAX_WBITS)
+
+    async def read(self) -> bytes:
+        """The whole body."""
+        if self._length is not None and self._length >= 0 and self._decoder is None:
+            data: bytes = await self._client.io(
+                self._connection, self._connection.reader.readexactly(self._length)
+            )
+            self._done = True
+            return data
+        return b"".join([piece async for piece in self.chunks()])
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body as it arrives (decoded)."""
+        connection, io = self._connection, self._client.io
+        reader = connection.reader
+        length = self._length
+        decoder = self._decoder
+        if length is None:
+            chunked = Chunked(1 << 62)
+            while True:
+                data = await io(connection, reader.read(_READ))
+                if not data:
+                    raise ClientError("the server closed the connection in a chunked answer")
+                try:
+                    piece, done = chunked.feed(data)
+                except BadMessage as exc:
+                    raise ClientError(f"the chunked answer is malformed: {exc}") from exc
+                if piece:
+                    yield self._decoded(piece)
+                if done:
+                    if chunked.rest:
+                        self._reusable = False
+                    break
+        else:
+            left = length
+            while left:
+                data = await io(connection, reader.read(_READ if left < 0 else min(left, _READ)))
+                if not data:
+                    if left < 0:
+                        break
+                    raise ClientError("the server closed the connection before the answer ended")
+                if left > 0:
+                    left -= len(data)
+                yield self._decoded(data)
+        if decoder is not None:
+            tail = self._decoded(b"", flush=True)
+            if tail:
+                yield tail
+        self._done = True
+
+    def _decoded(self, data: bytes, *, flush: bool = False) -> bytes:
+        decoder = self._decoder
+        if decoder is None:
+            return data
+        try:
+            return bytes(decoder.flush() if flush else decoder.decompress(data))
+        except zlib.error as exc:
+            raise ClientError(f"the compressed answer is corrupt: {exc}") from exc
+
+    def release(self) -> None:
+        """Give the connection back to the pool (a whole answer was read) or close it."""
+        connection, self._connection = self._connection, None  # type: ignore[assignment]
+        if connection is None:
+            return
+        if self._done and self._reusable and connection.usable():
+            self._client.idle.setdefault(self._origin, []).append(connection)
+        else:
+            connection.close()
+        self._client.free()
+
+
+_tls: dict[tuple[str | None, str | None], Any] = {}
+
+
+def _tls_context() -> Any:
+    """The system's trusted certificates (or ``SSL_CERT_FILE``/``SSL_CERT_DIR``'s),
+    verified; loaded once for each setting of those (about 20 ms of CPU)."""
+    trust = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    context = _tls.get(trust)
+    if context is None:
+        import ssl
+
+        context = _tls[trust] = ssl.create_default_context()
+    return context
+
+
+class Client:
+    """Keep-alive HTTP/1.1 to any origin; ``read_timeout``: longest wait for a byte.
+
+    A client belongs to the event loop it is first used on (its connections do)."""
+
+    def __init__(
+        self,
+        read_timeout: float,
+        connect_timeout: float = 30.0,
+        *,
+        max_connections: int | None = None,
+        trust_env: bool = False,
+    ) -> None:
+        self.read_timeout = read_timeout
+        self.connect_timeout = connect_timeout
+        self.trust_env = trust_env
+        self.idle: dict[_Origin, list[_Connection]] = {}
+        self._slots = asyncio.Semaphore(max_connections) if max_connections else None
+        self._proxies: dict[_Origin, Proxy | None] = {}
+        self._reading: set[_Connection] = set()
+        self._watchdog: asyncio.TimerHandle | None = None
+
+    def _watch(self) -> None:
+        """Drop each connection whose read has waited past its deadline (half an answer
+        is no use). One check every so often: a timer per read would cost more."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for connection in [c for c in self._reading if c.deadline <= now]:
+            connection.expired = True
+            connection.writer.transport.abort()
+        self._watchdog = loop.call_later(min(1.0, self.read_timeout / 4), self._watch)
+
+    async def io(self, connection: _Connection, read: Any) -> Any:
+        """Await one read of an answer on ``connection``, at most about
+        :attr:`read_timeout` seconds."""
+        loop = asyncio.get_running_loop()
+        if self._watchdog is None:
+            self._watch()
+        connection.deadline = loop.time() + self.read_timeout
+        self._reading.add(connection)
+        try:
+            data = await read
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            if connection.expired:
+                raise self._timeout() from exc
+            if isinstance(exc, asyncio.IncompleteReadError):
+                raise ClientError(
+                    "the server closed the connection before the answer ended",
+                    answered=bool(exc.partial),
+                ) from exc
+            raise ClientError(f"the connection broke: {exc}") from exc
+        except asyncio.LimitOverrunError as exc:
+            raise ClientError("the answer's head is too large", answered=True) from exc
+        finally:
+            self._reading.discard(connection)
+        if connection.expired:
+            raise self._timeout()
+        return data
+
+    def _timeout(self) -> asyncio.TimeoutError:
+        return asyncio.TimeoutError(f"no answer in {self.read_timeout:g} s")
+
+    def free(self) -> None:
+        """A connection in use is back in the pool or closed: another request may go."""
+        if self._slots is not None:
+            self._slots.release()
+
+    def proxy(self, origin: _Origin) -> Proxy | None:
+        """The proxy requests to ``origin`` go through (looked up once per origin)."""
+        if not self.trust_env:
+            return None
+        if origin not in self._proxies:
+            self._proxies[origin] = proxy_for(origin[0], origin[1])
+        return self._proxies[origin]
+
+    async def request(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+    ) -> Response:
+        """Send the request; the answer once its head is read."""
+        parts = urlsplit(url)
+        secure = parts.scheme == "https"
+        if not secure and parts.scheme != "http":
+            raise ConnectError(f"cannot send a request to {url!r}: not an http(s) URL")
+        host = parts.hostname or ""
+        port = parts.port or (443 if secure else 80)
+        origin = (parts.scheme, host, port)
+        authority = f"[{host}]" if ":" in host else host
+        if port != (443 if secure else 80):
+            authority += f":{port}"
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        proxy = self.proxy(origin)
+        if proxy is not None and not secure:  # a plain-HTTP proxy takes the absolute URL
+            target = f"http://{authority}{target}"
+            headers = {**headers, **proxy.headers}
+        lines = [f"{method} {target} HTTP/1.1\r\nHost: {authority}\r\n"]
+        lines += [f"{name}: {value}\r\n" for name, value in headers.items()]
+        if body is not None or method in ("POST", "PUT", "PATCH"):
+            lines.append(f"Content-Length: {len(body or b'')}\r\n")
+        lines.append("\r\n")
+        message = "".join(lines).encode("latin-1") + (body or b"")
+        if self._slots is not None:
+            await self._slots.acquire()
+        try:
+            while True:
+                connection, reused = await self._connection(origin, proxy)
+                try:
+                    connection.writer.write(message)
+                    return await self._answer(origin, connection, method)
+                except ClientError as exc:
+                    connection.close()
+                    if reused and method in _IDEMPOTENT and not exc.answered:
+                        continue  # the server closed it in the pool: again, on a new one
+                    raise
+                except BaseException:
+                    connection.close()
+                    raise
+        except BaseException:
+            self.free()
+            raise
+
+    async def _answer(self, origin: _Origin, connection: _Connection, method: str) -> Response:
+        while True:
+            head = await self.io(connection, connection.reader.readuntil(b"\r\n\r\n"))
+            try:
+                start, headers = parse_head(head[:-4])
+                version, status_text = start.split(" ", 2)[:2]
+                status = int(status_text)
+                if not version.startswith("HTTP/1.") or not 100 <= status <= 999:
+                    raise ValueError(start)
+            except (BadMessage, ValueError) as exc:
+                raise ClientError(
+                    f"the server answered other than HTTP/1.1: {head[:80]!r}", answered=True
+                ) from exc
+            if status >= 200 or status == 101:
+                response = Response(self, origin, connection, status, headers, method)
+                if (
+                    version == "HTTP/1.0"
+                    and "keep-alive" not in (headers.get("connection") or "").lower()
+                ):
+                    response._reusable = False
+                return response
+            # 1xx (103 Early Hints): the answer follows
+
+    async def _connection(self, origin: _Origin, proxy: Proxy | None) -> tuple[_Connection, bool]:
+        idle = self.idle.get(origin)
+        while idle:
+            connection = idle.pop()
+            if connection.idle():
+                return connection, True
+            connection.close()
+        scheme, host, port = origin
+        tls = _tls_context() if scheme == "https" else None
+        where = f"{host}:{port}" + (
+            f" through the proxy {proxy.host}:{proxy.port}" if proxy else ""
+        )
+        try:
+            if proxy is None or tls is None:
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection(
+                        *((host, port) if proxy is None else (proxy.host, proxy.port)),
+                        ssl=tls,
+                        server_hostname=host if tls is not None else None,
+                        limit=MAX_HEAD,
+                    ),
+                    self.connect_timeout,
+                )
+            else:
+                reader, writer = await asyncio.wait_for(
+                    self._tunnel(proxy, host, port, tls), self.connect_timeout
+                )
+        except (asyncio.TimeoutError, TimeoutError):
+            raise asyncio.TimeoutError(
+                f"no connection to {where} in {self.connect_timeout:g} s"
+            ) from None
+        except OSError as exc:
+            why = exc.strerror or str(exc) or type(exc).__name__
+            raise ConnectError(f"Cannot connect to host {where} [{why}]") from exc
+        return _Connection(reader, writer), False
+
+    async def _tunnel(
+        self, proxy: Proxy, host: str, port: int, tls: Any
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A TLS connection to ``host`` through ``proxy``'s ``CONNECT`` tunnel (the proxy
+        sees only where to, never the request). On a socket of its own, so that TLS can
+        start on it after the proxy's answer on any Python version."""
+        loop = asyncio.get_running_loop()
+        sock = await _connected_socket(proxy.host, proxy.port)
+        try:
+            authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+            lines = [f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n"]
+            lines += [f"{name}: {value}\r\n" for name, value in proxy.headers.items()]
+            await loop.sock_sendall(sock, "".join([*lines, "\r\n"]).encode("latin-1"))
+            head = b""
+            while b"\r\n\r\n" not in head:  # the proxy says nothing more until TLS starts
+                data = await loop.sock_recv(sock, 4096)
+                if not data or len(head) > MAX_HEAD:
+                    raise ConnectionError("the proxy closed the connection, no tunnel made")
+                head += data
+            start = head.split(b"\r\n", 1)[0].decode("latin-1")
+            status = start.split(" ", 2)[1:2]
+            if not status or not status[0].startswith("2"):
+                raise ConnectionError(f"the proxy refused the tunnel: {start[:120]}")
+            return await asyncio.open_connection(
+                sock=sock, ssl=tls, server_hostname=host, limit=MAX_HEAD
+            )
+        except BaseException:
+            sock.close()
+            raise
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        idle, self.idle = self.idle, {}
+        for connections in idle.values():
+            for connection in connections:
+                connection.close()
+
+
+async def _connected_socket(host: str, port: int) -> socket.socket:
+    """A non-blocking socket connected to ``host:port`` (each address in turn)."""
+    loop = asyncio.get_running_loop()
+    error: OSError = OSError(f"no address for {host}")
+    for family, kind, proto, _, address in await loop.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM
+    ):
+        sock = socket.socket(family, kind, proto)
+        sock.setblocking(False)
+        try:
+            await loop.sock_connect(sock, address)
+        except OSError as exc:
+            sock.close()
+            error = exc
+            continue
+        return sock
+    raise error

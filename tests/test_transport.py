@@ -1,0 +1,386 @@
+"""The HTTP client the providers and the model proxy share, over real loopback sockets.
+
+What the providers' users rely on, each against a server made for it: HTTPS verified
+against the trusted certificates (a CA made here, trusted through ``SSL_CERT_FILE``) with
+the host name sent and checked; ``HTTPS_PROXY`` through a ``CONNECT`` tunnel and
+``HTTP_PROXY`` in absolute form (a small proxy here); keep-alive; ``max_connections``;
+a server that closes kept connections; streams read as they arrive; gzip; redirects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gzip
+import json
+import logging
+import shutil
+import ssl
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from loopback_servers import RawServer, Relay, chunk
+from mock_servers import MockLLMServer
+
+from signal_eval_cli.providers import ProviderError, ProviderRequest
+from signal_eval_cli.providers.registry import make_provider
+from signal_eval_cli.transport.client import Client
+from signal_eval_cli.transport.proxies import proxy_for
+
+KEY = "sk-test-transport-5a4b3c2d1e"
+WAIT = 10.0
+"""Generous bound on any wait for the other side (the suite runs with both cores busy)."""
+NO_RETRY = {"timeout": 30.0, "max_retries": 0}
+
+
+@pytest.fixture(scope="module")
+def mock() -> Iterator[MockLLMServer]:
+    with MockLLMServer() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def no_proxy_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "REQUEST_METHOD"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
+
+def request(text: str = "hello over the wire") -> ProviderRequest:
+    return ProviderRequest("c1", "a", [{"role": "user", "content": text}])
+
+
+def openai(base_url: str, **options: Any) -> Any:
+    return make_provider("openai:m", api_key=KEY, base_url=base_url, **{**NO_RETRY, **options})
+
+
+def completion(text: str) -> bytes:
+    return json.dumps(
+        {
+            "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+        }
+    ).encode()
+
+
+def whole(body: bytes, *extra: str) -> bytes:
+    head = "".join(f"{line}\r\n" for line in extra)
+    return (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n%bContent-Length: %d\r\n\r\n%b"
+        % (
+            head.encode(),
+            len(body),
+            body,
+        )
+    )
+
+
+# -- TLS: a CA made here, a certificate for localhost -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """``ca`` (to trust) and ``cert``/``key`` it signed for ``localhost`` only."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make certificates")
+    where = tmp_path_factory.mktemp("tls")
+    paths = {name: where / f"{name}.pem" for name in ("ca", "ca_key", "cert", "key", "csr")}
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    extensions = where / "leaf.ext"
+    extensions.write_text(
+        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n"
+        "keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n"
+        "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n"
+    )
+    for command in (
+        [
+            *("openssl", "req", "-x509", *ec, "-days", "2", "-subj", "/CN=signal-eval test CA"),
+            *("-addext", "basicConstraints=critical,CA:TRUE"),
+            *("-addext", "keyUsage=critical,keyCertSign,cRLSign"),
+            *("-keyout", str(paths["ca_key"]), "-out", str(paths["ca"])),
+        ],
+        [
+            *("openssl", "req", *ec, "-subj", "/CN=localhost"),
+            *("-keyout", str(paths["key"]), "-out", str(paths["csr"])),
+        ],
+        [
+            *("openssl", "x509", "-req", "-in", str(paths["csr"]), "-days", "2"),
+            *("-CA", str(paths["ca"]), "-CAkey", str(paths["ca_key"]), "-CAcreateserial"),
+            *("-extfile", str(extensions), "-out", str(paths["cert"])),
+        ],
+    ):
+        subprocess.run(command, check=True, capture_output=True)
+    return paths
+
+
+@pytest.fixture
+def https(certs: dict[str, Path], mock: MockLLMServer) -> Iterator[tuple[Relay, list[str | None]]]:
+    """A TLS front to the mock on 127.0.0.1, and the server names (SNI) clients sent it."""
+    names: list[str | None] = []
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certs["cert"], certs["key"])
+    context.sni_callback = lambda sock, name, ctx: names.append(name)  # type: ignore[assignment,misc]
+    front = Relay(("127.0.0.1", mock.port), tls=context)
+    yield front, names
+    front.close()
+
+
+def test_https_is_verified_against_the_trusted_certificates_and_the_host_name(
+    https: tuple[Relay, list[str | None]],
+    certs: dict[str, Path],
+    mock: MockLLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    front, names = https
+    url = f"https://localhost:{front.port}/v1"
+    with pytest.raises(ProviderError) as untrusted:  # the test CA is not trusted yet
+        asyncio.run(openai(url).complete(request()))
+    assert untrusted.value.code == "connection_error"
+    assert "CERTIFICATE_VERIFY_FAILED" in str(untrusted.value)
+    monkeypatch.setenv("SSL_CERT_FILE", str(certs["ca"]))
+    with pytest.raises(ProviderError) as wrong_host:  # trusted, but not made for 127.0.0.1
+        asyncio.run(openai(f"https://127.0.0.1:{front.port}/v1").complete(request()))
+    assert "CERTIFICATE_VERIFY_FAILED" in str(wrong_host.value)
+    assert "mismatch" in str(wrong_host.value)
+    mock.calls.clear()
+    front.connections, names[:] = 0, []
+    provider = openai(url)
+
+    async def three_calls() -> list[str]:
+        return [(await provider.complete(request(f"secure {i}"))).text for i in range(3)]
+
+    assert asyncio.run(three_calls()) == [f"ANSWER: secure {i}" for i in range(3)]
+    assert [call.key for call in mock.calls] == [KEY] * 3
+    assert (front.connections, names) == (1, ["localhost"])  # one handshake, kept alive
+
+
+def test_https_goes_through_the_environments_proxy_in_a_connect_tunnel(
+    https: tuple[Relay, list[str | None]],
+    certs: dict[str, Path],
+    mock: MockLLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The proxy is asked for a tunnel with its own credentials and sees only TLS: never
+    the request, never the API key. Both calls share the tunnel."""
+    front, names = https
+    proxy = Relay(proxy=True)
+    try:
+        monkeypatch.setenv("SSL_CERT_FILE", str(certs["ca"]))
+        monkeypatch.setenv("HTTPS_PROXY", f"http://user:p%40ss@127.0.0.1:{proxy.port}")
+        monkeypatch.setenv("NO_PROXY", "example.org")
+        mock.calls.clear()
+        provider = openai(f"https://localhost:{front.port}/v1", stream=True)
+
+        async def two_calls() -> list[str]:
+            return [(await provider.complete(request(f"tunnel {i}"))).text for i in range(2)]
+
+        assert asyncio.run(two_calls()) == ["ANSWER: tunnel 0", "ANSWER: tunnel 1"]
+        [head] = proxy.heads
+        auth = base64.b64encode(b"user:p@ss").decode()
+        assert head.split(b"\r\n")[0] == f"CONNECT localhost:{front.port} HTTP/1.1".encode()
+        assert f"Proxy-Authorization: Basic {auth}".encode() in head
+        assert proxy.relayed and KEY.encode() not in proxy.relayed
+        assert b"chat/completions" not in proxy.relayed
+        assert names == ["localhost"] and [c.key for c in mock.calls] == [KEY, KEY]
+        monkeypatch.setenv("NO_PROXY", "localhost")  # no tunnel for a host NO_PROXY names
+        proxy.heads.clear()
+        assert asyncio.run(two_calls())[0] == "ANSWER: tunnel 0"
+        assert proxy.heads == []
+    finally:
+        proxy.close()
+
+
+def test_a_proxy_that_refuses_the_tunnel_is_a_connection_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    proxy = RawServer(
+        lambda n: b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n"
+    )
+    try:
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url.removesuffix("/v1"))
+        with pytest.raises(ProviderError) as refused:
+            asyncio.run(openai("https://api.example.invalid/v1").complete(request()))
+        assert refused.value.code == "connection_error"
+        assert "407 Proxy Authentication Required" in str(refused.value)
+        assert proxy.heads[0].startswith(b"CONNECT api.example.invalid:443 HTTP/1.1")
+    finally:
+        proxy.close()
+
+
+def test_plain_http_goes_through_the_proxy_in_absolute_form(
+    mock: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proxy = Relay(proxy=True)
+    try:
+        monkeypatch.setenv("http_proxy", f"127.0.0.1:{proxy.port}")  # no scheme: http
+        mock.calls.clear()
+        answer = asyncio.run(openai(mock.openai_base_url).complete(request("via proxy")))
+        assert answer.text == "ANSWER: via proxy"
+        [head] = proxy.heads
+        target = f"POST http://127.0.0.1:{mock.port}/v1/chat/completions HTTP/1.1"
+        assert head.split(b"\r\n")[0] == target.encode()
+        assert [c.key for c in mock.calls] == [KEY]
+    finally:
+        proxy.close()
+
+
+def test_an_https_proxy_url_is_skipped_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "https://proxy.example:3128")
+    with caplog.at_level(logging.WARNING):
+        assert proxy_for("https", "api.openai.com") is None
+    assert "HTTPS proxies are not supported" in caplog.text
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    found = proxy_for("https", "api.openai.com")
+    assert found is not None and (found.host, found.port) == ("proxy.example", 3128)
+    assert proxy_for("http", "api.openai.com") is None  # HTTP_PROXY is not set
+
+
+# -- connections: the pool, its limit, servers that close ---------------------------------------
+
+
+def test_max_connections_bounds_the_connections_in_use_and_reuses_them(
+    mock: MockLLMServer,
+) -> None:
+    """Six requests at once through a client of two connections: two are opened, no
+    more are ever in use, every request is answered; a request given up while it waits
+    for a connection does not keep one."""
+    front = Relay(("127.0.0.1", mock.port))
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode()
+    url = f"http://127.0.0.1:{front.port}/v1/chat/completions"
+    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+
+    async def post(client: Client) -> int:
+        response = await client.request("POST", url, headers, body)
+        try:
+            await response.read()
+            return response.status
+        finally:
+            response.release()
+
+    async def main() -> None:
+        client = Client(WAIT, max_connections=2)
+        mock.latency = 0.05
+        try:
+            assert await asyncio.gather(*(post(client) for _ in range(6))) == [200] * 6
+            busy = [asyncio.ensure_future(post(client)) for _ in range(2)]
+            await asyncio.sleep(0)  # they hold both connections
+            waiting = asyncio.gather(*(post(client) for _ in range(3)))
+            await asyncio.sleep(0)
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            assert await asyncio.gather(*busy) == [200, 200]
+            assert await asyncio.wait_for(post(client), WAIT) == 200  # no slot was lost
+        finally:
+            mock.latency = 0.0
+            await client.close()
+
+    try:
+        asyncio.run(main())
+        assert front.connections == 2 and front.peak_open == 2
+    finally:
+        front.close()
+
+
+def test_a_server_that_closes_kept_connections_costs_no_failed_call() -> None:
+    """Each answer's connection is then closed by the server, and the event loop is kept
+    busy until the close has arrived (as a case's own work may keep it): the client
+    sees the connection is dead before it sends on it, and opens another."""
+    server = RawServer(lambda n: whole(completion(f"n{n}")), close_after=True)
+    provider = openai(server.url)  # no retries: a lost request would fail the call
+
+    async def main() -> list[str]:
+        texts = []
+        for _ in range(3):
+            texts.append((await provider.complete(request())).text)
+            assert server.closed.wait(WAIT)  # blocks the loop: it cannot see the close
+            server.closed.clear()
+        return texts
+
+    try:
+        assert asyncio.run(main()) == ["n0", "n1", "n2"]
+        assert server.connections == 3
+    finally:
+        server.close()
+
+
+def test_a_stream_is_read_event_by_event_and_its_connection_kept() -> None:
+    """The server holds the rest of the stream until the client has the first delta:
+    a client that waited for the whole body would get it only after 10 s and fail. The
+    events after ``[DONE]`` (the body's end) are read, so the next call reuses the
+    connection."""
+    first_seen = threading.Event()
+    waited: list[bool] = []
+
+    def event(text: str, finish: str | None = None) -> bytes:
+        choice = {"delta": {"content": text}, "finish_reason": finish}
+        return b"data: %b\n\n" % json.dumps({"choices": [choice]}).encode()
+
+    def stream(n: int) -> Iterator[bytes]:
+        yield (
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n" + chunk(event(f"first{n} "))
+        )
+        waited.append(first_seen.wait(WAIT))
+        first_seen.clear()
+        yield chunk(event("second", "stop")) + chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+
+    server = RawServer(stream)
+    provider = openai(server.url, stream=True).inner  # the deltas as they come, no retry buffer
+
+    async def main() -> list[list[str]]:
+        calls = []
+        for _ in range(2):
+            deltas: list[str] = []
+
+            def on_delta(text: str, deltas: list[str] = deltas) -> None:
+                deltas.append(text)
+                first_seen.set()
+
+            await provider.complete(request(), on_delta)
+            calls.append(deltas)
+        await provider.aclose()
+        return calls
+
+    try:
+        assert asyncio.run(main()) == [["first0 ", "second"], ["first1 ", "second"]]
+        assert waited == [True, True]
+        assert server.connections == 1
+    finally:
+        server.close()
+
+
+def test_gzip_answers_are_decoded_and_asked_for() -> None:
+    def zipped(n: int) -> bytes:
+        data = gzip.compress(completion("unzipped"))
+        return (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n" + chunk(data[:7]) + chunk(data[7:]) + b"0\r\n\r\n"
+        )
+
+    server = RawServer(zipped)
+    try:
+        assert asyncio.run(openai(server.url).complete(request())).text == "unzipped"
+        assert b"Accept-Encoding: gzip, deflate" in server.heads[0]
+    finally:
+        server.close()
+
+
+def test_a_redirect_is_an_error_naming_where_the_api_moved() -> None:
+    moved = "https://api.example.org/v2/chat/completions"
+    head = f"HTTP/1.1 301 Moved Permanently\r\nLocation: {moved}\r\nContent-Length: 0"
+    server = RawServer(lambda n: head.encode() + b"\r\n\r\n")
+    try:
+        with pytest.raises(ProviderError) as raised:
+            asyncio.run(openai(server.url).complete(request()))
+        assert raised.value.code == "bad_request"
+        assert f"redirects to {moved}" in str(raised.value)
+    finally:
+        server.close()
