@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.fingerprint import differences, digest
 from signal_eval_cli.journal import (
@@ -106,7 +107,8 @@ class JournalPlan:
         entries = self.entries()
         if entries is None:
             return ran
-        built: _R = build_result(header, entries, ran)
+        with gc_paused():  # a result per unit, and no cycles: see collector
+            built: _R = build_result(header, entries, ran)
         return built
 
 

@@ -79,7 +79,9 @@ class HarnessContext:
         """Record a signal now (id and timestamp filled in) and return it."""
         parent_id = parent.id if isinstance(parent, Signal) else parent
         signal = Signal(name, payload, new_signal_id(), now_iso(), agent, parent_id)
-        self.signals.append(_starting_state_copied(signal))
+        if name == "harness:start":
+            _copy_starting_state(signal)
+        self.signals.append(signal)
         return signal
 
     def record(self, item: Signal | Mapping[str, Any]) -> Signal:
@@ -89,7 +91,9 @@ class HarnessContext:
             signal.id = new_signal_id()
         if signal.timestamp is None:
             signal.timestamp = now_iso()
-        self.signals.append(_starting_state_copied(signal))
+        if signal.name == "harness:start":
+            _copy_starting_state(signal)
+        self.signals.append(signal)
         return signal
 
     async def sleep(self, seconds: float) -> None:
@@ -99,15 +103,14 @@ class HarnessContext:
         await asyncio.sleep(seconds)
 
 
-def _starting_state_copied(signal: Signal) -> Signal:
+def _copy_starting_state(signal: Signal) -> None:
     """``harness:start`` carries the state the run starts from (the trace's initial
     state); a harness that goes on changing that object in place would rewrite it, so
     the ``state`` is copied as it is recorded (when it can be: a lock cannot)."""
     payload = signal.payload
-    if signal.name == "harness:start" and isinstance(payload, Mapping) and "state" in payload:
+    if isinstance(payload, Mapping) and "state" in payload:
         with contextlib.suppress(Exception):  # an uncopyable state is kept as it is
             signal.payload = {**payload, "state": copy.deepcopy(payload["state"])}
-    return signal
 
 
 def wants_proxy(harness: Any) -> bool:
