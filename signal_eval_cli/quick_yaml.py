@@ -133,11 +133,14 @@ def quick_data(text: str) -> QuickData:
 
 
 def _build(events: Any, scalars: _Scalars, duplicates: list[tuple[int, int, str]]) -> Any:
+    """The data, from the events one by one: the open container and its pending key in
+    locals (the parents' on a stack), each distinct text resolved once."""
     get = events.get_event
     if type(get()) is not StreamStartEvent or type(get()) is not DocumentStartEvent:
         raise Unsure("not a single document")
-    stack: list[Any] = []  # the open lists and dicts
-    keys: list[Any] = []  # per open container: the pending key of a dict
+    parents: list[tuple[Any, Any]] = []  # the open containers above ``top``, and their keys
+    top: Any = None  # the innermost open list or dict (None: the document's root is next)
+    key: Any = _NO_KEY  # top's pending key, when top is a dict
     seen, strings = scalars.seen, scalars.strings  # looked up here: most texts repeat
     while True:
         event = get()
@@ -153,33 +156,30 @@ def _build(events: Any, scalars: _Scalars, duplicates: list[tuple[int, int, str]
         elif kind is MappingStartEvent or kind is SequenceStartEvent:
             if event.tag is not None or event.anchor is not None:
                 raise Unsure("tag or anchor")
-            if len(stack) >= MAX_DEPTH - 1:
+            if len(parents) >= MAX_DEPTH - 1:
                 raise Unsure("deep")
-            stack.append({} if kind is MappingStartEvent else [])
-            keys.append(_NO_KEY)
+            parents.append((top, key))
+            top, key = ({} if kind is MappingStartEvent else []), _NO_KEY
             continue
         elif kind is MappingEndEvent or kind is SequenceEndEvent:
-            value = stack.pop()
-            keys.pop()
+            value = top
+            top, key = parents.pop()
         else:  # an alias, or the end of the document too early
             raise Unsure(kind.__name__)
-        if not stack:
+        if top is None:
             return _single(get, value)
-        top = stack[-1]
         if type(top) is list:
             top.append(value)
-            continue
-        key = keys[-1]
-        if key is _NO_KEY:
+        elif key is _NO_KEY:
             if type(value) is not str:
                 raise Unsure("key")
             if value in top:
                 mark = event.start_mark
                 duplicates.append((mark.line + 1, mark.column + 1, value))
-            keys[-1] = value
+            key = value
         else:
             top[key] = value
-            keys[-1] = _NO_KEY
+            key = _NO_KEY
 
 
 def _single(get: Callable[[], Any], value: Any) -> Any:
