@@ -20,7 +20,8 @@ import shutil
 import ssl
 import subprocess
 import threading
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -382,13 +383,23 @@ def test_a_stream_is_read_event_by_event_and_its_connection_kept() -> None:
         server.close()
 
 
-def test_gzip_answers_are_decoded_and_asked_for() -> None:
+def raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize(
+    ("coding", "pack"),
+    [("gzip", gzip.compress), ("deflate", zlib.compress), ("deflate", raw_deflate)],
+    ids=["gzip", "deflate", "raw-deflate"],
+)
+def test_compressed_answers_are_decoded_and_asked_for(
+    coding: str, pack: Callable[[bytes], bytes]
+) -> None:
     def zipped(n: int) -> bytes:
-        data = gzip.compress(completion("unzipped"))
-        return (
-            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
-            b"Transfer-Encoding: chunked\r\n\r\n" + chunk(data[:7]) + chunk(data[7:]) + b"0\r\n\r\n"
-        )
+        data = pack(completion("unzipped"))
+        head = f"HTTP/1.1 200 OK\r\nContent-Encoding: {coding}\r\nTransfer-Encoding: chunked"
+        return head.encode() + b"\r\n\r\n" + chunk(data[:7]) + chunk(data[7:]) + b"0\r\n\r\n"
 
     server = RawServer(zipped)
     try:
