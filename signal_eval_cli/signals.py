@@ -249,6 +249,8 @@ class Trace:
         return list(self._table)
 
     def names_matching(self, pattern: str) -> list[str]:
+        if type(pattern) is str and pattern and "*" not in pattern:  # a name: no glob to run
+            return [pattern] if pattern in self._table else []
         regex = compile_glob(pattern)
         return [name for name in self._table if regex.fullmatch(name)]
 
