@@ -415,20 +415,20 @@ def preload() -> None:
     """Import every command and everything it may import, once, before forking; then
     freeze the heap, so a child's garbage collector does not copy every page. A child
     that imported them itself spent most of its time there (0.4 s for typer's parameter
-    adapters and pydantic, 0.5 s for aiohttp in the run's model proxy: 2/3 of a run
+    adapters and pydantic, then 0.5 s for aiohttp in the run's model proxy: 2/3 of a run
     mutant's time), not on its mutant."""
     import contextlib
     import gc
     import io
 
-    import aiohttp.web  # noqa: F401 - the run's model proxy imports it in its own thread
-
     import signal_eval_cli.harness.reactive
     import signal_eval_cli.judges
     import signal_eval_cli.matrix
     import signal_eval_cli.providers.cassette
+    import signal_eval_cli.providers.http
     import signal_eval_cli.proxy.config
     import signal_eval_cli.proxy.server
+    import signal_eval_cli.proxy.serving  # the model proxy imports it in its own thread
     import signal_eval_cli.reports.junit
     import signal_eval_cli.scenarios
     import signal_eval_cli.traces.langgraph

@@ -14,6 +14,8 @@ import base64
 import gzip
 import json
 import logging
+import os
+import resource
 import shutil
 import ssl
 import subprocess
@@ -309,6 +311,29 @@ def test_a_server_that_closes_kept_connections_costs_no_failed_call() -> None:
         assert server.connections == 3
     finally:
         server.close()
+
+
+def test_kept_connections_numbered_above_1023_are_reused(mock: MockLLMServer) -> None:
+    """A run with many connections and files open: the check of a kept connection works
+    for any descriptor (``select()`` refuses those above 1023)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip("cannot open 1200 files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    fillers = []
+    try:
+        while not fillers or fillers[-1] < 1100:
+            fillers.append(os.open(os.devnull, os.O_RDONLY))
+        provider = openai(mock.openai_base_url)
+
+        async def two_calls() -> list[str]:
+            return [(await provider.complete(request(f"high {i}"))).text for i in range(2)]
+
+        assert asyncio.run(two_calls()) == ["ANSWER: high 0", "ANSWER: high 1"]
+    finally:
+        for fd in fillers:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_a_stream_is_read_event_by_event_and_its_connection_kept() -> None:

@@ -72,7 +72,11 @@ class _Connection:
         if not self.usable():
             return False
         sock = self.writer.get_extra_info("socket")
-        return sock is None or not select.select([sock], [], [], 0)[0]
+        if sock is None or not hasattr(select, "poll"):
+            return True
+        poll = select.poll()  # not select.select: it fails on descriptors above 1023
+        poll.register(sock.fileno(), select.POLLIN)
+        return not poll.poll(0)
 
     def close(self) -> None:
         self.writer.close()
