@@ -347,10 +347,12 @@ class Trace:
     def final_state(self) -> Any:
         """``payload.state`` of the last ``harness:end`` that has a ``state`` key, else the
         state after every change."""
-        for position in reversed(list(self.positions("harness:end"))):
+        position = self.rfind("harness:end")
+        while position is not None:  # from the last one back (usually the only one)
             payload = self.signals[position].payload
             if isinstance(payload, Mapping) and "state" in payload:
                 return payload["state"]
+            position = self.rfind("harness:end", position)
         return self.state_after(len(self.signals) - 1)
 
     @cached_property
