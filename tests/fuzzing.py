@@ -295,24 +295,17 @@ def mutants(seeds: dict[str, tuple[str, bytes]], count: int, seed: int) -> Itera
 def _same_every_time() -> None:
     """In the child that records a seed result, fix what differs from one recording to
     the next: the clocks (durations and latencies from ``time.perf_counter``, timestamps
-    from ``signals.now_iso``; deadlines use ``time.monotonic`` and still pass) and the
+    from ``signals.now_iso``, which reads ``time.time_ns``; deadlines use
+    ``time.monotonic`` and still pass) and the
     random part of signal ids (drawn once per process) and their counter (a forked child
     goes on from its parent's, which in the suite has run other tests). The seed files, and every mutant
     drawn from their bytes, are then the same in every process on every machine."""
-    import datetime as dt
-    import types
-
     from signal_eval_cli import signals
 
-    class Frozen(dt.datetime):
-        @classmethod
-        def now(cls, tz: dt.tzinfo | None = None) -> Frozen:
-            return cls(2026, 1, 1, tzinfo=tz)
-
     time.perf_counter = lambda: 1000.0
+    time.time_ns = lambda: 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
     signals._PROCESS = "5eed"
     signals._ids = itertools.count(1)
-    signals._dt = types.SimpleNamespace(**{**vars(dt), "datetime": Frozen})  # type: ignore[assignment]
 
 
 def _child(
