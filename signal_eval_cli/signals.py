@@ -249,6 +249,8 @@ class Trace:
         return list(self._table)
 
     def names_matching(self, pattern: str) -> list[str]:
+        if type(pattern) is str and pattern and "*" not in pattern:  # a name: no glob to run
+            return [pattern] if pattern in self._table else []
         regex = compile_glob(pattern)
         return [name for name in self._table if regex.fullmatch(name)]
 
@@ -345,10 +347,12 @@ class Trace:
     def final_state(self) -> Any:
         """``payload.state`` of the last ``harness:end`` that has a ``state`` key, else the
         state after every change."""
-        for position in reversed(list(self.positions("harness:end"))):
+        position = self.rfind("harness:end")
+        while position is not None:  # from the last one back (usually the only one)
             payload = self.signals[position].payload
             if isinstance(payload, Mapping) and "state" in payload:
                 return payload["state"]
+            position = self.rfind("harness:end", position)
         return self.state_after(len(self.signals) - 1)
 
     @cached_property

@@ -295,24 +295,17 @@ def mutants(seeds: dict[str, tuple[str, bytes]], count: int, seed: int) -> Itera
 def _same_every_time() -> None:
     """In the child that records a seed result, fix what differs from one recording to
     the next: the clocks (durations and latencies from ``time.perf_counter``, timestamps
-    from ``signals.now_iso``; deadlines use ``time.monotonic`` and still pass) and the
+    from ``signals.now_iso``, which reads ``time.time_ns``; deadlines use
+    ``time.monotonic`` and still pass) and the
     random part of signal ids (drawn once per process) and their counter (a forked child
     goes on from its parent's, which in the suite has run other tests). The seed files, and every mutant
     drawn from their bytes, are then the same in every process on every machine."""
-    import datetime as dt
-    import types
-
     from signal_eval_cli import signals
 
-    class Frozen(dt.datetime):
-        @classmethod
-        def now(cls, tz: dt.tzinfo | None = None) -> Frozen:
-            return cls(2026, 1, 1, tzinfo=tz)
-
     time.perf_counter = lambda: 1000.0
+    time.time_ns = lambda: 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
     signals._PROCESS = "5eed"
     signals._ids = itertools.count(1)
-    signals._dt = types.SimpleNamespace(**{**vars(dt), "datetime": Frozen})  # type: ignore[assignment]
 
 
 def _child(
@@ -415,20 +408,20 @@ def preload() -> None:
     """Import every command and everything it may import, once, before forking; then
     freeze the heap, so a child's garbage collector does not copy every page. A child
     that imported them itself spent most of its time there (0.4 s for typer's parameter
-    adapters and pydantic, 0.5 s for aiohttp in the run's model proxy: 2/3 of a run
+    adapters and pydantic, then 0.5 s for aiohttp in the run's model proxy: 2/3 of a run
     mutant's time), not on its mutant."""
     import contextlib
     import gc
     import io
 
-    import aiohttp.web  # noqa: F401 - the run's model proxy imports it in its own thread
-
     import signal_eval_cli.harness.reactive
     import signal_eval_cli.judges
     import signal_eval_cli.matrix
     import signal_eval_cli.providers.cassette
+    import signal_eval_cli.providers.http
     import signal_eval_cli.proxy.config
     import signal_eval_cli.proxy.server
+    import signal_eval_cli.proxy.serving  # the model proxy imports it in its own thread
     import signal_eval_cli.reports.junit
     import signal_eval_cli.scenarios
     import signal_eval_cli.traces.langgraph

@@ -14,11 +14,14 @@ import base64
 import gzip
 import json
 import logging
+import os
+import resource
 import shutil
 import ssl
 import subprocess
 import threading
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -311,6 +314,29 @@ def test_a_server_that_closes_kept_connections_costs_no_failed_call() -> None:
         server.close()
 
 
+def test_kept_connections_numbered_above_1023_are_reused(mock: MockLLMServer) -> None:
+    """A run with many connections and files open: the check of a kept connection works
+    for any descriptor (``select()`` refuses those above 1023)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip("cannot open 1200 files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    fillers = []
+    try:
+        while not fillers or fillers[-1] < 1100:
+            fillers.append(os.open(os.devnull, os.O_RDONLY))
+        provider = openai(mock.openai_base_url)
+
+        async def two_calls() -> list[str]:
+            return [(await provider.complete(request(f"high {i}"))).text for i in range(2)]
+
+        assert asyncio.run(two_calls()) == ["ANSWER: high 0", "ANSWER: high 1"]
+    finally:
+        for fd in fillers:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 def test_a_stream_is_read_event_by_event_and_its_connection_kept() -> None:
     """The server holds the rest of the stream until the client has the first delta:
     a client that waited for the whole body would get it only after 10 s and fail. The
@@ -357,13 +383,23 @@ def test_a_stream_is_read_event_by_event_and_its_connection_kept() -> None:
         server.close()
 
 
-def test_gzip_answers_are_decoded_and_asked_for() -> None:
+def raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize(
+    ("coding", "pack"),
+    [("gzip", gzip.compress), ("deflate", zlib.compress), ("deflate", raw_deflate)],
+    ids=["gzip", "deflate", "raw-deflate"],
+)
+def test_compressed_answers_are_decoded_and_asked_for(
+    coding: str, pack: Callable[[bytes], bytes]
+) -> None:
     def zipped(n: int) -> bytes:
-        data = gzip.compress(completion("unzipped"))
-        return (
-            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
-            b"Transfer-Encoding: chunked\r\n\r\n" + chunk(data[:7]) + chunk(data[7:]) + b"0\r\n\r\n"
-        )
+        data = pack(completion("unzipped"))
+        head = f"HTTP/1.1 200 OK\r\nContent-Encoding: {coding}\r\nTransfer-Encoding: chunked"
+        return head.encode() + b"\r\n\r\n" + chunk(data[:7]) + chunk(data[7:]) + b"0\r\n\r\n"
 
     server = RawServer(zipped)
     try:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.kinds import Result, kind_of
 from signal_eval_cli.reports.reporter import RESULT_KINDS, LazyReporter, ReportContext, Reporter
@@ -101,7 +102,8 @@ def write_reports(
     context = ReportContext(signals, sides, {r.name: path for r, path in chosen})
     for r, path in chosen:
         try:
-            r.write(result, path, context)
+            with gc_paused():  # a report is thousands of small objects, no cycles: see collector
+                r.write(result, path, context)
         except OSError as exc:
             message = f"cannot write: {exc.strerror or exc}"
             raise InputError([Problem(str(path), 0, 0, message)]) from exc

@@ -72,7 +72,11 @@ class _Connection:
         if not self.usable():
             return False
         sock = self.writer.get_extra_info("socket")
-        return sock is None or not select.select([sock], [], [], 0)[0]
+        if sock is None or not hasattr(select, "poll"):
+            return True
+        poll = select.poll()  # not select.select: it fails on descriptors above 1023
+        poll.register(sock.fileno(), select.POLLIN)
+        return not poll.poll(0)
 
     def close(self) -> None:
         self.writer.close()
@@ -112,6 +116,9 @@ class Response:
         self._decoder: Any = None
         if encoding in ("gzip", "x-gzip", "deflate"):
             self._decoder = zlib.decompressobj(47 if encoding != "deflate" else zlib.MAX_WBITS)
+        self._raw_deflate = encoding == "deflate"
+        """Not known yet whether ``deflate`` comes with its zlib header (RFC 9110) or, as
+        some servers send it, without."""
 
     async def read(self) -> bytes:
         """The whole body."""
@@ -166,6 +173,10 @@ class Response:
         decoder = self._decoder
         if decoder is None:
             return data
+        if self._raw_deflate and data:
+            self._raw_deflate = False
+            if data[0] & 0x0F != 8:  # not a zlib header's compression method
+                self._decoder = decoder = zlib.decompressobj(-zlib.MAX_WBITS)
         try:
             return bytes(decoder.flush() if flush else decoder.decompress(data))
         except zlib.error as exc:
