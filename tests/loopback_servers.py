@@ -92,6 +92,7 @@ class RawServer(_Server):
         self.answer, self.close_after = answer, close_after
         self.requests = 0
         self.heads: list[bytes] = []
+        self.bodies: list[bytes] = []
         self.closed = threading.Event()
         super().__init__(tls)
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}/v1"
@@ -105,6 +106,7 @@ class RawServer(_Server):
             )
             while len(rest) < length:
                 rest += conn.recv(65536)
+            self.bodies.append(rest[:length])
             rest = rest[length:]
             self.heads.append(head)
             number, self.requests = self.requests, self.requests + 1

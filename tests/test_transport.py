@@ -420,3 +420,67 @@ def test_a_redirect_is_an_error_naming_where_the_api_moved() -> None:
         assert f"redirects to {moved}" in str(raised.value)
     finally:
         server.close()
+
+
+def _moved(status: int, location: str) -> bytes:
+    return f"HTTP/1.1 {status} Moved\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n".encode()
+
+
+@pytest.mark.parametrize("status", [307, 308])
+def test_a_307_or_308_to_the_same_server_is_followed_with_the_same_post(status: int) -> None:
+    server = RawServer(
+        lambda n: (
+            _moved(status, "/v2/chat/completions") if n == 0 else whole(completion("moved on"))
+        )
+    )
+    try:
+        assert asyncio.run(openai(server.url).complete(request("the same body"))).text == "moved on"
+        first, second = server.heads
+        assert first.startswith(b"POST /v1/chat/completions ")
+        assert second.startswith(b"POST /v2/chat/completions ")
+        assert f"Bearer {KEY}".encode() in second
+        assert server.bodies[0] == server.bodies[1] and b"the same body" in server.bodies[1]
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(
+    "location", ["http://localhost:{port}/v1/chat/completions", "http://127.0.0.1:1/v1/x"]
+)
+def test_a_redirect_to_another_server_is_an_error_and_never_sent_the_key(location: str) -> None:
+    server = RawServer(lambda n: _moved(307, location.format(port=server.port)))
+    try:
+        with pytest.raises(ProviderError) as raised:
+            asyncio.run(openai(server.url).complete(request()))
+        assert raised.value.code == "bad_request"
+        assert f"redirects to {location.format(port=server.port)}" in str(raised.value)
+        assert server.requests == 1
+    finally:
+        server.close()
+
+
+def test_a_redirect_loop_ends_in_an_error() -> None:
+    server = RawServer(lambda n: _moved(307, f"/v1/hop{n}"))
+    try:
+        with pytest.raises(ProviderError, match="redirects to /v1/hop5"):
+            asyncio.run(openai(server.url).complete(request()))
+        assert server.requests == 6
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "moved", "same"),
+    [
+        ("http://api.example/v1", "https://api.example/v1", True),  # the upgrade to https
+        ("http://api.example:80/v1", "https://api.example:443/v1", True),
+        ("http://api.example:8080/v1", "https://api.example/v1", False),
+        ("https://api.example/v1", "http://api.example/v1", False),  # never down to http
+        ("https://api.example/v1", "https://api.example:8443/v1", False),
+        ("https://api.example/v1", "https://other.example/v1", False),
+    ],
+)
+def test_which_redirects_stay_on_the_same_server(url: str, moved: str, same: bool) -> None:
+    from signal_eval_cli.providers.http import _same_server
+
+    assert _same_server(url, moved) is same

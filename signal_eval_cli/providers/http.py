@@ -28,6 +28,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, ClassVar, NamedTuple
+from urllib.parse import urljoin, urlsplit
 
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.providers.base import ProviderRequest, ProviderResponse, ToolCallRecord
@@ -48,6 +49,9 @@ TRANSPORTS = ("http", "aiohttp")
 """``transport`` choices: our own HTTP client (``aiohttp``: its former name, still taken)."""
 
 _ACCEPT = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate"}
+
+MAX_REDIRECTS = 5
+"""307/308 answers followed for one call (to the same server) before it is an error."""
 
 SKIP = object()
 """What :meth:`HTTPProvider.event_data` returns for an event that carries no data."""
@@ -257,17 +261,28 @@ class HTTPProvider:
 
     @asynccontextmanager
     async def _response(self, body: dict[str, Any], label: str) -> AsyncIterator[Response]:
-        """The response to ``body`` posted to the API; a status of 400 or more raises, and
-        so does a redirect (an API's URL that moved is for the user to change)."""
+        """The response to ``body`` posted to the API; a status of 400 or more raises.
+
+        A 307/308 to the same server (or to its ``https``) is followed with the same POST,
+        up to :data:`MAX_REDIRECTS` times, as the SDKs follow it (a gateway moving ``http``
+        to ``https``, a path with a slash added). Any other redirect raises naming where it
+        points: a 301/302/303 would turn the POST into a GET, and another host would be
+        sent the key (an API's URL that moved is for the user to change)."""
         url = self.base_url + self.path
-        response = await self.client().request(
-            "POST", url, self._headers, json.dumps(body).encode()
-        )
+        data = json.dumps(body).encode()
+        for hop in range(MAX_REDIRECTS + 1):
+            response = await self.client().request("POST", url, self._headers, data)
+            where = response.headers.get("location")
+            moved = urljoin(url, where) if where and response.status in (307, 308) else None
+            if moved is None or not _same_server(url, moved) or hop == MAX_REDIRECTS:
+                break
+            await response.read()
+            response.release()
+            url = moved
         try:
             if response.status >= 300:
                 raw = await response.read()
                 if response.status < 400:
-                    where = response.headers.get("location")
                     raise ProviderCallError(
                         f"{label}: HTTP {response.status}: {url} redirects to {where}: "
                         f"set the base URL to where the API is",
@@ -318,3 +333,15 @@ class HTTPProvider:
                     break
                 if data is not SKIP:
                     yield data
+
+
+def _same_server(url: str, moved: str) -> bool:
+    """Whether a redirect stays on the server the key was meant for: the same scheme,
+    host and port, or the same host moved from ``http`` to ``https``."""
+    old, new = urlsplit(url), urlsplit(moved)
+    if old.hostname != new.hostname:
+        return False
+    if old.scheme == new.scheme:
+        return old.port == new.port
+    upgrade = (old.scheme, new.scheme) == ("http", "https")
+    return upgrade and old.port in (None, 80) and new.port in (None, 443)
