@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import date, time
 from functools import cache
 from typing import Any
@@ -51,6 +51,8 @@ Resolve = Callable[[str], Any]
 Written = dict[tuple[type, Any], "str | None"]
 Exact = Callable[[str], tuple[Any, Written]]
 """A document's data and written texts the exact way (:class:`Unsure` if in doubt)."""
+Span = tuple[str, int, int]
+"""A text, and the start and end of the part of it meant."""
 
 _CASES = re.compile(r"^cases:[ ]*(?:#[^\n]*)?\n(?=([ ]*)- )", re.MULTILINE)
 _SUSPECT_START = frozenset("yYnNoOtTfF0123456789+-.~<=\n")
@@ -98,7 +100,7 @@ def native_cases(
     end = _block_end(text, found.end(), len(indent))
     if end - found.end() < NATIVE_FROM or "\ncases:" in text[end - 1 :]:
         return None  # small, or the key twice: the exact way
-    items = text[found.end() : end]
+    items = (text, found.end(), end)  # no copy of a large text
     _check_text(items, resolve)
     with gc_paused():  # millions of containers, no cycles
         cases, written = _parse(items, indent, exact)
@@ -118,7 +120,7 @@ def _block_end(text: str, start: int, indent: int) -> int:
     return len(text) if after is None else after.start() + 1
 
 
-def _parse(items: str, indent: str, exact: Exact) -> tuple[list[Any], Written]:
+def _parse(items: Span, indent: str, exact: Exact) -> tuple[list[Any], Written]:
     """Each ``- `` item parsed on its own (a split inside a quoted or flow scalar leaves
     one piece unclosed: a parse error, so the exact way). An item with a label (id, tag)
     that is not a string is read the exact way, which keeps the label's text (see
@@ -131,17 +133,19 @@ def _parse(items: str, indent: str, exact: Exact) -> tuple[list[Any], Written]:
     cases: list[Any] = []
     written: Written = {}
     loads = yaml_rs.loads
+    text, start, end = items
     try:
-        pieces = items.split(separator)
-        for i, piece in enumerate(pieces):  # each with its lines' breaks (a `|+` keeps them)
-            piece = (indent + "- " if i else "") + piece + ("\n" if i < len(pieces) - 1 else "")
+        while start < end:  # each piece with its last line's break (a `|+` keeps it)
+            stop = text.find(separator, start, end) + 1 or end
+            piece = text[start:stop]
+            start = stop
             parsed = loads(piece, parse_datetime=False, alias_limits=no_aliases)
             if type(parsed) is not list:
                 raise Unsure("not a list item")
             if not all(map(_plain_labels, parsed)):
                 parsed, texts = exact(piece)
-                for typed, text in texts.items():
-                    written[typed] = text if written.get(typed, text) == text else None
+                for typed, spelled in texts.items():
+                    written[typed] = spelled if written.get(typed, spelled) == spelled else None
             cases.extend(parsed)
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         raise Unsure(str(exc)[:80]) from None
@@ -154,27 +158,39 @@ def _plain_labels(case: Any) -> bool:
     )
 
 
-def _check_text(items: str, resolve: Resolve) -> None:
+def _check_text(items: Span, resolve: Resolve) -> None:
     """What the data cannot show: the characters and lines refused, anchors and tags,
     numbers written as only YAML 1.1 or only YAML 1.2 reads them."""
+    text, start, end = items
     for refused in _REFUSED:
-        if refused in items:
+        if text.find(refused, start, end) >= 0:
             raise Unsure(repr(refused)[:20])
-    if items.isascii():
-        if items.encode().translate(None, _PRINTABLE):
-            raise Unsure("control character")
-    elif _NOT_PRINTABLE.search(items):
+    if text.isascii():
+        for at in range(start, end, 1 << 20):  # a megabyte at a time: no copy of it all
+            if text[at : min(at + (1 << 20), end)].encode().translate(None, _PRINTABLE):
+                raise Unsure("control character")
+    elif _NOT_PRINTABLE.search(text, start, end):
         raise Unsure("control character")
     for mark in ("&", "!"):
-        position = items.find(mark)
-        while position >= 0:
-            if _node_start(items, position):
+        for position in _finds(mark, items):
+            if _node_start(text, position):
                 raise Unsure(f"{mark} at a node")
-            position = items.find(mark, position + 1)
-    tokens = {_token(items, m.start()) for risky in _RISKY_NUMBERS for m in risky.finditer(items)}
+    tokens = {
+        _token(text, m.start())
+        for risky in _RISKY_NUMBERS
+        for m in risky.finditer(text, start, end)
+    }
     for token, where in tokens:
-        if _node_start(items, where) and _node_end(items, where + len(token)):
+        if _node_start(text, where) and _node_end(text, where + len(token)):
             _same(token, resolve)
+
+
+def _finds(needle: str, items: Span) -> Iterator[int]:
+    text, start, end = items
+    position = text.find(needle, start, end)
+    while position >= 0:
+        yield position
+        position = text.find(needle, position + 1, end)
 
 
 _NOT_PRINTABLE = re.compile(
@@ -209,7 +225,7 @@ def _node_end(text: str, at: int) -> bool:
     return not rest or rest[0] in "#,]}:"
 
 
-def _check_data(cases: list[Any], items: str, resolve: Resolve) -> None:
+def _check_data(cases: list[Any], items: Span, resolve: Resolve) -> None:
     """One walk over the data: the values and keys that need a second look."""
     suspects: set[str] = set()
     stack: list[tuple[Any, int]] = [(cases, 2)]  # the dataset's mapping is level 1
@@ -246,7 +262,7 @@ def _check_data(cases: list[Any], items: str, resolve: Resolve) -> None:
         _plain_string(text, items, resolve)
 
 
-def _plain_string(text: str, items: str, resolve: Resolve) -> None:
+def _plain_string(text: str, items: Span, resolve: Resolve) -> None:
     """A string that, written unquoted, YAML 1.2 reads as a string and PyYAML as
     something else, must be quoted wherever it stands."""
     if not text.strip("\n"):  # an empty block scalar at a piece's end: "" or "\n"?
@@ -263,11 +279,9 @@ def _plain_string(text: str, items: str, resolve: Resolve) -> None:
             return
     except Unsure:
         pass  # `<<`, `=`: special to PyYAML unquoted
-    position = items.find(text)
-    while position >= 0:
-        if _node_start(items, position) and _node_end(items, position + len(text)):
+    for position in _finds(text, items):
+        if _node_start(items[0], position) and _node_end(items[0], position + len(text)):
             raise Unsure(f"plain {text[:20]!r}")
-        position = items.find(text, position + 1)
 
 
 def _same(token: str, resolve: Resolve) -> None:
