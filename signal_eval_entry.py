@@ -16,8 +16,8 @@ __all__ = ["main"]
 def main() -> None:
     """Console-script entry point."""
     try:
-        from signal_eval_cli.cli import main as cli_main
+        from signal_eval_cli.cli import main_and_exit
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)  # cli.common.EXIT_INTERRUPTED, not imported: it is heavy
-    cli_main()
+    main_and_exit()

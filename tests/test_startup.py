@@ -133,6 +133,79 @@ def test_ctrl_c_while_the_cli_imports_exits_130_without_a_traceback(tmp_path: Pa
     assert (done.returncode, done.stderr) == (130, "interrupted\n")
 
 
+EXITING = """\
+import atexit, os, sys, threading
+import signal_eval_cli.cli as cli
+
+class Teardown:
+    def __del__(self, write=os.write):
+        write(2, b"torn down")
+
+kept = Teardown()  # freed only by the interpreter's teardown
+finished = threading.Event()
+
+def late_thread():
+    finished.wait()
+    print("thread joined")
+
+threading.Thread(target=late_thread).start()
+atexit.register(print, "atexit ran")
+
+def command():
+    print("x" * 100_000)  # still in stdout's buffer when the command returns
+    finished.set()
+    sys.exit(3)
+
+cli.main = command
+cli.main_and_exit()
+"""
+
+
+def test_the_process_ends_without_teardown_after_threads_atexit_and_flushing(
+    tmp_path: Path,
+) -> None:
+    """The console script skips the interpreter's teardown (0.2-0.4 s after a large run)
+    but keeps what a normal exit does: the exit code, joined threads, atexit, flushed
+    output."""
+    done = subprocess.run(
+        [sys.executable, "-c", EXITING], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 3
+    assert done.stdout == "x" * 100_000 + "\nthread joined\natexit ran\n"
+    assert done.stderr == ""  # no teardown ran
+
+
+@pytest.mark.parametrize("code", ["a message", None, 0, 1, 2, 130])
+def test_an_exit_message_or_an_exception_takes_the_normal_exit(
+    monkeypatch: pytest.MonkeyPatch, code: object
+) -> None:
+    import signal_eval_cli.cli as cli
+
+    ended: list[int] = []
+
+    def fast(status: int) -> None:
+        ended.append(status)
+        raise RuntimeError("ended")
+
+    def command() -> None:
+        sys.exit(code)
+
+    monkeypatch.setattr(cli, "main", command)
+    monkeypatch.setattr(cli.os, "_exit", fast)
+    monkeypatch.setattr(cli.atexit, "_run_exitfuncs", lambda: None)  # pytest's own stay
+    if isinstance(code, str):
+        with pytest.raises(SystemExit) as exited:
+            cli.main_and_exit()
+        assert (exited.value.code, ended) == ("a message", [])
+    else:
+        with pytest.raises(RuntimeError, match="ended"):
+            cli.main_and_exit()
+        assert ended == [code or 0]
+    monkeypatch.setattr(cli, "main", lambda: int("not a number"))
+    with pytest.raises(ValueError):
+        cli.main_and_exit()
+
+
 def test_the_console_script_is_the_guarded_entry() -> None:
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

@@ -9,16 +9,19 @@ Exit codes: 0 all passed · 1 evaluation failures or a blocking regression ·
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import os
 import sys
-from typing import Annotated, Any
+import threading
+from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
 from signal_eval_cli.errors import InputError
 
-__all__ = ["COMMANDS", "app", "main"]
+__all__ = ["COMMANDS", "app", "main", "main_and_exit"]
 
 COMMANDS: dict[str, tuple[str, str]] = {  # name: (module:function, its docstring's summary)
     "run": (
@@ -142,3 +145,33 @@ def main() -> None:
         where = f"{exc.filename}: " if exc.filename else ""
         print_problems(InputError(f"{str(where)[:200]}{exc.strerror or exc}"))
         sys.exit(EXIT_INPUT)
+
+
+def main_and_exit() -> NoReturn:
+    """:func:`main`, then the end of the process without tearing the interpreter down.
+
+    After a run, freeing its objects one by one (the modules' dicts, a last garbage
+    collection over every case and signal) takes 0.2-0.4 s that the user waits for and
+    nothing needs. What a normal exit does that matters still happens, in its order:
+    other non-daemon threads are joined, ``atexit`` handlers run (cassettes saved,
+    proxies stopped), the standard streams are flushed; then ``os._exit``. Anything
+    unusual (an exit message, a stream that cannot be flushed, an exception) takes the
+    normal way.
+    """
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        if not isinstance(exc.code, int | None):
+            raise
+        code = exc.code or 0
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe: Python's own exit reports it
+        sys.exit(code)
+    os._exit(code)

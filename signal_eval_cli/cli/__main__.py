@@ -1,5 +1,5 @@
 """``python -m signal_eval_cli.cli``."""
 
-from signal_eval_cli.cli import main
+from signal_eval_cli.cli import main_and_exit
 
-main()
+main_and_exit()
