@@ -484,3 +484,88 @@ def test_which_redirects_stay_on_the_same_server(url: str, moved: str, same: boo
     from signal_eval_cli.providers.http import _same_server
 
     assert _same_server(url, moved) is same
+
+
+# -- answers framed wrong: a clear error at once, never a wait for the timeout ------------------
+
+QUICK = 5.0
+"""The timeout of the calls below: what they would wait for if the framing were guessed."""
+
+
+@pytest.mark.parametrize(
+    ("head", "error"),
+    [
+        ("Content-Length: 146\r\nContent-Length: 5", "malformed Content-Length '146, 5'"),
+        ("Content-Length: -1", "malformed Content-Length '-1'"),
+        ("Content-Length: \xb2", "malformed Content-Length '\xb2'"),  # str.isdigit() says yes
+        ("Transfer-Encoding: gzip, chunked", "unsupported Transfer-Encoding 'gzip, chunked'"),
+    ],
+)
+def test_an_answer_whose_length_cannot_be_known_is_a_connection_error(
+    head: str, error: str
+) -> None:
+    """The server keeps the connection open: a body read to its end would wait for the
+    timeout, and a length guessed would read past the answer."""
+    answer = f"HTTP/1.1 200 OK\r\n{head}\r\n\r\n".encode("latin-1") + completion("x")
+    server = RawServer(lambda n: answer)
+    try:
+        with pytest.raises(ProviderError) as raised:
+            asyncio.run(openai(server.url, timeout=QUICK).complete(request()))
+        assert raised.value.code == "connection_error"
+        assert error in str(raised.value)
+    finally:
+        server.close()
+
+
+def test_a_switch_of_protocols_never_asked_for_is_a_connection_error() -> None:
+    server = RawServer(lambda n: b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n")
+    try:
+        with pytest.raises(ProviderError, match=r"switched protocols \(HTTP 101\)") as raised:
+            asyncio.run(openai(server.url, timeout=QUICK).complete(request()))
+        assert raised.value.code == "connection_error"
+    finally:
+        server.close()
+
+
+def test_content_length_sent_twice_with_one_value_is_that_length() -> None:
+    body = completion("twice")
+    server = RawServer(lambda n: whole(body, f"Content-Length: {len(body)}"))
+    try:
+        assert asyncio.run(openai(server.url, timeout=QUICK).complete(request())).text == "twice"
+    finally:
+        server.close()
+
+
+def test_an_answer_with_both_lengths_is_read_chunked_and_its_connection_not_kept() -> None:
+    """``Transfer-Encoding`` wins (RFC 9112 6.3); what follows on that connection may be
+    another answer smuggled in, so it is not used again."""
+    body = completion("chunked wins")
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+    server = RawServer(lambda n: answer + chunk(body) + b"0\r\n\r\n")
+    provider = openai(server.url, timeout=QUICK)
+
+    async def two_calls() -> list[str]:
+        return [(await provider.complete(request())).text for _ in range(2)]
+
+    try:
+        assert asyncio.run(two_calls()) == ["chunked wins"] * 2
+        assert server.connections == 2
+    finally:
+        server.close()
+
+
+def test_a_redirect_whose_body_breaks_gives_its_connection_back() -> None:
+    """With one connection allowed, a lost one would leave every later call waiting."""
+    cut = b"HTTP/1.1 307 Moved\r\nLocation: /v1/x\r\nContent-Length: 100\r\n\r\nabc"
+    server = RawServer(lambda n: cut if n == 0 else whole(completion("next")), close_after=True)
+    provider = openai(server.url, timeout=QUICK, max_connections=1)
+
+    async def two_calls() -> tuple[str, str]:
+        with pytest.raises(ProviderError, match="closed the connection") as raised:
+            await provider.complete(request())
+        return raised.value.code, (await provider.complete(request())).text
+
+    try:
+        assert asyncio.run(two_calls()) == ("connection_error", "next")
+    finally:
+        server.close()

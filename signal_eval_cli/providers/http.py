@@ -272,11 +272,15 @@ class HTTPProvider:
         data = json.dumps(body).encode()
         for hop in range(MAX_REDIRECTS + 1):
             response = await self.client().request("POST", url, self._headers, data)
-            where = response.headers.get("location")
-            moved = urljoin(url, where) if where and response.status in (307, 308) else None
-            if moved is None or not _same_server(url, moved) or hop == MAX_REDIRECTS:
-                break
-            await response.read()
+            try:
+                where = response.headers.get("location")
+                moved = urljoin(url, where) if where and response.status in (307, 308) else None
+                if moved is None or not _same_server(url, moved) or hop == MAX_REDIRECTS:
+                    break
+                await response.read()
+            except BaseException:  # the connection (and its slot) would be lost
+                response.release()
+                raise
             response.release()
             url = moved
         try:

@@ -27,7 +27,14 @@ from urllib.parse import urlsplit
 
 from signal_eval_cli.errors import EvalError
 from signal_eval_cli.transport.proxies import Proxy, proxy_for
-from signal_eval_cli.transport.wire import MAX_HEAD, BadMessage, Chunked, Headers, parse_head
+from signal_eval_cli.transport.wire import (
+    MAX_HEAD,
+    BadMessage,
+    Chunked,
+    Headers,
+    content_length,
+    parse_head,
+)
 
 __all__ = ["Client", "ClientError", "ConnectError", "Response"]
 
@@ -98,19 +105,13 @@ class Response:
         self.status = status
         self.headers = headers
         self._client, self._origin, self._connection = client, origin, connection
-        self._length: int | None = -1  # -1: to the end of the connection; None: chunked
-        self._reusable = headers.get("connection", "").lower() != "close"  # type: ignore[union-attr]
-        if method == "HEAD" or status in _NO_BODY:
-            self._length = 0
-        else:
-            coding = headers.get("transfer-encoding")
-            length = headers.get("content-length")
-            if coding is not None and "chunked" in coding.lower():
-                self._length = None
-            elif length is not None and length.strip().isdigit():
-                self._length = int(length)
-        if self._length == -1:
-            self._reusable = False
+        self._length = 0 if method == "HEAD" or status in _NO_BODY else _body_length(headers)
+        self._reusable = (
+            self._length != -1
+            and headers.get("connection", "").lower() != "close"  # type: ignore[union-attr]
+            # both lengths: the answer may be smuggling another (RFC 9112 6.3)
+            and not (self._length is None and "content-length" in headers.by_name)
+        )
         self._done = False
         encoding = (headers.get("content-encoding") or "").lower()
         self._decoder: Any = None
@@ -192,6 +193,25 @@ class Response:
         else:
             connection.close()
         self._client.free()
+
+
+def _body_length(headers: Headers) -> int | None:
+    """How an answer's body ends: after ``Content-Length`` bytes, with the last chunk
+    (``None``), or with the connection (-1). A length that is not one number or a
+    transfer coding other than ``chunked`` is a :class:`ClientError`: guessed, the body
+    would be read past its end (or as junk) until the timeout."""
+    coding = headers.get("transfer-encoding")
+    if coding is not None:
+        if coding.strip().lower() != "chunked":
+            raise ClientError(f"unsupported Transfer-Encoding {coding!r}", answered=True)
+        return None  # it overrides Content-Length (RFC 9112 6.3)
+    length = headers.get("content-length")
+    if length is None:
+        return -1
+    try:
+        return content_length(length)
+    except BadMessage as exc:
+        raise ClientError(f"the answer's {exc}", answered=True) from None
 
 
 _tls: dict[tuple[str | None, str | None], Any] = {}
@@ -342,7 +362,9 @@ class Client:
                 raise ClientError(
                     f"the server answered other than HTTP/1.1: {head[:80]!r}", answered=True
                 ) from exc
-            if status >= 200 or status == 101:
+            if status == 101:  # never asked for: the body would be another protocol
+                raise ClientError("the server switched protocols (HTTP 101) unasked", answered=True)
+            if status >= 200:
                 response = Response(self, origin, connection, status, headers, method)
                 if (
                     version == "HTTP/1.0"

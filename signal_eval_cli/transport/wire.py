@@ -19,6 +19,7 @@ __all__ = [
     "Chunked",
     "Headers",
     "body_length",
+    "content_length",
     "parse_head",
     "reason",
 ]
@@ -98,12 +99,16 @@ def body_length(headers: Headers) -> int | None:
         if coding.rsplit(",", 1)[-1].strip().lower() != "chunked" or "," in coding:
             raise BadMessage(f"unsupported Transfer-Encoding {coding!r}", 501)
         return None
-    if length is None:
-        return 0
-    values = {v.strip() for v in length.split(",")}
-    if len(values) != 1 or _DIGITS.fullmatch(value := values.pop().encode()) is None:
-        raise BadMessage(f"malformed Content-Length {length!r}")
-    return int(value)
+    return 0 if length is None else content_length(length)
+
+
+def content_length(value: str) -> int:
+    """The length a ``Content-Length`` value says: one number, or that number repeated
+    (the header sent twice, RFC 9110 8.6); anything else is a :class:`BadMessage`."""
+    values = {v.strip() for v in value.split(",")}
+    if len(values) != 1 or _DIGITS.fullmatch(digits := values.pop().encode()) is None:
+        raise BadMessage(f"malformed Content-Length {value!r}")
+    return int(digits)
 
 
 class Chunked:
