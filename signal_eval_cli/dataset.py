@@ -53,7 +53,7 @@ class EvalCase:
     def from_data(cls, data: Mapping[str, Any]) -> EvalCase:
         return cls(
             id=str(data["id"]),
-            assertions=[dict(a) for a in data.get("assertions", [])],
+            assertions=[_mapping(a) for a in data.get("assertions", [])],
             input=data.get("input"),
             name=data.get("name"),
             description=data.get("description"),
@@ -84,6 +84,12 @@ class EvalCase:
         out["input"] = self.input
         out["assertions"] = self.assertions
         return out
+
+
+def _mapping(assertion: Mapping[str, Any]) -> dict[str, Any]:
+    """An assertion as a dict: the loaded one itself (a copy of each would cost a
+    100,000-case dataset tens of megabytes; what it nests is shared either way)."""
+    return assertion if type(assertion) is dict else dict(assertion)
 
 
 @dataclass(slots=True)

@@ -186,7 +186,8 @@ def load_document(path: str | Path) -> Document:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise InputError([Problem(name, line, 1, "not UTF-8 text")]) from None
-    if not text.strip():
+    del raw  # a large file's bytes need not stay beside its text and data
+    if not text or text.isspace():  # (no stripped copy of a large text)
         raise InputError([Problem(name, 1, 1, "file is empty")])
     if name.endswith(".json"):
         try:
