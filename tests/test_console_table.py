@@ -12,7 +12,14 @@ import pytest
 from results_helpers import case, dataset, repeated
 from rich.console import Console
 
-from signal_eval_cli.reports.console import TABLE_ROWS, print_dataset, table_cases
+from signal_eval_cli.reports import console
+from signal_eval_cli.reports.console import (
+    TABLE_ROWS,
+    dataset_table,
+    print_dataset,
+    table_cases,
+    width_at_most,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -82,6 +89,54 @@ def test_a_huge_error_is_cut_like_a_message(width: int) -> None:
     assert "error: agent" in text
     assert "…" in text
     assert len(text) < 5_000
+
+
+CASE_IDS = [
+    ["a", "b"],
+    ["case-999", "c"],
+    ["[bold]marked[/bold] up", "[link=https://example.com]l[/link]"],
+    [":smile: :thumbs_up:", "\\[escaped]"],
+    ["日本語のケース", "e\u0301\u0301", "x" * 90],
+    ["tab\there", "two\nlines"],  # not one printable line: measured
+]
+
+
+@pytest.mark.parametrize("ids", CASE_IDS)
+def test_the_counted_width_is_never_below_the_measured_one(ids: list[str]) -> None:
+    """print_dataset counts before it measures: only a count that is at least the measure
+    may decide the layout without it."""
+    cases = [case(i, n % 2 == 0, latency=10.0**n) for n, i in enumerate(ids)]
+    table = dataset_table(dataset(*cases), details=False)
+    measured = Console(width=300).measure(table).maximum
+    counted = width_at_most(table)
+    if "tab\there" in ids:
+        assert counted is None
+    else:
+        assert counted is not None
+        assert counted >= measured
+    if ids[0] in ("a", "case-999"):  # plain text: the count is the measure
+        assert counted == measured
+
+
+@pytest.mark.parametrize("ids", CASE_IDS)
+def test_the_layout_is_the_measured_ones_at_every_width(
+    ids: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same table (a column of reasons, or the reasons under it) as when every width
+    is measured, on both sides of the narrowest width that has room for the column."""
+    result = dataset(*(case(i, n % 2 == 0, error="boom") for n, i in enumerate(ids)))
+    narrow = Console(width=300).measure(dataset_table(result, details=False)).maximum  # type: ignore[arg-type]
+    crossing = narrow + console.MIN_DETAILS_WIDTH
+    counted, measured = [], []
+    for outputs in (counted, measured):
+        for width in (*range(crossing - 3, crossing + 4), 40, 80, 300):
+            buffer = io.StringIO()
+            print_dataset(result, Console(file=buffer, width=width, no_color=True))  # type: ignore[arg-type]
+            outputs.append(buffer.getvalue())
+        monkeypatch.setattr(console, "width_at_most", lambda table: None)
+    assert counted == measured
+    assert any("failed assertions" in text for text in counted)
+    assert not all("failed assertions" in text for text in counted)
 
 
 def test_a_100000_case_table_prints_quickly() -> None:

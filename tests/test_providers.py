@@ -712,6 +712,27 @@ def test_price_lookup_exact_then_longest_prefix() -> None:
     assert table.cost("gpt-4o", 1_000_000, 1_000_000) == pytest.approx(12.5)
 
 
+def test_the_shipped_prices_read_the_same_with_or_without_libyaml(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """libyaml reads the shipped table (fast) to the values the pure-Python reader gives."""
+    import yaml
+
+    if not hasattr(yaml, "CSafeLoader"):
+        pytest.skip("PyYAML without libyaml")
+    default_prices.cache_clear()
+    fast = default_prices()
+    monkeypatch.delattr(yaml, "CSafeLoader")
+    default_prices.cache_clear()
+    try:
+        pure = default_prices()
+    finally:
+        default_prices.cache_clear()
+    assert fast is not pure
+    assert fast._prices == pure._prices
+    assert len(fast._prices) > 10
+
+
 def test_price_overrides() -> None:
     table = default_prices().with_overrides(
         {"test-model": {"input": 1, "output": 2}, "gpt-4o": [0, 0], "x": "3:4"}

@@ -4,7 +4,8 @@ What the providers' users rely on, each against a server made for it: HTTPS veri
 against the trusted certificates (a CA made here, trusted through ``SSL_CERT_FILE``) with
 the host name sent and checked; ``HTTPS_PROXY`` through a ``CONNECT`` tunnel and
 ``HTTP_PROXY`` in absolute form (a small proxy here); keep-alive; ``max_connections``;
-a server that closes kept connections; streams read as they arrive; gzip; redirects.
+a server that closes kept connections; streams read as they arrive; gzip; redirects; answers
+framed wrong (a clear error at once, never a wait for the timeout) or loosely (bare LF heads).
 """
 
 from __future__ import annotations
@@ -492,6 +493,27 @@ QUICK = 5.0
 """The timeout of the calls below: what they would wait for if the framing were guessed."""
 
 
+def failure_of(answer: bytes) -> ProviderError:
+    """The error of a call answered with ``answer`` (the connection then kept open)."""
+    server = RawServer(lambda n: answer)
+    try:
+        with pytest.raises(ProviderError) as raised:
+            asyncio.run(openai(server.url, timeout=QUICK).complete(request()))
+        return raised.value
+    finally:
+        server.close()
+
+
+def two_texts(server: RawServer) -> list[str]:
+    """The texts of two calls in turn to ``server`` by one provider (one connection pool)."""
+    provider = openai(server.url, timeout=QUICK)
+
+    async def two_calls() -> list[str]:
+        return [(await provider.complete(request())).text for _ in range(2)]
+
+    return asyncio.run(two_calls())
+
+
 @pytest.mark.parametrize(
     ("head", "error"),
     [
@@ -507,24 +529,15 @@ def test_an_answer_whose_length_cannot_be_known_is_a_connection_error(
     """The server keeps the connection open: a body read to its end would wait for the
     timeout, and a length guessed would read past the answer."""
     answer = f"HTTP/1.1 200 OK\r\n{head}\r\n\r\n".encode("latin-1") + completion("x")
-    server = RawServer(lambda n: answer)
-    try:
-        with pytest.raises(ProviderError) as raised:
-            asyncio.run(openai(server.url, timeout=QUICK).complete(request()))
-        assert raised.value.code == "connection_error"
-        assert error in str(raised.value)
-    finally:
-        server.close()
+    failure = failure_of(answer)
+    assert failure.code == "connection_error"
+    assert error in str(failure)
 
 
 def test_a_switch_of_protocols_never_asked_for_is_a_connection_error() -> None:
-    server = RawServer(lambda n: b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n")
-    try:
-        with pytest.raises(ProviderError, match=r"switched protocols \(HTTP 101\)") as raised:
-            asyncio.run(openai(server.url, timeout=QUICK).complete(request()))
-        assert raised.value.code == "connection_error"
-    finally:
-        server.close()
+    failure = failure_of(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n")
+    assert failure.code == "connection_error"
+    assert "switched protocols (HTTP 101)" in str(failure)
 
 
 def test_content_length_sent_twice_with_one_value_is_that_length() -> None:
@@ -542,13 +555,8 @@ def test_an_answer_with_both_lengths_is_read_chunked_and_its_connection_not_kept
     body = completion("chunked wins")
     answer = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
     server = RawServer(lambda n: answer + chunk(body) + b"0\r\n\r\n")
-    provider = openai(server.url, timeout=QUICK)
-
-    async def two_calls() -> list[str]:
-        return [(await provider.complete(request())).text for _ in range(2)]
-
     try:
-        assert asyncio.run(two_calls()) == ["chunked wins"] * 2
+        assert two_texts(server) == ["chunked wins"] * 2
         assert server.connections == 2
     finally:
         server.close()
@@ -569,3 +577,32 @@ def test_a_redirect_whose_body_breaks_gives_its_connection_back() -> None:
         assert asyncio.run(two_calls()) == ("connection_error", "next")
     finally:
         server.close()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # lines ended by a bare LF, as some hand-written servers end them
+        b"HTTP/1.1 200 OK\nContent-Type: application/json\nContent-Length: %d\n\n%s",
+        # interim answers first (one with no header at all), then one with one header
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"
+        b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s",
+        b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-A: b\n\r\n%s",  # one line ends LF only
+    ],
+    ids=["bare-lf", "interim", "mixed"],
+)
+def test_every_head_an_sdk_reads_is_read_and_its_connection_kept(answer: bytes) -> None:
+    body = completion("read")
+    server = RawServer(lambda n: answer % (len(body), body))
+    try:
+        assert two_texts(server) == ["read"] * 2
+        assert server.connections == 1
+    finally:
+        server.close()
+
+
+def test_a_3xx_without_a_location_says_so() -> None:
+    failure = failure_of(b"HTTP/1.1 304 Not Modified\r\n\r\n")
+    assert failure.code == "bad_request"
+    assert "HTTP 304: " in str(failure) and "with no Location" in str(failure)
+    assert "None" not in str(failure)

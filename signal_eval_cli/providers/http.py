@@ -287,8 +287,9 @@ class HTTPProvider:
             if response.status >= 300:
                 raw = await response.read()
                 if response.status < 400:
+                    moved_to = f"redirects to {where}" if where else "with no Location to follow"
                     raise ProviderCallError(
-                        f"{label}: HTTP {response.status}: {url} redirects to {where}: "
+                        f"{label}: HTTP {response.status}: {url} {moved_to}: "
                         f"set the base URL to where the API is",
                         code="bad_request",
                         status=response.status,

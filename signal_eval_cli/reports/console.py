@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, get_args
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -25,6 +26,7 @@ __all__ = [
     "dataset_table",
     "print_dataset",
     "table_cases",
+    "width_at_most",
 ]
 
 MESSAGE_LIMIT = 160
@@ -155,14 +157,35 @@ def hidden_line(hidden: Sequence[CaseResult]) -> Text:
     )
 
 
+def width_at_most(table: Table) -> int | None:
+    """At least the width ``console.measure`` gives a :func:`dataset_table` (default box
+    and padding), from its cells' lengths as written: markup and emoji codes only shorten
+    a cell. ``None`` when a cell is not one printable line of text. Measuring renders
+    every cell, a third of the cost of printing the table; this only counts."""
+    total = len(table.columns) + 1  # the box's vertical lines
+    for column in table.columns:
+        widest = 0
+        for cell in (column.header, *column.cells):
+            text = cell.plain if isinstance(cell, Text) else cell
+            if not isinstance(text, str) or not text.isprintable():
+                return None
+            widest = max(widest, cell_len(text))
+        total += widest + 2  # a space either side
+    return total
+
+
 def print_dataset(
     result: DatasetResult, console: Console | None = None, table: TableChoice = "auto"
 ) -> None:
     console = console or Console()
     shown = table_cases(result.cases, table)
     if shown:
-        narrow = console.measure(dataset_table(result, shown, details=False)).maximum
-        details = console.width - narrow >= MIN_DETAILS_WIDTH
+        narrow = dataset_table(result, shown, details=False)
+        room = console.width - MIN_DETAILS_WIDTH
+        at_most = width_at_most(narrow)
+        details = (at_most is not None and at_most <= room) or (
+            console.measure(narrow).maximum <= room
+        )
         console.print(dataset_table(result, shown, details=details))
         if not details:  # no room for a readable column: the reasons go under the table
             for line in failures_below(shown):
