@@ -30,6 +30,7 @@ import pytest
 from loopback_servers import RawServer, Relay, chunk
 from mock_servers import MockLLMServer
 
+from signal_eval_cli.errors import InputError
 from signal_eval_cli.providers import ProviderError, ProviderRequest
 from signal_eval_cli.providers.registry import make_provider
 from signal_eval_cli.transport.client import Client
@@ -606,3 +607,21 @@ def test_a_3xx_without_a_location_says_so() -> None:
     assert failure.code == "bad_request"
     assert "HTTP 304: " in str(failure) and "with no Location" in str(failure)
     assert "None" not in str(failure)
+
+
+@pytest.mark.parametrize(
+    ("base_url", "error"),
+    [
+        ("http://127.0.0.1:99999/v1", "Port out of range"),
+        ("http://127.0.0.1:abc/v1", "Port could not be cast"),
+        ("http://[::1/v1", "Invalid IPv6 URL"),
+        ("ftp://127.0.0.1/v1", "not an http(s)://host URL"),
+        ("http:///v1", "not an http(s)://host URL"),
+    ],
+)
+def test_a_base_url_no_call_can_be_sent_to_is_an_input_error(base_url: str, error: str) -> None:
+    """At the start (exit 2), not in every case's every attempt."""
+    with pytest.raises(InputError) as raised:
+        openai(base_url)
+    assert str(raised.value).startswith(f"the openai provider: base URL (base_url) {base_url!r}: ")
+    assert error in str(raised.value)

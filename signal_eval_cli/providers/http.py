@@ -164,7 +164,8 @@ class HTTPProvider:
             raise InputError(f"the {self.name} provider: transport must be http, got {transport!r}")
         self.transport = "http"
         base = base_url or os.environ.get(self.base_url_env) or self.default_base_url
-        self.base_url = base.rstrip("/")
+        where = "base_url" if base_url else self.base_url_env
+        self.base_url = _checked_base_url(base, f"the {self.name} provider: base URL ({where})")
         self.timeout = timeout
         self.stream = stream
         self.max_connections = max_connections
@@ -338,6 +339,19 @@ class HTTPProvider:
                     break
                 if data is not SKIP:
                     yield data
+
+
+def _checked_base_url(base: str, label: str) -> str:
+    """``base`` without its trailing ``/``, once it is known to be a URL a call can be
+    sent to (else each case's every attempt would fail the same way)."""
+    try:
+        parts = urlsplit(base)
+        parts.port  # noqa: B018 (a port that is not a number, or too large, raises)
+    except ValueError as exc:
+        raise InputError(f"{label} {base!r}: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"{label} {base!r}: not an http(s)://host URL")
+    return base.rstrip("/")
 
 
 def _same_server(url: str, moved: str) -> bool:
