@@ -589,8 +589,9 @@ def test_a_redirect_whose_body_breaks_gives_its_connection_back() -> None:
         b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"
         b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s",
         b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-A: b\n\r\n%s",  # one line ends LF only
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\nContent-Length: %d\r\n\r\n%s",
     ],
-    ids=["bare-lf", "interim", "mixed"],
+    ids=["bare-lf", "interim", "mixed", "identity"],
 )
 def test_every_head_an_sdk_reads_is_read_and_its_connection_kept(answer: bytes) -> None:
     body = completion("read")

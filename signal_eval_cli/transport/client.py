@@ -44,6 +44,8 @@ MAX_ANSWER = 256 * 2**20
 shorter (a large embeddings batch, tens of MiB), and a server sending one without end
 (or a compression bomb) would fill the memory of the run before its timeout."""
 _NO_BODY = frozenset({204, 304})
+_IDENTITY = frozenset({"", "identity"})
+"""Transfer codings that change nothing (``identity``: from RFC 2616, still sent)."""
 _IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 """Sent again at once when a kept connection turns out closed (RFC 9112 9.3.1); others
 fail, for the caller's retries to decide."""
@@ -220,9 +222,11 @@ def _body_length(headers: Headers) -> int | None:
     would be read past its end (or as junk) until the timeout."""
     coding = headers.get("transfer-encoding")
     if coding is not None:
-        if coding.strip().lower() != "chunked":
+        codings = [c for c in "".join(coding.lower().split()).split(",") if c not in _IDENTITY]
+        if codings == ["chunked"]:
+            return None  # it overrides Content-Length (RFC 9112 6.3)
+        if codings:
             raise ClientError(f"unsupported Transfer-Encoding {coding!r}", answered=True)
-        return None  # it overrides Content-Length (RFC 9112 6.3)
     length = headers.get("content-length")
     if length is None:
         return -1
