@@ -33,7 +33,7 @@ from mock_servers import MockLLMServer
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.providers import ProviderError, ProviderRequest
 from signal_eval_cli.providers.registry import make_provider
-from signal_eval_cli.transport.client import Client
+from signal_eval_cli.transport.client import MAX_ANSWER, Client
 from signal_eval_cli.transport.proxies import proxy_for
 
 KEY = "sk-test-transport-5a4b3c2d1e"
@@ -625,3 +625,24 @@ def test_a_base_url_no_call_can_be_sent_to_is_an_input_error(base_url: str, erro
         openai(base_url)
     assert str(raised.value).startswith(f"the openai provider: base URL (base_url) {base_url!r}: ")
     assert error in str(raised.value)
+
+
+def test_an_answer_longer_than_any_model_api_sends_is_refused_by_its_length() -> None:
+    failure = failure_of(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n{" % (MAX_ANSWER + 1))
+    assert failure.code == "connection_error"
+    assert "the answer's body is larger than 256 MiB" in str(failure)
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip"])
+def test_an_answer_without_end_is_cut_off_before_it_fills_the_memory(
+    monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    """To the end of the connection, or a compression bomb: read up to the bound only."""
+    monkeypatch.setattr("signal_eval_cli.transport.client.MAX_ANSWER", 2**20)
+    endless = b"x" * 4 * 2**20
+    if encoding == "gzip":
+        endless = gzip.compress(endless)  # 4 KiB that decode to 4 MiB
+    head = f"HTTP/1.1 200 OK\r\nContent-Encoding: {encoding}\r\nConnection: close\r\n\r\n"
+    failure = failure_of(head.encode() + endless)
+    assert failure.code == "connection_error"
+    assert "the answer's body is larger than 1 MiB" in str(failure)

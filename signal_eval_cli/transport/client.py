@@ -36,9 +36,13 @@ from signal_eval_cli.transport.wire import (
     parse_head,
 )
 
-__all__ = ["Client", "ClientError", "ConnectError", "Response"]
+__all__ = ["MAX_ANSWER", "Client", "ClientError", "ConnectError", "Response"]
 
 _READ = 64 * 1024
+MAX_ANSWER = 256 * 2**20
+"""Longest body :meth:`Response.read` takes (decoded): a model API's answer is far
+shorter (a large embeddings batch, tens of MiB), and a server sending one without end
+(or a compression bomb) would fill the memory of the run before its timeout."""
 _NO_BODY = frozenset({204, 304})
 _IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 """Sent again at once when a kept connection turns out closed (RFC 9112 9.3.1); others
@@ -122,14 +126,28 @@ class Response:
         some servers send it, without."""
 
     async def read(self) -> bytes:
-        """The whole body."""
-        if self._length is not None and self._length >= 0 and self._decoder is None:
+        """The whole body, at most :data:`MAX_ANSWER` bytes (decoded)."""
+        length = self._length
+        if length is not None and length > MAX_ANSWER:
+            raise self._too_large()
+        if length is not None and length >= 0 and self._decoder is None:
             data: bytes = await self._client.io(
-                self._connection, self._connection.reader.readexactly(self._length)
+                self._connection, self._connection.reader.readexactly(length)
             )
             self._done = True
             return data
-        return b"".join([piece async for piece in self.chunks()])
+        pieces, size = [], 0
+        async for piece in self.chunks():
+            pieces.append(piece)
+            size += len(piece)
+            if size > MAX_ANSWER:
+                raise self._too_large()
+        return b"".join(pieces)
+
+    def _too_large(self) -> ClientError:
+        return ClientError(
+            f"the answer's body is larger than {MAX_ANSWER // 2**20} MiB", answered=True
+        )
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The body as it arrives (decoded)."""
