@@ -194,6 +194,8 @@ def test_each_hostile_scalar_reads_as_pyyaml_does(plain: str) -> None:
         "name: t\ncases:\n  - id: a\n    x:\n"
         + "".join("  " * d + "      - \n" for d in range(120)),
         "name: t\ncases:\n  - id: a\n    x: " + "[" * 120 + "]" * 120 + "\n",  # deep flow
+        "name: t\ncases:\n  - id: a\n    x:\n      " + "-  " * 60_000 + "x\n",  # crashed yaml_rs
+        "name: t\ncases:\n  - id: a\n    x:\n      " + "? " * 60_000 + "x\n",
         "name: t\ncases:\r\n  - id: a\r\n    x: yes\r\n",  # CRLF
         "name: t\ncases:\n  - id: a\n    x:\tyes\n",  # a tab
         "name: t\ncases:\n  - id: a\n    x: a\x85b\n",  # NEL: a line break to PyYAML
