@@ -149,7 +149,11 @@ def _parse(items: Span, indent: str, exact: Exact) -> tuple[list[Any], Written]:
                 for typed, spelled in texts.items():
                     written[typed] = spelled if written.get(typed, spelled) == spelled else None
             cases.extend(parsed)
-    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+    except Exception as exc:  # what it refuses (a duplicate key, bad YAML): the exact way
+        raise Unsure(str(exc)[:80]) from None
+    except BaseException as exc:  # a Rust panic is no Exception
+        if type(exc).__name__ != "PanicException":
+            raise
         raise Unsure(str(exc)[:80]) from None
     return cases, written
 
