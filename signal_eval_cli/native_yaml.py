@@ -67,7 +67,10 @@ _RISKY_NUMBERS = [  # each starts with a literal: the engine skips to it
 ]
 _KEY_LIMIT = 1024  # PyYAML refuses a longer implicit key
 _INDENT_LIMIT = "\n" + " " * 400  # the native parser recurses per level: stay far from
-_DASH_LIMIT = "- " * 64  # its stack's end (flow collections it bounds itself)
+_COMPACT_LIMIT = [  # its stack's end (it bounds flow collections itself)
+    re.compile(rf"{first}(?:[ ]+[-?]){{63}}") for first in ("-", r"\?")
+]
+"""64 compact entries on a line (``- - - …``): nesting the indentation does not show."""
 _REFUSED = (
     "\t",
     "\r",
@@ -79,7 +82,6 @@ _REFUSED = (
     "\n---",
     "\n...",
     _INDENT_LIMIT,
-    _DASH_LIMIT,
 )
 _PRINTABLE = bytes(range(32, 127)) + b"\n"
 
@@ -147,7 +149,11 @@ def _parse(items: Span, indent: str, exact: Exact) -> tuple[list[Any], Written]:
                 for typed, spelled in texts.items():
                     written[typed] = spelled if written.get(typed, spelled) == spelled else None
             cases.extend(parsed)
-    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+    except Exception as exc:  # what it refuses (a duplicate key, bad YAML): the exact way
+        raise Unsure(str(exc)[:80]) from None
+    except BaseException as exc:  # a Rust panic is no Exception
+        if type(exc).__name__ != "PanicException":
+            raise
         raise Unsure(str(exc)[:80]) from None
     return cases, written
 
@@ -165,6 +171,9 @@ def _check_text(items: Span, resolve: Resolve) -> None:
     for refused in _REFUSED:
         if text.find(refused, start, end) >= 0:
             raise Unsure(repr(refused)[:20])
+    for compact in _COMPACT_LIMIT:
+        if compact.search(text, start, end):
+            raise Unsure("deep")
     if text.isascii():
         for at in range(start, end, 1 << 20):  # a megabyte at a time: no copy of it all
             if text[at : min(at + (1 << 20), end)].encode().translate(None, _PRINTABLE):

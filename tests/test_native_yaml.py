@@ -194,6 +194,8 @@ def test_each_hostile_scalar_reads_as_pyyaml_does(plain: str) -> None:
         "name: t\ncases:\n  - id: a\n    x:\n"
         + "".join("  " * d + "      - \n" for d in range(120)),
         "name: t\ncases:\n  - id: a\n    x: " + "[" * 120 + "]" * 120 + "\n",  # deep flow
+        "name: t\ncases:\n  - id: a\n    x:\n      " + "-  " * 60_000 + "x\n",  # crashed yaml_rs
+        "name: t\ncases:\n  - id: a\n    x:\n      " + "? " * 60_000 + "x\n",
         "name: t\ncases:\r\n  - id: a\r\n    x: yes\r\n",  # CRLF
         "name: t\ncases:\n  - id: a\n    x:\tyes\n",  # a tab
         "name: t\ncases:\n  - id: a\n    x: a\x85b\n",  # NEL: a line break to PyYAML
@@ -271,3 +273,19 @@ def test_a_problem_in_a_natively_read_dataset_keeps_its_line_and_column(
         load_dataset(path)
     assert [str(p) for p in native.value.problems] == [str(p) for p in exact.value.problems]
     assert f"{path}:{expected}" in [str(p) for p in native.value.problems]
+
+
+def test_a_panic_of_the_native_parser_takes_the_exact_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Rust panic reaches Python as a BaseException (pyo3's PanicException): the
+    document is read the exact way, not a traceback."""
+
+    class PanicException(BaseException):
+        pass
+
+    def panic(*args: object, **kwargs: object) -> object:
+        raise PanicException("explicit panic")
+
+    monkeypatch.setattr("yaml_rs.loads", panic)
+    text = "name: t\ncases:\n  - id: a\n    x: 1\n"
+    assert not _agrees(text)
+    assert quick_data(text).data["cases"] == [{"id": "a", "x": 1}]

@@ -142,6 +142,8 @@ class Teardown:
         write(2, b"torn down")
 
 kept = Teardown()  # freed only by the interpreter's teardown
+left_open = open("left-open.txt", "w")  # a harness's log, never flushed nor closed
+left_open.write("buffered")
 finished = threading.Event()
 
 def late_thread():
@@ -166,13 +168,14 @@ def test_the_process_ends_without_teardown_after_threads_atexit_and_flushing(
 ) -> None:
     """The console script skips the interpreter's teardown (0.2-0.4 s after a large run)
     but keeps what a normal exit does: the exit code, joined threads, atexit, flushed
-    output."""
+    output, files left open flushed."""
     done = subprocess.run(
         [sys.executable, "-c", EXITING], capture_output=True, text=True, cwd=tmp_path
     )
     assert done.returncode == 3
     assert done.stdout == "x" * 100_000 + "\nthread joined\natexit ran\n"
     assert done.stderr == ""  # no teardown ran
+    assert (tmp_path / "left-open.txt").read_text() == "buffered"
 
 
 @pytest.mark.parametrize("code", ["a message", None, 0, 1, 2, 130])

@@ -10,7 +10,10 @@ Exit codes: 0 all passed · 1 evaluation failures or a blocking regression ·
 from __future__ import annotations
 
 import atexit
+import contextlib
+import gc
 import importlib
+import io
 import os
 import sys
 import threading
@@ -154,9 +157,9 @@ def main_and_exit() -> NoReturn:
     collection over every case and signal) takes 0.2-0.4 s that the user waits for and
     nothing needs. What a normal exit does that matters still happens, in its order:
     other non-daemon threads are joined, ``atexit`` handlers run (cassettes saved,
-    proxies stopped), the standard streams are flushed; then ``os._exit``. Anything
-    unusual (an exit message, a stream that cannot be flushed, an exception) takes the
-    normal way.
+    proxies stopped), files left open (a harness's log) and the standard streams are
+    flushed; then ``os._exit``. Anything unusual (an exit message, a stream that cannot
+    be flushed, an exception) takes the normal way.
     """
     code = 0
     try:
@@ -169,9 +172,25 @@ def main_and_exit() -> NoReturn:
         if thread is not threading.current_thread() and not thread.daemon:
             thread.join()
     atexit._run_exitfuncs()
+    _flush_open_files()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):  # a closed pipe: Python's own exit reports it
         sys.exit(code)
     os._exit(code)
+
+
+def _flush_open_files() -> None:
+    """Write out what files left open still hold in their buffers, as the teardown that
+    closes them would: one pass over the tracked objects, asking once per type whether
+    it is a file (after a 1000-case run, 20-60 ms of the 0.2 s the teardown took)."""
+    files: dict[type, bool] = {}
+    for obj in gc.get_objects():
+        kind = type(obj)
+        is_file = files.get(kind)
+        if is_file is None:
+            is_file = files[kind] = issubclass(kind, io.IOBase)
+        if is_file and obj is not sys.stdout and obj is not sys.stderr:
+            with contextlib.suppress(OSError, ValueError):  # closed, detached, a dead pipe
+                obj.flush()
