@@ -318,5 +318,9 @@ def _native(text: str) -> Any:
     try:
         parsed: Any = yaml_rs.loads(f"- {text}\n", parse_datetime=False)
         return parsed[0]
-    except (ValueError, TypeError, OverflowError, IndexError, KeyError):
+    except Exception:
+        raise Unsure(text[:20]) from None
+    except BaseException as exc:  # a Rust panic (see _parse)
+        if type(exc).__name__ != "PanicException":
+            raise
         raise Unsure(text[:20]) from None
