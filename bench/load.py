@@ -9,10 +9,8 @@ Timed, each as a child process (wall, CPU and peak RSS from ``wait4``):
 - ``signal-eval validate DATASET``;
 - ``signal-eval run DATASET --case case-0 --traces DIR`` (one case evaluated), with the
   time spent in ``load_dataset`` reported by the child itself;
-- the floors, in the same run: a child that only iterates libyaml's events over the file
-  (``yaml.parse`` with the C parser), what any PyYAML-based reader pays; and one that only
-  parses it with ``yaml_rs`` (the native parser that reads a large ``cases:`` list, see
-  ``signal_eval_cli/native_yaml.py``), what building the data natively costs.
+- the floor, in the same run: a child that only iterates libyaml's events over the file
+  (``yaml.parse`` with the C parser), what any PyYAML-based reader pays.
 Last line: ``load_100k_s: <validate wall s>`` (target ≤ 5 s and ≤ 500 MB).
 ``python bench/load.py 10000`` times a 10,000-case dataset (an older build, for comparison).
 """
@@ -38,12 +36,6 @@ FLOOR = """
 import sys, yaml
 for _ in yaml.parse(open(sys.argv[1], encoding="utf-8").read(), Loader=yaml.CSafeLoader):
     pass
-"""
-
-NATIVE_FLOOR = """
-import gc, sys, yaml_rs
-gc.disable()
-yaml_rs.loads(open(sys.argv[1], encoding="utf-8").read(), parse_datetime=False)
 """
 
 TIMED_RUN = """
@@ -118,7 +110,6 @@ def main() -> int:
         size = dataset.stat().st_size / 1e6
         print(f"dataset: {cases:,} cases, {size:.1f} MB; load {os.getloadavg()[0]:.2f}")
         floor = measure([sys.executable, "-c", FLOOR, str(dataset)], work)
-        native = measure([sys.executable, "-c", NATIVE_FLOOR, str(dataset)], work)
         validate = measure([*CLI, "validate", str(dataset)], work)
         run = measure(
             [sys.executable, "-c", TIMED_RUN, "run", str(dataset), "--case", "case-0",
@@ -133,7 +124,6 @@ def main() -> int:
         in_run = timed[0]
         for name, m in (
             ("libyaml events (floor)", floor),
-            ("yaml_rs parse (floor)", native),
             ("validate", validate),
             ("run 1 case", run),
         ):

@@ -1,8 +1,5 @@
 """The fast path for reading YAML: plain data, no line numbers.
 
-A large dataset's cases are read by a native parser, which vouches for them
-(:mod:`.native_yaml`); the rest of that document, and every other, come here.
-
 Building a node tree with marks for every value (what ``file:line:col`` needs) costs
 far more than the data itself: a 100,000-case dataset took minutes and gigabytes.
 :func:`quick_data` builds the data straight from libyaml's events instead, and
@@ -38,17 +35,20 @@ from yaml.events import (
 
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.limits import MAX_DEPTH, MAX_INT_DIGITS
-from signal_eval_cli.native_yaml import Unsure, native_cases
 
 try:
     from yaml._yaml import CParser as _Events
 except ImportError:  # pragma: no cover - PyYAML wheels ship libyaml
     _Events = None  # type: ignore[misc,assignment]
 
-__all__ = ["QuickData", "Unsure", "quick_data", "resolve_plain"]
+__all__ = ["QuickData", "Unsure", "quick_data"]
 
 _STR = "tag:yaml.org,2002:str"
 _NO_KEY = object()  # the mapping on top of the stack waits for a key
+
+
+class Unsure(Exception):
+    """The fast path does not vouch for this document: parse it with the located loader."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,8 @@ class _Scalars:
     names and values, which then also share one string object."""
 
     def __init__(self) -> None:
+        self.resolver = yaml.resolver.Resolver()
+        self.constructor = yaml.constructor.SafeConstructor()
         self.seen: dict[str, Any] = {}  # plain text -> its value
         self.strings: dict[str, str] = {}  # quoted text -> one shared string
         self.written: dict[tuple[type, Any], str | None] = {}
@@ -86,10 +88,22 @@ class _Scalars:
             return value
 
     def _resolve(self, text: str) -> Any:
-        value = resolve_plain(text)
-        if type(value) is not str:
-            typed = (type(value), value)
-            self.written[typed] = text if self.written.get(typed, text) == text else None
+        tag = self.resolver.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+        if tag == _STR:
+            return text
+        if tag == "tag:yaml.org,2002:int" and len(text) > MAX_INT_DIGITS:
+            raise Unsure(text[:20])
+        construct: Callable[..., Any] | None = self.constructor.yaml_constructors.get(tag)
+        if tag not in _SCALAR_TAGS or construct is None:
+            raise Unsure(tag)  # a merge key `<<`, a value `=`: the located loader decides
+        try:
+            value = construct(self.constructor, yaml.ScalarNode(tag, text))
+        except (ValueError, OverflowError, yaml.YAMLError) as exc:
+            raise Unsure(text[:20]) from exc
+        if isinstance(value, float) and not math.isfinite(value):
+            raise Unsure(text[:20])
+        typed = (type(value), value)
+        self.written[typed] = text if self.written.get(typed, text) == text else None
         return value
 
 
@@ -100,60 +114,13 @@ _SCALAR_TAGS = {
     "tag:yaml.org,2002:float",
     "tag:yaml.org,2002:timestamp",
 }
-_RESOLVER = yaml.resolver.Resolver()
-_CONSTRUCTOR = yaml.constructor.SafeConstructor()
-
-
-def resolve_plain(text: str) -> Any:
-    """The value of the plain scalar ``text`` as the safe loader resolves it (YAML 1.1);
-    :class:`Unsure` for what the located loader refuses or treats specially."""
-    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
-    if tag == _STR:
-        return text
-    if tag == "tag:yaml.org,2002:int" and len(text) > MAX_INT_DIGITS:
-        raise Unsure(text[:20])
-    construct: Callable[..., Any] | None = _CONSTRUCTOR.yaml_constructors.get(tag)
-    if tag not in _SCALAR_TAGS or construct is None:
-        raise Unsure(tag)  # a merge key `<<`, a value `=`: the located loader decides
-    try:
-        value = construct(_CONSTRUCTOR, yaml.ScalarNode(tag, text))
-    except (ValueError, OverflowError, yaml.YAMLError) as exc:
-        raise Unsure(text[:20]) from exc
-    if isinstance(value, float) and not math.isfinite(value):
-        raise Unsure(text[:20])
-    return value
 
 
 def quick_data(text: str) -> QuickData:
     """The data of a single-document YAML ``text``; :class:`Unsure` when in any doubt."""
-    scalars = _Scalars()  # shared by the parts read the exact way: texts repeat
-
-    def exact_part(part: str) -> tuple[Any, dict[tuple[type, Any], str | None]]:
-        quick = _exact(part, scalars)
-        if quick.duplicates:  # its lines would be the part's: the whole text's way
-            raise Unsure("duplicate key")
-        return quick.data, quick.written
-
-    try:
-        native = native_cases(text, resolve_plain, exact_part)
-    except Unsure:
-        native = None
-    if native is not None:
-        start, end, cases, written = native
-        rest = _exact(f"{text[:start]}cases: []\n{text[end:]}", _Scalars())
-        if type(rest.data) is dict and rest.data.get("cases") == [] and not rest.duplicates:
-            rest.data["cases"] = cases
-            for typed, spelled in written.items():
-                same = rest.written.get(typed, spelled) == spelled
-                rest.written[typed] = spelled if same else None
-            return rest
-    return _exact(text, _Scalars())
-
-
-def _exact(text: str, scalars: _Scalars) -> QuickData:
-    """The data of ``text`` from libyaml's events, built here."""
     if _Events is None:  # pragma: no cover
         raise Unsure("no libyaml")
+    scalars = _Scalars()
     try:
         with gc_paused():
             duplicates: list[tuple[int, int, str]] = []

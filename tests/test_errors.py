@@ -11,7 +11,7 @@ import pytest
 import signal_eval_cli
 from signal_eval_cli.errors import EvalError, IncompatibleResults, InputError
 
-INTERNAL = {"signal_eval_cli.native_yaml.Unsure"}
+INTERNAL = {"signal_eval_cli.quick_yaml.Unsure"}
 """Control flow inside one module (the fast YAML path hands over to the full loader)."""
 
 WERE_VALUE_ERRORS = {

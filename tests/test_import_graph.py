@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         {
             "collector", "diffing", "errors", "files", "frames", "jsjson", "kinds", "limits",
             "paths", "patterns", "pricing", "process_scope", "transport",
-            "native_yaml", "quick_yaml", "redaction", "regex_budget", "retrying", "schema_bundle", "schema_check",
+            "quick_yaml", "redaction", "regex_budget", "retrying", "schema_bundle", "schema_check",
             "sharding", "signals", "stats", "workpaths",
         },
     ),
