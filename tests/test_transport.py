@@ -200,18 +200,29 @@ def test_https_goes_through_the_environments_proxy_in_a_connect_tunnel(
         proxy.close()
 
 
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        (
+            b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n",
+            "407 Proxy Authentication Required",
+        ),
+        (
+            b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * 100_000,
+            "the proxy's answer to CONNECT is too large",
+        ),
+    ],
+)
 def test_a_proxy_that_refuses_the_tunnel_is_a_connection_error(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, answer: bytes, error: str
 ) -> None:
-    proxy = RawServer(
-        lambda n: b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n"
-    )
+    proxy = RawServer(lambda n: answer)
     try:
         monkeypatch.setenv("HTTPS_PROXY", proxy.url.removesuffix("/v1"))
         with pytest.raises(ProviderError) as refused:
             asyncio.run(openai("https://api.example.invalid/v1").complete(request()))
         assert refused.value.code == "connection_error"
-        assert "407 Proxy Authentication Required" in str(refused.value)
+        assert error in str(refused.value)
         assert proxy.heads[0].startswith(b"CONNECT api.example.invalid:443 HTTP/1.1")
     finally:
         proxy.close()

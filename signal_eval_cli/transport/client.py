@@ -470,8 +470,10 @@ class Client:
             head = b""
             while b"\r\n\r\n" not in head:  # the proxy says nothing more until TLS starts
                 data = await loop.sock_recv(sock, 4096)
-                if not data or len(head) > MAX_HEAD:
+                if not data:
                     raise ConnectionError("the proxy closed the connection, no tunnel made")
+                if len(head) > MAX_HEAD:
+                    raise ConnectionError("the proxy's answer to CONNECT is too large")
                 head += data
             start = head.split(b"\r\n", 1)[0].decode("latin-1")
             status = start.split(" ", 2)[1:2]
