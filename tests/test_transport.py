@@ -658,3 +658,29 @@ def test_an_answer_without_end_is_cut_off_before_it_fills_the_memory(
     failure = failure_of(head.encode() + endless)
     assert failure.code == "connection_error"
     assert "the answer's body is larger than 1 MiB" in str(failure)
+
+
+def test_a_stream_without_end_is_cut_off_before_it_fills_the_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Events read as they come are bounded as a whole answer is (2 MiB of deltas here,
+    against a bound of 1 MiB): a server streaming without end fails the call."""
+    monkeypatch.setattr("signal_eval_cli.transport.client.MAX_ANSWER", 2**20)
+    delta = b"data: %b\n\n" % json.dumps({"choices": [{"delta": {"content": "x" * 1000}}]}).encode()
+
+    def stream(n: int) -> Iterator[bytes]:
+        yield b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        for _ in range(2 * 2**20 // len(delta)):
+            yield chunk(delta)
+        end = {"choices": [{"delta": {}, "finish_reason": "stop"}]}
+        yield chunk(b"data: %b\n\n" % json.dumps(end).encode())
+        yield chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+
+    server = RawServer(stream)
+    try:
+        with pytest.raises(ProviderError) as raised:  # without the bound: 2 MiB of text
+            asyncio.run(openai(server.url, stream=True, timeout=QUICK).complete(request()))
+        assert raised.value.code == "connection_error"
+        assert "the answer's body is larger than 1 MiB" in str(raised.value)
+    finally:
+        server.close()

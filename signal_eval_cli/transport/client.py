@@ -21,7 +21,8 @@ import os
 import select
 import socket
 import zlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -40,7 +41,7 @@ __all__ = ["MAX_ANSWER", "Client", "ClientError", "ConnectError", "Response"]
 
 _READ = 64 * 1024
 MAX_ANSWER = 256 * 2**20
-"""Longest body :meth:`Response.read` takes (decoded): a model API's answer is far
+"""Longest body :meth:`Response.read` and :meth:`Response.chunks` take (decoded): a model API's answer is far
 shorter (a large embeddings batch, tens of MiB), and a server sending one without end
 (or a compression bomb) would fill the memory of the run before its timeout."""
 _NO_BODY = frozenset({204, 304})
@@ -138,13 +139,7 @@ class Response:
             )
             self._done = True
             return data
-        pieces, size = [], 0
-        async for piece in self.chunks():
-            pieces.append(piece)
-            size += len(piece)
-            if size > MAX_ANSWER:
-                raise self._too_large()
-        return b"".join(pieces)
+        return b"".join([piece async for piece in self.chunks()])
 
     def _too_large(self) -> ClientError:
         return ClientError(
@@ -152,7 +147,17 @@ class Response:
         )
 
     async def chunks(self) -> AsyncIterator[bytes]:
-        """The body as it arrives (decoded)."""
+        """The body as it arrives (decoded), up to :data:`MAX_ANSWER` bytes: a stream of
+        events without end is cut off as a whole answer is."""
+        size = 0
+        async with aclosing(self._pieces()) as pieces:
+            async for piece in pieces:
+                size += len(piece)
+                if size > MAX_ANSWER:
+                    raise self._too_large()
+                yield piece
+
+    async def _pieces(self) -> AsyncGenerator[bytes, None]:
         connection, io = self._connection, self._client.io
         reader = connection.reader
         length = self._length
