@@ -41,7 +41,7 @@ from signal_eval_cli.providers.reliability import (
     redact,
 )
 from signal_eval_cli.proxy.apis import SSEEvent, split_events
-from signal_eval_cli.transport.client import Client, Response
+from signal_eval_cli.transport.client import Client, Response, origin_of
 
 __all__ = ["Answer", "HTTPProvider", "body_answer", "malformed", "usage_int"]
 
@@ -357,10 +357,5 @@ def _checked_base_url(base: str, label: str) -> str:
 def _same_server(url: str, moved: str) -> bool:
     """Whether a redirect stays on the server the key was meant for: the same scheme,
     host and port, or the same host moved from ``http`` to ``https``."""
-    old, new = urlsplit(url), urlsplit(moved)
-    if old.hostname != new.hostname:
-        return False
-    if old.scheme == new.scheme:
-        return old.port == new.port
-    upgrade = (old.scheme, new.scheme) == ("http", "https")
-    return upgrade and old.port in (None, 80) and new.port in (None, 443)
+    old, new = origin_of(url), origin_of(moved)
+    return new == old or (old == ("http", old[1], 80) and new == ("https", old[1], 443))

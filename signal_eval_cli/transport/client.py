@@ -24,7 +24,7 @@ import zlib
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from signal_eval_cli.errors import EvalError
 from signal_eval_cli.transport.proxies import Proxy, proxy_for
@@ -37,7 +37,7 @@ from signal_eval_cli.transport.wire import (
     parse_head,
 )
 
-__all__ = ["MAX_ANSWER", "Client", "ClientError", "ConnectError", "Response"]
+__all__ = ["MAX_ANSWER", "Client", "ClientError", "ConnectError", "Response", "origin_of"]
 
 _READ = 64 * 1024
 MAX_ANSWER = 256 * 2**20
@@ -51,6 +51,17 @@ _IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 """Sent again at once when a kept connection turns out closed (RFC 9112 9.3.1); others
 fail, for the caller's retries to decide."""
 _Origin = tuple[str, str, int]
+
+
+def origin_of(url: str | SplitResult) -> _Origin:
+    """``(scheme, host, port)`` of a URL, the port its scheme's when none is given: the
+    server a connection is kept for (and a key is meant for)."""
+    parts = urlsplit(url) if isinstance(url, str) else url
+    return (
+        parts.scheme,
+        parts.hostname or "",
+        parts.port or (443 if parts.scheme == "https" else 80),
+    )
 
 
 class ClientError(EvalError):
@@ -336,12 +347,11 @@ class Client:
     ) -> Response:
         """Send the request; the answer once its head is read."""
         parts = urlsplit(url)
-        secure = parts.scheme == "https"
-        if not secure and parts.scheme != "http":
+        origin = origin_of(parts)
+        scheme, host, port = origin
+        secure = scheme == "https"
+        if not secure and scheme != "http":
             raise ConnectError(f"cannot send a request to {url!r}: not an http(s) URL")
-        host = parts.hostname or ""
-        port = parts.port or (443 if secure else 80)
-        origin = (parts.scheme, host, port)
         authority = f"[{host}]" if ":" in host else host
         if port != (443 if secure else 80):
             authority += f":{port}"
