@@ -490,6 +490,7 @@ def test_a_redirect_loop_ends_in_an_error() -> None:
         ("http://api.example:8080/v1", "https://api.example/v1", False),
         ("https://api.example/v1", "http://api.example/v1", False),  # never down to http
         ("https://api.example/v1", "https://api.example:8443/v1", False),
+        ("https://api.example/v1", "https://api.example:443/v1", True),  # its default port
         ("https://api.example/v1", "https://other.example/v1", False),
     ],
 )
