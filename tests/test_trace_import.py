@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from trace_facts import LOOP_FACTS, SIMPLE_FACTS, SUPPORT_FACTS, facts
 from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.traces import TraceGap
+from signal_eval_cli.traces.source import Source
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
@@ -121,7 +123,6 @@ def test_assertions_hold_on_imports_and_wrong_ones_fail(
 @pytest.mark.parametrize("name", sorted(SUPPORT))
 def test_format_is_detected_from_content_not_name(name: str, tmp_path: Path) -> None:
     from signal_eval_cli.traces import detect_format
-    from signal_eval_cli.traces.source import Source
 
     renamed = tmp_path / "trace.txt"
     renamed.write_bytes((FIXTURES / name).read_bytes())
@@ -202,6 +203,88 @@ def test_streamed_langgraph_text_becomes_deltas() -> None:
     assert {d.parent for d in deltas} == {
         trace.rfind("provider:start") and trace[trace.rfind("provider:start")].id
     }  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("name", "format", "gap", "lacking"),
+    [
+        ("langgraph_updates.jsonl", "langgraph-updates", "holds no input", {"input": None}),
+        (
+            "langgraph_values.jsonl",
+            "langgraph-values",
+            "does not say which node ran",
+            {"handoffs": [(None, "weather")]},
+        ),
+    ],
+)
+def test_one_mode_langgraph_streams_give_the_facts_their_shape_holds(
+    name: str, format: str, gap: str, lacking: dict[str, Any], tmp_path: Path
+) -> None:
+    """``astream`` in one mode, as most code streams (recorded by tests/record_traces.py):
+    detected from the content, the same tool calls, errors, tokens and answer as the
+    multi-mode stream, and what the shape lacks warned of, never guessed."""
+    from signal_eval_cli.traces import detect_format
+
+    renamed = tmp_path / "trace.jsonl"
+    renamed.write_bytes((FIXTURES / name).read_bytes())
+    assert detect_format(Source.read(renamed)) == format
+    with pytest.warns(TraceGap, match=gap):
+        trace = import_trace(renamed)
+    assert facts(trace) == {**SUPPORT_FACTS, **lacking}
+    activated = [a for a, _ in trace.activations]
+    if format == "langgraph-updates":
+        full = import_trace(FIXTURES / "langgraph_stream.jsonl")  # its messages mode: deltas
+        kept = [(s.name, s.payload, s.agent) for s in full if s.name != "text:delta"]
+        assert [(s.name, s.payload, s.agent) for s in trace][1:] == kept[1:]
+    else:
+        assert activated == [] and {s.agent for s in trace} == {None}
+
+
+def test_one_mode_streams_under_a_subgraph_namespace_are_read(tmp_path: Path) -> None:
+    """``astream(..., subgraphs=True)`` in one mode writes ``[namespace, chunk]``."""
+    lines = (FIXTURES / "langgraph_updates.jsonl").read_text(encoding="utf-8").splitlines()
+    nested = tmp_path / "nested.jsonl"
+    nested.write_text(
+        "".join(json.dumps([["outer:1"], json.loads(line)]) + "\n" for line in lines),
+        encoding="utf-8",
+    )
+    with pytest.warns(TraceGap):
+        trace = import_trace(nested)
+    assert facts(trace) == {**SUPPORT_FACTS, "input": None}
+
+
+def test_langgraph_messages_written_as_text_are_warned_of_not_lost_silently(
+    tmp_path: Path,
+) -> None:
+    """``json.dumps(chunk, default=str)`` turns each message into its repr: nothing in it
+    can be trusted as a model or tool call, so the import says so."""
+    text = tmp_path / "text.jsonl"
+    lines = [
+        {"triage": {"messages": ["content='' additional_kwargs={} tool_calls=[...]"]}},
+        {"weather": {"messages": ["content='Paris and Rome are sunny today.'"]}},
+    ]
+    text.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        trace = import_trace(text)
+    gaps = sorted(str(w.message).split(": ", 1)[1][:40] for w in warned)
+    assert gaps == [
+        'astream(stream_mode="updates") holds no ',
+        "its messages were written as text (json.",
+    ]
+    assert [a for a, _ in trace.activations] == ["triage", "weather"]
+    assert trace.tool_calls == [] and trace.output == ""
+
+
+def test_a_jsonl_line_of_objects_without_messages_is_not_taken_for_updates(
+    tmp_path: Path,
+) -> None:
+    """Only an update with ``messages`` makes a file LangGraph's: anything else stays
+    ours, whose reader says which line is not a signal."""
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text('{"payload": {"a": 1}}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"odd.jsonl:1:1: not a signal"):
+        import_trace(odd)
 
 
 def test_a_plain_responses_export_warns_of_what_it_lacks(tmp_path: Path) -> None:
@@ -555,6 +638,16 @@ def test_unknown_format_exits_2(tmp_path: Path) -> None:
     path.write_text('{"spans": []}', encoding="utf-8")
     result = cli("import", path, "-o", tmp_path / "o.jsonl", cwd=tmp_path)
     assert result.returncode == 2 and "unknown trace format" in result.stderr
+
+
+@pytest.mark.parametrize("first", ["[[1], 2]", '[{"a": 1}, "values"]', "[[], [], {}]"])
+def test_a_first_line_of_lists_is_an_unknown_format_not_a_crash(first: str, tmp_path: Path) -> None:
+    """Telling a LangGraph stream line (``[mode, chunk]``) from others once hashed the
+    mode's place, and a list there raised TypeError out of the import."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(first + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"t.jsonl:1:1: (unknown trace format|not a signal)"):
+        import_trace(path)
 
 
 # -- the CLI ------------------------------------------------------------------------------
