@@ -311,13 +311,19 @@ def test_a_plain_responses_export_warns_of_what_it_lacks(tmp_path: Path) -> None
 
 
 OPENAI_V2 = ["otel_openai.json", "otel_openai_streamed.json"]
+OTHER_INSTRUMENTATIONS = [  # tests/record_otel_instrumentations.py, protobuf's JSON
+    "otel_openai_openinference.json",  # OpenInference: llm.input_messages.<i>.message.*
+    "otel_openai_openllmetry_streamed.json",  # OpenLLMetry: gen_ai.input/output.messages
+]
 
 
-@pytest.mark.parametrize("name", OPENAI_V2)
+@pytest.mark.parametrize("name", OPENAI_V2 + OTHER_INSTRUMENTATIONS)
 def test_openai_v2_instrumentation_gives_input_output_and_tool_calls(name: str) -> None:
-    """``opentelemetry-instrumentation-openai-v2``: ``chat`` spans only (no tool spans), the
-    messages folded in from its log events; tools run are the calls the model requested
-    whose results the next call was sent, parallel ones in the order emitted."""
+    """``opentelemetry-instrumentation-openai-v2`` (and OpenInference's and OpenLLMetry's
+    instrumentations of the same client): ``chat`` spans only (no tool spans), the
+    messages folded in from its log events or read from the span's attributes; tools run
+    are the calls the model requested whose results the next call was sent, parallel ones
+    in the order emitted."""
     trace = import_trace(FIXTURES / name)
     assert facts(trace) == LOOP_FACTS
     first, second = list(trace.matching("tool:call"))[:2]
@@ -765,3 +771,46 @@ def test_write_signal_files_reads_every_trace_then_writes_each_in_process(tmp_pa
         write_signal_files([paths[0], tmp_path / "x" / paths[0].name], out_dir=out)
     with pytest.raises(InputError, match="one of the input traces"):
         write_signal_files(paths[:1], output=paths[0])
+
+
+def test_openinference_flattened_messages_become_chat_messages() -> None:
+    """Indexed attributes, in any order, with text parts, tool calls and a tool result;
+    a key that only looks alike is left alone."""
+    from signal_eval_cli.traces.openinference import chat_messages
+
+    attributes = {
+        "llm.output_messages.0.message.tool_calls.1.tool_call.function.name": "get_weather",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_paris",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "get_weather",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": '{"c": 1}',
+        "llm.output_messages.0.message.tool_calls.1.tool_call.id": "call_rome",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.input_messages.10.message.role": "tool",
+        "llm.input_messages.10.message.tool_call_id": "call_x",
+        "llm.input_messages.10.message.content": "sunny",
+        "llm.input_messages.2.message.role": "user",
+        "llm.input_messages.2.message.contents.1.message_content.text": "world",
+        "llm.input_messages.2.message.contents.0.message_content.text": "hello ",
+        "llm.input_messages.2.message.contents.0.message_content.type": "text",
+        "llm.input_messages.x.message.role": "user",
+        "llm.token_count.prompt": 3,
+    }
+    assert chat_messages(attributes) == {
+        "input": [
+            {"role": "user", "content": "hello world"},
+            {"role": "tool", "tool_call_id": "call_x", "content": "sunny"},
+        ],
+        "output": [
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "type": "function",
+                        "id": "call_paris",
+                        "function": {"name": "get_weather", "arguments": '{"c": 1}'},
+                    },
+                    {"type": "function", "id": "call_rome", "function": {"name": "get_weather"}},
+                ],
+            }
+        ],
+    }
