@@ -36,8 +36,8 @@ def import_command(
     format: Annotated[
         str | None,
         typer.Option(
-            help="openai-agents, otlp, langgraph-events, langgraph-stream or signals "
-            "(default: detected from the content)."
+            help="openai-agents, otlp, langgraph-events, langgraph-stream, langgraph-updates, "
+            "langgraph-values or signals (default: detected from the content)."
         ),
     ] = None,
     verbose: VerboseOpt = False,

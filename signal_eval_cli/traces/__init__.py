@@ -49,6 +49,10 @@ def detect_format(source: Source) -> str:
         return "langgraph-stream"
     if isinstance(value, dict) and isinstance(value.get("name"), str):
         return "signals"
+    if langgraph.looks_like_values(value):
+        return "langgraph-values"
+    if langgraph.looks_like_updates(value):
+        return "langgraph-updates"
     if source.path.endswith(".jsonl"):  # the name breaks the tie: our JSONL, whose reader
         return "signals"  # says which line is not a signal
     raise source.problem(
@@ -108,6 +112,8 @@ FORMATS: dict[str, Callable[[Source], Facts | list[Signal]]] = {
     "otlp": _otlp,
     "langgraph-events": _langgraph("event"),
     "langgraph-stream": _langgraph("stream_item"),
+    "langgraph-updates": _langgraph("updates_item"),
+    "langgraph-values": _langgraph("values_item"),
 }
 
 

@@ -6,9 +6,12 @@ Two shapes, one line per item, messages serialized by ``langchain_core.load.dump
 - ``astream_events(version="v2")``: ``{"event": "on_chain_start", "name", "metadata":
   {"langgraph_node"}, "data", ...}``;
 - ``astream(stream_mode=["values", "updates", "messages"])``: ``[mode, chunk]`` (or
-  ``[namespace, mode, chunk]`` with subgraphs).
+  ``[namespace, mode, chunk]`` with subgraphs);
+- ``astream`` in one mode, as most code streams: ``stream_mode="updates"`` writes
+  ``{node: update}``, ``"values"`` (the default) the whole state (``[namespace, chunk]``
+  with subgraphs). Updates hold no input; values do not say which node ran.
 
-Both give the same facts: a node run is an agent activation; model calls and tool
+All give the same facts, minus what their shape lacks (warned as a gap): a node run is an agent activation; model calls and tool
 results come from the messages the nodes return (a ``ToolMessage`` with
 ``status: "error"``, as ``ToolNode(handle_tool_errors=True)`` writes, is a failed call);
 a ``transfer_to_X`` call is a handoff. Lines carry no clock: line order is time.
@@ -40,7 +43,53 @@ def looks_like_events(first: Any) -> bool:
 
 
 def looks_like_stream(first: Any) -> bool:
-    return isinstance(first, list) and len(first) in (2, 3) and first[-2] in STREAM_MODES
+    return (
+        isinstance(first, list)
+        and len(first) in (2, 3)
+        and isinstance(first[-2], str)
+        and first[-2] in STREAM_MODES
+    )
+
+
+def _one_mode_chunk(item: Any) -> Any:
+    """The chunk of a one-mode ``astream`` line: the line, or its second half after a
+    subgraph namespace (``[["node:task"], chunk]``)."""
+    if isinstance(item, list) and len(item) == 2 and isinstance(item[0], list):
+        return item[1]
+    return item
+
+
+def looks_like_values(first: Any) -> bool:
+    """A state with a ``messages`` list: ``astream(stream_mode="values")``."""
+    chunk = _one_mode_chunk(first)
+    return isinstance(chunk, Mapping) and isinstance(chunk.get("messages"), list)
+
+
+def looks_like_updates(first: Any) -> bool:
+    """``{node: update}``, every update an object (or null) and one with ``messages``:
+    ``astream(stream_mode="updates")`` (a graph without messages: name the format)."""
+    chunk = _one_mode_chunk(first)
+    return (
+        isinstance(chunk, Mapping)
+        and all(isinstance(v, Mapping) or v is None for v in chunk.values())
+        and any(isinstance(v, Mapping) and "messages" in v for v in chunk.values())
+    )
+
+
+TEXT_MESSAGES_GAP = (
+    "its messages were written as text (json.dumps with default=str?), not as objects: "
+    "model calls, tool calls and the answer are unknown; write them with "
+    "langchain_core.load.dumpd or .model_dump()"
+)
+UPDATES_GAP = (
+    'astream(stream_mode="updates") holds no input: the trace\'s input is unknown '
+    '(stream ["values", "updates", "messages"] or astream_events to keep it)'
+)
+VALUES_GAP = (
+    'astream(stream_mode="values") does not say which node ran: no agent activations, '
+    'and model and tool calls are not attributed to agents (stream ["values", "updates", '
+    '"messages"] or astream_events to keep them)'
+)
 
 
 def message(value: Any) -> dict[str, Any] | None:
@@ -95,7 +144,8 @@ class LangGraphReader:
         self.facts = Facts(transfer_calls_are_handoffs=True, timed=False)
         self.requested: dict[str, Any] = {}  # tool call id -> arguments the model gave
         self.seen: set[str] = set()  # message ids already turned into facts
-        self.deltas: dict[str, list[str]] = {}  # node -> streamed chunks not yet claimed
+        self.deltas: dict[str | None, list[str]] = {}  # node -> streamed chunks not yet claimed
+        self.values_seen = 0  # messages in the last state of a values stream
         self.clock = 0.0
 
     def tick(self) -> float:
@@ -104,13 +154,16 @@ class LangGraphReader:
 
     # -- shared: what a node returned ------------------------------------------------
 
-    def node_output(self, node: str, output: Any, at: float) -> None:
+    def node_output(self, node: str | None, output: Any, at: float) -> None:
+        """The messages a node returned (``node`` None: a state of unknown provenance)."""
         messages = output.get("messages") if isinstance(output, Mapping) else None
         if isinstance(messages, Mapping) or messages is None:
             messages = [messages] if messages is not None else []
         for raw in messages if isinstance(messages, list) else []:
             msg = message(raw)
             if msg is None:
+                if isinstance(raw, str):
+                    self.facts.gaps.add(TEXT_MESSAGES_GAP)
                 continue
             key = _message_key(msg)
             if key is not None:
@@ -123,7 +176,7 @@ class LangGraphReader:
             elif kind == "tool":
                 self._tool_result(node, msg, at)
 
-    def _model_call(self, node: str, msg: Mapping[str, Any], at: float) -> None:
+    def _model_call(self, node: str | None, msg: Mapping[str, Any], at: float) -> None:
         text, requests = model_output({**msg, "role": "assistant"})
         for request in requests:
             self.requested[str(request.id)] = request.input
@@ -145,7 +198,7 @@ class LangGraphReader:
         if not requests and text:
             self.facts.output = text
 
-    def _tool_result(self, node: str, msg: Mapping[str, Any], at: float) -> None:
+    def _tool_result(self, node: str | None, msg: Mapping[str, Any], at: float) -> None:
         call_id = msg.get("tool_call_id")
         content = msg.get("content")
         result = (
@@ -234,6 +287,32 @@ class LangGraphReader:
                 self.deltas.setdefault(node, []).append(content)
         else:
             self.facts.steps.append(Other(f"langgraph:{mode}", chunk, at))
+
+    # -- astream in one mode -------------------------------------------------------------------
+
+    def updates_item(self, item: Any) -> None:
+        chunk = _one_mode_chunk(item)
+        if not isinstance(chunk, Mapping):
+            raise TraceFormatError('not an astream(stream_mode="updates") record ({node: update})')
+        if self.facts.input is None:
+            self.facts.gaps.add(UPDATES_GAP)
+        self.stream_item(["updates", chunk])
+
+    def values_item(self, item: Any) -> None:
+        """A whole state: the messages past those of the state before are new."""
+        chunk = _one_mode_chunk(item)
+        if not isinstance(chunk, Mapping):
+            raise TraceFormatError('not an astream(stream_mode="values") record (a state)')
+        at = self.tick()
+        messages = chunk.get("messages")
+        messages = messages if isinstance(messages, list) else []
+        if self.facts.start is None:
+            self.facts.input = _user_text(messages)
+            self.facts.start = at
+            self.facts.gaps.add(VALUES_GAP)
+        self.facts.end = at
+        self.node_output(None, {"messages": messages[self.values_seen :]}, at)
+        self.values_seen = len(messages)
 
 
 _KNOWN_EVENTS = frozenset(

@@ -3,8 +3,9 @@
 ``ExportTraceServiceRequest``: ``resourceSpans[].scopeSpans[].spans[]``, attributes as
 ``AnyValue``, int64 as strings, hex ids. The operation comes from
 ``gen_ai.operation.name`` (``chat``, ``invoke_agent``, ``execute_tool``, ...), else from
-``openinference.span.kind``. Old and new attribute names are both read. An
-``invoke_agent`` span's usage is the sum of its calls: only model calls count tokens.
+``openinference.span.kind`` (whose flattened messages :mod:`.openinference` reads). Old
+and new attribute names are both read. An ``invoke_agent`` span's usage is the sum of its
+calls: only model calls count tokens.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from signal_eval_cli.traces.mapping import (
     model_output,
     parse_arguments,
 )
+from signal_eval_cli.traces.openinference import chat_messages
 from signal_eval_cli.traces.source import TraceFormatError
 
 __all__ = ["decode_value", "facts_from_request", "looks_like", "spans_of"]
@@ -193,6 +195,9 @@ class _Span:
         operation = self.attributes.get("gen_ai.operation.name")
         if operation is None:
             operation = OPENINFERENCE_KINDS.get(str(self.attributes.get("openinference.span.kind")))
+            if operation == "chat":  # its messages as GenAI's, where those are absent
+                for side, messages in chat_messages(self.attributes).items():
+                    self.attributes.setdefault(f"gen_ai.{side}.messages", messages)
         self.operation = operation
 
 
