@@ -86,8 +86,9 @@ def _dataset_matrix(doc: Document) -> MatrixFile:
             params=dict(v.get("params") or {}),
             metadata=dict(v.get("metadata") or {}),
             base_dir=base_dir,
+            where=doc.problem(_variant_node(i, v), ""),
         )
-        for v in data["variants"]
+        for i, v in enumerate(data["variants"])
     ]
     if dataset.harness is None:
         missing = [
@@ -108,6 +109,15 @@ def _dataset_matrix(doc: Document) -> MatrixFile:
         description=data.get("description"),
         path=Path(doc.path),
     )
+
+
+def _variant_node(index: int, variant: Mapping[str, object]) -> tuple[str | int, ...]:
+    """Where a problem building a variant's harness is shown: at its ``harness``, else
+    its ``params``, else the variant itself (it runs the dataset's harness)."""
+    for key in ("harness", "params"):
+        if key in variant:
+            return ("variants", index, key)
+    return ("variants", index)
 
 
 def load_matrix(path: str | Path) -> MatrixFile | ScenarioMatrix:

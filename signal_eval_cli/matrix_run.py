@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec
-from signal_eval_cli.errors import InputError
+from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.matrix_model import MatrixResult, VariantResult
 from signal_eval_cli.results import CaseResult
 from signal_eval_cli.run_config import build_harness
@@ -60,6 +60,9 @@ class Variant:
     metadata: dict[str, Any] = field(default_factory=dict)
     base_dir: Path | None = None
     """Where relative ``file.py:attr`` entry points resolve (the matrix file's folder)."""
+    where: Problem | None = None
+    """Its place in the matrix file (its ``harness``, else ``params``, else the variant):
+    where a problem building its harness is reported when the problem has no place."""
 
     def build(self, dataset: EvalDataset) -> Any:
         """The harness to run: resolve the entry point (as every run does,
@@ -75,9 +78,12 @@ class Variant:
         try:
             return build_harness(dataset, spec, self.params, base_dir=base_dir)
         except InputError as exc:
-            raise InputError(
-                [replace(p, message=f"variant '{self.id}': {p.message}") for p in exc.problems]
-            ) from None
+            raise InputError([self._located(p) for p in exc.problems]) from None
+
+    def _located(self, problem: Problem) -> Problem:
+        if problem.line > 0 or self.where is None:
+            return replace(problem, message=f"variant '{self.id}': {problem.message}")
+        return replace(self.where, message=f"variant '{self.id}': {problem}")
 
 
 @dataclass
