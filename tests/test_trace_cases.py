@@ -34,7 +34,10 @@ from signal_eval_cli.errors import InputError
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 ALL = sorted(p.name for p in FIXTURES.iterdir())
 WITH_TOOLS = [n for n in ALL if "simple" not in n]
-NO_INPUT = {"langgraph_updates.jsonl"}  # astream(stream_mode="updates") holds no input
+NO_INPUT = {
+    "langgraph_updates.jsonl",
+    "langgraph_messages.jsonl",
+}  # astream in these modes: no input
 NO_AGENTS = {"langgraph_values.jsonl"}  # "values" does not say which node ran
 
 

@@ -209,6 +209,7 @@ def test_streamed_langgraph_text_becomes_deltas() -> None:
     ("name", "format", "gap", "lacking"),
     [
         ("langgraph_updates.jsonl", "langgraph-updates", "holds no input", {"input": None}),
+        ("langgraph_messages.jsonl", "langgraph-messages", "holds no input", {"input": None}),
         (
             "langgraph_values.jsonl",
             "langgraph-values",
@@ -231,13 +232,13 @@ def test_one_mode_langgraph_streams_give_the_facts_their_shape_holds(
     with pytest.warns(TraceGap, match=gap):
         trace = import_trace(renamed)
     assert facts(trace) == {**SUPPORT_FACTS, **lacking}
-    activated = [a for a, _ in trace.activations]
-    if format == "langgraph-updates":
-        full = import_trace(FIXTURES / "langgraph_stream.jsonl")  # its messages mode: deltas
-        kept = [(s.name, s.payload, s.agent) for s in full if s.name != "text:delta"]
+    if format == "langgraph-values":
+        assert trace.activations == [] and {s.agent for s in trace} == {None}
+    else:  # all the multi-mode stream says but its input (updates: and its deltas)
+        full = import_trace(FIXTURES / "langgraph_stream.jsonl")
+        deltas = format == "langgraph-messages"
+        kept = [(s.name, s.payload, s.agent) for s in full if deltas or s.name != "text:delta"]
         assert [(s.name, s.payload, s.agent) for s in trace][1:] == kept[1:]
-    else:
-        assert activated == [] and {s.agent for s in trace} == {None}
 
 
 def test_one_mode_streams_under_a_subgraph_namespace_are_read(tmp_path: Path) -> None:
@@ -814,3 +815,11 @@ def test_openinference_flattened_messages_become_chat_messages() -> None:
             }
         ],
     }
+
+
+def test_a_bad_line_in_a_messages_stream_is_located(tmp_path: Path) -> None:
+    first = (FIXTURES / "langgraph_messages.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    path = tmp_path / "t.jsonl"
+    path.write_text(first + '\n["values", {}]\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r't.jsonl:2:1: not an astream\(stream_mode="messages"\)'):
+        import_trace(path)

@@ -37,7 +37,8 @@ def import_command(
         str | None,
         typer.Option(
             help="openai-agents, otlp, langgraph-events, langgraph-stream, langgraph-updates, "
-            "langgraph-values or signals (default: detected from the content)."
+            "langgraph-values, langgraph-messages or signals (default: detected from the "
+            "content)."
         ),
     ] = None,
     verbose: VerboseOpt = False,

@@ -47,6 +47,8 @@ def detect_format(source: Source) -> str:
         return "langgraph-events"
     if langgraph.looks_like_stream(value):
         return "langgraph-stream"
+    if langgraph.looks_like_messages(value):
+        return "langgraph-messages"
     if isinstance(value, dict) and isinstance(value.get("name"), str):
         return "signals"
     if langgraph.looks_like_values(value):
@@ -101,6 +103,7 @@ def _langgraph(method: str) -> Callable[[Source], Facts]:
                 feed(value)
             except TraceFormatError as exc:
                 raise TraceFormatError(str(exc), number) from None
+        reader.finish()
         return reader.facts
 
     return read
@@ -113,6 +116,7 @@ FORMATS: dict[str, Callable[[Source], Facts | list[Signal]]] = {
     "langgraph-events": _langgraph("event"),
     "langgraph-stream": _langgraph("stream_item"),
     "langgraph-updates": _langgraph("updates_item"),
+    "langgraph-messages": _langgraph("messages_item"),
     "langgraph-values": _langgraph("values_item"),
 }
 
