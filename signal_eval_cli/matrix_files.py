@@ -29,7 +29,7 @@ from signal_eval_cli.matrix_run import Variant
 if TYPE_CHECKING:
     from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 
-__all__ = ["MatrixFile", "load_matrix", "matrix_from_document"]
+__all__ = ["MatrixFile", "check_matrix", "load_matrix", "matrix_from_document"]
 
 
 @dataclass(slots=True)
@@ -109,6 +109,23 @@ def _dataset_matrix(doc: Document) -> MatrixFile:
         description=data.get("description"),
         path=Path(doc.path),
     )
+
+
+def check_matrix(doc: Document) -> MatrixFile | ScenarioMatrix:
+    """``validate``'s check of a matrix file: :func:`matrix_from_document`, then each
+    variant's harness as a dataset's is checked (it imports, takes its params, the files
+    they name exist), without building it, located at the variant."""
+    matrix = matrix_from_document(doc)
+    if isinstance(matrix, MatrixFile):
+        problems = []
+        for variant in matrix.variants:
+            try:
+                variant.check(matrix.dataset)
+            except InputError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise InputError(problems)
+    return matrix
 
 
 def _variant_node(index: int, variant: Mapping[str, object]) -> tuple[str | int, ...]:
