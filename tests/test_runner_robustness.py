@@ -124,8 +124,14 @@ def two_cases(**kw: Any) -> EvalDataset:
     return EvalDataset(name="d", cases=cases, **kw)
 
 
+class _Abort(BaseException):
+    """A library's own BaseException (as gevent's GreenletExit, trio's Cancelled)."""
+
+
 @pytest.mark.parametrize(
-    "raised", [asyncio.CancelledError, SystemExit, KeyboardInterrupt], ids=lambda e: e.__name__
+    "raised",
+    [asyncio.CancelledError, SystemExit, KeyboardInterrupt, GeneratorExit, _Abort],
+    ids=lambda e: e.__name__,
 )
 @pytest.mark.parametrize("kind", ["async", "sync"])
 def test_a_harness_raising_a_base_exception_fails_only_its_case(

@@ -25,7 +25,15 @@ from typing import Any, Protocol, runtime_checkable
 from signal_eval_cli.proxy.route import CaseRoute, sdk_client
 from signal_eval_cli.signals import Signal, as_signal, new_signal_id, now_iso
 
-__all__ = ["Harness", "HarnessContext", "RunFunction", "collect", "runs_on_loop", "wants_proxy"]
+__all__ = [
+    "Harness",
+    "HarnessContext",
+    "HarnessRaised",
+    "RunFunction",
+    "collect",
+    "runs_on_loop",
+    "wants_proxy",
+]
 
 RunFunction = Callable[[Any, "HarnessContext"], Any]
 
@@ -195,12 +203,25 @@ async def collect(
     return ctx.signals
 
 
+class HarnessRaised(Exception):
+    """A ``BaseException`` the harness raised itself, carried to the runner as an
+    ordinary exception (its ``__cause__``, which ``deadline.raised_by_harness`` unwraps).
+
+    A ``GeneratorExit`` out of a sync harness's thread: a task woken with one is closed
+    rather than given it (CPython's coroutine ``throw``), so it skipped every handler
+    up to the run's own task and ended the run. (On Python 3.10, also what ``deadline``
+    cannot tell from its own cancellation.)"""
+
+
 def _run_sync(run: RunFunction, input: Any, ctx: HarnessContext) -> Any:
     """Call a sync harness off the event loop; drain a sync generator there too."""
-    result = run(input, ctx)
-    if inspect.isgenerator(result):
-        _record_all(ctx, result)
-        return None
+    try:
+        result = run(input, ctx)
+        if inspect.isgenerator(result):
+            _record_all(ctx, result)
+            return None
+    except GeneratorExit as exc:
+        raise HarnessRaised(exc) from exc
     return result
 
 
