@@ -34,6 +34,8 @@ SUPPORT = {
     "agents_responses.json": "openai-agents",  # the SDK's default Responses model
     "agents_responses_streamed.json": "openai-agents",
     "otel_agents_bridge.json": "otlp",
+    "otel_openinference_agents.json": "otlp",  # OpenInference's Agents SDK instrumentation
+    "otel_openinference_agents_streamed.json": "otlp",  # (no messages: output.value read)
     "langgraph_events.jsonl": "langgraph-events",
     "langgraph_stream.jsonl": "langgraph-stream",
 }
@@ -823,3 +825,30 @@ def test_a_bad_line_in_a_messages_stream_is_located(tmp_path: Path) -> None:
     path.write_text(first + '\n["values", {}]\n', encoding="utf-8")
     with pytest.raises(InputError, match=r't.jsonl:2:1: not an astream\(stream_mode="messages"\)'):
         import_trace(path)
+
+
+def test_a_chat_completions_response_reads_as_its_messages() -> None:
+    """OpenInference keeps a model call's raw response in ``output.value``: a Chat
+    Completions response is read through its choices' messages."""
+    from signal_eval_cli.traces.mapping import ToolRequest, model_output
+
+    response = {
+        "object": "chat.completion",
+        "choices": [
+            {
+                "message": {
+                    "role": "assistant",
+                    "content": "hi",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ],
+                }
+            },
+            "not a choice",
+        ],
+    }
+    assert model_output(response) == ("hi", [ToolRequest("c1", "f", {})])

@@ -7,6 +7,7 @@ as ``.contents.<j>.message_content.text``, and each tool call it requests as
 ``.tool_calls.<j>.tool_call.id`` / ``.function.name`` / ``.function.arguments`` (likewise
 ``llm.output_messages``). :func:`chat_messages` folds them back into Chat Completions
 messages, which the OTLP importer reads as it reads ``gen_ai.input/output.messages``.
+Its OpenAI Agents SDK instrumentation writes a handoff as a ``TOOL`` span: :func:`handoff`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["chat_messages"]
+__all__ = ["chat_messages", "handoff"]
 
 _FIELD = re.compile(r"llm\.(input|output)_messages\.(\d+)\.message\.(.+)")
 _TOOL_CALL = re.compile(r"tool_calls\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)")
@@ -53,3 +54,13 @@ def _message(fields: dict[str, Any]) -> dict[str, Any]:
     if "tool_calls" in fields:
         message["tool_calls"] = [c for _, c in sorted(fields["tool_calls"].items())]
     return message
+
+
+def handoff(name: str, attributes: Mapping[str, Any]) -> tuple[str | None, str] | None:
+    """``(from, to)`` of a ``TOOL`` span named ``handoff to <agent>``, as
+    ``openinference-instrumentation-openai-agents`` writes a handoff (``input.value`` the
+    agent handing off, ``output.value`` the one taking over), else None."""
+    if not name.startswith("handoff to "):
+        return None
+    source, target = attributes.get("input.value"), attributes.get("output.value")
+    return (str(source) if source else None, str(target or name.removeprefix("handoff to ")))

@@ -28,7 +28,7 @@ from signal_eval_cli.traces.mapping import (
     model_output,
     parse_arguments,
 )
-from signal_eval_cli.traces.openinference import chat_messages
+from signal_eval_cli.traces.openinference import chat_messages, handoff
 from signal_eval_cli.traces.source import TraceFormatError
 
 __all__ = ["decode_value", "facts_from_request", "looks_like", "spans_of"]
@@ -51,9 +51,10 @@ OUTPUT_TOKENS = (
 )
 MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
 TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name")
-ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "tool.parameters", "input.value")
+AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name")
+ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "input.value")  # not tool.parameters: a schema
 RESULT_KEYS = ("gen_ai.tool.call.result", "output.value")
-OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.completion")
+OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.completion", "output.value")
 INPUT_KEYS = ("gen_ai.input.messages", "gen_ai.prompt")
 
 
@@ -211,7 +212,7 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
         while parent in spans and parent not in seen:
             seen.add(parent)
             owner = spans[parent]
-            name = owner.attributes.get("gen_ai.agent.name")
+            name = _first(owner.attributes, AGENT_NAME_KEYS)
             if owner.operation in AGENT_OPERATIONS and name:
                 return str(name)
             parent = owner.parent
@@ -277,7 +278,7 @@ def _int(value: Any) -> int | None:
 
 def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
     attributes, operation = span.attributes, span.operation
-    name = attributes.get("gen_ai.agent.name")
+    name = _first(attributes, AGENT_NAME_KEYS)
     if operation in AGENT_OPERATIONS and name:
         return AgentRun(str(name), span.start, span.end)
     if operation in MODEL_OPERATIONS:
@@ -297,6 +298,8 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
             text if isinstance(text, str) else "",
             requests,
         )
+    if operation in TOOL_OPERATIONS and (ends := handoff(str(span.raw.get("name")), attributes)):
+        return Handoff(ends[0] or agent, ends[1], span.start)
     if operation in TOOL_OPERATIONS:
         tool = _first(attributes, TOOL_NAME_KEYS) or span.raw.get("name")
         return ToolRun(
