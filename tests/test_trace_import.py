@@ -889,3 +889,33 @@ def test_only_a_langgraph_nodes_own_chain_span_is_an_agent_run(
 
     attributes = {"metadata": metadata} if metadata is not None else {}
     assert langgraph_node(name, attributes) == node
+
+
+def test_a_langgraph_state_without_messages_keeps_its_model_calls() -> None:
+    """A node that keeps the model's reply in a field of its own returns no AI message:
+    its call (model, tokens, streamed text) is read from its chat model's end event, and
+    the input is the whole input state (tests/record_traces.py, the real LangGraph)."""
+    trace = import_trace(FIXTURES / "langgraph_simple_answer_events.jsonl")
+    assert trace.input == {"question": "Hi"}
+    assert [a for a, _ in trace.activations] == ["answer"]
+    assert [(s.name, s.agent) for s in trace.matching("provider:*")] == [
+        ("provider:start", "answer"),
+        ("provider:end", "answer"),
+    ]
+    assert (trace.metrics.input_tokens, trace.metrics.output_tokens) == SIMPLE_FACTS["tokens"]
+    assert trace.output == SIMPLE_FACTS["output"]
+    assert "".join(p["content"] for p in trace.payloads("text:delta")) == trace.output
+    assert passes(trace, {"type": "metric.tokens.max", "value": 16})
+    assert not passes(trace, {"type": "metric.tokens.max", "value": 15})
+
+
+def test_a_stream_of_a_state_without_messages_has_that_state_as_input() -> None:
+    from signal_eval_cli.traces.langgraph import LangGraphReader
+
+    reader = LangGraphReader()
+    reader.stream_item(["values", {"question": "Hi"}])
+    reader.stream_item(["values", {"question": "Hi", "answer": "Hello"}])
+    assert reader.facts.input == {"question": "Hi"}
+    with_messages = LangGraphReader()
+    with_messages.stream_item(["values", {"messages": [], "question": "Hi"}])
+    assert with_messages.facts.input is None  # a messages state: its user's text, none yet
