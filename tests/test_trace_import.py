@@ -36,6 +36,7 @@ SUPPORT = {
     "otel_agents_bridge.json": "otlp",
     "otel_openinference_agents.json": "otlp",  # OpenInference's Agents SDK instrumentation
     "otel_openinference_agents_streamed.json": "otlp",  # (no messages: output.value read)
+    "otel_openinference_langgraph.json": "otlp",  # its LangChain one, on LangGraph
     "langgraph_events.jsonl": "langgraph-events",
     "langgraph_stream.jsonl": "langgraph-stream",
 }
@@ -852,3 +853,39 @@ def test_a_chat_completions_response_reads_as_its_messages() -> None:
         ],
     }
     assert model_output(response) == ("hi", [ToolRequest("c1", "f", {})])
+
+
+@pytest.mark.parametrize(
+    ("value", "result"),
+    [
+        ('{"type": "tool", "data": {"content": "Paris: sunny"}}', "Paris: sunny"),
+        ('{"type": "tool", "data": {"content": ["a", "b"]}}', ["a", "b"]),
+        ('{"type": "ai", "data": {"content": "x"}}', '{"type": "ai", "data": {"content": "x"}}'),
+        ('{"type": "tool"', '{"type": "tool"'),  # not JSON: kept as the text it is
+        ("Paris: sunny", "Paris: sunny"),
+        (None, None),
+    ],
+)
+def test_a_serialized_tool_message_output_reads_as_its_content(value: Any, result: Any) -> None:
+    from signal_eval_cli.traces.openinference import tool_output
+
+    assert tool_output(value) == result
+
+
+@pytest.mark.parametrize(
+    ("name", "metadata", "node"),
+    [
+        ("weather", '{"langgraph_node": "weather", "langgraph_step": 2}', "weather"),
+        ("after_weather", '{"langgraph_node": "weather"}', None),  # an edge, in its step
+        ("__start__", '{"langgraph_node": "__start__"}', None),
+        ("weather", "not json", None),
+        ("weather", None, None),
+    ],
+)
+def test_only_a_langgraph_nodes_own_chain_span_is_an_agent_run(
+    name: str, metadata: str | None, node: str | None
+) -> None:
+    from signal_eval_cli.traces.openinference import langgraph_node
+
+    attributes = {"metadata": metadata} if metadata is not None else {}
+    assert langgraph_node(name, attributes) == node

@@ -279,8 +279,11 @@ def _link_turns(facts: Facts) -> dict[int, tuple[ModelCall, int]]:
             if index is not None:
                 claimed.add((id(call), index))
                 links[id(run)] = (call, index)
+                request = call.requests[index]
                 if run.id is None:
-                    run.id = call.requests[index].id
+                    run.id = request.id
+                if isinstance(request.input, Mapping) and not isinstance(run.input, Mapping):
+                    run.input = request.input  # what the model asked, not what a tool got
                 break
         else:  # the model's requests are unreadable: the turn is the call just before
             if candidates and not candidates[-1].requests:

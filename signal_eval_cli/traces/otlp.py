@@ -28,7 +28,12 @@ from signal_eval_cli.traces.mapping import (
     model_output,
     parse_arguments,
 )
-from signal_eval_cli.traces.openinference import chat_messages, handoff
+from signal_eval_cli.traces.openinference import (
+    chat_messages,
+    handoff,
+    langgraph_node,
+    tool_output,
+)
 from signal_eval_cli.traces.source import TraceFormatError
 
 __all__ = ["decode_value", "facts_from_request", "looks_like", "spans_of"]
@@ -199,6 +204,9 @@ class _Span:
             if operation == "chat":  # its messages as GenAI's, where those are absent
                 for side, messages in chat_messages(self.attributes).items():
                     self.attributes.setdefault(f"gen_ai.{side}.messages", messages)
+            elif node := langgraph_node(str(raw.get("name")), self.attributes):
+                operation = "invoke_agent"  # a LangGraph node run is an agent's, as imported
+                self.attributes.setdefault("agent.name", node)
         self.operation = operation
 
 
@@ -308,9 +316,10 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
             span.start,
             span.end,
             agent,
-            id=attributes.get("gen_ai.tool.call.id") or span.id,
-            result=_first(attributes, RESULT_KEYS),
+            id=attributes.get("gen_ai.tool.call.id") or None,  # else the request's
+            result=tool_output(_first(attributes, RESULT_KEYS)),
             error=_failed(span.raw, attributes),
+            span_id=span.id,
         )
     if operation in HANDOFF_OPERATIONS:
         target = attributes.get("gen_ai.handoff.to_agent")
