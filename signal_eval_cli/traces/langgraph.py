@@ -147,7 +147,7 @@ def _input_of(state: Any) -> Any:
     when it holds no messages (a graph that keeps its question in a field of its own)."""
     messages = state.get("messages") if isinstance(state, Mapping) else state
     text = _user_text(messages)
-    if text is None and isinstance(state, Mapping) and not messages:
+    if text is None and isinstance(state, Mapping) and "messages" not in state:
         return dict(state)
     return text
 
