@@ -919,3 +919,45 @@ def test_a_stream_of_a_state_without_messages_has_that_state_as_input() -> None:
     with_messages = LangGraphReader()
     with_messages.stream_item(["values", {"messages": [], "question": "Hi"}])
     assert with_messages.facts.input is None  # a messages state: its user's text, none yet
+
+
+@pytest.mark.parametrize(
+    ("status", "events", "error"),
+    [
+        (
+            {"code": "STATUS_CODE_ERROR"},
+            [("ValueError", "down for Paris")],
+            "ValueError: down for Paris",
+        ),
+        ({"code": 2}, [("A", "first"), ("B", "last")], "B: last"),  # the last one recorded
+        ({"code": 2, "message": "said so"}, [("ValueError", "x")], "said so"),  # status first
+        ({"code": 2}, [], "error"),
+        ({"code": 0}, [("ValueError", "caught")], None),  # recorded, but the span succeeded
+    ],
+)
+def test_a_failed_otlp_tool_span_says_the_exception_it_recorded(
+    status: dict[str, Any], events: list[tuple[str, str]], error: str | None, tmp_path: Path
+) -> None:
+    """OTel's ``record_exception`` writes an ``exception`` event (Pydantic AI's tool spans
+    carry nothing else): its type and message are the tool call's error."""
+    tool = _span(
+        "00000000000000f4",
+        None,
+        "execute_tool get_alerts",
+        10,
+        gen_ai__operation__name="execute_tool",
+        gen_ai__tool__name="get_alerts",
+        gen_ai__tool__call__id="call_alerts",
+    )
+    tool["status"] = status
+    tool["events"] = [
+        {
+            "name": "exception",
+            "attributes": [_attr("exception.type", kind), _attr("exception.message", message)],
+        }
+        for kind, message in events
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(_otlp(tool)), encoding="utf-8")
+    (result,) = import_trace(path).payloads("tool:result")
+    assert result.get("error") == error

@@ -167,10 +167,27 @@ def _messages(value: Any) -> Any:
 
 
 def _failed(span: Mapping[str, Any], attributes: Mapping[str, Any]) -> str | None:
+    """Why the span failed: its status message, else the exception it recorded (an
+    ``exception`` event, as the SDK's ``record_exception`` writes), else ``error.type``."""
     status = as_mapping(span.get("status"))
     code = status.get("code")
     if code in (2, "2", "STATUS_CODE_ERROR") or attributes.get("error.type"):
-        return str(status.get("message") or attributes.get("error.type") or "error")
+        return str(
+            status.get("message") or _exception(span) or attributes.get("error.type") or "error"
+        )
+    return None
+
+
+def _exception(span: Mapping[str, Any]) -> str | None:
+    """``type: message`` of the span's last ``exception`` event, if it has one."""
+    events = span.get("events")
+    for event in reversed(events if isinstance(events, list) else []):
+        if isinstance(event, Mapping) and event.get("name") == "exception":
+            fields = _attributes(event.get("attributes"))
+            kind, message = fields.get("exception.type"), fields.get("exception.message")
+            text = ": ".join(str(x) for x in (kind, message) if x)
+            if text:
+                return text
     return None
 
 
