@@ -422,6 +422,49 @@ def test_compressed_answers_are_decoded_and_asked_for(
         server.close()
 
 
+@pytest.mark.parametrize(
+    ("coding", "pack"),
+    [("gzip", gzip.compress), ("deflate", zlib.compress), ("deflate", raw_deflate)],
+    ids=["gzip", "deflate", "raw-deflate"],
+)
+def test_a_compressed_answer_cut_off_is_a_connection_error_not_a_malformed_one(
+    coding: str, pack: Callable[[bytes], bytes]
+) -> None:
+    """A body whose length was honoured but whose compressed stream never ends (a proxy
+    that truncated it) read as 'malformed: not JSON'; it is the transfer that failed."""
+    data = pack(completion("unzipped"))[:-6]
+
+    def cut(n: int) -> bytes:
+        head = f"HTTP/1.1 200 OK\r\nContent-Encoding: {coding}\r\nContent-Length: {len(data)}"
+        return head.encode() + b"\r\n\r\n" + data
+
+    server = RawServer(cut)
+    try:
+        with pytest.raises(ProviderError) as raised:
+            asyncio.run(openai(server.url).complete(request()))
+        assert "the compressed answer was cut off before its end" in str(raised.value)
+        assert raised.value.code != "malformed_response"
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["HTTP/1.1 204 No Content", "HTTP/1.1 200 OK\r\nContent-Length: 2"],
+    ids=["204", "200-blank"],
+)
+def test_an_empty_answer_says_it_is_empty(head: str) -> None:
+    body = b"" if " 204 " in head else b"\r\n"
+    server = RawServer(lambda n: head.encode() + b"\r\n\r\n" + body)
+    try:
+        with pytest.raises(ProviderError) as raised:
+            asyncio.run(openai(server.url).complete(request()))
+        assert raised.value.code == "malformed_response"
+        assert f"the body is empty (HTTP {head.split()[1]})" in str(raised.value)
+    finally:
+        server.close()
+
+
 def test_a_redirect_is_an_error_naming_where_the_api_moved() -> None:
     moved = "https://api.example.org/v2/chat/completions"
     head = f"HTTP/1.1 301 Moved Permanently\r\nLocation: {moved}\r\nContent-Length: 0"
