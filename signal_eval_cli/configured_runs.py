@@ -142,6 +142,9 @@ async def run_matrix_configured(
                 stop_scenario_proxies(each, policy.note)
         return journal.result(result)
     selected = select_cases(matrix.dataset, options)
+    # built before the journal opens (a variant that cannot be built leaves none behind);
+    # on Ray each actor builds its own variants; here, before any proxy exports
+    variants = built_variants(matrix.variants, matrix.dataset) if local else matrix.variants
     journal = journal_of(choices, matrix_header(matrix, options, options.repeat), policy.note)
     options.finished_by_variant = kept_matrix_cases(journal.plan, matrix, options)
     then_case = options.on_variant_case
@@ -152,8 +155,6 @@ async def run_matrix_configured(
             then_case(variant_id, result)
 
     options.on_variant_case = finished_case
-    # on Ray each actor builds its own variants; here, before any proxy exports
-    variants = built_variants(matrix.variants, matrix.dataset) if local else matrix.variants
     options.proxies = start_variant_proxies(
         matrix, variants, policy, export_env=concurrency if local else None
     )

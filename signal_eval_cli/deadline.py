@@ -13,6 +13,8 @@ import sys
 from collections.abc import Coroutine
 from typing import Any
 
+from signal_eval_cli.harness.protocol import HarnessRaised
+
 __all__ = ["cancelled_by_us", "guarded", "raised_by_harness", "within"]
 
 
@@ -36,10 +38,6 @@ if sys.version_info >= (3, 11):
 
 else:  # pragma: no cover - Python 3.10
 
-    class _HarnessRaised(Exception):
-        """A CancelledError or SystemExit the harness raised itself,
-        carried out of its task as an ordinary failure (its ``__cause__``)."""
-
     async def within(run: Coroutine[Any, Any, Any], seconds: float) -> bool:
         """3.10 has no ``asyncio.timeout``, and ``wait_for`` cannot tell its own
         cancellation from the harness's: run the harness in a task we cancel ourselves."""
@@ -52,7 +50,7 @@ else:  # pragma: no cover - Python 3.10
                 # KeyboardInterrupt is left alone: here it cannot be told from Ctrl-C.
                 if ours and isinstance(exc, asyncio.CancelledError):
                     raise
-                raise _HarnessRaised(exc) from exc
+                raise HarnessRaised(exc) from exc
 
         task = asyncio.ensure_future(guarded())
         try:
@@ -81,9 +79,10 @@ def cancelled_by_us(exc: BaseException) -> bool:
 
 
 def raised_by_harness(exc: BaseException) -> BaseException:
-    """What the harness raised: on Python 3.10 a cancellation or exit it raised itself
-    comes wrapped by :func:`within`."""
-    if type(exc).__name__ == "_HarnessRaised" and exc.__cause__ is not None:
+    """What the harness raised: a ``GeneratorExit`` out of a sync harness's thread comes
+    wrapped (:class:`HarnessRaised`), and so, on Python 3.10, does a cancellation or exit
+    it raised itself (by :func:`within`)."""
+    if isinstance(exc, HarnessRaised) and exc.__cause__ is not None:
         return exc.__cause__
     return exc
 
@@ -94,12 +93,13 @@ async def guarded(
     """Run a harness (``run``) under the deadline, as every run does (a dataset's case, a
     scenario's agent): whether it timed out, and what it raised itself (unwrapped), which
     is its own failure, not the run's. A cancellation, Ctrl-C or exit that is ours (the
-    run cancelled, interrupted) propagates."""
+    run cancelled, interrupted) propagates; any other ``BaseException`` (``GeneratorExit``,
+    a library's own) is the harness's too: it must not end the run and lose the other cases."""
     try:
         return await within(run, seconds), None
     except Exception as exc:
         return False, raised_by_harness(exc)
-    except (asyncio.CancelledError, KeyboardInterrupt, SystemExit) as exc:
+    except BaseException as exc:
         if cancelled_by_us(exc):
             raise
         return False, raised_by_harness(exc)

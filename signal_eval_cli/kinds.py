@@ -159,7 +159,7 @@ DOCUMENT_KINDS: list[DocumentKind] = [
     DocumentKind(
         "matrix",
         lambda data: "variants" in data,
-        "signal_eval_cli.matrix_files:matrix_from_document",
+        "signal_eval_cli.matrix_files:check_matrix",
     ),
     DocumentKind("scenario", is_scenario_data, "signal_eval_cli.scenarios:check_scenario_document"),
     DocumentKind("dataset", lambda data: "cases" in data, "signal_eval_cli.validate:check_dataset"),

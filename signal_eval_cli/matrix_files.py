@@ -29,7 +29,7 @@ from signal_eval_cli.matrix_run import Variant
 if TYPE_CHECKING:
     from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 
-__all__ = ["MatrixFile", "load_matrix", "matrix_from_document"]
+__all__ = ["MatrixFile", "check_matrix", "load_matrix", "matrix_from_document"]
 
 
 @dataclass(slots=True)
@@ -86,8 +86,9 @@ def _dataset_matrix(doc: Document) -> MatrixFile:
             params=dict(v.get("params") or {}),
             metadata=dict(v.get("metadata") or {}),
             base_dir=base_dir,
+            where=doc.problem(_variant_node(i, v), ""),
         )
-        for v in data["variants"]
+        for i, v in enumerate(data["variants"])
     ]
     if dataset.harness is None:
         missing = [
@@ -108,6 +109,32 @@ def _dataset_matrix(doc: Document) -> MatrixFile:
         description=data.get("description"),
         path=Path(doc.path),
     )
+
+
+def check_matrix(doc: Document) -> MatrixFile | ScenarioMatrix:
+    """``validate``'s check of a matrix file: :func:`matrix_from_document`, then each
+    variant's harness as a dataset's is checked (it imports, takes its params, the files
+    they name exist), without building it, located at the variant."""
+    matrix = matrix_from_document(doc)
+    if isinstance(matrix, MatrixFile):
+        problems = []
+        for variant in matrix.variants:
+            try:
+                variant.check(matrix.dataset)
+            except InputError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise InputError(problems)
+    return matrix
+
+
+def _variant_node(index: int, variant: Mapping[str, object]) -> tuple[str | int, ...]:
+    """Where a problem building a variant's harness is shown: at its ``harness``, else
+    its ``params``, else the variant itself (it runs the dataset's harness)."""
+    for key in ("harness", "params"):
+        if key in variant:
+            return ("variants", index, key)
+    return ("variants", index)
 
 
 def load_matrix(path: str | Path) -> MatrixFile | ScenarioMatrix:

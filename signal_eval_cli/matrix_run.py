@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec
-from signal_eval_cli.errors import InputError
+from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.matrix_model import MatrixResult, VariantResult
 from signal_eval_cli.results import CaseResult
-from signal_eval_cli.run_config import build_harness
+from signal_eval_cli.run_config import build_harness, check_harness_of
 from signal_eval_cli.runner import RunOptions, run_dataset
 from signal_eval_cli.signals import now_iso
 
@@ -60,6 +60,9 @@ class Variant:
     metadata: dict[str, Any] = field(default_factory=dict)
     base_dir: Path | None = None
     """Where relative ``file.py:attr`` entry points resolve (the matrix file's folder)."""
+    where: Problem | None = None
+    """Its place in the matrix file (its ``harness``, else ``params``, else the variant):
+    where a problem building its harness is reported when the problem has no place."""
 
     def build(self, dataset: EvalDataset) -> Any:
         """The harness to run: resolve the entry point (as every run does,
@@ -67,17 +70,30 @@ class Variant:
         spec = self.harness
         if spec is not None and not isinstance(spec, (str, HarnessSpec)):
             return spec
+        return self._resolving(dataset, build_harness)
+
+    def check(self, dataset: EvalDataset) -> None:
+        """What ``validate`` checks of the harness :meth:`build` builds, without building
+        it (:func:`~signal_eval_cli.run_config.check_harness_of`), located the same way."""
+        if self.harness is None or isinstance(self.harness, (str, HarnessSpec)):
+            self._resolving(dataset, check_harness_of)
+
+    def _resolving(self, dataset: EvalDataset, resolve: Callable[..., Any]) -> Any:
+        spec = self.harness
         if spec is None and dataset.harness is None:
             raise InputError(
                 f"variant '{self.id}' names no harness and dataset '{dataset.name}' has none"
             )
         base_dir = self.base_dir if spec is not None else None  # else the dataset's (paths.py)
         try:
-            return build_harness(dataset, spec, self.params, base_dir=base_dir)
+            return resolve(dataset, spec, self.params, base_dir=base_dir)
         except InputError as exc:
-            raise InputError(
-                [replace(p, message=f"variant '{self.id}': {p.message}") for p in exc.problems]
-            ) from None
+            raise InputError([self._located(p) for p in exc.problems]) from None
+
+    def _located(self, problem: Problem) -> Problem:
+        if problem.line > 0 or self.where is None:
+            return replace(problem, message=f"variant '{self.id}': {problem.message}")
+        return replace(self.where, message=f"variant '{self.id}': {problem}")
 
 
 @dataclass

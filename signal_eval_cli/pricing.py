@@ -8,6 +8,7 @@ price costs ``0.0`` (and :meth:`PriceTable.lookup` says so with ``None``).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -63,6 +64,8 @@ def parse_price(text: str) -> tuple[str, Price]:
         price = Price(float(parts[0]), float(parts[1]))
     except ValueError:
         raise InputError(f"--price {text!r}: prices must be numbers") from None
+    if not (math.isfinite(price.input) and math.isfinite(price.output)):
+        raise InputError(f"--price {text!r}: prices must be finite numbers")
     if price.input < 0 or price.output < 0:
         raise InputError(f"--price {text!r}: prices must not be negative")
     return model, price

@@ -47,6 +47,7 @@ __all__ = [
     "PreparedRun",
     "ProviderPolicy",
     "build_harness",
+    "check_harness_of",
     "default_cassette",
     "harness_spec",
     "judge_cassette",
@@ -112,6 +113,24 @@ def build_harness(
     file's folder), else against the dataset's own directory."""
     spec = harness_spec(dataset, harness, params or {})
     return resolve_harness(  # type: ignore[no-any-return]
+        spec.factory,
+        dict(spec.params),
+        base_dir=base_dir,
+        dataset_path=dataset.path if base_dir is None else None,
+    )
+
+
+def check_harness_of(
+    dataset: EvalDataset,
+    harness: HarnessSpec | str | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    base_dir: Path | None = None,
+) -> None:
+    """What ``validate`` checks of the harness :func:`build_harness` would build, without
+    building it (:func:`~signal_eval_cli.harness.entrypoints.check_harness`)."""
+    spec = harness_spec(dataset, harness, params or {})
+    check_harness(
         spec.factory,
         dict(spec.params),
         base_dir=base_dir,

@@ -145,13 +145,24 @@ async def _langgraph_lines(base_url: str, mode: str, simple: bool) -> list[str]:
     state = {"messages": [("user", "Hi" if simple else script.QUESTION)]}
     if mode == "events":
         return [_dumps(e) async for e in graph.astream_events(state, version="v2")]
+    if mode in ("updates", "values", "messages"):  # one mode, as most code streams
+        stream = graph.astream(state, stream_mode=mode)  # messages: (message, metadata)
+        return [_dumps(list(i) if isinstance(i, tuple) else i) async for i in stream]
     stream = graph.astream(state, stream_mode=["values", "updates", "messages"])
     return [_dumps(list(item)) async for item in stream]
 
 
 async def record_langgraph(base_url: str, mode: str = "events", *, simple: bool = False) -> str:
-    """JSONL of ``astream_events(version="v2")`` or of multi-mode ``astream``."""
+    """JSONL of ``astream_events(version="v2")``, of multi-mode ``astream`` (``stream``),
+    or of one-mode ``astream`` (``updates``, ``values``, ``messages``)."""
     return "\n".join(await _langgraph_lines(base_url, mode, simple)) + "\n"
+
+
+async def record_langgraph_answer(base_url: str) -> str:
+    """``astream_events`` JSONL of a graph whose state has no messages."""
+    graph = script.langgraph_answer_graph(base_url)
+    events = graph.astream_events({"question": "Hi"}, version="v2")
+    return "\n".join([_dumps(e) async for e in events]) + "\n"
 
 
 async def _record_all(url: str) -> dict[str, str]:
@@ -167,7 +178,11 @@ async def _record_all(url: str) -> dict[str, str]:
         ),
         "langgraph_events.jsonl": await record_langgraph(url, "events"),
         "langgraph_stream.jsonl": await record_langgraph(url, "stream"),
+        "langgraph_updates.jsonl": await record_langgraph(url, "updates"),
+        "langgraph_values.jsonl": await record_langgraph(url, "values"),
+        "langgraph_messages.jsonl": await record_langgraph(url, "messages"),
         "langgraph_simple_events.jsonl": await record_langgraph(url, "events", simple=True),
+        "langgraph_simple_answer_events.jsonl": await record_langgraph_answer(url),
         "otel_agents_bridge.json": json.dumps(await record_otel_agents(url), indent=1),
         "otel_openai.json": json.dumps(await record_otel_openai(url), indent=1),
         "otel_openai_streamed.json": json.dumps(

@@ -18,6 +18,7 @@ from signal_eval_cli.errors import InputError
 from signal_eval_cli.persistence import save_result
 from signal_eval_cli.run_config import ProviderPolicy
 from signal_eval_cli.scenarios import load_scenario
+from signal_eval_cli.validate import validate_path
 
 
 def _same_as_the_command(result: object, command: list[str], project: Path) -> None:
@@ -87,3 +88,44 @@ def test_scenarios_in_one_call_are_the_scenario_command_s(tmp_path: Path) -> Non
     assert scenario_essence(tmp_path / "lib.json") == scenario_essence(tmp_path / "cli.json")
     with pytest.raises(InputError, match="choose one of --record, --live"):
         asyncio.run(run_scenarios_configured([str(first)], ProviderPolicy(record=True, live=True)))
+
+
+@pytest.mark.parametrize(
+    ("variant", "where", "says"),
+    [
+        ('{id: a, name: A, harness: "nofile.py:create"}', "m.yaml:3:31:", "file not found"),
+        ("{id: a, name: A, params: {nosuch: 1}}", "m.yaml:3:30:", "does not take params"),
+        ("{id: a, name: A}", "m.yaml:3:5:", "the factory raised ValueError: no"),
+    ],
+    ids=["missing-file", "unknown-param", "factory-raises"],
+)
+def test_a_variant_that_cannot_be_built_is_located_leaves_no_journal_and_fails_validate(
+    tmp_path: Path, variant: str, where: str, says: str
+) -> None:
+    _variant_matrix(tmp_path, variant)
+    output = tmp_path / "out.json"
+    with pytest.raises(InputError) as caught:
+        asyncio.run(run_matrix_configured(tmp_path / "m.yaml", output=output))
+    (problem,) = caught.value.problems
+    assert str(problem).startswith(str(tmp_path / where)) and says in str(problem), problem
+    assert "variant 'a'" in str(problem)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.yaml", "h.py", "m.yaml"]
+    if "raised" not in says:  # validate builds nothing: what it can see without running
+        kind, problems = validate_path(tmp_path / "m.yaml")
+        assert (kind, [str(p) for p in problems]) == ("invalid", [str(problem)])
+
+
+def _variant_matrix(tmp_path: Path, variant: str) -> None:
+    (tmp_path / "h.py").write_text(
+        "def create(ok=False):\n"
+        "    if not ok:\n"
+        "        raise ValueError('no')\n"
+        "    return lambda input, ctx: None\n"
+    )
+    (tmp_path / "d.yaml").write_text(
+        "name: d\nharness: h.py:create\ncases:\n  - id: c\n    input: 1\n"
+        "    assertions: [{type: signal.contains, pattern: harness:end}]\n"
+    )
+    (tmp_path / "m.yaml").write_text(
+        f"dataset: d.yaml\nvariants:\n  - {variant}\n  - {{id: ok, name: OK, params: {{ok: true}}}}\n"
+    )

@@ -43,8 +43,14 @@ def test_the_deadline_is_a_timeout_and_no_failure() -> None:
 
 @pytest.mark.parametrize(
     "exc",
-    [ValueError("bad"), TimeoutError("its own deadline"), SystemExit(3), asyncio.CancelledError()],
-    ids=["error", "own-timeout", "exit", "own-cancel"],
+    [
+        ValueError("bad"),
+        TimeoutError("its own deadline"),
+        SystemExit(3),
+        asyncio.CancelledError(),
+        GeneratorExit(),
+    ],
+    ids=["error", "own-timeout", "exit", "own-cancel", "generator-exit"],
 )
 def test_what_the_harness_raises_itself_is_returned_as_its_failure(exc: BaseException) -> None:
     timed_out, failure = _run(lambda: _raises(exc))

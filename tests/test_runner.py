@@ -208,6 +208,26 @@ def test_the_starting_state_is_kept_as_it_was_when_the_harness_changes_it_in_pla
     assert case.passed, [a.message for a in case.assertions]
 
 
+def test_a_nested_starting_state_changed_in_place_is_kept_as_it_was() -> None:
+    """A flat state is copied as a dict; one holding lists or dicts still deeply."""
+
+    def harness(input: Any, ctx: HarnessContext) -> None:
+        state: dict[str, Any] = {"items": [1], "meta": {"n": 1}}
+        ctx.emit("harness:start", {"state": state})
+        ctx.emit("agent:activated", {"agent": "planner"})
+        state["items"].append(2)  # in place, deep inside, after the start
+        state["meta"]["n"] = 2
+        ctx.emit("harness:end", {"state": state})
+
+    checks = [
+        {"type": "snapshot.at", "afterSignal": "agent:activated", "path": "items", "value": [1]},
+        {"type": "snapshot.at", "afterSignal": "agent:activated", "path": "meta.n", "value": 1},
+        {"type": "snapshot.final", "path": "items", "value": [1, 2]},
+    ]
+    (case,) = run(harness, dataset(1, checks)).cases
+    assert case.passed, [a.message for a in case.assertions]
+
+
 def test_a_start_payload_that_cannot_be_copied_is_kept_as_it_is() -> None:
     def harness(input: Any, ctx: HarnessContext) -> None:
         ctx.emit("harness:start", {"state": {"n": 1, "lock": threading.Lock()}})

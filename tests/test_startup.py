@@ -134,7 +134,7 @@ def test_ctrl_c_while_the_cli_imports_exits_130_without_a_traceback(tmp_path: Pa
 
 
 EXITING = """\
-import atexit, os, sys, threading
+import atexit, io, os, sys, threading
 import signal_eval_cli.cli as cli
 
 class Teardown:
@@ -144,6 +144,14 @@ class Teardown:
 kept = Teardown()  # freed only by the interpreter's teardown
 left_open = open("left-open.txt", "w")  # a harness's log, never flushed nor closed
 left_open.write("buffered")
+
+class OwnLog(io.IOBase):  # a harness's own file object: the teardown would close (flush) it
+    def flush(self):
+        if not self.closed:
+            with open("own-log.txt", "w") as out:
+                out.write("flushed")
+
+own_log = OwnLog()
 finished = threading.Event()
 
 def late_thread():
@@ -176,6 +184,7 @@ def test_the_process_ends_without_teardown_after_threads_atexit_and_flushing(
     assert done.stdout == "x" * 100_000 + "\nthread joined\natexit ran\n"
     assert done.stderr == ""  # no teardown ran
     assert (tmp_path / "left-open.txt").read_text() == "buffered"
+    assert (tmp_path / "own-log.txt").read_text() == "flushed"
 
 
 @pytest.mark.parametrize("code", ["a message", None, 0, 1, 2, 130])

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from trace_facts import LOOP_FACTS, SIMPLE_FACTS, SUPPORT_FACTS, facts
 from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.traces import TraceGap
+from signal_eval_cli.traces.source import Source
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
@@ -32,6 +34,9 @@ SUPPORT = {
     "agents_responses.json": "openai-agents",  # the SDK's default Responses model
     "agents_responses_streamed.json": "openai-agents",
     "otel_agents_bridge.json": "otlp",
+    "otel_openinference_agents.json": "otlp",  # OpenInference's Agents SDK instrumentation
+    "otel_openinference_agents_streamed.json": "otlp",  # (no messages: output.value read)
+    "otel_openinference_langgraph.json": "otlp",  # its LangChain one, on LangGraph
     "langgraph_events.jsonl": "langgraph-events",
     "langgraph_stream.jsonl": "langgraph-stream",
 }
@@ -121,7 +126,6 @@ def test_assertions_hold_on_imports_and_wrong_ones_fail(
 @pytest.mark.parametrize("name", sorted(SUPPORT))
 def test_format_is_detected_from_content_not_name(name: str, tmp_path: Path) -> None:
     from signal_eval_cli.traces import detect_format
-    from signal_eval_cli.traces.source import Source
 
     renamed = tmp_path / "trace.txt"
     renamed.write_bytes((FIXTURES / name).read_bytes())
@@ -204,6 +208,89 @@ def test_streamed_langgraph_text_becomes_deltas() -> None:
     }  # type: ignore[index]
 
 
+@pytest.mark.parametrize(
+    ("name", "format", "gap", "lacking"),
+    [
+        ("langgraph_updates.jsonl", "langgraph-updates", "holds no input", {"input": None}),
+        ("langgraph_messages.jsonl", "langgraph-messages", "holds no input", {"input": None}),
+        (
+            "langgraph_values.jsonl",
+            "langgraph-values",
+            "does not say which node ran",
+            {"handoffs": [(None, "weather")]},
+        ),
+    ],
+)
+def test_one_mode_langgraph_streams_give_the_facts_their_shape_holds(
+    name: str, format: str, gap: str, lacking: dict[str, Any], tmp_path: Path
+) -> None:
+    """``astream`` in one mode, as most code streams (recorded by tests/record_traces.py):
+    detected from the content, the same tool calls, errors, tokens and answer as the
+    multi-mode stream, and what the shape lacks warned of, never guessed."""
+    from signal_eval_cli.traces import detect_format
+
+    renamed = tmp_path / "trace.jsonl"
+    renamed.write_bytes((FIXTURES / name).read_bytes())
+    assert detect_format(Source.read(renamed)) == format
+    with pytest.warns(TraceGap, match=gap):
+        trace = import_trace(renamed)
+    assert facts(trace) == {**SUPPORT_FACTS, **lacking}
+    if format == "langgraph-values":
+        assert trace.activations == [] and {s.agent for s in trace} == {None}
+    else:  # all the multi-mode stream says but its input (updates: and its deltas)
+        full = import_trace(FIXTURES / "langgraph_stream.jsonl")
+        deltas = format == "langgraph-messages"
+        kept = [(s.name, s.payload, s.agent) for s in full if deltas or s.name != "text:delta"]
+        assert [(s.name, s.payload, s.agent) for s in trace][1:] == kept[1:]
+
+
+def test_one_mode_streams_under_a_subgraph_namespace_are_read(tmp_path: Path) -> None:
+    """``astream(..., subgraphs=True)`` in one mode writes ``[namespace, chunk]``."""
+    lines = (FIXTURES / "langgraph_updates.jsonl").read_text(encoding="utf-8").splitlines()
+    nested = tmp_path / "nested.jsonl"
+    nested.write_text(
+        "".join(json.dumps([["outer:1"], json.loads(line)]) + "\n" for line in lines),
+        encoding="utf-8",
+    )
+    with pytest.warns(TraceGap):
+        trace = import_trace(nested)
+    assert facts(trace) == {**SUPPORT_FACTS, "input": None}
+
+
+def test_langgraph_messages_written_as_text_are_warned_of_not_lost_silently(
+    tmp_path: Path,
+) -> None:
+    """``json.dumps(chunk, default=str)`` turns each message into its repr: nothing in it
+    can be trusted as a model or tool call, so the import says so."""
+    text = tmp_path / "text.jsonl"
+    lines = [
+        {"triage": {"messages": ["content='' additional_kwargs={} tool_calls=[...]"]}},
+        {"weather": {"messages": ["content='Paris and Rome are sunny today.'"]}},
+    ]
+    text.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        trace = import_trace(text)
+    gaps = sorted(str(w.message).split(": ", 1)[1][:40] for w in warned)
+    assert gaps == [
+        'astream(stream_mode="updates") holds no ',
+        "its messages were written as text (json.",
+    ]
+    assert [a for a, _ in trace.activations] == ["triage", "weather"]
+    assert trace.tool_calls == [] and trace.output == ""
+
+
+def test_a_jsonl_line_of_objects_without_messages_is_not_taken_for_updates(
+    tmp_path: Path,
+) -> None:
+    """Only an update with ``messages`` makes a file LangGraph's: anything else stays
+    ours, whose reader says which line is not a signal."""
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text('{"payload": {"a": 1}}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"odd.jsonl:1:1: not a signal"):
+        import_trace(odd)
+
+
 def test_a_plain_responses_export_warns_of_what_it_lacks(tmp_path: Path) -> None:
     """The SDK's own export of a ``response`` span is only ``response_id`` and ``usage``:
     tools, handoffs and tokens still import; the missing input and answer are warned of."""
@@ -228,13 +315,19 @@ def test_a_plain_responses_export_warns_of_what_it_lacks(tmp_path: Path) -> None
 
 
 OPENAI_V2 = ["otel_openai.json", "otel_openai_streamed.json"]
+OTHER_INSTRUMENTATIONS = [  # tests/record_otel_instrumentations.py, protobuf's JSON
+    "otel_openai_openinference.json",  # OpenInference: llm.input_messages.<i>.message.*
+    "otel_openai_openllmetry_streamed.json",  # OpenLLMetry: gen_ai.input/output.messages
+]
 
 
-@pytest.mark.parametrize("name", OPENAI_V2)
+@pytest.mark.parametrize("name", OPENAI_V2 + OTHER_INSTRUMENTATIONS)
 def test_openai_v2_instrumentation_gives_input_output_and_tool_calls(name: str) -> None:
-    """``opentelemetry-instrumentation-openai-v2``: ``chat`` spans only (no tool spans), the
-    messages folded in from its log events; tools run are the calls the model requested
-    whose results the next call was sent, parallel ones in the order emitted."""
+    """``opentelemetry-instrumentation-openai-v2`` (and OpenInference's and OpenLLMetry's
+    instrumentations of the same client): ``chat`` spans only (no tool spans), the
+    messages folded in from its log events or read from the span's attributes; tools run
+    are the calls the model requested whose results the next call was sent, parallel ones
+    in the order emitted."""
     trace = import_trace(FIXTURES / name)
     assert facts(trace) == LOOP_FACTS
     first, second = list(trace.matching("tool:call"))[:2]
@@ -557,6 +650,16 @@ def test_unknown_format_exits_2(tmp_path: Path) -> None:
     assert result.returncode == 2 and "unknown trace format" in result.stderr
 
 
+@pytest.mark.parametrize("first", ["[[1], 2]", '[{"a": 1}, "values"]', "[[], [], {}]"])
+def test_a_first_line_of_lists_is_an_unknown_format_not_a_crash(first: str, tmp_path: Path) -> None:
+    """Telling a LangGraph stream line (``[mode, chunk]``) from others once hashed the
+    mode's place, and a list there raised TypeError out of the import."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(first + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"t.jsonl:1:1: (unknown trace format|not a signal)"):
+        import_trace(path)
+
+
 # -- the CLI ------------------------------------------------------------------------------
 
 
@@ -672,3 +775,189 @@ def test_write_signal_files_reads_every_trace_then_writes_each_in_process(tmp_pa
         write_signal_files([paths[0], tmp_path / "x" / paths[0].name], out_dir=out)
     with pytest.raises(InputError, match="one of the input traces"):
         write_signal_files(paths[:1], output=paths[0])
+
+
+def test_openinference_flattened_messages_become_chat_messages() -> None:
+    """Indexed attributes, in any order, with text parts, tool calls and a tool result;
+    a key that only looks alike is left alone."""
+    from signal_eval_cli.traces.openinference import chat_messages
+
+    attributes = {
+        "llm.output_messages.0.message.tool_calls.1.tool_call.function.name": "get_weather",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_paris",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "get_weather",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": '{"c": 1}',
+        "llm.output_messages.0.message.tool_calls.1.tool_call.id": "call_rome",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.input_messages.10.message.role": "tool",
+        "llm.input_messages.10.message.tool_call_id": "call_x",
+        "llm.input_messages.10.message.content": "sunny",
+        "llm.input_messages.2.message.role": "user",
+        "llm.input_messages.2.message.contents.1.message_content.text": "world",
+        "llm.input_messages.2.message.contents.0.message_content.text": "hello ",
+        "llm.input_messages.2.message.contents.0.message_content.type": "text",
+        "llm.input_messages.x.message.role": "user",
+        "llm.token_count.prompt": 3,
+    }
+    assert chat_messages(attributes) == {
+        "input": [
+            {"role": "user", "content": "hello world"},
+            {"role": "tool", "tool_call_id": "call_x", "content": "sunny"},
+        ],
+        "output": [
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "type": "function",
+                        "id": "call_paris",
+                        "function": {"name": "get_weather", "arguments": '{"c": 1}'},
+                    },
+                    {"type": "function", "id": "call_rome", "function": {"name": "get_weather"}},
+                ],
+            }
+        ],
+    }
+
+
+def test_a_bad_line_in_a_messages_stream_is_located(tmp_path: Path) -> None:
+    first = (FIXTURES / "langgraph_messages.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    path = tmp_path / "t.jsonl"
+    path.write_text(first + '\n["values", {}]\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r't.jsonl:2:1: not an astream\(stream_mode="messages"\)'):
+        import_trace(path)
+
+
+def test_a_chat_completions_response_reads_as_its_messages() -> None:
+    """OpenInference keeps a model call's raw response in ``output.value``: a Chat
+    Completions response is read through its choices' messages."""
+    from signal_eval_cli.traces.mapping import ToolRequest, model_output
+
+    response = {
+        "object": "chat.completion",
+        "choices": [
+            {
+                "message": {
+                    "role": "assistant",
+                    "content": "hi",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ],
+                }
+            },
+            "not a choice",
+        ],
+    }
+    assert model_output(response) == ("hi", [ToolRequest("c1", "f", {})])
+
+
+@pytest.mark.parametrize(
+    ("value", "result"),
+    [
+        ('{"type": "tool", "data": {"content": "Paris: sunny"}}', "Paris: sunny"),
+        ('{"type": "tool", "data": {"content": ["a", "b"]}}', ["a", "b"]),
+        ('{"type": "ai", "data": {"content": "x"}}', '{"type": "ai", "data": {"content": "x"}}'),
+        ('{"type": "tool"', '{"type": "tool"'),  # not JSON: kept as the text it is
+        ("Paris: sunny", "Paris: sunny"),
+        (None, None),
+    ],
+)
+def test_a_serialized_tool_message_output_reads_as_its_content(value: Any, result: Any) -> None:
+    from signal_eval_cli.traces.openinference import tool_output
+
+    assert tool_output(value) == result
+
+
+@pytest.mark.parametrize(
+    ("name", "metadata", "node"),
+    [
+        ("weather", '{"langgraph_node": "weather", "langgraph_step": 2}', "weather"),
+        ("after_weather", '{"langgraph_node": "weather"}', None),  # an edge, in its step
+        ("__start__", '{"langgraph_node": "__start__"}', None),
+        ("weather", "not json", None),
+        ("weather", None, None),
+    ],
+)
+def test_only_a_langgraph_nodes_own_chain_span_is_an_agent_run(
+    name: str, metadata: str | None, node: str | None
+) -> None:
+    from signal_eval_cli.traces.openinference import langgraph_node
+
+    attributes = {"metadata": metadata} if metadata is not None else {}
+    assert langgraph_node(name, attributes) == node
+
+
+def test_a_langgraph_state_without_messages_keeps_its_model_calls() -> None:
+    """A node that keeps the model's reply in a field of its own returns no AI message:
+    its call (model, tokens, streamed text) is read from its chat model's end event, and
+    the input is the whole input state (tests/record_traces.py, the real LangGraph)."""
+    trace = import_trace(FIXTURES / "langgraph_simple_answer_events.jsonl")
+    assert trace.input == {"question": "Hi"}
+    assert [a for a, _ in trace.activations] == ["answer"]
+    assert [(s.name, s.agent) for s in trace.matching("provider:*")] == [
+        ("provider:start", "answer"),
+        ("provider:end", "answer"),
+    ]
+    assert (trace.metrics.input_tokens, trace.metrics.output_tokens) == SIMPLE_FACTS["tokens"]
+    assert trace.output == SIMPLE_FACTS["output"]
+    assert "".join(p["content"] for p in trace.payloads("text:delta")) == trace.output
+    assert passes(trace, {"type": "metric.tokens.max", "value": 16})
+    assert not passes(trace, {"type": "metric.tokens.max", "value": 15})
+
+
+def test_a_stream_of_a_state_without_messages_has_that_state_as_input() -> None:
+    from signal_eval_cli.traces.langgraph import LangGraphReader
+
+    reader = LangGraphReader()
+    reader.stream_item(["values", {"question": "Hi"}])
+    reader.stream_item(["values", {"question": "Hi", "answer": "Hello"}])
+    assert reader.facts.input == {"question": "Hi"}
+    with_messages = LangGraphReader()
+    with_messages.stream_item(["values", {"messages": [], "question": "Hi"}])
+    assert with_messages.facts.input is None  # a messages state: its user's text, none yet
+
+
+@pytest.mark.parametrize(
+    ("status", "events", "error"),
+    [
+        (
+            {"code": "STATUS_CODE_ERROR"},
+            [("ValueError", "down for Paris")],
+            "ValueError: down for Paris",
+        ),
+        ({"code": 2}, [("A", "first"), ("B", "last")], "B: last"),  # the last one recorded
+        ({"code": 2, "message": "said so"}, [("ValueError", "x")], "said so"),  # status first
+        ({"code": 2}, [], "error"),
+        ({"code": 0}, [("ValueError", "caught")], None),  # recorded, but the span succeeded
+    ],
+)
+def test_a_failed_otlp_tool_span_says_the_exception_it_recorded(
+    status: dict[str, Any], events: list[tuple[str, str]], error: str | None, tmp_path: Path
+) -> None:
+    """OTel's ``record_exception`` writes an ``exception`` event (Pydantic AI's tool spans
+    carry nothing else): its type and message are the tool call's error."""
+    tool = _span(
+        "00000000000000f4",
+        None,
+        "execute_tool get_alerts",
+        10,
+        gen_ai__operation__name="execute_tool",
+        gen_ai__tool__name="get_alerts",
+        gen_ai__tool__call__id="call_alerts",
+    )
+    tool["status"] = status
+    tool["events"] = [
+        {
+            "name": "exception",
+            "attributes": [_attr("exception.type", kind), _attr("exception.message", message)],
+        }
+        for kind, message in events
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(_otlp(tool)), encoding="utf-8")
+    (result,) = import_trace(path).payloads("tool:result")
+    assert result.get("error") == error

@@ -13,10 +13,11 @@ import atexit
 import contextlib
 import gc
 import importlib
-import io
+import itertools
 import os
 import sys
 import threading
+from _io import _IOBase
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -183,14 +184,16 @@ def main_and_exit() -> NoReturn:
 
 def _flush_open_files() -> None:
     """Write out what files left open still hold in their buffers, as the teardown that
-    closes them would: one pass over the tracked objects, asking once per type whether
-    it is a file (after a 1000-case run, 20-60 ms of the 0.2 s the teardown took)."""
-    files: dict[type, bool] = {}
-    for obj in gc.get_objects():
-        kind = type(obj)
-        is_file = files.get(kind)
-        if is_file is None:
-            is_file = files[kind] = issubclass(kind, io.IOBase)
-        if is_file and obj is not sys.stdout and obj is not sys.stderr:
+    closes them would: every object of a class built on ``_io._IOBase`` (what the
+    teardown closes; ``io.IOBase``'s subclasses are its subclasses too).
+
+    Found at C speed (``map``, ``compress``), each type asked once and without the ABC
+    machinery of ``io.IOBase``: after a 5000-case run, a loop in Python over its 200,000
+    tracked objects took 90 ms of CPU, this about 40."""
+    objects = gc.get_objects()
+    types = list(map(type, objects))  # once: reading each object's type is the cost
+    kinds = {kind for kind in set(types) if issubclass(kind, _IOBase)}
+    for obj in itertools.compress(objects, map(kinds.__contains__, types)):
+        if obj is not sys.stdout and obj is not sys.stderr:
             with contextlib.suppress(OSError, ValueError):  # closed, detached, a dead pipe
                 obj.flush()

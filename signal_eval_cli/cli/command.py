@@ -5,12 +5,15 @@
   error is one line that locates it in the user's code.
 - Boolean options are plain flags: ``--quiet true`` is refused with a message saying so
   (click would take ``true`` for an argument, or a second dataset).
+- A number option refuses NaN: click's range checks let it through (every comparison
+  with NaN is false), and ``--significance nan`` would never find a regression.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import math
 import sys
 from typing import Annotated, Any
 
@@ -33,7 +36,8 @@ def _verbose(value: bool) -> None:
 
 
 class Command(TyperCommand):
-    """A Typer command whose flags refuse a value (``--quiet true``)."""
+    """A Typer command whose flags refuse a value (``--quiet true``) and whose number
+    options refuse NaN."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         flags = {
@@ -51,7 +55,12 @@ class Command(TyperCommand):
                     f"or leave it out (got {option} {value})",
                     ctx,
                 )
-        return super().parse_args(ctx, args)
+        rest = super().parse_args(ctx, args)
+        for param in self.params:
+            value = ctx.params.get(param.name)
+            if isinstance(value, float) and math.isnan(value):
+                raise typer.BadParameter("nan is not a number", ctx, param)
+        return rest
 
 
 VerboseOpt = Annotated[

@@ -62,6 +62,13 @@ def table_choice(value: str) -> Any:
     return value
 
 
+def positive_ms(value: float | None) -> float | None:
+    """A timeout option: more than 0 ms (at 0 or less every case times out at once)."""
+    if value is not None and value <= 0:
+        raise typer.BadParameter(f"{value:g} ms: a timeout must be more than 0 ms")
+    return value
+
+
 def parse_params(items: list[str]) -> dict[str, Any]:
     """``key=value`` pairs; values are read as YAML scalars (``3`` → 3, ``true`` → True)."""
     params: dict[str, Any] = {}

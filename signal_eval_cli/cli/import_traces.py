@@ -36,8 +36,9 @@ def import_command(
     format: Annotated[
         str | None,
         typer.Option(
-            help="openai-agents, otlp, langgraph-events, langgraph-stream or signals "
-            "(default: detected from the content)."
+            help="openai-agents, otlp, langgraph-events, langgraph-stream, langgraph-updates, "
+            "langgraph-values, langgraph-messages or signals (default: detected from the "
+            "content)."
         ),
     ] = None,
     verbose: VerboseOpt = False,

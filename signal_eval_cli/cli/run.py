@@ -23,6 +23,7 @@ from signal_eval_cli.cli.common import (
     fail_input,
     out,
     parse_params,
+    positive_ms,
     signals_policy,
     table_choice,
 )
@@ -96,7 +97,10 @@ def run_command(
         bool, typer.Option("--fail-fast", help="Start no new case after the first failure.")
     ] = False,
     timeout: Annotated[
-        float | None, typer.Option(help="Per-case timeout in ms when the dataset sets none.")
+        float | None,
+        typer.Option(
+            callback=positive_ms, help="Per-case timeout in ms when the dataset sets none."
+        ),
     ] = None,
     repeat: Annotated[
         int | None, typer.Option(min=1, help="Run each case N times; report flakiness.")

@@ -186,23 +186,26 @@ def check_harness(
     spec: str,
     params: Mapping[str, Any],
     *,
-    dataset_path: Path,
+    dataset_path: Path | None,
     provider: str | None = None,
     recording: bool = False,
+    base_dir: Path | None = None,
 ) -> None:
     """What ``validate`` (and ``run``, before any case) can check without running a case:
     the factory imports and is callable, takes ``params``, and (when it has a
     ``check_params(params, base_dir, dataset_path, recording)`` hook, as ``reactive`` does
     for its agents file and cassette) that its params are sound. ``provider`` is ``run
     --provider``, which replaces the params' one for a factory that declares it;
-    ``recording`` is ``run --record``/``--record-missing`` (the run writes the cassette)."""
-    base_dir = base_dir_of(dataset_path)
+    ``recording`` is ``run --record``/``--record-missing`` (the run writes the cassette).
+    ``base_dir``, ``dataset_path``: as :func:`resolve_harness` takes them."""
+    if base_dir is None and dataset_path is not None:
+        base_dir = base_dir_of(dataset_path)
     factory = load_factory(spec, base_dir=base_dir)
     if provider is not None and _declares(factory, "provider"):
         params = {**params, "provider": provider}
     kwargs = dict(params)
     for name, value in (("dataset_dir", base_dir), ("dataset_path", dataset_path)):
-        if _declares(factory, name):
+        if value is not None and _declares(factory, name):
             kwargs.setdefault(name, value)
     try:
         inspect.signature(factory).bind(**kwargs)

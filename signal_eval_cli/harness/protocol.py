@@ -25,7 +25,15 @@ from typing import Any, Protocol, runtime_checkable
 from signal_eval_cli.proxy.route import CaseRoute, sdk_client
 from signal_eval_cli.signals import Signal, as_signal, new_signal_id, now_iso
 
-__all__ = ["Harness", "HarnessContext", "RunFunction", "collect", "runs_on_loop", "wants_proxy"]
+__all__ = [
+    "Harness",
+    "HarnessContext",
+    "HarnessRaised",
+    "RunFunction",
+    "collect",
+    "runs_on_loop",
+    "wants_proxy",
+]
 
 RunFunction = Callable[[Any, "HarnessContext"], Any]
 
@@ -110,7 +118,20 @@ def _copy_starting_state(signal: Signal) -> None:
     payload = signal.payload
     if isinstance(payload, Mapping) and "state" in payload:
         with contextlib.suppress(Exception):  # an uncopyable state is kept as it is
-            signal.payload = {**payload, "state": copy.deepcopy(payload["state"])}
+            signal.payload = {**payload, "state": _deep_copy(payload["state"])}
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def _deep_copy(state: Any) -> Any:
+    """``copy.deepcopy(state)``; a dict of text, numbers and None (a case's usual input)
+    is copied as ``dict`` copies it, which is the same copy, without deepcopy's memo and
+    dispatch per value (a few microseconds a case)."""
+    flat = type(state) is dict and all(type(k) is str for k in state)
+    if flat and _ATOMS.issuperset(map(type, state.values())):
+        return dict(state)
+    return copy.deepcopy(state)
 
 
 def wants_proxy(harness: Any) -> bool:
@@ -182,12 +203,25 @@ async def collect(
     return ctx.signals
 
 
+class HarnessRaised(Exception):
+    """A ``BaseException`` the harness raised itself, carried to the runner as an
+    ordinary exception (its ``__cause__``, which ``deadline.raised_by_harness`` unwraps).
+
+    A ``GeneratorExit`` out of a sync harness's thread: a task woken with one is closed
+    rather than given it (CPython's coroutine ``throw``), so it skipped every handler
+    up to the run's own task and ended the run. (On Python 3.10, also what ``deadline``
+    cannot tell from its own cancellation.)"""
+
+
 def _run_sync(run: RunFunction, input: Any, ctx: HarnessContext) -> Any:
     """Call a sync harness off the event loop; drain a sync generator there too."""
-    result = run(input, ctx)
-    if inspect.isgenerator(result):
-        _record_all(ctx, result)
-        return None
+    try:
+        result = run(input, ctx)
+        if inspect.isgenerator(result):
+            _record_all(ctx, result)
+            return None
+    except GeneratorExit as exc:
+        raise HarnessRaised(exc) from exc
     return result
 
 

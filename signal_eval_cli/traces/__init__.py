@@ -47,8 +47,14 @@ def detect_format(source: Source) -> str:
         return "langgraph-events"
     if langgraph.looks_like_stream(value):
         return "langgraph-stream"
+    if langgraph.looks_like_messages(value):
+        return "langgraph-messages"
     if isinstance(value, dict) and isinstance(value.get("name"), str):
         return "signals"
+    if langgraph.looks_like_values(value):
+        return "langgraph-values"
+    if langgraph.looks_like_updates(value):
+        return "langgraph-updates"
     if source.path.endswith(".jsonl"):  # the name breaks the tie: our JSONL, whose reader
         return "signals"  # says which line is not a signal
     raise source.problem(
@@ -97,6 +103,7 @@ def _langgraph(method: str) -> Callable[[Source], Facts]:
                 feed(value)
             except TraceFormatError as exc:
                 raise TraceFormatError(str(exc), number) from None
+        reader.finish()
         return reader.facts
 
     return read
@@ -108,6 +115,9 @@ FORMATS: dict[str, Callable[[Source], Facts | list[Signal]]] = {
     "otlp": _otlp,
     "langgraph-events": _langgraph("event"),
     "langgraph-stream": _langgraph("stream_item"),
+    "langgraph-updates": _langgraph("updates_item"),
+    "langgraph-messages": _langgraph("messages_item"),
+    "langgraph-values": _langgraph("values_item"),
 }
 
 

@@ -47,8 +47,11 @@ def draft_case(trace: Trace, id: str) -> EvalCase:
 
 
 def _step(name: str, payload: Any) -> dict[str, Any]:
+    """The step's pattern: the keys that tell it apart, those the trace knows (a handoff
+    from an agent it does not name is matched by its target alone)."""
     fields = as_mapping(payload)
-    return {"pattern": name, "payload": {k: fields[k] for k in _TRAJECTORY[name] if k in fields}}
+    known = {k: fields[k] for k in _TRAJECTORY[name] if fields.get(k) is not None}
+    return {"pattern": name, "payload": known}
 
 
 def _tool_checks(trace: Trace) -> Iterable[dict[str, Any]]:

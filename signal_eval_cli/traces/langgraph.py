@@ -6,9 +6,14 @@ Two shapes, one line per item, messages serialized by ``langchain_core.load.dump
 - ``astream_events(version="v2")``: ``{"event": "on_chain_start", "name", "metadata":
   {"langgraph_node"}, "data", ...}``;
 - ``astream(stream_mode=["values", "updates", "messages"])``: ``[mode, chunk]`` (or
-  ``[namespace, mode, chunk]`` with subgraphs).
+  ``[namespace, mode, chunk]`` with subgraphs);
+- ``astream`` in one mode, as most code streams: ``stream_mode="updates"`` writes
+  ``{node: update}``, ``"values"`` (the default) the whole state, ``"messages"``
+  ``[message, metadata]`` (a model's tokens as chunks, merged back into its call)
+  (``[namespace, chunk]`` with subgraphs). Updates and messages hold no input; values
+  do not say which node ran.
 
-Both give the same facts: a node run is an agent activation; model calls and tool
+All give the same facts, minus what their shape lacks (warned as a gap): a node run is an agent activation; model calls and tool
 results come from the messages the nodes return (a ``ToolMessage`` with
 ``status: "error"``, as ``ToolNode(handle_tool_errors=True)`` writes, is a failed call);
 a ``transfer_to_X`` call is a handoff. Lines carry no clock: line order is time.
@@ -27,6 +32,7 @@ from signal_eval_cli.traces.mapping import (
     ToolRun,
     as_mapping,
     model_output,
+    parse_arguments,
 )
 from signal_eval_cli.traces.source import TraceFormatError
 
@@ -40,7 +46,68 @@ def looks_like_events(first: Any) -> bool:
 
 
 def looks_like_stream(first: Any) -> bool:
-    return isinstance(first, list) and len(first) in (2, 3) and first[-2] in STREAM_MODES
+    return (
+        isinstance(first, list)
+        and len(first) in (2, 3)
+        and isinstance(first[-2], str)
+        and first[-2] in STREAM_MODES
+    )
+
+
+def _one_mode_chunk(item: Any) -> Any:
+    """The chunk of a one-mode ``astream`` line: the line, or its second half after a
+    subgraph namespace (``[["node:task"], chunk]``)."""
+    if isinstance(item, list) and len(item) == 2 and isinstance(item[0], list):
+        return item[1]
+    return item
+
+
+def looks_like_messages(first: Any) -> bool:
+    """``[message, metadata]``: ``astream(stream_mode="messages")``."""
+    pair = _one_mode_chunk(first)
+    return (
+        isinstance(pair, list)
+        and len(pair) == 2
+        and message(pair[0]) is not None
+        and isinstance(pair[1], Mapping)
+    )
+
+
+def looks_like_values(first: Any) -> bool:
+    """A state with a ``messages`` list: ``astream(stream_mode="values")``."""
+    chunk = _one_mode_chunk(first)
+    return isinstance(chunk, Mapping) and isinstance(chunk.get("messages"), list)
+
+
+def looks_like_updates(first: Any) -> bool:
+    """``{node: update}``, every update an object (or null) and one with ``messages``:
+    ``astream(stream_mode="updates")`` (a graph without messages: name the format)."""
+    chunk = _one_mode_chunk(first)
+    return (
+        isinstance(chunk, Mapping)
+        and all(isinstance(v, Mapping) or v is None for v in chunk.values())
+        and any(isinstance(v, Mapping) and "messages" in v for v in chunk.values())
+    )
+
+
+TEXT_MESSAGES_GAP = (
+    "its messages were written as text (json.dumps with default=str?), not as objects: "
+    "model calls, tool calls and the answer are unknown; write them with "
+    "langchain_core.load.dumpd or .model_dump()"
+)
+UPDATES_GAP = (
+    'astream(stream_mode="updates") holds no input: the trace\'s input is unknown '
+    '(stream ["values", "updates", "messages"] or astream_events to keep it)'
+)
+MESSAGES_GAP = (
+    'astream(stream_mode="messages") holds no input: the trace\'s input is unknown '
+    '(stream ["values", "updates", "messages"] or astream_events to keep it)'
+)
+VALUES_GAP = (
+    'astream(stream_mode="values") does not say which node ran: no agent activations, '
+    'and model and tool calls are not attributed to agents (stream ["values", "updates", '
+    '"messages"] or astream_events to keep them)'
+)
 
 
 def message(value: Any) -> dict[str, Any] | None:
@@ -75,6 +142,16 @@ def _message_key(msg: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _input_of(state: Any) -> Any:
+    """A run's input: the user's text in the input state's messages, or the whole state
+    when it holds no messages (a graph that keeps its question in a field of its own)."""
+    messages = state.get("messages") if isinstance(state, Mapping) else state
+    text = _user_text(messages)
+    if text is None and isinstance(state, Mapping) and "messages" not in state:
+        return dict(state)
+    return text
+
+
 def _user_text(messages: Any) -> str | None:
     for item in messages if isinstance(messages, list) else []:
         if isinstance(item, (list, tuple)) and len(item) == 2 and item[0] in ("user", "human"):
@@ -95,7 +172,11 @@ class LangGraphReader:
         self.facts = Facts(transfer_calls_are_handoffs=True, timed=False)
         self.requested: dict[str, Any] = {}  # tool call id -> arguments the model gave
         self.seen: set[str] = set()  # message ids already turned into facts
-        self.deltas: dict[str, list[str]] = {}  # node -> streamed chunks not yet claimed
+        self.deltas: dict[str | None, list[str]] = {}  # node -> streamed chunks not yet claimed
+        self.values_seen = 0  # messages in the last state of a values stream
+        self.streamed: _Streamed | None = None  # the model message being streamed
+        self.answers: dict[str, list[tuple[float, dict[str, Any]]]] = {}  # node -> model ends
+        self.step: tuple[Any, Any] = (None, None)  # the node run the last message came from
         self.clock = 0.0
 
     def tick(self) -> float:
@@ -104,13 +185,16 @@ class LangGraphReader:
 
     # -- shared: what a node returned ------------------------------------------------
 
-    def node_output(self, node: str, output: Any, at: float) -> None:
+    def node_output(self, node: str | None, output: Any, at: float) -> None:
+        """The messages a node returned (``node`` None: a state of unknown provenance)."""
         messages = output.get("messages") if isinstance(output, Mapping) else None
         if isinstance(messages, Mapping) or messages is None:
             messages = [messages] if messages is not None else []
         for raw in messages if isinstance(messages, list) else []:
             msg = message(raw)
             if msg is None:
+                if isinstance(raw, str):
+                    self.facts.gaps.add(TEXT_MESSAGES_GAP)
                 continue
             key = _message_key(msg)
             if key is not None:
@@ -123,7 +207,7 @@ class LangGraphReader:
             elif kind == "tool":
                 self._tool_result(node, msg, at)
 
-    def _model_call(self, node: str, msg: Mapping[str, Any], at: float) -> None:
+    def _model_call(self, node: str | None, msg: Mapping[str, Any], at: float) -> None:
         text, requests = model_output({**msg, "role": "assistant"})
         for request in requests:
             self.requested[str(request.id)] = request.input
@@ -145,7 +229,7 @@ class LangGraphReader:
         if not requests and text:
             self.facts.output = text
 
-    def _tool_result(self, node: str, msg: Mapping[str, Any], at: float) -> None:
+    def _tool_result(self, node: str | None, msg: Mapping[str, Any], at: float) -> None:
         call_id = msg.get("tool_call_id")
         content = msg.get("content")
         result = (
@@ -185,17 +269,20 @@ class LangGraphReader:
         is_node = isinstance(node, str) and name == node
         if kind == "on_chain_start":
             if not event.get("parent_ids") and self.facts.input is None:
-                inputs = data.get("input")
-                messages = inputs.get("messages") if isinstance(inputs, Mapping) else inputs
-                self.facts.input = _user_text(messages)
+                self.facts.input = _input_of(data.get("input"))
                 self.facts.start = at
             elif is_node:
                 self.node_start(str(node), at)
         elif kind == "on_chain_end":
             if is_node:
+                self._unreturned_answers(str(node), data.get("output"))
                 self.node_output(str(node), data.get("output"), at)
             elif not event.get("parent_ids"):
                 self.facts.end = at
+        elif kind == "on_chat_model_end":
+            answer = message(data.get("output"))
+            if answer is not None and isinstance(node, str):
+                self.answers.setdefault(node, []).append((at, {**answer, "type": "ai"}))
         elif kind == "on_chat_model_stream":
             chunk = message(data.get("chunk"))
             content = chunk.get("content") if chunk else None
@@ -206,6 +293,18 @@ class LangGraphReader:
                 Other(f"langgraph:{kind}", {"name": name, "data": data}, at, node)
             )
 
+    def _unreturned_answers(self, node: str, output: Any) -> None:
+        """The model calls of a node that returns no AI message (a state without
+        ``messages``: it keeps the answer's text in a field of its own) are read from
+        its chat models' ends; a node that returns its AI messages is read from those."""
+        answers = self.answers.pop(node, [])
+        messages = output.get("messages") if isinstance(output, Mapping) else None
+        returned = messages if isinstance(messages, list) else [messages]
+        if any(_kind(m) == "ai" for m in map(message, returned) if m is not None):
+            return
+        for at, answer in answers:
+            self._model_call(node, answer, at)
+
     # -- astream multi-mode ------------------------------------------------------------------
 
     def stream_item(self, item: Any) -> None:
@@ -215,7 +314,7 @@ class LangGraphReader:
         mode, chunk = item[-2], item[-1]
         if mode == "values":
             if self.facts.input is None and isinstance(chunk, Mapping):
-                self.facts.input = _user_text(chunk.get("messages"))
+                self.facts.input = _input_of(chunk)
                 self.facts.start = at
             self.facts.end = at
         elif mode == "updates":
@@ -235,6 +334,72 @@ class LangGraphReader:
         else:
             self.facts.steps.append(Other(f"langgraph:{mode}", chunk, at))
 
+    # -- astream in one mode -------------------------------------------------------------------
+
+    def updates_item(self, item: Any) -> None:
+        chunk = _one_mode_chunk(item)
+        if not isinstance(chunk, Mapping):
+            raise TraceFormatError('not an astream(stream_mode="updates") record ({node: update})')
+        if self.facts.input is None:
+            self.facts.gaps.add(UPDATES_GAP)
+        self.stream_item(["updates", chunk])
+
+    def messages_item(self, item: Any) -> None:
+        """``[message, metadata]``: a model's streamed chunks, merged per message id into
+        the call they make up, and the whole messages a node returned (tool results)."""
+        pair = _one_mode_chunk(item)
+        if not looks_like_messages(pair):
+            raise TraceFormatError(
+                'not an astream(stream_mode="messages") record ([message, metadata])'
+            )
+        msg, metadata = message(pair[0]) or {}, as_mapping(pair[1])
+        node = metadata.get("langgraph_node")
+        node = node if isinstance(node, str) else None
+        at = self.tick()
+        if self.facts.start is None:
+            self.facts.start = at
+            self.facts.gaps.add(MESSAGES_GAP)
+        self.facts.end = at
+        step = (node, metadata.get("langgraph_step"))
+        if node is not None and step != self.step:
+            self.finish()
+            self.step = step
+            self.node_start(node, at)
+        if str(msg.get("type")).endswith("Chunk"):
+            if self.streamed is not None and self.streamed.id != msg.get("id"):
+                self.finish()
+            if self.streamed is None:
+                self.streamed = _Streamed(node, msg.get("id"), at)
+            self.streamed.add(msg)
+        else:
+            self.finish()
+            self.node_output(node, {"messages": [msg]}, at)
+
+    def finish(self) -> None:
+        """The model call whose chunks were being merged, now that they have all come."""
+        streamed, self.streamed = self.streamed, None
+        if streamed is not None:
+            if streamed.id:
+                self.seen.add(f"id:{streamed.id}")
+            self.deltas[streamed.node] = streamed.pieces
+            self._model_call(streamed.node, streamed.message(), streamed.at)
+
+    def values_item(self, item: Any) -> None:
+        """A whole state: the messages past those of the state before are new."""
+        chunk = _one_mode_chunk(item)
+        if not isinstance(chunk, Mapping):
+            raise TraceFormatError('not an astream(stream_mode="values") record (a state)')
+        at = self.tick()
+        messages = chunk.get("messages")
+        messages = messages if isinstance(messages, list) else []
+        if self.facts.start is None:
+            self.facts.input = _user_text(messages)
+            self.facts.start = at
+            self.facts.gaps.add(VALUES_GAP)
+        self.facts.end = at
+        self.node_output(None, {"messages": messages[self.values_seen :]}, at)
+        self.values_seen = len(messages)
+
 
 _KNOWN_EVENTS = frozenset(
     {
@@ -253,3 +418,45 @@ _KNOWN_EVENTS = frozenset(
         "on_chain_error",
     }
 )
+
+
+class _Streamed:
+    """The chunks of one streamed model message, added up as LangChain adds them: text
+    and tool-call arguments concatenated (calls by their ``index``), tokens summed."""
+
+    def __init__(self, node: str | None, id: Any, at: float) -> None:
+        self.node, self.id, self.at = node, id, at
+        self.pieces: list[str] = []
+        self.calls: dict[Any, dict[str, Any]] = {}
+        self.tokens = {"input_tokens": 0, "output_tokens": 0}
+        self.model: Any = None
+
+    def add(self, chunk: Mapping[str, Any]) -> None:
+        content = chunk.get("content")
+        if isinstance(content, str) and content:
+            self.pieces.append(content)
+        for part in chunk.get("tool_call_chunks") or []:
+            if not isinstance(part, Mapping):
+                continue
+            call = self.calls.setdefault(part.get("index"), {"name": "", "args": "", "id": None})
+            call["name"] += str(part.get("name") or "")
+            call["args"] += str(part.get("args") or "")
+            call["id"] = call["id"] or part.get("id")
+        usage = as_mapping(chunk.get("usage_metadata"))
+        for key in self.tokens:
+            if isinstance(usage.get(key), int):
+                self.tokens[key] += usage[key]
+        self.model = self.model or as_mapping(chunk.get("response_metadata")).get("model_name")
+
+    def message(self) -> dict[str, Any]:
+        return {
+            "type": "ai",
+            "id": self.id,
+            "content": "".join(self.pieces),
+            "tool_calls": [
+                {"name": c["name"], "args": parse_arguments(c["args"] or "{}"), "id": c["id"]}
+                for c in self.calls.values()
+            ],
+            "usage_metadata": self.tokens,
+            "response_metadata": {"model_name": self.model},
+        }

@@ -157,6 +157,8 @@ def model_output(value: Any) -> tuple[str, list[ToolRequest]]:
         return ("" if value is None else str(value)), []
     if isinstance(value.get("output"), list):  # a Responses object
         return model_output(value["output"])
+    if isinstance(value.get("choices"), list):  # a Chat Completions response
+        return model_output([as_mapping(c).get("message") for c in value["choices"]])
     kind = value.get("type")
     if kind == "function_call":  # a Responses output item
         return "", [ToolRequest(value.get("call_id"), str(value.get("name")), _args(value))]
@@ -277,8 +279,11 @@ def _link_turns(facts: Facts) -> dict[int, tuple[ModelCall, int]]:
             if index is not None:
                 claimed.add((id(call), index))
                 links[id(run)] = (call, index)
+                request = call.requests[index]
                 if run.id is None:
-                    run.id = call.requests[index].id
+                    run.id = request.id
+                if isinstance(request.input, Mapping) and not isinstance(run.input, Mapping):
+                    run.input = request.input  # what the model asked, not what a tool got
                 break
         else:  # the model's requests are unreadable: the turn is the call just before
             if candidates and not candidates[-1].requests:
@@ -396,15 +401,19 @@ def _emit_tool(
 
 
 def _handoffs_from_transfers(steps: list[Step]) -> list[Step]:
-    """``transfer_to_X`` calls are handoffs, not tool calls (LangGraph, OTel)."""
+    """``transfer_to_X`` calls are handoffs, not tool calls (LangGraph, OTel). A trace
+    that records its handoffs as such (handoff spans) has said them already: its
+    transfer calls are dropped, not counted twice."""
     out: list[Step] = []
     ran = {s.id for s in steps if isinstance(s, ToolRun) and s.id}
+    recorded = any(isinstance(s, Handoff) for s in steps)
     for step in steps:
         if isinstance(step, ToolRun) and (target := _handoff_target(step.name)):
-            out.append(Handoff(step.agent, target, step.start))
+            if not recorded:
+                out.append(Handoff(step.agent, target, step.start))
             continue
         out.append(step)
-        if isinstance(step, ModelCall):
+        if isinstance(step, ModelCall) and not recorded:
             for request in step.requests:
                 target = _handoff_target(request.name)
                 if target and request.id not in ran:

@@ -3,8 +3,9 @@
 ``ExportTraceServiceRequest``: ``resourceSpans[].scopeSpans[].spans[]``, attributes as
 ``AnyValue``, int64 as strings, hex ids. The operation comes from
 ``gen_ai.operation.name`` (``chat``, ``invoke_agent``, ``execute_tool``, ...), else from
-``openinference.span.kind``. Old and new attribute names are both read. An
-``invoke_agent`` span's usage is the sum of its calls: only model calls count tokens.
+``openinference.span.kind`` (whose flattened messages :mod:`.openinference` reads). Old
+and new attribute names are both read. An ``invoke_agent`` span's usage is the sum of its
+calls: only model calls count tokens.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ from signal_eval_cli.traces.mapping import (
     as_mapping,
     model_output,
     parse_arguments,
+)
+from signal_eval_cli.traces.openinference import (
+    chat_messages,
+    handoff,
+    langgraph_node,
+    tool_output,
 )
 from signal_eval_cli.traces.source import TraceFormatError
 
@@ -49,9 +56,10 @@ OUTPUT_TOKENS = (
 )
 MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
 TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name")
-ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "tool.parameters", "input.value")
+AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name")
+ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "input.value")  # not tool.parameters: a schema
 RESULT_KEYS = ("gen_ai.tool.call.result", "output.value")
-OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.completion")
+OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.completion", "output.value")
 INPUT_KEYS = ("gen_ai.input.messages", "gen_ai.prompt")
 
 
@@ -159,10 +167,27 @@ def _messages(value: Any) -> Any:
 
 
 def _failed(span: Mapping[str, Any], attributes: Mapping[str, Any]) -> str | None:
+    """Why the span failed: its status message, else the exception it recorded (an
+    ``exception`` event, as the SDK's ``record_exception`` writes), else ``error.type``."""
     status = as_mapping(span.get("status"))
     code = status.get("code")
     if code in (2, "2", "STATUS_CODE_ERROR") or attributes.get("error.type"):
-        return str(status.get("message") or attributes.get("error.type") or "error")
+        return str(
+            status.get("message") or _exception(span) or attributes.get("error.type") or "error"
+        )
+    return None
+
+
+def _exception(span: Mapping[str, Any]) -> str | None:
+    """``type: message`` of the span's last ``exception`` event, if it has one."""
+    events = span.get("events")
+    for event in reversed(events if isinstance(events, list) else []):
+        if isinstance(event, Mapping) and event.get("name") == "exception":
+            fields = _attributes(event.get("attributes"))
+            kind, message = fields.get("exception.type"), fields.get("exception.message")
+            text = ": ".join(str(x) for x in (kind, message) if x)
+            if text:
+                return text
     return None
 
 
@@ -193,6 +218,12 @@ class _Span:
         operation = self.attributes.get("gen_ai.operation.name")
         if operation is None:
             operation = OPENINFERENCE_KINDS.get(str(self.attributes.get("openinference.span.kind")))
+            if operation == "chat":  # its messages as GenAI's, where those are absent
+                for side, messages in chat_messages(self.attributes).items():
+                    self.attributes.setdefault(f"gen_ai.{side}.messages", messages)
+            elif node := langgraph_node(str(raw.get("name")), self.attributes):
+                operation = "invoke_agent"  # a LangGraph node run is an agent's, as imported
+                self.attributes.setdefault("agent.name", node)
         self.operation = operation
 
 
@@ -206,7 +237,7 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
         while parent in spans and parent not in seen:
             seen.add(parent)
             owner = spans[parent]
-            name = owner.attributes.get("gen_ai.agent.name")
+            name = _first(owner.attributes, AGENT_NAME_KEYS)
             if owner.operation in AGENT_OPERATIONS and name:
                 return str(name)
             parent = owner.parent
@@ -272,7 +303,7 @@ def _int(value: Any) -> int | None:
 
 def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
     attributes, operation = span.attributes, span.operation
-    name = attributes.get("gen_ai.agent.name")
+    name = _first(attributes, AGENT_NAME_KEYS)
     if operation in AGENT_OPERATIONS and name:
         return AgentRun(str(name), span.start, span.end)
     if operation in MODEL_OPERATIONS:
@@ -292,6 +323,8 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
             text if isinstance(text, str) else "",
             requests,
         )
+    if operation in TOOL_OPERATIONS and (ends := handoff(str(span.raw.get("name")), attributes)):
+        return Handoff(ends[0] or agent, ends[1], span.start)
     if operation in TOOL_OPERATIONS:
         tool = _first(attributes, TOOL_NAME_KEYS) or span.raw.get("name")
         return ToolRun(
@@ -300,9 +333,10 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
             span.start,
             span.end,
             agent,
-            id=attributes.get("gen_ai.tool.call.id") or span.id,
-            result=_first(attributes, RESULT_KEYS),
+            id=attributes.get("gen_ai.tool.call.id") or None,  # else the request's
+            result=tool_output(_first(attributes, RESULT_KEYS)),
             error=_failed(span.raw, attributes),
+            span_id=span.id,
         )
     if operation in HANDOFF_OPERATIONS:
         target = attributes.get("gen_ai.handoff.to_agent")

@@ -80,7 +80,7 @@ _NOT_RECORDED = (
 
 
 def _check_params(
-    params: Mapping[str, Any], base_dir: Path | None, dataset_path: Path, recording: bool
+    params: Mapping[str, Any], base_dir: Path | None, dataset_path: Path | None, recording: bool
 ) -> None:
     """For ``validate`` and ``run`` before any case: the agents file exists and is valid,
     and so does the cassette a replay reads (not one a real provider may call live

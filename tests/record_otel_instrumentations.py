@@ -1,0 +1,108 @@
+"""Record agents under third-party OpenTelemetry instrumentations.
+
+``tests/fixtures/traces/otel_openai_openinference.json`` (Arize's OpenInference) and
+``otel_openai_openllmetry_streamed.json`` (Traceloop's OpenLLMetry): the OpenAI client tool
+loop; ``otel_openinference_agents.json`` and ``otel_openinference_agents_streamed.json``: the
+support conversation on the OpenAI Agents SDK under OpenInference;
+``otel_openinference_langgraph.json``: the same on LangGraph under OpenInference's LangChain
+instrumentation. This script wrote them,
+each encoded as the OpenTelemetry SDK's own OTLP exporter encodes spans, turned
+into JSON by protobuf (base64 ids, enum names): the shape a user gets from
+``MessageToJson(encode_spans(spans))``. No test imports it, and the test environment does
+not install these instrumentations (they pin their own OpenTelemetry); run it from a
+virtualenv with ``openai openai-agents opentelemetry-sdk opentelemetry-exporter-otlp-proto-common
+openinference-instrumentation-openai openinference-instrumentation-openai-agents
+openinference-instrumentation-langchain langgraph langchain-openai
+opentelemetry-instrumentation-openai`` and the repository on ``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import agent_script as script
+from mock_servers import MockLLMServer
+
+FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+
+
+async def _loop(url: str, stream: bool) -> str:
+    return await script.openai_tool_loop(url, script.QUESTION, stream=stream)
+
+
+async def _agents(url: str, stream: bool) -> str:
+    from agents import Runner
+
+    agent = script.agents_sdk_agents(url)
+    if stream:
+        result = Runner.run_streamed(agent, script.QUESTION)
+        async for _ in result.stream_events():
+            pass
+        return str(result.final_output)
+    return str((await Runner.run(agent, script.QUESTION)).final_output)
+
+
+async def _langgraph(url: str, stream: bool) -> str:
+    graph = script.langgraph_graph(url)
+    state = await graph.ainvoke({"messages": [("user", script.QUESTION)]})
+    return str(state["messages"][-1].content)
+
+
+def record(instrumentation: str, stream: bool, out: Path) -> None:
+    from google.protobuf.json_format import MessageToJson
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    agent: Any = _loop
+    if instrumentation == "openinference":
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+    elif instrumentation == "openinference-agents":
+        from openinference.instrumentation.openai_agents import (
+            OpenAIAgentsInstrumentor as OpenAIInstrumentor,
+        )
+
+        agent = _agents
+    elif instrumentation == "openinference-langchain":
+        from openinference.instrumentation.langchain import (
+            LangChainInstrumentor as OpenAIInstrumentor,
+        )
+
+        agent = _langgraph
+    else:  # OpenLLMetry
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    tracer = provider.get_tracer("app")
+
+    async def run(url: str) -> str:
+        if agent is not _loop:  # the framework's own span is the root
+            return await agent(url, stream)
+        with tracer.start_as_current_span("weather-agent"):
+            return await agent(url, stream)
+
+    try:
+        with MockLLMServer(responder=script.responder) as server:
+            asyncio.run(run(server.openai_base_url))
+    finally:
+        instrumentor.uninstrument()
+    out.write_text(MessageToJson(encode_spans(spans.get_finished_spans())), encoding="utf-8")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    record("openinference", False, FIXTURES / "otel_openai_openinference.json")
+    record("openllmetry", True, FIXTURES / "otel_openai_openllmetry_streamed.json")
+    record("openinference-agents", False, FIXTURES / "otel_openinference_agents.json")
+    record("openinference-agents", True, FIXTURES / "otel_openinference_agents_streamed.json")
+    record("openinference-langchain", False, FIXTURES / "otel_openinference_langgraph.json")
