@@ -158,6 +158,10 @@ def interrupts() -> Iterator[Interrupts]:
     """Route SIGINT, SIGTERM and SIGHUP to one :class:`Interrupts` for the block (in the
     main thread only: elsewhere signals cannot be handled, and nothing changes).
 
+    A signal ignored when the block starts stays ignored, as Python leaves an ignored
+    SIGINT: ``nohup signal-eval run …`` must survive the terminal closing (SIGHUP), and a
+    job a script started in the background is not stopped by the Ctrl-C meant for it.
+
     Once a signal came, later ones are ignored after the block: the command is ending,
     and a late second Ctrl-C must neither turn its exit into a ``KeyboardInterrupt``
     traceback nor, once Python finalises its handlers, kill it before it exits 128+N."""
@@ -165,7 +169,11 @@ def interrupts() -> Iterator[Interrupts]:
     if threading.current_thread() is not threading.main_thread():
         yield caught
         return
-    previous: dict[int, Any] = {sig: signal.signal(sig, caught.handle) for sig in HANDLED}
+    previous: dict[int, Any] = {
+        sig: signal.signal(sig, caught.handle)
+        for sig in HANDLED
+        if signal.getsignal(sig) is not signal.SIG_IGN
+    }
     try:
         yield caught
     finally:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.assertions import AssertionResult, EvalContext, Judge, evaluate_guarded
-from signal_eval_cli.assertions.registry import uses_judge
+from signal_eval_cli.assertions.registry import uses_judge, uses_regex
 from signal_eval_cli.collector import rare_collections
 from signal_eval_cli.dataset import EvalCase, EvalDataset
 from signal_eval_cli.deadline import guarded
@@ -231,7 +231,7 @@ async def _run_once(
     results = []
     if error is None:
         eval_ctx = EvalContext(trace, judge=options.judge, judge_model=options.judge_model, run=run)
-        if options.judge is not None and uses_judge(assertions):
+        if (options.judge is not None and uses_judge(assertions)) or uses_regex(assertions):
             results = await asyncio.to_thread(_evaluate_all, assertions, eval_ctx)
         else:
             results = _evaluate_all(assertions, eval_ctx)

@@ -188,6 +188,34 @@ def langgraph_graph(base_url: str, *, simple: bool = False) -> Any:
     return graph.compile()
 
 
+def langgraph_answer_graph(base_url: str) -> Any:
+    """One ``answer`` node keeping the simple agent's reply in a state field of its own
+    (``{"question", "answer"}``, no ``messages``), as many LangGraph apps keep state."""
+    from typing import TypedDict
+
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_openai import ChatOpenAI
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict, total=False):
+        question: str
+        answer: str
+
+    llm = ChatOpenAI(
+        model=MODEL, base_url=base_url, api_key="sk-mock", max_retries=0, stream_usage=True
+    )
+
+    async def answer(state: State) -> State:
+        reply = await llm.ainvoke([SystemMessage(SIMPLE_PROMPT), HumanMessage(state["question"])])
+        return {"answer": str(reply.content)}
+
+    graph = StateGraph(State)
+    graph.add_node("answer", answer)
+    graph.add_edge(START, "answer")
+    graph.add_edge("answer", END)
+    return graph.compile()
+
+
 # -- a hand-written tool loop on the OpenAI client (opentelemetry-instrumentation-openai-v2) --
 
 LOOP_TOOLS = [

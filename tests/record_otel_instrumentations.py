@@ -3,13 +3,16 @@
 ``tests/fixtures/traces/otel_openai_openinference.json`` (Arize's OpenInference) and
 ``otel_openai_openllmetry_streamed.json`` (Traceloop's OpenLLMetry): the OpenAI client tool
 loop; ``otel_openinference_agents.json`` and ``otel_openinference_agents_streamed.json``: the
-support conversation on the OpenAI Agents SDK under OpenInference. This script wrote them,
+support conversation on the OpenAI Agents SDK under OpenInference;
+``otel_openinference_langgraph.json``: the same on LangGraph under OpenInference's LangChain
+instrumentation. This script wrote them,
 each encoded as the OpenTelemetry SDK's own OTLP exporter encodes spans, turned
 into JSON by protobuf (base64 ids, enum names): the shape a user gets from
 ``MessageToJson(encode_spans(spans))``. No test imports it, and the test environment does
 not install these instrumentations (they pin their own OpenTelemetry); run it from a
 virtualenv with ``openai openai-agents opentelemetry-sdk opentelemetry-exporter-otlp-proto-common
 openinference-instrumentation-openai openinference-instrumentation-openai-agents
+openinference-instrumentation-langchain langgraph langchain-openai
 opentelemetry-instrumentation-openai`` and the repository on ``PYTHONPATH``.
 """
 
@@ -44,6 +47,12 @@ async def _agents(url: str, stream: bool) -> str:
     return str((await Runner.run(agent, script.QUESTION)).final_output)
 
 
+async def _langgraph(url: str, stream: bool) -> str:
+    graph = script.langgraph_graph(url)
+    state = await graph.ainvoke({"messages": [("user", script.QUESTION)]})
+    return str(state["messages"][-1].content)
+
+
 def record(instrumentation: str, stream: bool, out: Path) -> None:
     from google.protobuf.json_format import MessageToJson
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -60,6 +69,12 @@ def record(instrumentation: str, stream: bool, out: Path) -> None:
         )
 
         agent = _agents
+    elif instrumentation == "openinference-langchain":
+        from openinference.instrumentation.langchain import (
+            LangChainInstrumentor as OpenAIInstrumentor,
+        )
+
+        agent = _langgraph
     else:  # OpenLLMetry
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
@@ -71,7 +86,7 @@ def record(instrumentation: str, stream: bool, out: Path) -> None:
     tracer = provider.get_tracer("app")
 
     async def run(url: str) -> str:
-        if agent is _agents:  # the SDK's own trace is the root
+        if agent is not _loop:  # the framework's own span is the root
             return await agent(url, stream)
         with tracer.start_as_current_span("weather-agent"):
             return await agent(url, stream)
@@ -90,3 +105,4 @@ if __name__ == "__main__":
     record("openllmetry", True, FIXTURES / "otel_openai_openllmetry_streamed.json")
     record("openinference-agents", False, FIXTURES / "otel_openinference_agents.json")
     record("openinference-agents", True, FIXTURES / "otel_openinference_agents_streamed.json")
+    record("openinference-langchain", False, FIXTURES / "otel_openinference_langgraph.json")

@@ -158,6 +158,13 @@ async def record_langgraph(base_url: str, mode: str = "events", *, simple: bool 
     return "\n".join(await _langgraph_lines(base_url, mode, simple)) + "\n"
 
 
+async def record_langgraph_answer(base_url: str) -> str:
+    """``astream_events`` JSONL of a graph whose state has no messages."""
+    graph = script.langgraph_answer_graph(base_url)
+    events = graph.astream_events({"question": "Hi"}, version="v2")
+    return "\n".join([_dumps(e) async for e in events]) + "\n"
+
+
 async def _record_all(url: str) -> dict[str, str]:
     return {
         "agents_support.json": json.dumps(await record_agents(url), indent=1),
@@ -175,6 +182,7 @@ async def _record_all(url: str) -> dict[str, str]:
         "langgraph_values.jsonl": await record_langgraph(url, "values"),
         "langgraph_messages.jsonl": await record_langgraph(url, "messages"),
         "langgraph_simple_events.jsonl": await record_langgraph(url, "events", simple=True),
+        "langgraph_simple_answer_events.jsonl": await record_langgraph_answer(url),
         "otel_agents_bridge.json": json.dumps(await record_otel_agents(url), indent=1),
         "otel_openai.json": json.dumps(await record_otel_openai(url), indent=1),
         "otel_openai_streamed.json": json.dumps(

@@ -193,3 +193,22 @@ def test_double_ctrl_c_never_skips_the_write(tmp_path: Path, command: str) -> No
         process = interrupted_run(tmp_path, argv, [signal.SIGINT] * 2, gap_s=gap_ms / 1000)
         assert process.returncode == 130, gap_ms
         check_kept(tmp_path, command)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT], ids=["nohup", "background"])
+def test_a_signal_ignored_when_the_command_starts_stays_ignored(sig: int) -> None:
+    """``nohup signal-eval run …`` survives the terminal closing; a job a script started
+    in the background (SIGINT ignored) is not stopped by a Ctrl-C meant for the shell."""
+    from signal_eval_cli.interrupts import interrupts
+
+    before = signal.signal(sig, signal.SIG_IGN)
+    try:
+        with interrupts() as caught:
+            assert signal.getsignal(sig) is signal.SIG_IGN
+            os.kill(os.getpid(), sig)  # ignored by the kernel: nothing is delivered
+            other = signal.SIGTERM
+            assert signal.getsignal(other) == caught.handle  # the others are still ours
+        assert caught.received is None
+        assert signal.getsignal(sig) is signal.SIG_IGN
+    finally:
+        signal.signal(sig, before)

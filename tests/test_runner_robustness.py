@@ -288,3 +288,42 @@ def test_filters_that_select_nothing_are_input_errors(
     message = " ".join(done.stderr.split())
     for part in expected:
         assert part in message, (part, done.stderr)
+
+
+def test_a_slow_regex_does_not_hold_the_event_loop_from_the_other_cases(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A regex search may take its whole budget (1 s); on the event loop that time was
+    charged to every other running case's harness, which then failed "timed out
+    (the harness blocked the event loop)". The search holds here until another case's
+    harness has run while it searches: on the loop it never could (a bounded wait)."""
+    from signal_eval_cli import regex_budget
+
+    searching, other_ran = threading.Event(), threading.Event()
+    real = regex_budget._HELPER.search
+    ran_while_searching: list[bool] = []
+
+    def held(pattern: Any, text: str, budget_ms: int) -> str | None:
+        searching.set()
+        ran_while_searching.append(other_ran.wait(10))  # a bound on the bug, not on speed
+        return real(pattern, text, budget_ms)
+
+    monkeypatch.setattr(regex_budget._HELPER, "search", held)
+
+    async def harness(input: Any, ctx: HarnessContext) -> None:
+        if input == "other":
+            while not searching.is_set():
+                await asyncio.sleep(0.005)
+            other_ran.set()
+        ctx.emit("text:complete", {"content": "abc"})
+
+    cases = [
+        EvalCase(id="regex", input="regex", assertions=[{"type": "output.matches", "regex": "b"}]),
+        EvalCase(id="other", input="other", assertions=list(ENDS)),
+    ]
+    result = run(harness, EvalDataset(name="d", cases=cases), concurrency=2)
+    assert ran_while_searching == [True]
+    assert [(c.case_id, c.passed, c.error) for c in result.cases] == [
+        ("regex", True, None),
+        ("other", True, None),
+    ]

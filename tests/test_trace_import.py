@@ -36,6 +36,7 @@ SUPPORT = {
     "otel_agents_bridge.json": "otlp",
     "otel_openinference_agents.json": "otlp",  # OpenInference's Agents SDK instrumentation
     "otel_openinference_agents_streamed.json": "otlp",  # (no messages: output.value read)
+    "otel_openinference_langgraph.json": "otlp",  # its LangChain one, on LangGraph
     "langgraph_events.jsonl": "langgraph-events",
     "langgraph_stream.jsonl": "langgraph-stream",
 }
@@ -852,3 +853,134 @@ def test_a_chat_completions_response_reads_as_its_messages() -> None:
         ],
     }
     assert model_output(response) == ("hi", [ToolRequest("c1", "f", {})])
+
+
+@pytest.mark.parametrize(
+    ("value", "result"),
+    [
+        ('{"type": "tool", "data": {"content": "Paris: sunny"}}', "Paris: sunny"),
+        ('{"type": "tool", "data": {"content": ["a", "b"]}}', ["a", "b"]),
+        ('{"type": "ai", "data": {"content": "x"}}', '{"type": "ai", "data": {"content": "x"}}'),
+        ('{"type": "tool"', '{"type": "tool"'),  # not JSON: kept as the text it is
+        ("Paris: sunny", "Paris: sunny"),
+        (None, None),
+    ],
+)
+def test_a_serialized_tool_message_output_reads_as_its_content(value: Any, result: Any) -> None:
+    from signal_eval_cli.traces.openinference import tool_output
+
+    assert tool_output(value) == result
+
+
+@pytest.mark.parametrize(
+    ("name", "metadata", "node"),
+    [
+        ("weather", '{"langgraph_node": "weather", "langgraph_step": 2}', "weather"),
+        ("after_weather", '{"langgraph_node": "weather"}', None),  # an edge, in its step
+        ("__start__", '{"langgraph_node": "__start__"}', None),
+        ("weather", "not json", None),
+        ("weather", None, None),
+    ],
+)
+def test_only_a_langgraph_nodes_own_chain_span_is_an_agent_run(
+    name: str, metadata: str | None, node: str | None
+) -> None:
+    from signal_eval_cli.traces.openinference import langgraph_node
+
+    attributes = {"metadata": metadata} if metadata is not None else {}
+    assert langgraph_node(name, attributes) == node
+
+
+def test_a_langgraph_state_without_messages_keeps_its_model_calls() -> None:
+    """A node that keeps the model's reply in a field of its own returns no AI message:
+    its call (model, tokens, streamed text) is read from its chat model's end event, and
+    the input is the whole input state (tests/record_traces.py, the real LangGraph)."""
+    trace = import_trace(FIXTURES / "langgraph_simple_answer_events.jsonl")
+    assert trace.input == {"question": "Hi"}
+    assert [a for a, _ in trace.activations] == ["answer"]
+    assert [(s.name, s.agent) for s in trace.matching("provider:*")] == [
+        ("provider:start", "answer"),
+        ("provider:end", "answer"),
+    ]
+    assert (trace.metrics.input_tokens, trace.metrics.output_tokens) == SIMPLE_FACTS["tokens"]
+    assert trace.output == SIMPLE_FACTS["output"]
+    assert "".join(p["content"] for p in trace.payloads("text:delta")) == trace.output
+    assert passes(trace, {"type": "metric.tokens.max", "value": 16})
+    assert not passes(trace, {"type": "metric.tokens.max", "value": 15})
+
+
+def test_a_stream_of_a_state_without_messages_has_that_state_as_input() -> None:
+    from signal_eval_cli.traces.langgraph import LangGraphReader
+
+    reader = LangGraphReader()
+    reader.stream_item(["values", {"question": "Hi"}])
+    reader.stream_item(["values", {"question": "Hi", "answer": "Hello"}])
+    assert reader.facts.input == {"question": "Hi"}
+    with_messages = LangGraphReader()
+    with_messages.stream_item(["values", {"messages": [], "question": "Hi"}])
+    assert with_messages.facts.input is None  # a messages state: its user's text, none yet
+
+
+@pytest.mark.parametrize(
+    ("status", "events", "error"),
+    [
+        (
+            {"code": "STATUS_CODE_ERROR"},
+            [("ValueError", "down for Paris")],
+            "ValueError: down for Paris",
+        ),
+        ({"code": 2}, [("A", "first"), ("B", "last")], "B: last"),  # the last one recorded
+        ({"code": 2, "message": "said so"}, [("ValueError", "x")], "said so"),  # status first
+        ({"code": 2}, [], "error"),
+        ({"code": 0}, [("ValueError", "caught")], None),  # recorded, but the span succeeded
+    ],
+)
+def test_a_failed_otlp_tool_span_says_the_exception_it_recorded(
+    status: dict[str, Any], events: list[tuple[str, str]], error: str | None, tmp_path: Path
+) -> None:
+    """OTel's ``record_exception`` writes an ``exception`` event (Pydantic AI's tool spans
+    carry nothing else): its type and message are the tool call's error."""
+    tool = _span(
+        "00000000000000f4",
+        None,
+        "execute_tool get_alerts",
+        10,
+        gen_ai__operation__name="execute_tool",
+        gen_ai__tool__name="get_alerts",
+        gen_ai__tool__call__id="call_alerts",
+    )
+    tool["status"] = status
+    tool["events"] = [
+        {
+            "name": "exception",
+            "attributes": [_attr("exception.type", kind), _attr("exception.message", message)],
+        }
+        for kind, message in events
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(_otlp(tool)), encoding="utf-8")
+    (result,) = import_trace(path).payloads("tool:result")
+    assert result.get("error") == error
+
+
+@pytest.mark.parametrize(
+    ("tool", "handoffs"),
+    [
+        ("transfer_to_weather", [("triage", "weather")]),
+        ("transfer_back_to_supervisor", [("triage", "supervisor")]),  # langgraph-supervisor
+        ("transfer_to_", []),  # no agent named: an ordinary tool
+        ("transfer_weather", []),
+    ],
+)
+def test_handoff_tools_by_name(tool: str, handoffs: list[tuple[str, str]]) -> None:
+    from signal_eval_cli.traces.langgraph import LangGraphReader
+    from signal_eval_cli.traces.mapping import to_signals
+
+    reader = LangGraphReader()
+    call = {"name": tool, "args": {}, "id": "c1"}
+    ai = {"type": "ai", "id": "m1", "content": "", "tool_calls": [call]}
+    result = {"type": "tool", "id": "m2", "content": "ok", "tool_call_id": "c1", "name": tool}
+    reader.stream_item(["updates", {"triage": {"messages": [ai, result]}}])
+    trace = Trace(to_signals(reader.facts))
+    assert [(p["from"], p["to"]) for p in trace.payloads("agent:handoff")] == handoffs
+    assert [c.name for c in trace.tool_calls] == ([] if handoffs else [tool])

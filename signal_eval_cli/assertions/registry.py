@@ -41,6 +41,7 @@ __all__ = [
     "lookup",
     "resolve",
     "uses_judge",
+    "uses_regex",
 ]
 
 ENTRY_POINT_GROUP = "signal_eval.assertions"
@@ -185,18 +186,36 @@ def lookup(type_name: object) -> Check:
 
 def uses_judge(value: Any) -> bool:
     """Whether any mapping in ``value`` (an assertion list, a dataset's cases, nested in
-    compositions) has a type that needs a judge. A loop, not a generator per value:
-    ``run`` asks it of every case, 100,000 of them in a large dataset."""
+    compositions) has a type that needs a judge."""
     _load_families()
     judged = {kind.name for kind in _TYPES.values() if kind.needs_judge}
+
+    def judged_type(node: Mapping[Any, Any]) -> bool:
+        kind = node.get("type")
+        return type(kind) is str and kind in judged
+
+    return _any_mapping(value, judged_type)
+
+
+def uses_regex(value: Any) -> bool:
+    """Whether any mapping in ``value`` holds a user's regex (``output.matches``'s
+    ``regex``, a ``matches`` matcher): a search may take its whole time budget (1 s),
+    so ``run`` evaluates such assertions off the event loop, where that time would be
+    charged to every other running case."""
+    return _any_mapping(value, lambda node: "regex" in node or "matches" in node)
+
+
+def _any_mapping(value: Any, wanted: Callable[[Mapping[Any, Any]], bool]) -> bool:
+    """Whether ``wanted`` holds for any mapping in ``value``, nested at any depth. A loop,
+    not a generator per value: ``run`` asks it of every case, 100,000 of them in a large
+    dataset."""
     stack = [value]
     while stack:
         node = stack.pop()
         if type(node) in _LEAVES:
             continue
         if isinstance(node, Mapping):
-            kind = node.get("type")
-            if type(kind) is str and kind in judged:
+            if wanted(node):
                 return True
             stack.extend(node.values())
         elif isinstance(node, list):

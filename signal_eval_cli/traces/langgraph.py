@@ -142,6 +142,16 @@ def _message_key(msg: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _input_of(state: Any) -> Any:
+    """A run's input: the user's text in the input state's messages, or the whole state
+    when it holds no messages (a graph that keeps its question in a field of its own)."""
+    messages = state.get("messages") if isinstance(state, Mapping) else state
+    text = _user_text(messages)
+    if text is None and isinstance(state, Mapping) and "messages" not in state:
+        return dict(state)
+    return text
+
+
 def _user_text(messages: Any) -> str | None:
     for item in messages if isinstance(messages, list) else []:
         if isinstance(item, (list, tuple)) and len(item) == 2 and item[0] in ("user", "human"):
@@ -165,6 +175,7 @@ class LangGraphReader:
         self.deltas: dict[str | None, list[str]] = {}  # node -> streamed chunks not yet claimed
         self.values_seen = 0  # messages in the last state of a values stream
         self.streamed: _Streamed | None = None  # the model message being streamed
+        self.answers: dict[str, list[tuple[float, dict[str, Any]]]] = {}  # node -> model ends
         self.step: tuple[Any, Any] = (None, None)  # the node run the last message came from
         self.clock = 0.0
 
@@ -258,17 +269,20 @@ class LangGraphReader:
         is_node = isinstance(node, str) and name == node
         if kind == "on_chain_start":
             if not event.get("parent_ids") and self.facts.input is None:
-                inputs = data.get("input")
-                messages = inputs.get("messages") if isinstance(inputs, Mapping) else inputs
-                self.facts.input = _user_text(messages)
+                self.facts.input = _input_of(data.get("input"))
                 self.facts.start = at
             elif is_node:
                 self.node_start(str(node), at)
         elif kind == "on_chain_end":
             if is_node:
+                self._unreturned_answers(str(node), data.get("output"))
                 self.node_output(str(node), data.get("output"), at)
             elif not event.get("parent_ids"):
                 self.facts.end = at
+        elif kind == "on_chat_model_end":
+            answer = message(data.get("output"))
+            if answer is not None and isinstance(node, str):
+                self.answers.setdefault(node, []).append((at, {**answer, "type": "ai"}))
         elif kind == "on_chat_model_stream":
             chunk = message(data.get("chunk"))
             content = chunk.get("content") if chunk else None
@@ -279,6 +293,18 @@ class LangGraphReader:
                 Other(f"langgraph:{kind}", {"name": name, "data": data}, at, node)
             )
 
+    def _unreturned_answers(self, node: str, output: Any) -> None:
+        """The model calls of a node that returns no AI message (a state without
+        ``messages``: it keeps the answer's text in a field of its own) are read from
+        its chat models' ends; a node that returns its AI messages is read from those."""
+        answers = self.answers.pop(node, [])
+        messages = output.get("messages") if isinstance(output, Mapping) else None
+        returned = messages if isinstance(messages, list) else [messages]
+        if any(_kind(m) == "ai" for m in map(message, returned) if m is not None):
+            return
+        for at, answer in answers:
+            self._model_call(node, answer, at)
+
     # -- astream multi-mode ------------------------------------------------------------------
 
     def stream_item(self, item: Any) -> None:
@@ -288,7 +314,7 @@ class LangGraphReader:
         mode, chunk = item[-2], item[-1]
         if mode == "values":
             if self.facts.input is None and isinstance(chunk, Mapping):
-                self.facts.input = _user_text(chunk.get("messages"))
+                self.facts.input = _input_of(chunk)
                 self.facts.start = at
             self.facts.end = at
         elif mode == "updates":

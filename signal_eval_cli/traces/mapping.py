@@ -33,7 +33,9 @@ __all__ = [
     "to_signals",
 ]
 
-HANDOFF_PREFIX = "transfer_to_"
+HANDOFF_PREFIXES = ("transfer_to_", "transfer_back_to_")
+"""The names frameworks give a handoff tool: the Agents SDK's and langgraph-swarm's
+``transfer_to_<agent>``, langgraph-supervisor's ``transfer_back_to_<supervisor>``."""
 
 
 @dataclass
@@ -279,8 +281,11 @@ def _link_turns(facts: Facts) -> dict[int, tuple[ModelCall, int]]:
             if index is not None:
                 claimed.add((id(call), index))
                 links[id(run)] = (call, index)
+                request = call.requests[index]
                 if run.id is None:
-                    run.id = call.requests[index].id
+                    run.id = request.id
+                if isinstance(request.input, Mapping) and not isinstance(run.input, Mapping):
+                    run.input = request.input  # what the model asked, not what a tool got
                 break
         else:  # the model's requests are unreadable: the turn is the call just before
             if candidates and not candidates[-1].requests:
@@ -308,7 +313,10 @@ def _match_request(call: ModelCall, run: ToolRun, claimed: set[tuple[int, int]])
 
 
 def _handoff_target(name: str) -> str | None:
-    return name[len(HANDOFF_PREFIX) :] if name.startswith(HANDOFF_PREFIX) else None
+    for prefix in HANDOFF_PREFIXES:
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix) :]
+    return None
 
 
 def to_signals(facts: Facts) -> list[Signal]:

@@ -7,16 +7,19 @@ as ``.contents.<j>.message_content.text``, and each tool call it requests as
 ``.tool_calls.<j>.tool_call.id`` / ``.function.name`` / ``.function.arguments`` (likewise
 ``llm.output_messages``). :func:`chat_messages` folds them back into Chat Completions
 messages, which the OTLP importer reads as it reads ``gen_ai.input/output.messages``.
-Its OpenAI Agents SDK instrumentation writes a handoff as a ``TOOL`` span: :func:`handoff`.
+Its OpenAI Agents SDK instrumentation writes a handoff as a ``TOOL`` span (:func:`handoff`);
+its LangChain one writes a LangGraph node run as a ``CHAIN`` span (:func:`langgraph_node`)
+and a tool's output as the serialized ``ToolMessage`` (:func:`tool_output`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["chat_messages", "handoff"]
+__all__ = ["chat_messages", "handoff", "langgraph_node", "tool_output"]
 
 _FIELD = re.compile(r"llm\.(input|output)_messages\.(\d+)\.message\.(.+)")
 _TOOL_CALL = re.compile(r"tool_calls\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)")
@@ -64,3 +67,29 @@ def handoff(name: str, attributes: Mapping[str, Any]) -> tuple[str | None, str] 
         return None
     source, target = attributes.get("input.value"), attributes.get("output.value")
     return (str(source) if source else None, str(target or name.removeprefix("handoff to ")))
+
+
+def langgraph_node(name: str, attributes: Mapping[str, Any]) -> str | None:
+    """The node a ``CHAIN`` span ran, when it is a LangGraph node's own run (its
+    ``metadata`` JSON names it as ``langgraph_node``; edges and the graph are not)."""
+    metadata = _json(attributes.get("metadata"))
+    node = metadata.get("langgraph_node") if isinstance(metadata, Mapping) else None
+    return node if isinstance(node, str) and node == name and not node.startswith("__") else None
+
+
+def tool_output(value: Any) -> Any:
+    """A tool's result: the content of a LangChain ``ToolMessage`` serialized as
+    ``{"type": "tool", "data": {"content": ...}}``, else ``value`` as it is."""
+    message = _json(value) if isinstance(value, str) and value.startswith("{") else None
+    if isinstance(message, Mapping) and message.get("type") == "tool":
+        data = message.get("data")
+        if isinstance(data, Mapping) and "content" in data:
+            return data["content"]
+    return value
+
+
+def _json(value: Any) -> Any:
+    try:
+        return json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return None

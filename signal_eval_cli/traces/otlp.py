@@ -28,7 +28,12 @@ from signal_eval_cli.traces.mapping import (
     model_output,
     parse_arguments,
 )
-from signal_eval_cli.traces.openinference import chat_messages, handoff
+from signal_eval_cli.traces.openinference import (
+    chat_messages,
+    handoff,
+    langgraph_node,
+    tool_output,
+)
 from signal_eval_cli.traces.source import TraceFormatError
 
 __all__ = ["decode_value", "facts_from_request", "looks_like", "spans_of"]
@@ -162,10 +167,27 @@ def _messages(value: Any) -> Any:
 
 
 def _failed(span: Mapping[str, Any], attributes: Mapping[str, Any]) -> str | None:
+    """Why the span failed: its status message, else the exception it recorded (an
+    ``exception`` event, as the SDK's ``record_exception`` writes), else ``error.type``."""
     status = as_mapping(span.get("status"))
     code = status.get("code")
     if code in (2, "2", "STATUS_CODE_ERROR") or attributes.get("error.type"):
-        return str(status.get("message") or attributes.get("error.type") or "error")
+        return str(
+            status.get("message") or _exception(span) or attributes.get("error.type") or "error"
+        )
+    return None
+
+
+def _exception(span: Mapping[str, Any]) -> str | None:
+    """``type: message`` of the span's last ``exception`` event, if it has one."""
+    events = span.get("events")
+    for event in reversed(events if isinstance(events, list) else []):
+        if isinstance(event, Mapping) and event.get("name") == "exception":
+            fields = _attributes(event.get("attributes"))
+            kind, message = fields.get("exception.type"), fields.get("exception.message")
+            text = ": ".join(str(x) for x in (kind, message) if x)
+            if text:
+                return text
     return None
 
 
@@ -199,6 +221,9 @@ class _Span:
             if operation == "chat":  # its messages as GenAI's, where those are absent
                 for side, messages in chat_messages(self.attributes).items():
                     self.attributes.setdefault(f"gen_ai.{side}.messages", messages)
+            elif node := langgraph_node(str(raw.get("name")), self.attributes):
+                operation = "invoke_agent"  # a LangGraph node run is an agent's, as imported
+                self.attributes.setdefault("agent.name", node)
         self.operation = operation
 
 
@@ -308,9 +333,10 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
             span.start,
             span.end,
             agent,
-            id=attributes.get("gen_ai.tool.call.id") or span.id,
-            result=_first(attributes, RESULT_KEYS),
+            id=attributes.get("gen_ai.tool.call.id") or None,  # else the request's
+            result=tool_output(_first(attributes, RESULT_KEYS)),
             error=_failed(span.raw, attributes),
+            span_id=span.id,
         )
     if operation in HANDOFF_OPERATIONS:
         target = attributes.get("gen_ai.handoff.to_agent")
