@@ -965,3 +965,26 @@ def test_a_failed_otlp_tool_span_says_the_exception_it_recorded(
     path.write_text(json.dumps(_otlp(tool)), encoding="utf-8")
     (result,) = import_trace(path).payloads("tool:result")
     assert result.get("error") == error
+
+
+@pytest.mark.parametrize(
+    ("tool", "handoffs"),
+    [
+        ("transfer_to_weather", [("triage", "weather")]),
+        ("transfer_back_to_supervisor", [("triage", "supervisor")]),  # langgraph-supervisor
+        ("transfer_to_", []),  # no agent named: an ordinary tool
+        ("transfer_weather", []),
+    ],
+)
+def test_handoff_tools_by_name(tool: str, handoffs: list[tuple[str, str]]) -> None:
+    from signal_eval_cli.traces.langgraph import LangGraphReader
+    from signal_eval_cli.traces.mapping import to_signals
+
+    reader = LangGraphReader()
+    call = {"name": tool, "args": {}, "id": "c1"}
+    ai = {"type": "ai", "id": "m1", "content": "", "tool_calls": [call]}
+    result = {"type": "tool", "id": "m2", "content": "ok", "tool_call_id": "c1", "name": tool}
+    reader.stream_item(["updates", {"triage": {"messages": [ai, result]}}])
+    trace = Trace(to_signals(reader.facts))
+    assert [(p["from"], p["to"]) for p in trace.payloads("agent:handoff")] == handoffs
+    assert [c.name for c in trace.tool_calls] == ([] if handoffs else [tool])

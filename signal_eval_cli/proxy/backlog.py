@@ -23,6 +23,8 @@ from signal_eval_cli.redaction import REDACT_ENV, redact_bytes, secret_values
 
 __all__ = ["Backlog"]
 
+_encode_line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
 
 class Backlog:
     """The ``.unsaved`` file of the cassette at ``cassette``: whole case-run recordings,
@@ -42,7 +44,7 @@ class Backlog:
     def add(self, key: SessionKey, calls: Sequence[Interaction]) -> None:
         """Append one case run's recording (flushed: a kill after this keeps it)."""
         line = {"case": key[0], "run": key[1], "calls": [i.to_dict() for i in calls]}
-        text = json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)
+        text = _encode_line(line)
         with self._lock:
             if self._secrets is None:
                 self._secrets = {

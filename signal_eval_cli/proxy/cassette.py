@@ -37,6 +37,9 @@ __all__ = ["PROXY_CASSETTE_VERSION", "Interaction", "ProxyCassette", "SessionKey
 
 PROXY_CASSETTE_VERSION = 1
 
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""A replayed answer's JSON text (made once: see :mod:`.matching`)."""
+
 SessionKey = tuple[str, int]
 """``(case id, run)``: whose calls an interaction belongs to."""
 
@@ -98,7 +101,7 @@ class Interaction:
     def body_bytes(self) -> bytes:
         if isinstance(self.response, str) and self.content_type != "application/json":
             return self.response.encode()
-        return json.dumps(self.response, ensure_ascii=False, separators=(",", ":")).encode()
+        return _compact(self.response).encode()
 
 
 def _event_data(event: SSEEvent) -> dict[str, Any]:
@@ -115,11 +118,7 @@ def _event_data(event: SSEEvent) -> dict[str, Any]:
 
 def _event(item: Mapping[str, Any]) -> SSEEvent:
     data = item.get("data", "")
-    text = (
-        data
-        if isinstance(data, str)
-        else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    )
+    text = data if isinstance(data, str) else _compact(data)
     event = item.get("event")
     return SSEEvent(text, str(event) if event is not None else None)
 

@@ -54,6 +54,11 @@ _ID_KEYS = ("tool_call_id", "tool_use_id", "call_id")
 _ID_TYPES = frozenset({"tool_use", "server_tool_use", "function_call", "function"})
 
 
+_canonical = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
+"""Made once: ``json.dumps`` with arguments builds an encoder per call, half its cost
+on a request this small (twice per replayed call: the request and its recording)."""
+
+
 def validate_match(fields: Iterable[Any]) -> list[str]:
     """The ``match`` list as strings; anything else is a :class:`ValueError`."""
     out = []
@@ -122,12 +127,7 @@ def _selected(body: Any, match: Sequence[str] | None) -> Any:
 def request_key(method: str, path: str, body: Any, match: Sequence[str] | None = None) -> str:
     """A short stable hash of what a (normalised) request asks."""
     stream = bool(body.get("stream")) if isinstance(body, dict) else False
-    canonical = json.dumps(
-        [method.upper(), path, stream, _selected(body, match)],
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    canonical = _canonical([method.upper(), path, stream, _selected(body, match)])
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 

@@ -70,6 +70,7 @@ _DROP_HEADERS = frozenset(
         "proxy-connection",
     }
 )
+_PLACEHOLDER_BEARER = f"Bearer {PLACEHOLDER_KEY}"
 _RUNNING: weakref.WeakSet[ModelProxy] = weakref.WeakSet()
 
 
@@ -101,15 +102,19 @@ class Upstream:
         return f"{base}{path}" + (f"?{query}" if query else "")
 
     def headers(self, given: Mapping[str, str], path: str) -> dict[str, str]:
-        out = {k: v for k, v in given.items() if k.lower() not in _DROP_HEADERS}
-        if provider_of(path) == "anthropic":
-            for name in list(out):
-                if name.lower() == "x-api-key" and out[name] == PLACEHOLDER_KEY:
-                    out[name] = self.anthropic_key or ""
-        for name in list(out):
-            if name.lower() == "authorization" and out[name] == f"Bearer {PLACEHOLDER_KEY}":
-                key = self.anthropic_key if provider_of(path) == "anthropic" else self.openai_key
-                out[name] = f"Bearer {key or ''}"
+        """What to send upstream: ``given`` without the hop's own headers, the real key
+        in place of a placeholder."""
+        anthropic = provider_of(path) == "anthropic"
+        out = {}
+        for name, value in given.items():
+            low = name.lower()
+            if low in _DROP_HEADERS:
+                continue
+            if low == "authorization" and value == _PLACEHOLDER_BEARER:
+                value = f"Bearer {(self.anthropic_key if anthropic else self.openai_key) or ''}"
+            elif anthropic and low == "x-api-key" and value == PLACEHOLDER_KEY:
+                value = self.anthropic_key or ""
+            out[name] = value
         return out
 
 
@@ -346,9 +351,9 @@ class ModelProxy(Recorder):
         except (json.JSONDecodeError, UnicodeDecodeError):
             body = raw.decode("utf-8", "replace")
         norm = normalise(body, raw)
-        key = request_key(request.method, path, norm, self.match)
         signals = CallSignals(session.emit, path, body, self.prices)
-        if self.mode in ("replay", "record-missing"):
+        if self.mode in ("replay", "record-missing"):  # (the key is only for looking up)
+            key = request_key(request.method, path, norm, self.match)
             found = session.take(key, call)
             if found is not None:
                 await self._replay(reply, found, signals)

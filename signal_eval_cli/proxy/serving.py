@@ -143,6 +143,8 @@ class _Connection(asyncio.Protocol):
         self._discard = False
         self._continued = False
         self._paused: asyncio.Future[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        """The handler's task for the request being answered."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -200,7 +202,7 @@ class _Connection(asyncio.Protocol):
         reply = Reply(self, _keep_alive(request), chunked=request.version == "HTTP/1.1")
         task = asyncio.get_running_loop().create_task(self._run(request, reply))
         self.server.handling.add(task)
-        task.add_done_callback(self.server.handling.discard)
+        self._task = task  # forgotten by _run as it ends: no done callback, one step less
 
     async def _run(self, request: Request, reply: Reply) -> None:
         try:
@@ -210,12 +212,16 @@ class _Connection(asyncio.Protocol):
                 reply.error(500, f"signal-eval proxy: {type(exc).__name__}: {exc}")
             else:
                 self._close()
+        finally:
+            if self._task is not None:
+                self.server.handling.discard(self._task)
         reply.finish()
         self._busy = False
         if not reply.keep_alive:
             self._close()
         elif not self.closed:
-            self._next()  # a request pipelined behind this one
+            if self._buffer:
+                self._next()  # a request pipelined behind this one
             if self._eof and not self._busy:
                 self._close()
 

@@ -44,7 +44,7 @@ class CaseSession:
     failures: list[str] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
     calls: int = 0
-    _by_key: dict[str, list[Interaction]] = field(default_factory=dict)
+    _by_key: dict[str, list[Interaction]] | None = None
     _used: dict[int, int | None] = field(default_factory=dict)
     """``id`` of each recording replayed: at which call of this run."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -52,11 +52,6 @@ class CaseSession:
     _waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(
         default_factory=list
     )
-
-    def __post_init__(self) -> None:
-        for item in self.recorded:
-            key = request_key(item.method, item.path, item.body, self.match)
-            self._by_key.setdefault(key, []).append(item)
 
     @property
     def key(self) -> SessionKey:
@@ -99,7 +94,7 @@ class CaseSession:
         """The next unused recording of this request, in recorded order (for this run's
         call ``call``)."""
         with self._lock:
-            for item in self._by_key.get(key, ()):
+            for item in self._keyed().get(key, ()):
                 if id(item) not in self._used:
                     self._used[id(item)] = call
                     return item
@@ -108,7 +103,8 @@ class CaseSession:
     def miss(self, what: str, path: str, body: Any, key: str, call: int) -> str:
         """Why nothing answers this request (``what``: how to name it), with what changed
         since recording."""
-        same = [i for i in self._by_key.get(key, ())]
+        with self._lock:
+            same = list(self._keyed().get(key, ()))
         if same:
             because = f"it was recorded {len(same)} time(s) and this is repeat #{len(same) + 1}"
         else:
@@ -136,6 +132,17 @@ class CaseSession:
         with self._lock:
             self.misses.append(message)
         return message
+
+    def _keyed(self) -> dict[str, list[Interaction]]:
+        """The recorded calls by request key (call with the lock held), made at the first
+        lookup: on the proxy's thread, not the runner's as every case starts; a case that
+        records, or calls nothing, never needs it."""
+        if self._by_key is None:
+            self._by_key = {}
+            for item in self.recorded:
+                key = request_key(item.method, item.path, item.body, self.match)
+                self._by_key.setdefault(key, []).append(item)
+        return self._by_key
 
     def add(self, interaction: Interaction) -> None:
         with self._lock:

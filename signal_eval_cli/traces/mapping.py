@@ -33,7 +33,9 @@ __all__ = [
     "to_signals",
 ]
 
-HANDOFF_PREFIX = "transfer_to_"
+HANDOFF_PREFIXES = ("transfer_to_", "transfer_back_to_")
+"""The names frameworks give a handoff tool: the Agents SDK's and langgraph-swarm's
+``transfer_to_<agent>``, langgraph-supervisor's ``transfer_back_to_<supervisor>``."""
 
 
 @dataclass
@@ -311,7 +313,10 @@ def _match_request(call: ModelCall, run: ToolRun, claimed: set[tuple[int, int]])
 
 
 def _handoff_target(name: str) -> str | None:
-    return name[len(HANDOFF_PREFIX) :] if name.startswith(HANDOFF_PREFIX) else None
+    for prefix in HANDOFF_PREFIXES:
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix) :]
+    return None
 
 
 def to_signals(facts: Facts) -> list[Signal]:
