@@ -12,6 +12,7 @@ then answer "where is the next signal matching this glob" at C speed.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import itertools
 import json
 import operator
@@ -206,6 +207,13 @@ class _CodeTable(dict[str, str]):
         return code
 
 
+@functools.lru_cache(maxsize=1024)
+def _char_class(codes: str) -> re.Pattern[str]:
+    """A character class of ``codes``: compiled once per set of codes, which recur from
+    trace to trace (codes are given in order of first appearance), not once per trace."""
+    return re.compile("[" + "".join(map(re.escape, codes)) + "]")
+
+
 class Trace:
     """The signals of one run, with indexes built once and derived views cached."""
 
@@ -258,15 +266,16 @@ class Trace:
         """A character class of the codes whose names match ``pattern`` (None: no name does)."""
         if pattern in self._classes:
             return self._classes[pattern]
-        codes = [self._table[name] for name in self.names_matching(pattern)]
-        cls = re.compile("[" + "".join(map(re.escape, codes)) + "]") if codes else None
+        codes = "".join([self._table[name] for name in self.names_matching(pattern)])
+        cls = _char_class(codes) if codes else None
         self._classes[pattern] = cls
         return cls
 
     def count(self, pattern: str) -> int:
         cached = self._counts.get(pattern)
         if cached is None:
-            cached = sum(self._codes.count(self._table[n]) for n in self.names_matching(pattern))
+            codes = self._codes
+            cached = sum([codes.count(self._table[n]) for n in self.names_matching(pattern)])
             self._counts[pattern] = cached
         return cached
 
@@ -287,9 +296,11 @@ class Trace:
         """The last position matching ``pattern`` before ``end`` (default: anywhere)."""
         stop = len(self._codes) if end is None else end
         codes = self._codes
-        last = max(
-            (codes.rfind(self._table[n], 0, stop) for n in self.names_matching(pattern)), default=-1
-        )
+        names = self.names_matching(pattern)
+        if len(names) == 1:  # a name (the usual question): no generator to run
+            last = codes.rfind(self._table[names[0]], 0, stop)
+        else:
+            last = max((codes.rfind(self._table[n], 0, stop) for n in names), default=-1)
         return None if last < 0 else last
 
     def matching(self, pattern: str, start: int = 0) -> Iterator[Signal]:

@@ -396,16 +396,30 @@ def test_a_stream_is_read_event_by_event_and_its_connection_kept() -> None:
         server.close()
 
 
+def failed_call(answer: Callable[[int], bytes]) -> Any:
+    """The ``ProviderError`` a call raises when the server answers with ``answer``."""
+    server = RawServer(answer)
+    try:
+        with pytest.raises(ProviderError) as raised:
+            asyncio.run(openai(server.url).complete(request()))
+        return raised.value
+    finally:
+        server.close()
+
+
 def raw_deflate(data: bytes) -> bytes:
     packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
     return packer.compress(data) + packer.flush()
 
 
-@pytest.mark.parametrize(
+CODINGS = pytest.mark.parametrize(
     ("coding", "pack"),
     [("gzip", gzip.compress), ("deflate", zlib.compress), ("deflate", raw_deflate)],
     ids=["gzip", "deflate", "raw-deflate"],
 )
+
+
+@CODINGS
 def test_compressed_answers_are_decoded_and_asked_for(
     coding: str, pack: Callable[[bytes], bytes]
 ) -> None:
@@ -422,17 +436,41 @@ def test_compressed_answers_are_decoded_and_asked_for(
         server.close()
 
 
+@CODINGS
+def test_a_compressed_answer_cut_off_is_a_connection_error_not_a_malformed_one(
+    coding: str, pack: Callable[[bytes], bytes]
+) -> None:
+    """A body whose length was honoured but whose compressed stream never ends (a proxy
+    that truncated it) read as 'malformed: not JSON'; it is the transfer that failed."""
+    data = pack(completion("unzipped"))[:-6]
+
+    def cut(n: int) -> bytes:
+        head = f"HTTP/1.1 200 OK\r\nContent-Encoding: {coding}\r\nContent-Length: {len(data)}"
+        return head.encode() + b"\r\n\r\n" + data
+
+    error = failed_call(cut)
+    assert "the compressed answer was cut off before its end" in str(error)
+    assert error.code != "malformed_response"
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["HTTP/1.1 204 No Content", "HTTP/1.1 200 OK\r\nContent-Length: 2"],
+    ids=["204", "200-blank"],
+)
+def test_an_empty_answer_says_it_is_empty(head: str) -> None:
+    body = b"" if " 204 " in head else b"\r\n"
+    error = failed_call(lambda n: head.encode() + b"\r\n\r\n" + body)
+    assert error.code == "malformed_response"
+    assert f"the body is empty (HTTP {head.split()[1]})" in str(error)
+
+
 def test_a_redirect_is_an_error_naming_where_the_api_moved() -> None:
     moved = "https://api.example.org/v2/chat/completions"
     head = f"HTTP/1.1 301 Moved Permanently\r\nLocation: {moved}\r\nContent-Length: 0"
-    server = RawServer(lambda n: head.encode() + b"\r\n\r\n")
-    try:
-        with pytest.raises(ProviderError) as raised:
-            asyncio.run(openai(server.url).complete(request()))
-        assert raised.value.code == "bad_request"
-        assert f"redirects to {moved}" in str(raised.value)
-    finally:
-        server.close()
+    error = failed_call(lambda n: head.encode() + b"\r\n\r\n")
+    assert error.code == "bad_request"
+    assert f"redirects to {moved}" in str(error)
 
 
 def _moved(status: int, location: str) -> bytes:

@@ -303,6 +303,8 @@ class HTTPProvider:
     async def _post(self, body: dict[str, Any], label: str) -> Answer:
         async with self._response(body, label) as response:
             raw = await response.read()
+        if not raw.strip():  # a 204, or a 200 with nothing in it: say so, not "not JSON"
+            raise malformed(label, f"the body is empty (HTTP {response.status})")
         try:
             data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):

@@ -229,9 +229,12 @@ class Response:
             if data[0] & 0x0F != 8:  # not a zlib header's compression method
                 self._decoder = decoder = zlib.decompressobj(-zlib.MAX_WBITS)
         try:
-            return bytes(decoder.flush() if flush else decoder.decompress(data))
+            decoded = bytes(decoder.flush() if flush else decoder.decompress(data))
         except zlib.error as exc:
             raise ClientError(f"the compressed answer is corrupt: {exc}") from exc
+        if flush and not decoder.eof:  # the body ended inside the compressed stream
+            raise ClientError("the compressed answer was cut off before its end")
+        return decoded
 
     def release(self) -> None:
         """Give the connection back to the pool (a whole answer was read) or close it."""
