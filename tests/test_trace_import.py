@@ -988,3 +988,16 @@ def test_handoff_tools_by_name(tool: str, handoffs: list[tuple[str, str]]) -> No
     trace = Trace(to_signals(reader.facts))
     assert [(p["from"], p["to"]) for p in trace.payloads("agent:handoff")] == handoffs
     assert [c.name for c in trace.tool_calls] == ([] if handoffs else [tool])
+
+
+def test_an_id_of_the_wrong_type_is_a_located_error_not_a_crash(tmp_path: Path) -> None:
+    """Linking calls to their results hashes ids: one that is an object raised TypeError
+    out of the import (found by mutating the fixtures)."""
+    ai = {"type": "ai", "id": "m1", "content": "", "tool_calls": [{"name": "f", "args": {}}]}
+    result = {"type": "tool", "id": "m2", "content": "ok", "tool_call_id": {"x": 1}}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"agent": {"messages": [ai, result]}}) + "\n", encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceGap)
+        with pytest.raises(InputError, match=r"t.jsonl: not a valid langgraph-updates trace: "):
+            import_trace(path)
