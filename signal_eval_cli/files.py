@@ -15,14 +15,36 @@ from pathlib import Path
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.redaction import redact_bytes
 
-__all__ = ["MAX_OUTPUT_NAME", "atomic_write_bytes", "atomic_write_text", "check_outputs"]
+__all__ = [
+    "MAX_OUTPUT_NAME",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "check_outputs",
+    "utf8",
+]
 
 MAX_OUTPUT_NAME = 200  # bytes: NAME_MAX (255) less the atomic write's temp-file affixes
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8; a lone surrogate, which UTF-8 cannot hold (a model's stream cut
+    inside an emoji's pair, decoded from JSON), as its ``\\uXXXX`` escape: in a JSON
+    string (results, journals, the HTML report's data) that reads back as the same
+    string; elsewhere (Markdown, JUnit) it is shown as written. The escape is only made
+    when encoding fails: no cost otherwise."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text).encode()
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` as UTF-8, as it is (no newline translation); see :func:`atomic_write_bytes`."""
-    atomic_write_bytes(path, text.encode())
+    """Write ``text`` as UTF-8 (:func:`utf8`), as it is (no newline translation); see
+    :func:`atomic_write_bytes`."""
+    atomic_write_bytes(path, utf8(text))
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
