@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
+from signal_eval_cli.files import utf8
 from signal_eval_cli.limits import loads_json
 from signal_eval_cli.results import CaseMetrics, CaseResult, real
 from signal_eval_cli.signals import as_count
@@ -110,7 +111,7 @@ def _is(value: Any, default: Any) -> bool:
 def seal(text: str) -> bytes:
     """``text`` (a saved result with ``caseIndex`` right after its cases) with the seal
     added as its last key."""
-    head = (text.removesuffix("\n}\n") + ",").encode()
+    head = utf8(text.removesuffix("\n}\n") + ",")
     start = head.find(_CASES)
     if start < 0:
         raise ValueError("no case lines to seal")

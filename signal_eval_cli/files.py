@@ -9,19 +9,42 @@ import re
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.redaction import redact_bytes
 
-__all__ = ["MAX_OUTPUT_NAME", "atomic_write_bytes", "atomic_write_text", "check_outputs"]
+__all__ = [
+    "MAX_OUTPUT_NAME",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "check_outputs",
+    "utf8",
+]
 
 MAX_OUTPUT_NAME = 200  # bytes: NAME_MAX (255) less the atomic write's temp-file affixes
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8; a lone surrogate, which UTF-8 cannot hold (a model's stream cut
+    inside an emoji's pair, decoded from JSON), as its ``\\uXXXX`` escape: in a JSON
+    string (results, journals, the HTML report's data) that reads back as the same
+    string; elsewhere (Markdown, JUnit) it is shown as written. The escape is only made
+    when encoding fails: no cost otherwise."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text).encode()
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` as UTF-8, as it is (no newline translation); see :func:`atomic_write_bytes`."""
-    atomic_write_bytes(path, text.encode())
+    """Write ``text`` as UTF-8 (:func:`utf8`), as it is (no newline translation); see
+    :func:`atomic_write_bytes`."""
+    atomic_write_bytes(path, utf8(text))
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -120,12 +143,14 @@ def _mode_for(target: Path) -> int:
         return 0o666 & ~umask
 
 
-def check_outputs(*paths: Path | None) -> None:
+def check_outputs(*paths: Path | None, inputs: Iterable[Path] = ()) -> None:
     """Refuse, before anything runs, an output path that cannot become a file
     (:class:`InputError` listing every such path): a directory, a file's child, a name
-    too long for the atomic write's temp file, a directory we cannot write in. The run's
-    results must not be lost after it ran."""
+    too long for the atomic write's temp file, a directory we cannot write in, one of the
+    command's ``inputs`` (``run d.yaml -o d.yaml`` replaced the dataset with its results).
+    The run's results must not be lost after it ran, nor the user's files by it."""
     problems = []
+    read = [p for p in inputs if p.is_file()]
     for path in filter(None, paths):
         if len(path.name.encode()) > MAX_OUTPUT_NAME:
             message = f"cannot write here: the file name is longer than {MAX_OUTPUT_NAME} bytes"
@@ -138,10 +163,25 @@ def check_outputs(*paths: Path | None) -> None:
             problems.append(Problem(str(path), 0, 0, "is a directory: give a file path"))
         elif not ancestor.is_dir():
             problems.append(Problem(str(path), 0, 0, f"cannot write here: {ancestor} is a file"))
+        elif (given := _one_of(path, read)) is not None:
+            same = "" if given == path else f" ({given})"
+            message = f"is an input of this command{same}: writing it would replace it"
+            problems.append(Problem(str(path), 0, 0, message))
         elif (why := unwritable(path, ancestor)) is not None:
             problems.append(Problem(str(path), 0, 0, f"cannot write here: {why}"))
     if problems:
         raise InputError(problems)
+
+
+def _one_of(path: Path, inputs: list[Path]) -> Path | None:
+    """The input ``path`` is (the same file, by any name), if any."""
+    for given in inputs:
+        try:
+            if path.exists() and os.path.samefile(path, given):
+                return given
+        except OSError:
+            continue
+    return None
 
 
 def unwritable(path: Path, ancestor: Path) -> str | None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.files import atomic_write_bytes
+from signal_eval_cli.files import atomic_write_bytes, utf8
 from signal_eval_cli.sharding import shard_ids
 
 __all__ = [
@@ -140,11 +140,11 @@ def _entry(key: Key, result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _entry_line(key: Key, result: Mapping[str, Any]) -> bytes:
-    return (_encode_line(_entry(key, result)) + "\n").encode()
+    return utf8(_encode_line(_entry(key, result)) + "\n")
 
 
 def _header_line(header: JournalHeader) -> bytes:
-    return (json.dumps(header.to_dict(), ensure_ascii=False, default=str) + "\n").encode()
+    return utf8(json.dumps(header.to_dict(), ensure_ascii=False, default=str) + "\n")
 
 
 class Journal:
@@ -182,7 +182,7 @@ class Journal:
             raise ValueError(f"journal {self.path} is closed")
         self._inexact = not settled
         line = self._encode(_entry(key, result))
-        self._handle.write((line + "\n").encode())
+        self._handle.write(utf8(line + "\n"))
         self._handle.flush()
         with self._dirty:
             self._pending = True

@@ -7,6 +7,7 @@ user's language: "did you mean", "quote the pattern", YAML 1.1 booleans.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -565,6 +566,9 @@ def _explain(
             message += f' — YAML reads unquoted {raw} as a boolean; quote it: "{raw}"'
         elif "string" in wanted_list and raw is not None:
             message += f' — quote it: "{raw}"'
+        elif raw is not None and raw == error.instance:  # an unquoted scalar read as text
+            number = _yaml11_number(raw, wanted_list)
+            message += f" — YAML reads unquoted {raw} as text: write {number}" if number else ""
         yield doc.problem(path, f"{_field(path)}{message}")
         return
     if error.validator in ("anyOf", "oneOf"):  # jsonschema's message would print the value
@@ -573,6 +577,22 @@ def _explain(
         )
         return
     yield doc.problem(path, f"{_field(path)}{error.message}")
+
+
+def _yaml11_number(text: str, wanted: list[Any]) -> str | None:
+    """``text`` (``1e-3``, ``5E4``: YAML 1.1 wants a dot and a signed exponent, else it is
+    text) as a number PyYAML reads (a whole one where ``wanted`` is an integer), if it is
+    a finite number at all."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value):
+        return None
+    if "integer" in wanted and value.is_integer():
+        return str(int(value))
+    mantissa, exponent, power = repr(value).partition("e")
+    return f"{mantissa}.0e{power}" if exponent and "." not in mantissa else repr(value)
 
 
 def _field(path: JsonPath) -> str:

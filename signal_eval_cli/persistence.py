@@ -36,7 +36,7 @@ from typing import Any
 from signal_eval_cli.case_index import INDEX_KEY, build_index, open_sealed, seal
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.files import atomic_write_bytes
+from signal_eval_cli.files import atomic_write_bytes, utf8
 from signal_eval_cli.kinds import (
     RESULT_KINDS,
     Result,
@@ -98,7 +98,7 @@ def _result_bytes(result: Result, signals: SignalsPolicy) -> bytes:
     _write_expanded(data, "", 0, out)
     out.append("\n")
     text = redact_text("".join(out))  # before the seal, which must cover what is written
-    return seal(text) if indexed else text.encode()
+    return seal(text) if indexed else utf8(text)
 
 
 def _with_index_after_cases(data: dict[str, Any]) -> Iterator[tuple[str, Any]]:

@@ -13,7 +13,14 @@ import os
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
 
-__all__ = ["REDACT_ENV", "SECRET_PATTERNS", "redact_bytes", "redact_text", "secret_values"]
+__all__ = [
+    "REDACT_ENV",
+    "SECRET_PATTERNS",
+    "byte_redactions",
+    "redact_bytes",
+    "redact_text",
+    "secret_values",
+]
 
 REDACT_ENV = "SIGNAL_EVAL_REDACT"
 SECRET_PATTERNS = (
@@ -54,10 +61,23 @@ def redact_text(text: str, environ: Mapping[str, str] | None = None) -> str:
     return text
 
 
-def redact_bytes(data: bytes, environ: Mapping[str, str] | None = None) -> bytes:
-    for name, value in secret_values(environ):
-        for form in _forms(value):
-            encoded = form.encode("utf-8")
-            if encoded in data:
-                data = data.replace(encoded, f"[REDACTED:{name}]".encode())
+def byte_redactions(environ: Mapping[str, str] | None = None) -> list[tuple[bytes, bytes]]:
+    """What :func:`redact_bytes` replaces, in order: each form of each secret (longest
+    first) and its marker. A writer that redacts at every case works them out once."""
+    return [
+        (form.encode("utf-8"), f"[REDACTED:{name}]".encode())
+        for name, value in secret_values(environ)
+        for form in _forms(value)
+    ]
+
+
+def redact_bytes(
+    data: bytes,
+    environ: Mapping[str, str] | None = None,
+    *,
+    redactions: list[tuple[bytes, bytes]] | None = None,
+) -> bytes:
+    for form, marker in byte_redactions(environ) if redactions is None else redactions:
+        if form in data:
+            data = data.replace(form, marker)
     return data

@@ -202,16 +202,14 @@ class ProviderPolicy:
                     )
                 return {**params, "provider": self.provider} if self.provider else params
         provider = self.provider or merged.get("provider")
-        if mode == "live":
-            mode = "auto"
         if (
             not isinstance(provider, str)
             or provider == "cassette"
             or provider.startswith("cassette:")
         ):
-            if mode in ("record", "record-missing"):
+            if mode in ("record", "record-missing", "live"):
                 raise InputError(
-                    "--record needs a real provider: pass --provider openai:<model> or "
+                    f"--{mode} needs a real provider: pass --provider openai:<model> or "
                     "anthropic:<model>, or set provider in the harness params"
                 )
             if self.provider:
@@ -244,7 +242,7 @@ class ProviderPolicy:
         spec = dataset.harness
         merged = {**(dict(spec.params) if spec is not None else {}), **params}
         cassette = judge_cassette(default_cassette(dataset, merged))
-        mode = "auto" if self.mode == "live" else self.mode
+        mode = self.mode
         if mode == "replay" and not cassette.is_file():
             raise InputError(f"{cassette}: judge cassette not found (record it with --record)")
         options.judge = LLMJudge(

@@ -216,6 +216,39 @@ def langgraph_answer_graph(base_url: str) -> Any:
     return graph.compile()
 
 
+def langgraph_subgraph_graph(base_url: str) -> Any:
+    """The support conversation as many graphs are built: triage hands off by returning
+    a ``Command`` (serialized as its repr: the messages it adds are not in its output),
+    and weather ⇄ tools run in a subgraph, whose state the parent's ``research`` node
+    returns whole (every message again, tool results under ids ``add_messages`` gave)."""
+    from langchain_core.messages import ToolMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.types import Command
+
+    full = langgraph_graph(base_url)  # its nodes, rewired
+    nodes = full.builder.nodes
+
+    async def triage(state):  # type: ignore[no-untyped-def]  # LangGraph reads no annotation here
+        update = await nodes["triage"].runnable.ainvoke(state)
+        assert isinstance(update["messages"][-1], ToolMessage)
+        return Command(goto="research", update=update)
+
+    research = StateGraph(MessagesState)
+    research.add_node("weather", nodes["weather"].runnable)
+    research.add_node("tools", nodes["tools"].runnable)
+    research.add_edge(START, "weather")
+    research.add_conditional_edges(
+        "weather", lambda s: "tools" if s["messages"][-1].tool_calls else END, ["tools", END]
+    )
+    research.add_edge("tools", "weather")
+    graph = StateGraph(MessagesState)
+    graph.add_node("triage", triage, destinations=("research",))
+    graph.add_node("research", research.compile())
+    graph.add_edge(START, "triage")
+    graph.add_edge("research", END)
+    return graph.compile()
+
+
 # -- a hand-written tool loop on the OpenAI client (opentelemetry-instrumentation-openai-v2) --
 
 LOOP_TOOLS = [

@@ -165,6 +165,20 @@ async def record_langgraph_answer(base_url: str) -> str:
     return "\n".join([_dumps(e) async for e in events]) + "\n"
 
 
+async def record_langgraph_subgraph(base_url: str, *, events: bool = True) -> str:
+    """JSONL of a graph handing off by ``Command`` to a subgraph: ``astream_events``,
+    else multi-mode ``astream`` with ``subgraphs=True`` (``[namespace, mode, chunk]``)."""
+    graph = script.langgraph_subgraph_graph(base_url)
+    state = {"messages": [("user", script.QUESTION)]}
+    if events:
+        return (
+            "\n".join([_dumps(e) async for e in graph.astream_events(state, version="v2")]) + "\n"
+        )
+    modes = ["values", "updates", "messages"]
+    stream = graph.astream(state, stream_mode=modes, subgraphs=True)
+    return "\n".join([_dumps(list(item)) async for item in stream]) + "\n"
+
+
 async def _record_all(url: str) -> dict[str, str]:
     return {
         "agents_support.json": json.dumps(await record_agents(url), indent=1),
@@ -183,6 +197,8 @@ async def _record_all(url: str) -> dict[str, str]:
         "langgraph_messages.jsonl": await record_langgraph(url, "messages"),
         "langgraph_simple_events.jsonl": await record_langgraph(url, "events", simple=True),
         "langgraph_simple_answer_events.jsonl": await record_langgraph_answer(url),
+        "langgraph_subgraph_events.jsonl": await record_langgraph_subgraph(url),
+        "langgraph_subgraph_stream.jsonl": await record_langgraph_subgraph(url, events=False),
         "otel_agents_bridge.json": json.dumps(await record_otel_agents(url), indent=1),
         "otel_openai.json": json.dumps(await record_otel_openai(url), indent=1),
         "otel_openai_streamed.json": json.dumps(

@@ -511,6 +511,29 @@ def test_the_backlog_is_on_disk_as_each_case_ends_also_after_a_save(tmp_path: Pa
     assert list(Backlog(path).read()) == [("c", 0)]
 
 
+def test_the_backlog_never_holds_a_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key a harness echoed into a call is redacted in the backlog as in the cassette:
+    key-like variables and SIGNAL_EVAL_REDACT's names, raw and JSON-escaped, every case."""
+    from signal_eval_cli.proxy.backlog import Backlog
+    from signal_eval_cli.proxy.cassette import Interaction
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-123456")
+    monkeypatch.setenv("MY_PASS", 'pa"ss-word-99')
+    monkeypatch.setenv("SIGNAL_EVAL_REDACT", "my_*")
+    backlog = Backlog(tmp_path / "d.proxy.yaml")
+    for case in ("a", "b"):
+        answer = {"said": f'{case} sk-secret-123456 and pa"ss-word-99'}
+        backlog.add((case, 0), [Interaction(case, 0, "POST", "/v1/x", {}, 200, answer)])
+    text = backlog.path.read_text()
+    assert "sk-secret" not in text and "ss-word" not in text
+    assert text.count("[REDACTED:OPENAI_API_KEY]") == 2 and text.count("[REDACTED:MY_PASS]") == 2
+    said = [
+        calls[0].response["said"]
+        for calls in Backlog(backlog.path.parent / "d.proxy.yaml").read().values()
+    ]
+    assert said == [f"{c} [REDACTED:OPENAI_API_KEY] and [REDACTED:MY_PASS]" for c in "ab"]
+
+
 @pytest.mark.parametrize("store", ["entries", "proxy"])
 def test_record_missing_repeat_that_borrowed_run_0_keeps_what_it_used(
     tmp_path: Path, store: str

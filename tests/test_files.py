@@ -9,6 +9,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from signal_eval_cli.files import atomic_write_text
 
 
@@ -93,3 +95,35 @@ def test_a_regular_file_under_dev_shm_is_replaced_not_appended_to() -> None:
         assert target.read_text() == '{"v": 2}\n'
     finally:
         target.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "in.yaml", "-o", "in.yaml"],
+        ["run", "in.yaml", "--html", "./in.yaml"],
+        ["matrix", "in.yaml", "--markdown", "in.yaml"],
+        ["scenario", "in.yaml", "--junit", "in.yaml"],
+        ["compare", "other.yaml", "in.yaml", "-o", "in.yaml"],
+        ["merge", "other.yaml", "in.yaml", "-o", "link.yaml"],
+        ["report", "in.yaml", "--html", "in.yaml"],
+    ],
+    ids=["run", "run-html", "matrix", "scenario", "compare", "merge-by-link", "report"],
+)
+def test_a_report_path_that_is_an_input_is_refused_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    """``run d.yaml -o d.yaml`` replaced the dataset with its results (so did a report
+    written over a harness file, a result being read, a shard being merged)."""
+    from typer.testing import CliRunner
+
+    from signal_eval_cli.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("in.yaml", "other.yaml"):
+        (tmp_path / name).write_text(f"name: {name}\n")
+    (tmp_path / "link.yaml").symlink_to("in.yaml")
+    done = CliRunner().invoke(app, argv)
+    assert done.exit_code == 2, done.output
+    assert "is an input of this command" in done.output
+    assert (tmp_path / "in.yaml").read_text() == "name: in.yaml\n"

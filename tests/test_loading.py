@@ -320,3 +320,29 @@ def test_uses_judge_finds_a_judge_at_any_depth() -> None:
     ):
         dataset = EvalDataset("d", [EvalCase("a", own)], default_assertions=default)
         assert dataset.uses_judge() is expected
+
+
+@pytest.mark.parametrize(
+    ("written", "number"),
+    [("1e-3", "0.001"), ("5e4", "50000.0"), ("1.5E3", "1500.0"), ("1e-9", "1.0e-09")],
+)
+def test_a_yaml11_exponent_read_as_text_gets_a_hint(
+    tmp_path: Path, written: str, number: str
+) -> None:
+    """PyYAML (YAML 1.1) reads a float only with a dot and a signed exponent: ``1e-3``
+    is the text "1e-3", and ``value: 1e-3`` said only "expected a number, got a string"."""
+    path = write(tmp_path, MINIMAL.format(type="metric.cost.max", field="value", value=written))
+    (found,) = problems(path)
+    assert found.startswith(f"{path}:7:16: 'value': expected a number, got a string"), found
+    assert f"YAML reads unquoted {written} as text: write {number}" in found
+
+
+def test_a_yaml11_exponent_where_a_whole_number_is_wanted_is_hinted_as_one(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, MINIMAL.format(type="tool.called", field="max", value="1e3"))
+    found = problems(path)
+    assert (
+        f"{path}:7:14: 'max': expected a whole number, got a string — YAML reads unquoted 1e3 as text: write 1000"
+        in found
+    ), found

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import xml.dom.minidom
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,41 @@ def test_the_library_refuses_every_output_that_cannot_become_a_file_at_once(
         f"cannot write here: {tmp_path / 'plain'} is a file",
         f"cannot write here: the file name is longer than {MAX_OUTPUT_NAME} bytes",
     ]
+
+
+def test_a_lone_surrogate_in_a_harness_output_is_written_escaped_and_reads_back(
+    tmp_path: Path,
+) -> None:
+    """A model's stream cut inside an emoji's surrogate pair decodes (``json.loads('"\\ud83d"')``)
+    to a lone surrogate, which UTF-8 cannot encode: the journal's write raised and the run
+    ended in a traceback with nothing written. It is written as its JSON escape."""
+    from signal_eval_cli.persistence import load_result
+
+    text = "cut \ud83d here \udc00 and 😀"
+    (tmp_path / "h.py").write_text(
+        "def create():\n"
+        "    def run(input, ctx):\n"
+        f"        ctx.emit('text:complete', {{'content': {text!r}}})\n"
+        "    return run\n"
+    )
+    (tmp_path / "d.yaml").write_text(
+        "name: d\nharness: h.py:create\ncases:\n  - id: a\n    input: x\n"
+        "    assertions: [{type: output.contains, text: never}]\n"
+    )
+    reports = ["-o", "r.json", "--html", "r.html", "--markdown", "r.md", "--junit", "r.xml"]
+    done = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(tmp_path / "d.yaml"),
+            "-q",
+            *[str(tmp_path / r) if r[0] != "-" else r for r in reports],
+        ],
+    )
+    assert done.exit_code == 1, done.output
+    (case,) = load_result(tmp_path / "r.json").cases
+    assert case.signals and any(s.payload.get("content") == text for s in case.signals)
+    for name in ("r.html", "r.md", "r.json.journal.jsonl"):
+        assert "\\ud83d" in (tmp_path / name).read_text(encoding="utf-8"), name
+    junit = xml.dom.minidom.parse(str(tmp_path / "r.xml")).toxml()  # XML holds no surrogate
+    assert "cut \ufffd here" in junit

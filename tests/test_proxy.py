@@ -845,3 +845,30 @@ def test_a_bare_sdk_client_in_process_is_recorded_alone_and_refused_when_ambiguo
     cases = json.loads((tmp_path / "out.json").read_text())["cases"]
     for case in cases:
         assert "up to 2 cases run at once" in case["error"] and "ctx.openai()" in case["error"]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("OPENAI_BASE_URL", "localhost:8080/v1"),  # no scheme
+        ("ANTHROPIC_BASE_URL", "http://host:port"),  # a port that is not a number
+        ("OPENAI_BASE_URL", "ftp://models.example/v1"),
+    ],
+)
+def test_an_upstream_that_cannot_be_called_is_an_input_error_before_any_case(
+    variable: str, value: str, tmp_path: Path
+) -> None:
+    """Recording or passing calls through goes to the environment's base URLs: a bad one
+    stops the run at once naming the variable (every call would have failed the same way);
+    a replay never calls upstream, so it does not care."""
+    from signal_eval_cli.errors import InputError
+
+    upstream = Upstream.from_env({variable: value})
+    cassette = ProxyCassette(tmp_path / "cassette.yaml")
+    for mode in ("record", "live"):
+        proxy = ModelProxy(cassette, mode, upstream=upstream)  # type: ignore[arg-type]
+        with pytest.raises(InputError, match=rf"upstream \({variable}\) '{value}'"):
+            proxy.start()
+        assert proxy.port == 0  # nothing was served
+    ModelProxy(cassette, "replay", upstream=upstream).start().stop()
+    assert not cassette.path.exists()  # nothing was written either

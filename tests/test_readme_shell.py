@@ -106,15 +106,17 @@ def test_the_record_replay_block_runs_as_written(tmp_path: Path, server: MockLLM
         for line in sh_block("--record-missing").strip().splitlines()
         if line.startswith("signal-eval ")
     ]
-    assert len(lines) == 3
+    assert len(lines) == 4
     env = {"OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": "sk-readme-0123456789"}
-    calls = []
+    calls, recorded = [], b""
     for line in lines:
         step = bash(line, project, **(env if "--provider" in line else {}))
         assert step.returncode in (0, 1) and "Traceback" not in step.stderr, (line, step.stderr)
         calls.append(len(server.calls))
+        recorded = recorded if "--live" in line else cassette.read_bytes()
     assert cassette.is_file()
     assert calls[0] > 0 and calls[2] == calls[0]  # replay and --record-missing call nothing new
+    assert calls[3] > calls[2] and cassette.read_bytes() == recorded  # --live: calls, records none
     assert "sk-readme" not in cassette.read_text()
 
 

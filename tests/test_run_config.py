@@ -217,3 +217,48 @@ def test_each_dataset_of_a_run_gets_its_own_report_files(tmp_path: Path) -> None
     assert reports_per_dataset(datasets[:1], {"json": Path("out.json")}) == [
         {"json": Path("out.json")}
     ]
+
+
+def test_live_calls_the_model_though_a_cassette_exists_and_records_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--live`` passes through, for the built-in harness's provider and the judge as for
+    the model proxy: it replayed their cassettes when they existed (as the default does)."""
+    from mock_servers import code_review_responder
+
+    project = project_copy(tmp_path)
+    dataset = project / "datasets/code-review.yaml"
+    cassette = project / "datasets/cassettes/code-review.yaml"
+    before = cassette.read_bytes()
+    with MockLLMServer(code_review_responder) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        policy = ProviderPolicy(provider="openai:gpt-4o-mini", live=True, note=lambda _: None)
+        load = RunOptions(case_ids=("sql-injection",))
+        asyncio.run(run_configured(dataset, policy, options=load))
+        assert server.calls, "no call reached the model"
+    assert cassette.read_bytes() == before
+
+    verdict = json.dumps({"scores": [{"criterion": 1, "score": 0.1, "reason": "live"}]})
+    judged_dataset = judged(tmp_path)
+    judge_cassette_path = tmp_path / "cassettes" / "judged.judge.yaml"
+    with MockLLMServer() as server:
+        server.responder = lambda call: Reply(verdict)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        asyncio.run(
+            run_configured(
+                judged_dataset,
+                ProviderPolicy(record=True, judge_model="openai:judge-model"),
+                traces=tmp_path / "traces",
+            )
+        )
+        recorded = judge_cassette_path.read_bytes()
+        live = asyncio.run(
+            run_configured(
+                judged_dataset,
+                ProviderPolicy(live=True, judge_model="openai:judge-model"),
+                traces=tmp_path / "traces",
+            )
+        )
+        assert len(server.calls) == 2  # the record run's call, and the live run's own
+    assert not live.cases[0].passed and judge_cassette_path.read_bytes() == recorded

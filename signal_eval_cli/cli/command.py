@@ -7,6 +7,9 @@
   (click would take ``true`` for an argument, or a second dataset).
 - A number option refuses NaN: click's range checks let it through (every comparison
   with NaN is false), and ``--significance nan`` would never find a regression.
+- stdout writes what it cannot encode escaped (``\\ud83d``), as stderr does: a harness's
+  output holding a lone surrogate (a model's stream cut inside an emoji) ended the run
+  in a traceback at the table, before its reports were written.
 """
 
 from __future__ import annotations
@@ -36,8 +39,15 @@ def _verbose(value: bool) -> None:
 
 
 class Command(TyperCommand):
-    """A Typer command whose flags refuse a value (``--quiet true``) and whose number
-    options refuse NaN."""
+    """A Typer command whose flags refuse a value (``--quiet true``), whose number
+    options refuse NaN, and whose output streams escape what they cannot encode."""
+
+    def invoke(self, ctx: Any) -> Any:
+        for stream in (sys.stdout, sys.stderr):
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                reconfigure(errors="backslashreplace")
+        return super().invoke(ctx)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         flags = {

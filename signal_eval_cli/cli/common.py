@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, cast
 
@@ -135,11 +136,11 @@ class Progress:
             err.print(f"[{self.done}/{self.total}] {name}: {status}", markup=False, highlight=False)
 
 
-def check_outputs(*paths: Path | None) -> None:
-    """Refuse, before anything runs, an output path that cannot become a file (exit 2;
-    :func:`signal_eval_cli.files.check_outputs`)."""
+def check_outputs(*paths: Path | None, inputs: Iterable[Path | str] = ()) -> None:
+    """Refuse, before anything runs, an output path that cannot become a file or is one
+    of the command's ``inputs`` (exit 2; :func:`signal_eval_cli.files.check_outputs`)."""
     try:
-        files.check_outputs(*paths)
+        files.check_outputs(*paths, inputs=map(Path, inputs))
     except InputError as exc:
         fail_input(exc)
 

@@ -75,7 +75,7 @@ def compare_command(
 ) -> None:
     """Compare two results; with --fail-on-regression, exit 1 when a regression blocks."""
     policy = signals_policy(signals)
-    check_outputs(*reports.values())
+    check_outputs(*reports.values(), inputs=[baseline, candidate])
     sides = None
     try:
         options = CompareOptions(

@@ -77,7 +77,7 @@ def matrix_command(
     """Run a matrix of harness variants over one dataset (or of agents over scenarios);
     rank them and recommend one."""
     policy = signals_policy(signals)
-    check_outputs(*reports.values())
+    check_outputs(*reports.values(), inputs=[file])
     chosen_shard = shard_option(shard)
     flags = provider_policy
     try:

@@ -48,7 +48,7 @@ def merge_command(
     """Join the shards of one run (--shard i/N) into one result, as if run unsharded."""
     policy = signals_policy(signals)
     rows = table_choice(table)
-    check_outputs(*reports.values())
+    check_outputs(*reports.values(), inputs=parts)
     try:
         result = merge_parts(parts)
     except InputError as exc:

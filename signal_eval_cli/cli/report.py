@@ -40,7 +40,7 @@ def report_command(
     if not any(reports.values()):
         options = " and/or ".join(f"{r.options[0]} FILE" for r in REPORTERS if r.name in reports)
         fail_input(InputError(f"nothing to write: give {options}"))
-    check_outputs(*reports.values())
+    check_outputs(*reports.values(), inputs=[result_path])
     try:
         result = load_result(result_path)
     except InputError as exc:

@@ -128,7 +128,7 @@ def run_command(
     except InputError as exc:
         fail_input(exc)
     for each in paths:
-        check_outputs(*each.values())
+        check_outputs(*each.values(), inputs=dataset_paths)
     chosen_shard = shard_option(shard)
     options = RunOptions(
         concurrency=concurrency,

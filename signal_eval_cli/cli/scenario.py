@@ -101,7 +101,7 @@ def scenario_command(
     provider_policy: ProviderPolicy,
 ) -> None:
     """Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals."""
-    check_outputs(*reports.values())
+    check_outputs(*reports.values(), inputs=targets or ())
     chosen_shard = shard_option(shard)
     if not targets and not all_:
         fail_input(InputError("give scenario ids or files, or --all"))

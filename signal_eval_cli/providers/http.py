@@ -28,7 +28,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, ClassVar, NamedTuple
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.providers.base import ProviderRequest, ProviderResponse, ToolCallRecord
@@ -41,7 +41,7 @@ from signal_eval_cli.providers.reliability import (
     redact,
 )
 from signal_eval_cli.proxy.apis import SSEEvent, split_events
-from signal_eval_cli.transport.client import Client, Response, origin_of
+from signal_eval_cli.transport.client import Client, Response, checked_base_url, origin_of
 
 __all__ = ["Answer", "HTTPProvider", "body_answer", "malformed", "usage_int"]
 
@@ -165,7 +165,7 @@ class HTTPProvider:
         self.transport = "http"
         base = base_url or os.environ.get(self.base_url_env) or self.default_base_url
         where = "base_url" if base_url else self.base_url_env
-        self.base_url = _checked_base_url(base, f"the {self.name} provider: base URL ({where})")
+        self.base_url = checked_base_url(base, f"the {self.name} provider: base URL ({where})")
         self.timeout = timeout
         self.stream = stream
         self.max_connections = max_connections
@@ -341,19 +341,6 @@ class HTTPProvider:
                     break
                 if data is not SKIP:
                     yield data
-
-
-def _checked_base_url(base: str, label: str) -> str:
-    """``base`` without its trailing ``/``, once it is known to be a URL a call can be
-    sent to (else each case's every attempt would fail the same way)."""
-    try:
-        parts = urlsplit(base)
-        parts.port  # noqa: B018 (a port that is not a number, or too large, raises)
-    except ValueError as exc:
-        raise InputError(f"{label} {base!r}: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(f"{label} {base!r}: not an http(s)://host URL")
-    return base.rstrip("/")
 
 
 def _same_server(url: str, moved: str) -> bool:

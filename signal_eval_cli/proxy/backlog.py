@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from signal_eval_cli.proxy.cassette import Interaction, SessionKey
-from signal_eval_cli.redaction import REDACT_ENV, redact_bytes, secret_values
+from signal_eval_cli.redaction import byte_redactions, redact_bytes
 
 __all__ = ["Backlog"]
 
@@ -33,7 +33,7 @@ class Backlog:
     def __init__(self, cassette: Path) -> None:
         self.path = cassette.with_name(cassette.name + ".unsaved")
         self._lock = threading.Lock()
-        self._secrets: dict[str, str] | None = None
+        self._redactions: list[tuple[bytes, bytes]] | None = None
         """The secrets to redact, found once (scanning the environment per case costs
         more than the write)."""
         self._fd: int | None = None
@@ -46,12 +46,9 @@ class Backlog:
         line = {"case": key[0], "run": key[1], "calls": [i.to_dict() for i in calls]}
         text = _encode_line(line)
         with self._lock:
-            if self._secrets is None:
-                self._secrets = {
-                    **dict(secret_values()),
-                    REDACT_ENV: os.environ.get(REDACT_ENV, ""),
-                }
-            data = redact_bytes(text.encode() + b"\n", self._secrets)
+            if self._redactions is None:
+                self._redactions = byte_redactions()
+            data = redact_bytes(text.encode() + b"\n", redactions=self._redactions)
             if self._fd is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)  # a per-case one: not yet
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)

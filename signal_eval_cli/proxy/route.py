@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
@@ -64,10 +64,12 @@ class CaseRoute:
     """The proxy's root, ``http://127.0.0.1:<port>``."""
     case_id: str
     run: int = 0
+    prefix: str = field(init=False, repr=False, compare=False)
+    """``<url>/c/<case id, quoted>/<run>``: made once (read for every call a case makes)."""
 
-    @property
-    def prefix(self) -> str:
-        return f"{self.url}/c/{quote(self.case_id, safe='')}/{self.run}"
+    def __post_init__(self) -> None:
+        prefix = f"{self.url}/c/{quote(self.case_id, safe='')}/{self.run}"
+        object.__setattr__(self, "prefix", prefix)
 
     @property
     def openai_base_url(self) -> str:

@@ -93,6 +93,16 @@ class Upstream:
             env.get("ANTHROPIC_API_KEY"),
         )
 
+    def check(self) -> None:
+        """An :class:`InputError` naming the variable when a base URL cannot be called."""
+        from signal_eval_cli.transport.client import checked_base_url  # as _serve: lazily
+
+        for base, variable in (
+            (self.openai, "OPENAI_BASE_URL"),
+            (self.anthropic, "ANTHROPIC_BASE_URL"),
+        ):
+            checked_base_url(base, f"the model proxy's upstream ({variable})")
+
     def url(self, path: str, query: str) -> str:
         """``/v1/chat/completions`` → the upstream URL (the OpenAI base ends in ``/v1``)."""
         if provider_of(path) == "anthropic":
@@ -170,7 +180,10 @@ class ModelProxy(Recorder):
     # -- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> ModelProxy:
-        """Load the cassette (errors raise here, before any case runs) and serve."""
+        """Load the cassette and check the upstream (errors raise here, before any case
+        runs: a replay never calls upstream, so it does not check it) and serve."""
+        if self.mode != "replay":
+            self.upstream.check()
         self._load()
         ready = threading.Event()
         failure: list[BaseException] = []

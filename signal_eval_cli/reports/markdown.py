@@ -18,6 +18,7 @@ from typing import Any
 from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.compare.matrix import MatrixComparison, MatrixComparisonSummary
 from signal_eval_cli.comparison import CaseChange, Comparison, ComparisonSummary
+from signal_eval_cli.files import utf8
 from signal_eval_cli.kinds import CaseResults, Result
 from signal_eval_cli.matrix_model import MatrixResult
 from signal_eval_cli.redaction import redact_text
@@ -66,8 +67,8 @@ def write_markdown_report(
     target.parent.mkdir(parents=True, exist_ok=True)
     text = redact_text(generate_markdown_report(result, options))
     needs_gap = target.exists() and target.stat().st_size > 0
-    with target.open("a", encoding="utf-8") as handle:
-        handle.write(("\n" if needs_gap else "") + text)
+    with target.open("ab") as handle:
+        handle.write(utf8(("\n" if needs_gap else "") + text))
 
 
 def write_report(result: Result, path: Path, context: ReportContext) -> None:

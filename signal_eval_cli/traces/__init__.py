@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.collector import gc_paused
-from signal_eval_cli.errors import InputError
+from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.signals import Signal, Trace
 from signal_eval_cli.traces.mapping import Facts, to_signals
 from signal_eval_cli.traces.source import Source, TraceFormatError, TraceGap
@@ -140,9 +140,14 @@ def read_trace_signals(path: str | Path, format: str | None = None) -> tuple[lis
         if isinstance(read, list):  # our own JSONL: the input is what harness:start says
             start = next((s.payload for s in read if s.name == "harness:start"), None)
             return read, start.get("input") if isinstance(start, dict) else None
+        try:
+            signals = to_signals(read)
+        except MALFORMED as exc:  # an id of a wrong type, found as calls are linked
+            message = f"not a valid {name} trace: {type(exc).__name__}: {exc}"
+            raise InputError([Problem(str(path), 0, 0, message)]) from None
         for gap in sorted(read.gaps):
             warnings.warn(f"{path}: {gap}", TraceGap, stacklevel=2)
-        return to_signals(read), read.input
+        return signals, read.input
 
 
 def import_trace(path: str | Path, format: str | None = None) -> Trace:

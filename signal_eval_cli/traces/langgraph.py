@@ -132,13 +132,16 @@ def _kind(msg: Mapping[str, Any]) -> str | None:
 
 
 def _message_key(msg: Mapping[str, Any]) -> str | None:
-    """What tells a message repeated by later events from a new one: its id, or a tool
-    result's call id. A message with neither is always new (keying it by the ``id()`` of
-    its dict made a later message whose dict reused a freed address count as seen)."""
-    if msg.get("id"):
-        return f"id:{msg['id']}"
+    """What tells a message repeated by later events from a new one: a tool result's
+    call id (first: ``add_messages`` gives a message without an id one, so a subgraph's
+    state repeats its tool results under ids they did not have when its ``ToolNode``
+    returned them), else its id. A message with neither is always new (keying it by the
+    ``id()`` of its dict made a later message whose dict reused a freed address count as
+    seen)."""
     if _kind(msg) == "tool" and msg.get("tool_call_id"):
         return f"tool:{msg['tool_call_id']}"
+    if msg.get("id"):
+        return f"id:{msg['id']}"
     return None
 
 
@@ -303,6 +306,11 @@ class LangGraphReader:
         if any(_kind(m) == "ai" for m in map(message, returned) if m is not None):
             return
         for at, answer in answers:
+            key = _message_key(answer)
+            if key is not None:
+                if key in self.seen:
+                    continue
+                self.seen.add(key)  # a parent graph's state repeats it: one call, not two
             self._model_call(node, answer, at)
 
     # -- astream multi-mode ------------------------------------------------------------------

@@ -408,20 +408,31 @@ def _emit_tool(
 def _handoffs_from_transfers(steps: list[Step]) -> list[Step]:
     """``transfer_to_X`` calls are handoffs, not tool calls (LangGraph, OTel). A trace
     that records its handoffs as such (handoff spans) has said them already: its
-    transfer calls are dropped, not counted twice."""
+    transfer calls are dropped, not counted twice. The agent handing off is the one whose
+    model asked for the transfer: its result may be seen first in another node's output
+    (a LangGraph node that hands off by a ``Command``, its parent graph's state)."""
     out: list[Step] = []
     ran = {s.id for s in steps if isinstance(s, ToolRun) and s.id}
+    asked = {r.id: s for s in steps if isinstance(s, ModelCall) for r in s.requests if r.id}
     recorded = any(isinstance(s, Handoff) for s in steps)
     for step in steps:
         if isinstance(step, ToolRun) and (target := _handoff_target(step.name)):
             if not recorded:
-                out.append(Handoff(step.agent, target, step.start))
+                by = asked.get(step.id) if step.id else None
+                out.append(
+                    Handoff(step.agent, target, step.start)
+                    if by is None
+                    else Handoff(by.agent, target, min(step.start, _ended(by)))
+                )
             continue
         out.append(step)
         if isinstance(step, ModelCall) and not recorded:
             for request in step.requests:
                 target = _handoff_target(request.name)
                 if target and request.id not in ran:
-                    at = step.end if step.end is not None else step.start
-                    out.append(Handoff(step.agent, target, at))
+                    out.append(Handoff(step.agent, target, _ended(step)))
     return out
+
+
+def _ended(call: ModelCall) -> float:
+    return call.end if call.end is not None else call.start

@@ -27,7 +27,7 @@ from contextlib import aclosing
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
-from signal_eval_cli.errors import EvalError
+from signal_eval_cli.errors import EvalError, InputError
 from signal_eval_cli.transport.proxies import Proxy, proxy_for
 from signal_eval_cli.transport.wire import (
     MAX_HEAD,
@@ -52,6 +52,20 @@ _IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 """Sent again at once when a kept connection turns out closed (RFC 9112 9.3.1); others
 fail, for the caller's retries to decide."""
 _Origin = tuple[str, str, int]
+
+
+def checked_base_url(base: str, label: str) -> str:
+    """``base`` without its trailing ``/``, once it is known to be a URL a call can be
+    sent to (else each case's every attempt would fail the same way): an
+    :class:`InputError` naming ``label`` (where the URL came from) otherwise."""
+    try:
+        parts = urlsplit(base)
+        parts.port  # noqa: B018 (a port that is not a number, or too large, raises)
+    except ValueError as exc:
+        raise InputError(f"{label} {base!r}: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"{label} {base!r}: not an http(s)://host URL")
+    return base.rstrip("/")
 
 
 def origin_of(url: str | SplitResult) -> _Origin:
