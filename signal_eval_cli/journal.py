@@ -181,7 +181,11 @@ class Journal:
         if self._handle is None:
             raise ValueError(f"journal {self.path} is closed")
         self._inexact = not settled
-        line = self._encode(_entry(key, result))
+        try:
+            line = self._encode(_entry(key, result))
+        except (ValueError, RecursionError):  # a payload that holds itself, or too deep
+            self._inexact = True  # the line holds the writable copy: return that
+            line = self._encode(_entry(key, writable(result)))
         self._handle.write(utf8(line + "\n"))
         self._handle.flush()
         with self._dirty:
@@ -230,6 +234,27 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+WRITABLE_DEPTH = 200
+"""Nesting kept when a value too deep for JSON's encoder (about 1,000 levels) is written
+(two frames a level here: well within the interpreter's recursion limit)."""
+
+
+def writable(value: Any, depth: int = 0, path: frozenset[int] = frozenset()) -> Any:
+    """``value`` as JSON can write it: a list or mapping that holds itself is written as
+    ``"<cycle>"`` where it recurs, and what lies deeper than :data:`WRITABLE_DEPTH` as
+    ``"<nested too deep>"`` (a harness's payload can be either; the case is kept)."""
+    if not isinstance(value, (dict, list, tuple)):
+        return value
+    if id(value) in path:
+        return "<cycle>"
+    if depth >= WRITABLE_DEPTH:
+        return "<nested too deep>"
+    inner = path | {id(value)}
+    if isinstance(value, dict):
+        return {k: writable(v, depth + 1, inner) for k, v in value.items()}
+    return [writable(v, depth + 1, inner) for v in value]
 
 
 def rewrite_journal(

@@ -364,6 +364,53 @@ def test_record_returns_the_unit_as_the_journal_holds_it(tmp_path: Path) -> None
     }
 
 
+def test_a_payload_json_cannot_write_is_recorded_writable_not_a_crash(tmp_path: Path) -> None:
+    """A harness's payload that holds itself, or is nested deeper than JSON's encoder
+    goes, raised out of record and ended the run with a traceback and no results file:
+    it is written with the cycle or the depth cut, and record returns what was written."""
+    path = tmp_path / "out.json.journal.jsonl"
+    journal = Journal.start(path, JournalHeader("dataset", "d", ["a", "b"], {}))
+    looped: dict[str, Any] = {"n": 1}
+    looped["self"] = looped
+    looped["twice"] = [looped, {"n": 2}]
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    first = journal.record(("", "a"), {"passed": True, "signals": [{"payload": looped}]})
+    second = journal.record(("", "b"), {"passed": True, "signals": [{"payload": deep}]})
+    journal.close()
+    cut = {"n": 1, "self": "<cycle>", "twice": ["<cycle>", {"n": 2}]}
+    assert first == {"passed": True, "signals": [{"payload": cut}]}
+    kept = second["signals"][0]["payload"]
+    for _ in range(200 - 3):  # the result, its signals and the signal are levels too
+        (kept,) = kept
+    assert kept == "<nested too deep>"
+    assert read_journal(path).entries == {("", "a"): first, ("", "b"): second}
+
+
+def test_a_run_whose_harness_emits_a_payload_holding_itself_writes_its_results(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "loop.py").write_text(
+        "def run(input, ctx):\n"
+        "    p = {'a': 1}\n"
+        "    p['self'] = p\n"
+        "    ctx.emit('x', p)\n"
+        "\n"
+        "def make():\n"
+        "    return run\n"
+    )
+    (tmp_path / "d.yaml").write_text(
+        "name: loop\nharness: {factory: 'loop.py:make'}\ncases:\n"
+        "  - {id: c1, input: hi, assertions: [{type: signal.contains, pattern: x}]}\n"
+    )
+    done = cli("run", "d.yaml", "-o", "out.json", "-q", "--signals", "all", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (case,) = json.loads((tmp_path / "out.json").read_text())["cases"]
+    (signal,) = [s for s in case["signals"] if s["name"] == "x"]
+    assert signal["payload"] == {"a": 1, "self": "<cycle>"}
+
+
 def test_lines_recorded_apart_share_their_fsyncs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
