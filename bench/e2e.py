@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mock_client import bare_floor, mock_stats, start_mock
+from mock_client import bare_floor, fresh_bytecode, mock_stats, start_mock
 
 LATENCY_MS = 100.0
 
@@ -133,6 +133,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     os.environ.pop("OPENAI_BASE_URL", None)
+    fresh_bytecode(shlex.split(args.cli))
     print(load())
     with tempfile.TemporaryDirectory(prefix="bench-e2e-") as tmp:
         for size in args.sizes.split(","):

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from mock_client import fresh_bytecode
+
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = 7
 CLI = [sys.executable, "-m", "signal_eval_cli.cli"]
@@ -45,6 +47,7 @@ def timed(argv: list[str]) -> tuple[float, float]:
 
 
 def main() -> int:
+    fresh_bytecode(CLI)
     print(f"load {os.getloadavg()[0]:.2f}, {RUNS} runs each, medians")
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in COMMANDS}
     for _ in range(RUNS):

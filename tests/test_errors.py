@@ -11,8 +11,9 @@ import pytest
 import signal_eval_cli
 from signal_eval_cli.errors import EvalError, IncompatibleResults, InputError
 
-INTERNAL = {"signal_eval_cli.quick_yaml.Unsure"}
-"""Control flow inside one module (the fast YAML path hands over to the full loader)."""
+INTERNAL = {"signal_eval_cli.quick_yaml.Unsure", "signal_eval_cli.harness.protocol.HarnessRaised"}
+"""Control flow, never shown: the fast YAML path hands over to the full loader; a harness's
+own ``BaseException`` is carried to the runner, which unwraps it (``deadline``)."""
 
 WERE_VALUE_ERRORS = {
     "AgentTaskError",

@@ -159,6 +159,27 @@ def test_a_request_split_across_packets_is_read_whole(recording: Any) -> None:
     assert recorded(proxy) == ["split in pieces"]
 
 
+def test_a_case_id_any_url_would_break_is_its_own_route(recording: Any) -> None:
+    """A case id with a slash, a space, a percent sign and non-ASCII is quoted into one
+    path segment of its route, and its calls are its own (not case 'c''s)."""
+    proxy, _ = recording
+    odd = "q/a 100%é"
+    route = proxy.open(odd, 2)
+    assert route.openai_base_url == f"{proxy.url}/c/q%2Fa%20100%25%C3%A9/2/v1"
+    assert route.anthropic_base_url == route.prefix == f"{proxy.url}/c/q%2Fa%20100%25%C3%A9/2"
+    path = route.openai_base_url.removeprefix(proxy.url) + "/chat/completions"
+    data = body("odd one")
+    with connect(proxy) as sock:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(data)}\r\n\r\n".encode()
+            + data
+        )
+        status, _, answer = Answers(sock).next()
+    assert status == 200 and content(answer) == "answer to odd one"
+    assert [i.case for i in proxy.sessions[(odd, 2)].recording()] == [odd]
+    assert recorded(proxy) == []
+
+
 def test_a_large_body_is_read_whole(recording: Any) -> None:
     """A request with a document inline (3 MB: many packets, above aiohttp's 1 MiB)."""
     proxy, _ = recording
