@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -357,6 +358,22 @@ def test_version_prints_the_installed_version(tmp_path: Path, flag: str) -> None
     from importlib.metadata import version
 
     done = cli(flag, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"signal-eval {version('signal-eval')}"
+
+
+def test_python_dash_m_runs_the_command_line(tmp_path: Path) -> None:
+    """``python -m signal_eval_cli``, as a new user tries it (it said the package "cannot
+    be directly executed")."""
+    from importlib.metadata import version
+
+    done = subprocess.run(
+        [sys.executable, "-m", "signal_eval_cli", "--version"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"signal-eval {version('signal-eval')}"
 

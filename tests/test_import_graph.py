@@ -54,7 +54,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         },
     ),
     ("out", {"reports"}),
-    ("cli", {"cli"}),
+    ("cli", {"cli", "__main__"}),
 ]  # fmt: skip
 """The layers, first to last: a part may import its own layer and the ones before it."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -378,7 +379,11 @@ def test_seed_example_5_runs_offline(tmp_path: Path) -> None:
     assert rates == {"detailed-prompt": 10 / 11, "concise-prompt": 8 / 11, "haiku-model": 8 / 11}
     rec = data["recommendation"]
     assert (rec["variantId"], rec["confidence"]) == ("detailed-prompt", "medium")
-    assert rec["tradeoffs"] == [
-        "haiku-model is 76% cheaper and 64% faster but its pass rate is 18 points lower "
-        "(73% vs 91%)"
-    ]
+    # A replayed run's latency is its recorded latencies plus the replay's own wall time
+    # (reactive harness), which a loaded machine lengthens: "64% faster" at rest, 63% busy.
+    (tradeoff,) = rec["tradeoffs"]
+    assert re.fullmatch(
+        r"haiku-model is 76% cheaper and 6[0-6]% faster but its pass rate is 18 points lower "
+        r"\(73% vs 91%\)",
+        tradeoff,
+    ), tradeoff
