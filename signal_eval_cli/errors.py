@@ -38,6 +38,7 @@ __all__ = [
     "closest",
     "edit_distance",
     "shorten",
+    "undecodable",
 ]
 
 
@@ -54,6 +55,15 @@ class Problem:
         if self.line <= 0:
             return f"{self.file}: {self.message}"
         return f"{self.file}:{self.line}:{self.column}: {self.message}"
+
+
+def undecodable(file: str, error: UnicodeDecodeError, message: str) -> Problem:
+    """``message`` at the line and column of the first byte that is not UTF-8 (it was
+    always reported at the first column, of the first line for a trace)."""
+    raw = bytes(error.object)
+    start = raw.rfind(b"\n", 0, error.start) + 1
+    column = len(raw[start : error.start].decode("utf-8", "replace")) + 1
+    return Problem(file, raw.count(b"\n", 0, error.start) + 1, column, message)
 
 
 class EvalError(Exception):

@@ -20,7 +20,7 @@ from yaml.events import MappingEndEvent, MappingStartEvent, ScalarEvent, Sequenc
 
 from signal_eval_cli.assertions.documents import document_problems, plugin_schema
 from signal_eval_cli.collector import gc_paused
-from signal_eval_cli.errors import InputError, Problem, closest, shorten
+from signal_eval_cli.errors import InputError, Problem, closest, shorten, undecodable
 from signal_eval_cli.limits import (
     MAX_ALIAS_NODES,
     MAX_DEPTH,
@@ -185,8 +185,7 @@ def load_document(path: str | Path) -> Document:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputError([Problem(name, line, 1, "not UTF-8 text")]) from None
+        raise InputError([undecodable(name, exc, "not UTF-8 text")]) from None
     del raw  # a large file's bytes need not stay beside its text and data
     if not text or text.isspace():  # (no stripped copy of a large text)
         raise InputError([Problem(name, 1, 1, "file is empty")])

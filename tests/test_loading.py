@@ -346,3 +346,21 @@ def test_a_yaml11_exponent_where_a_whole_number_is_wanted_is_hinted_as_one(
         f"{path}:7:14: 'max': expected a whole number, got a string — YAML reads unquoted 1e3 as text: write 1000"
         in found
     ), found
+
+
+def test_a_byte_that_is_not_utf8_is_located_at_its_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_bytes('name: é\ncases:\n  - id: a\n    input: "ok '.encode() + b'\xff"\n')
+    (found,) = problems(path)
+    assert found == f"{path}:4:16: not UTF-8 text", found
+
+
+def test_a_trace_byte_that_is_not_utf8_is_located_too(tmp_path: Path) -> None:
+    from signal_eval_cli.errors import InputError
+    from signal_eval_cli.traces.source import Source
+
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"name": "a"}\n{"name": "\xe9"}\n')
+    with pytest.raises(InputError) as raised:
+        Source.read(path)
+    assert str(raised.value).startswith(f"{path}:2:11: not UTF-8 text"), raised.value

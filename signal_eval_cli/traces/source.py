@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.errors import EvalError, InputError, Problem
+from signal_eval_cli.errors import EvalError, InputError, Problem, undecodable
 from signal_eval_cli.limits import too_deep_at
 
 __all__ = ["Source", "TraceFormatError", "TraceGap"]
@@ -43,7 +43,7 @@ class Source:
         try:
             text = Path(path).read_text(encoding="utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise InputError([Problem(name, 1, 1, f"not UTF-8 text ({exc.reason})")]) from None
+            raise InputError([undecodable(name, exc, f"not UTF-8 text ({exc.reason})")]) from None
         except IsADirectoryError:
             raise InputError([Problem(name, 0, 0, "is a directory, not a trace file")]) from None
         except OSError as exc:
