@@ -362,3 +362,16 @@ def test_a_bad_trace_writes_nothing(tmp_path: Path) -> None:
     result = cli("import", "t.json", "--case-into", "d.yaml", cwd=tmp_path)
     assert result.returncode == 2 and "t.json:1:" in result.stderr
     assert not (tmp_path / "d.yaml").exists()
+
+
+def test_traces_given_a_file_says_it_wants_the_directory(tmp_path: Path) -> None:
+    """``--traces trace.json`` said "traces directory not found" of a file that exists."""
+    from signal_eval_cli.errors import InputError
+    from signal_eval_cli.harness.recorded import RecordedTraces
+
+    trace = tmp_path / "a.json"
+    trace.write_text("{}")
+    with pytest.raises(InputError, match="is a file: --traces takes the directory"):
+        RecordedTraces(trace, ["a"])
+    with pytest.raises(InputError, match="traces directory not found"):
+        RecordedTraces(tmp_path / "none", ["a"])

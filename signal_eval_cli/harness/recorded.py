@@ -28,7 +28,12 @@ class RecordedTraces:
         self.traces: dict[str, list[Signal]] = {}
         problems: list[Problem] = []
         if not self.directory.is_dir():
-            raise InputError([Problem(str(self.directory), 0, 0, "traces directory not found")])
+            why = (
+                "is a file: --traces takes the directory that holds <case-id>.jsonl (.json, .ndjson)"
+                if self.directory.exists()
+                else "traces directory not found"
+            )
+            raise InputError([Problem(str(self.directory), 0, 0, why)])
         for case_id in case_ids:
             path = _trace_file(self.directory, case_id)
             if path is None:
