@@ -166,3 +166,12 @@ def test_the_cli_refuses_an_unknown_table_choice(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "--table must be auto, all, failed, none, got 'some'" in done.stderr
+
+
+def test_one_hidden_case_is_one_case() -> None:
+    from signal_eval_cli.reports.console import hidden_line
+    from signal_eval_cli.results import CaseResult
+
+    assert hidden_line([CaseResult("a", True)]).plain == (
+        "… 1 more case not shown (1 passed): --table all lists them"
+    )

@@ -153,7 +153,9 @@ def hidden_line(hidden: Sequence[CaseResult]) -> Text:
     }
     parts = ", ".join(f"{n:,} {word}" for word, n in counts.items() if n)
     return Text(
-        f"… {len(hidden):,} more cases not shown ({parts}): --table all lists them", style="dim"
+        f"… {len(hidden):,} more {'case' if len(hidden) == 1 else 'cases'} not shown ({parts}): "
+        "--table all lists them",
+        style="dim",
     )
 
 
