@@ -440,3 +440,18 @@ def test_a_failed_goal_shows_only_the_tail_of_its_output(project: Path) -> None:
     long, many = json.loads(out.read_text())["scenarios"]
     assert long["goals"][0]["stdout"].startswith("x" * 10_000)
     assert many["goals"][0]["stdout"].count("\n") == 400
+
+
+def test_all_skips_a_results_file_saved_among_the_scenarios(project: Path) -> None:
+    """``scenario --all -o scenarios/out.json``, then ``--all`` again: the results file
+    was read as a broken scenario ("missing required field 'adapterId'"), exit 2."""
+    out = project / "scenarios" / "out.json"
+    first = invoke(
+        "scenario", "--all", "--dir", project / "scenarios", "--root", project, "-q", "-o", out
+    )
+    assert first.exit_code == 0, first.output
+    again = invoke("scenario", "--all", "--dir", project / "scenarios", "--root", project, "-q")
+    assert again.exit_code == 0, again.output
+    assert [
+        s.id for s in find_scenarios([], directory=project / "scenarios", include_all=True)
+    ] == ["greet"]

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from signal_eval_cli.assertions.registry import resolve
 from signal_eval_cli.errors import InputError, Problem, closest, edit_distance, shorten
-from signal_eval_cli.kinds import is_scenario_data
+from signal_eval_cli.kinds import is_result_data, is_scenario_data
 from signal_eval_cli.loading import Document, load_document, schema_validator, validate_document
 from signal_eval_cli.scenarios.adapters import ADAPTERS, DEFAULT_TIMEOUT_MS, Adapter
 from signal_eval_cli.scenarios.workspace import (
@@ -465,6 +465,14 @@ def _scenario_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.suffix in SCENARIO_SUFFIXES)
 
 
+def _is_result_file(path: Path) -> bool:
+    try:
+        data = load_document(path).data
+    except InputError:
+        return False
+    return isinstance(data, Mapping) and is_result_data(data)
+
+
 def _peek_id(path: Path) -> str | None:
     """The ``id`` of a scenario file, without validating it (None if unreadable)."""
     try:
@@ -482,13 +490,15 @@ def find_scenarios(
 ) -> list[Scenario]:
     """Scenarios named by file path (``.json``/``.yaml``/``.yml``) or by id in ``directory``.
 
-    With ``include_all`` every scenario file in ``directory`` comes first. Every file
-    is validated; all problems are raised together. Ids must be unique.
+    With ``include_all`` every scenario file in ``directory`` comes first (a results file
+    saved there is not one: skipped). Every file is validated; all problems are raised
+    together. Ids must be unique.
     """
     paths: list[Path] = []
     problems: list[Problem] = []
     if include_all:
         paths += _scenario_files(directory)
+    listed = set(paths)
     ids: dict[str, Path] | None = None
     for target in targets:
         if target.endswith(SCENARIO_SUFFIXES):
@@ -523,6 +533,8 @@ def find_scenarios(
         try:
             scenarios.append(load_scenario(path))
         except InputError as exc:
+            if path in listed and _is_result_file(path):
+                continue  # results saved among them (-o scenarios/out.json): not a scenario
             problems += exc.problems
     first: dict[str, Scenario] = {}
     for scenario in scenarios:
