@@ -872,3 +872,20 @@ def test_an_upstream_that_cannot_be_called_is_an_input_error_before_any_case(
         assert proxy.port == 0  # nothing was served
     ModelProxy(cassette, "replay", upstream=upstream).start().stop()
     assert not cassette.path.exists()  # nothing was written either
+
+
+def test_an_answer_holding_a_lone_surrogate_is_recorded_and_replays(tmp_path: Path) -> None:
+    """A model's stream cut inside an emoji's pair (JSON ``"\\ud83d"``) decodes to a lone
+    surrogate, which UTF-8 and YAML cannot hold: the case's backlog line and then the
+    cassette's save raised, and the recording run ended in a traceback, its cassette
+    empty. The backlog keeps it escaped; the cassette has U+FFFD in its place."""
+    ds = dataset(tmp_path, 2)
+    with MockLLMServer(lambda call: Reply("cut \ud83d here")) as mock:
+        recorded, _ = run(AsyncHarness(), ds, "record", mock)
+    assert all(c.passed for c in recorded.cases), [c.error for c in recorded.cases]
+    replayed, proxy = run(AsyncHarness(), ds, "replay", None)
+    assert proxy.misses == [] and all(c.passed for c in replayed.cases)
+    texts = [
+        s.payload["content"] for c in replayed.cases for s in c.signals if s.name == "text:complete"
+    ]
+    assert texts and all("cut \ufffd here" in t for t in texts), texts

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from signal_eval_cli.files import utf8
 from signal_eval_cli.proxy.cassette import Interaction, SessionKey
 from signal_eval_cli.redaction import byte_redactions, redact_bytes
 
@@ -48,7 +49,7 @@ class Backlog:
         with self._lock:
             if self._redactions is None:
                 self._redactions = byte_redactions()
-            data = redact_bytes(text.encode() + b"\n", redactions=self._redactions)
+            data = redact_bytes(utf8(text + "\n"), redactions=self._redactions)
             if self._fd is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)  # a per-case one: not yet
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)

@@ -241,9 +241,34 @@ class ProxyCassette:
             "version": PROXY_CASSETTE_VERSION,
             "interactions": [i.to_dict() for i in merged],
         }
-        text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+        try:
+            text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+        except UnicodeEncodeError:  # a lone surrogate, which YAML cannot hold (escaped or not)
+            text = yaml.dump(
+                _no_lone_surrogates(data),
+                Dumper=_Dumper,
+                sort_keys=False,
+                allow_unicode=True,
+                width=100,
+            )
         atomic_write_text(self.path, text)
         return [self.path]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_lone_surrogates(value: Any) -> Any:
+    """``value`` with each lone surrogate (a model's stream cut inside an emoji's pair,
+    decoded from its JSON escape) as U+FFFD: the recording run ended in a traceback at
+    the save, its results unwritten and its cassette empty."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, Mapping):
+        return {_no_lone_surrogates(k): _no_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_lone_surrogates(v) for v in value]
+    return value
 
 
 def merge(
