@@ -9,8 +9,9 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.redaction import redact_bytes
@@ -21,6 +22,7 @@ __all__ = [
     "atomic_write_text",
     "check_outputs",
     "utf8",
+    "without_lone_surrogates",
 ]
 
 MAX_OUTPUT_NAME = 200  # bytes: NAME_MAX (255) less the atomic write's temp-file affixes
@@ -39,6 +41,18 @@ def utf8(text: str) -> bytes:
         return text.encode()
     except UnicodeEncodeError:
         return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text).encode()
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """``value`` (JSON-like) with each lone surrogate as U+FFFD, for YAML, which holds
+    none, escaped or not (PyYAML writes ``"\\ud83d"`` and then refuses to read it)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, Mapping):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_lone_surrogates(v) for v in value]
+    return value
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -606,3 +606,13 @@ def test_a_borrowed_call_keeps_the_place_it_had_in_the_repeat(tmp_path: Path) ->
     assert sorted(runs) == [(0, 0), (1, 0), (1, 1)]
     assert replay(path, request(call=1, run_=1)).text == "one"
     assert replay(path, request(call=0, text="new", run_=1)).text == "new one"
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json", ".jsonl"])
+def test_an_answer_holding_a_lone_surrogate_is_saved_readable(tmp_path: Path, suffix: str) -> None:
+    """A model's answer cut inside an emoji's pair (JSON ``"\\ud83d"``): PyYAML wrote it as
+    an escape it then refused to read ("invalid Unicode character escape code"), so the
+    next run could not load the cassette it had just recorded."""
+    path = tmp_path / f"c{suffix}"
+    record(path, [(request(), response("cut \ud83d here"))])
+    assert replay(path, request()).text in ("cut \ud83d here", "cut \ufffd here")

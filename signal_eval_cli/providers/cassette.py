@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.files import atomic_write_text
+from signal_eval_cli.files import atomic_write_text, without_lone_surrogates
 from signal_eval_cli.loading import Document, Location, load_document, validate_document
 from signal_eval_cli.providers.base import ProviderResponse
 from signal_eval_cli.proxy.cassette import Interaction, SessionKey, merge
@@ -145,7 +145,9 @@ class Cassette:
         return iter(self.entries)
 
     def dumps(self) -> str:
-        entries = [e.to_dict() for e in self.entries]
+        # a lone surrogate (a model's answer cut inside an emoji's pair) as U+FFFD: the
+        # YAML and JSON readers refuse it even escaped, so the next run could not load it
+        entries = without_lone_surrogates([e.to_dict() for e in self.entries])
         if _is_jsonl(self.path):
             return "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries)
         data = {"version": CASSETTE_VERSION, "entries": entries}

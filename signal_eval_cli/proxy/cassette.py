@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.files import atomic_write_text
+from signal_eval_cli.files import atomic_write_text, without_lone_surrogates
 from signal_eval_cli.loading import Document, load_document
 from signal_eval_cli.proxy.apis import SSEEvent
 
@@ -245,7 +245,7 @@ class ProxyCassette:
             text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
         except UnicodeEncodeError:  # a lone surrogate, which YAML cannot hold (escaped or not)
             text = yaml.dump(
-                _no_lone_surrogates(data),
+                without_lone_surrogates(data),
                 Dumper=_Dumper,
                 sort_keys=False,
                 allow_unicode=True,
@@ -253,22 +253,6 @@ class ProxyCassette:
             )
         atomic_write_text(self.path, text)
         return [self.path]
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _no_lone_surrogates(value: Any) -> Any:
-    """``value`` with each lone surrogate (a model's stream cut inside an emoji's pair,
-    decoded from its JSON escape) as U+FFFD: the recording run ended in a traceback at
-    the save, its results unwritten and its cassette empty."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, Mapping):
-        return {_no_lone_surrogates(k): _no_lone_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_no_lone_surrogates(v) for v in value]
-    return value
 
 
 def merge(
