@@ -24,6 +24,7 @@ damaged line anywhere else is an input error (``file:line:col``), never a guess.
 
 from __future__ import annotations
 
+import decimal
 import json
 import os
 import threading
@@ -183,7 +184,7 @@ class Journal:
         self._inexact = not settled
         try:
             line = self._encode(_entry(key, result))
-        except (ValueError, RecursionError):  # a payload that holds itself, or too deep
+        except (ValueError, TypeError, RecursionError):  # a payload writable only in part
             self._inexact = True  # the line holds the writable copy: return that
             line = self._encode(_entry(key, writable(result)))
         self._handle.write(utf8(line + "\n"))
@@ -243,18 +244,45 @@ WRITABLE_DEPTH = 200
 
 def writable(value: Any, depth: int = 0, path: frozenset[int] = frozenset()) -> Any:
     """``value`` as JSON can write it: a list or mapping that holds itself is written as
-    ``"<cycle>"`` where it recurs, and what lies deeper than :data:`WRITABLE_DEPTH` as
-    ``"<nested too deep>"`` (a harness's payload can be either; the case is kept)."""
+    ``"<cycle>"`` where it recurs, what lies deeper than :data:`WRITABLE_DEPTH` as
+    ``"<nested too deep>"``, an integer past Python's limit for its text (4,300 digits)
+    as ``"<integer of N digits>"``, an object whose ``str`` raises as ``"<Type>"`` and a
+    key of another type than JSON's as its text (a harness's payload can be any of
+    these; the case is kept)."""
     if not isinstance(value, (dict, list, tuple)):
-        return value
+        return _writable_leaf(value)
     if id(value) in path:
         return "<cycle>"
     if depth >= WRITABLE_DEPTH:
         return "<nested too deep>"
     inner = path | {id(value)}
     if isinstance(value, dict):
-        return {k: writable(v, depth + 1, inner) for k, v in value.items()}
+        return {_writable_key(k): writable(v, depth + 1, inner) for k, v in value.items()}
     return [writable(v, depth + 1, inner) for v in value]
+
+
+def _writable_key(key: Any) -> Any:
+    """A mapping's key as JSON can write it: a tuple's (or any other object's) text."""
+    if key is None or isinstance(key, (str, float, bool)):
+        return key
+    text = _writable_leaf(key)
+    return text if isinstance(text, (str, int)) else str(text)
+
+
+def _writable_leaf(value: Any) -> Any:
+    if isinstance(value, int):
+        try:
+            str(value)
+        except ValueError:  # past sys.get_int_max_str_digits()
+            return f"<integer of {len(decimal.Decimal(value).as_tuple().digits)} digits>"
+        return value
+    if value is None or isinstance(value, (str, float)):
+        return value
+    try:
+        str(value)
+    except Exception:  # the encoder writes other values as their str
+        return f"<{type(value).__name__}>"
+    return value
 
 
 def rewrite_journal(

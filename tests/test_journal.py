@@ -436,3 +436,26 @@ def test_lines_recorded_apart_share_their_fsyncs(
     assert len(read_journal(path).entries) == 60
     # one per window of SYNC_EVERY_S, one as the syncer stops, one in close()
     assert 1 <= len(synced) <= 3 + took / SYNC_EVERY_S < 60, (len(synced), took)
+
+
+def test_a_value_json_cannot_write_is_recorded_as_text_not_a_crash(tmp_path: Path) -> None:
+    """An integer past Python's 4,300-digit limit for text, and an object whose ``str``
+    raises, ended the run in a traceback with no results file, as a cycle did."""
+
+    class Unprintable:
+        def __str__(self) -> str:
+            raise ValueError("no text")
+
+    path = tmp_path / "out.json.journal.jsonl"
+    journal = Journal.start(path, JournalHeader("dataset", "d", ["a"], {}))
+    payload = {"big": 10**5000, "odd": Unprintable(), "fine": 10**10, (1, 2): "tuple key"}
+    kept = journal.record(("", "a"), {"passed": True, "signals": [{"payload": payload}]})
+    journal.close()
+    written = kept["signals"][0]["payload"]
+    assert written == {
+        "big": "<integer of 5001 digits>",
+        "odd": "<Unprintable>",
+        "fine": 10**10,
+        "(1, 2)": "tuple key",
+    }
+    assert read_journal(path).entries == {("", "a"): kept}
