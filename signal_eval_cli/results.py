@@ -92,9 +92,9 @@ class CaseMetrics:
         get = data.get  # positional arguments, in field order
         return cls(
             real(get("latencyMs", 0.0)),
-            as_count(get("inputTokens", 0)),
-            as_count(get("outputTokens", 0)),
-            as_count(get("totalTokens", 0)),
+            as_count(real(get("inputTokens", 0))),  # null: a NaN count, written as null
+            as_count(real(get("outputTokens", 0))),
+            as_count(real(get("totalTokens", 0))),
             real(get("cost", 0.0)),
             int(get("activations", 0)),
             max(1, int(get("runs", 1))),

@@ -175,3 +175,17 @@ def test_a_lone_surrogate_in_a_harness_output_is_written_escaped_and_reads_back(
         assert "\\ud83d" in (tmp_path / name).read_text(encoding="utf-8"), name
     junit = xml.dom.minidom.parse(str(tmp_path / "r.xml")).toxml()  # XML holds no surrogate
     assert "cut \ufffd here" in junit
+
+
+def test_a_nan_token_count_is_written_as_null_and_reads_back(tmp_path: Path) -> None:
+    """A harness's ``provider:end`` with ``outputTokens: NaN`` made a results file that
+    compare, report and merge refused as malformed (null read back as a count)."""
+    import math
+
+    from signal_eval_cli.persistence import load_result, save_result
+    from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult
+
+    metrics = CaseMetrics(1.0, 3, math.nan, math.nan, 0.0, 0)
+    save_result(DatasetResult("d", [CaseResult("a", True, metrics=metrics)]), tmp_path / "r.json")
+    (case,) = load_result(tmp_path / "r.json").cases
+    assert case.metrics.input_tokens == 3 and math.isnan(case.metrics.output_tokens)
