@@ -189,3 +189,21 @@ def test_a_nan_token_count_is_written_as_null_and_reads_back(tmp_path: Path) -> 
     save_result(DatasetResult("d", [CaseResult("a", True, metrics=metrics)]), tmp_path / "r.json")
     (case,) = load_result(tmp_path / "r.json").cases
     assert case.metrics.input_tokens == 3 and math.isnan(case.metrics.output_tokens)
+
+
+def test_comparing_results_whose_latency_and_cost_are_not_numbers_prints_a_dash(
+    tmp_path: Path,
+) -> None:
+    """A harness's ``harness:end {durationMs: -inf}`` and ``cost: inf`` are written as
+    null (NaN read back): compare's summary line raised on ``round(nan)``."""
+    import math
+
+    from signal_eval_cli.persistence import save_result
+    from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult
+
+    metrics = CaseMetrics(-math.inf, 1, 1, 2, math.inf, 0)
+    for side in ("a.json", "b.json"):
+        save_result(DatasetResult("d", [CaseResult("c", True, metrics=metrics)]), tmp_path / side)
+    done = CliRunner().invoke(app, ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")])
+    assert done.exit_code == 0, done.output
+    assert "avg latency — · cost —" in " ".join(done.output.split())

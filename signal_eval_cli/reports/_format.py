@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -57,7 +58,10 @@ def fmt_signed(value: float, unit: str = "", digits: int = 0) -> str:
 
 
 def fmt_delta_pct(pct: float) -> str:
-    """A percent change (already ×100) as ``+12%``; ``±0%`` when it rounds to nothing."""
+    """A percent change (already ×100) as ``+12%``; ``±0%`` when it rounds to nothing;
+    ``—`` when there is none to give (a side's latency or cost was not a number)."""
+    if not math.isfinite(pct):
+        return "—"
     return "±0%" if round(pct) == 0 else f"{pct:+.0f}%"
 
 
