@@ -54,7 +54,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         },
     ),
     ("out", {"reports"}),
-    ("cli", {"cli", "__main__"}),
+    ("cli", {"cli", "__main__", "pytest_plugin"}),
 ]  # fmt: skip
 """The layers, first to last: a part may import its own layer and the ones before it."""
 

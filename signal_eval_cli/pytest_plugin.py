@@ -1,0 +1,245 @@
+"""signal-eval's pytest plugin: each case of a dataset is a pytest item, and the
+``signal_eval`` fixture runs a dataset inside a test of your own.
+
+Registered by installing signal-eval (entry point ``pytest11``), it does nothing until
+asked: only the datasets named by ``--signal-eval PATH`` or the ``signal_eval_datasets``
+ini option are collected, never YAML files at large. pytest imports this module in every
+session of every user, so it imports only pytest and the standard library at its top;
+signal-eval itself is imported in the hooks that need it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr
+
+    from signal_eval_cli.dataset import EvalCase, EvalDataset
+    from signal_eval_cli.results import CaseResult, DatasetResult
+
+__all__ = ["CaseFailed", "DatasetCase", "DatasetFile", "SignalEval"]
+
+DETAIL_LIMIT = 2000
+"""An expected or actual value longer than this (in JSON) is cut in a failure's text."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("signal-eval", "signal-eval datasets as tests")
+    group.addoption(
+        "--signal-eval",
+        action="append",
+        default=[],
+        metavar="PATH",
+        dest="signal_eval",
+        help="collect the cases of this signal-eval dataset as tests (repeatable)",
+    )
+    parser.addini(
+        "signal_eval_datasets",
+        "signal-eval datasets (globs, relative to the ini file) whose cases are tests",
+        type="args",
+        default=[],
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Find the datasets asked for and add them to what pytest collects: ``--signal-eval``
+    ones always, the ini option's when no path is given on the command line (as pytest's
+    own ``testpaths``). A path already among the arguments is not added again, so
+    ``pytest evals/x.yaml::case`` runs just that case."""
+    given = [_given(config, p) for p in config.getoption("signal_eval")]
+    listed = _listed(config)
+    config.stash[_DATASETS] = {p.resolve() for p in [*given, *listed]}
+    named = {Path(config.invocation_params.dir, a.split("::")[0]).resolve() for a in config.args}
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        listed = []
+    config.args.extend(str(p) for p in [*given, *listed] if p.resolve() not in named)
+
+
+def _given(config: pytest.Config, path: str) -> Path:
+    found = Path(config.invocation_params.dir, path)
+    if not found.is_file():
+        raise pytest.UsageError(f"--signal-eval {path}: no such file")
+    return found
+
+
+def _listed(config: pytest.Config) -> list[Path]:
+    """The ini option's datasets: each glob relative to the ini file's directory (the
+    rootdir without one); one that matches no file is an error, not a silent pass."""
+    base = config.inipath.parent if config.inipath is not None else config.rootpath
+    paths: list[Path] = []
+    for pattern in config.getini("signal_eval_datasets"):
+        matched = sorted(glob.glob(str(base / pattern), recursive=True))
+        if not matched:
+            raise pytest.UsageError(f"signal_eval_datasets: {pattern!r} matches no file")
+        paths += [Path(m) for m in matched]
+    return paths
+
+
+_DATASETS = pytest.StashKey[set[Path]]()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> DatasetFile | None:
+    if file_path.resolve() in parent.config.stash.get(_DATASETS, set()):
+        return DatasetFile.from_parent(parent, path=file_path)
+    return None
+
+
+class DatasetFile(pytest.File):
+    """A dataset: one item per case its run would select (``only``), run all at once (at
+    its first item) with the cases the session kept (``-k``, ``--lf``)."""
+
+    dataset: EvalDataset
+    _result: dict[str, CaseResult] | None = None
+    _failure: BaseException | None = None
+
+    def collect(self) -> Iterator[DatasetCase]:
+        from signal_eval_cli.dataset import load_dataset
+        from signal_eval_cli.loading import load_document
+        from signal_eval_cli.runner import RunOptions, select_cases
+
+        self.dataset = load_dataset(self.path)
+        selected = select_cases(self.dataset, RunOptions())
+        doc = load_document(self.path)  # where each case starts, for a skip's location
+        indexes = {c.id: i for i, c in enumerate(self.dataset.cases)}
+        doc.locate([("cases", indexes[c.id]) for c in selected])
+        for case in selected:
+            line = doc.at(("cases", indexes[case.id])).line
+            yield DatasetCase.from_parent(self, name=case.id, case=case, line=line)
+
+    def result_of(self, case_id: str) -> CaseResult:
+        """The case's result; the first call runs every case of this file the session kept,
+        as ``signal-eval run`` does (its harness, cassettes, judge, concurrency)."""
+        if self._failure is not None:
+            raise self._failure
+        if self._result is None:
+            from signal_eval_cli.configured_dataset import run_configured
+            from signal_eval_cli.runner import RunOptions
+
+            kept = [i.name for i in self.session.items if i.parent is self]
+            options = RunOptions(case_ids=[glob.escape(i) for i in kept])
+            try:
+                result = asyncio.run(run_configured(self.dataset, options=options))
+            except Exception as exc:
+                self._failure = exc
+                raise
+            self._result = {c.case_id: c for c in result.cases}
+        return self._result[case_id]
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: pytest.ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
+        return _input_error(self.config, excinfo) or super().repr_failure(excinfo)
+
+
+class CaseFailed(Exception):
+    """A case that failed: its result, for :meth:`DatasetCase.repr_failure`."""
+
+    def __init__(self, result: CaseResult) -> None:
+        super().__init__(result.case_id)
+        self.result = result
+
+
+class DatasetCase(pytest.Item):
+    """One case of a dataset: passes when it passes, skipped when skipped, else fails with
+    its error and failed assertions."""
+
+    def __init__(self, *, case: EvalCase, line: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.line = line
+        self.extra_keyword_matches.update(case.tags)  # -k TAG selects by tag too
+
+    def runtest(self) -> None:
+        assert isinstance(self.parent, DatasetFile)
+        result = self.parent.result_of(self.case.id)
+        if result.skipped:
+            reason = result.error or "skip: true in the dataset"
+            raise pytest.skip.Exception(reason, _use_item_location=True)  # at the case, not here
+        if not result.passed:
+            raise CaseFailed(result)
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: pytest.ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
+        if isinstance(excinfo.value, CaseFailed):
+            return failure_text(excinfo.value.result)
+        return _input_error(self.config, excinfo) or super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, self.line - 1, f"{self.path.name}::{self.name}"
+
+
+def failure_text(result: CaseResult) -> str:
+    """Why a case failed, as pytest shows it: the error, then each failed assertion with
+    what it expected and what it got (the first line is the short summary's)."""
+    lines = [f"error: {result.error}"] if result.error else []
+    for a in result.failed_assertions:
+        lines.append(f"{a.assertion.get('type', '?')}: {a.message}")
+        lines += [
+            f"    {label}: {_shown(value)}"
+            for label, value in (("expected", a.expected), ("actual", a.actual))
+            if value is not None
+        ]
+    if result.outcomes is not None:
+        lines.append(f"passed {result.pass_count} of {result.run_count} runs")
+    return "\n".join(lines or [f"case {result.case_id!r} failed"])
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= DETAIL_LIMIT else text[:DETAIL_LIMIT] + "…"
+
+
+def _input_error(config: pytest.Config, excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """An :class:`~signal_eval_cli.errors.InputError` as the CLI prints it (each problem
+    at file:line:col, the file relative to where pytest was started), no traceback; ``""``
+    for any other exception."""
+    from signal_eval_cli.errors import InputError
+
+    if not isinstance(excinfo.value, InputError):
+        return ""
+    here = config.invocation_params.dir
+    return "\n".join(
+        str(replace(p, file=_relative(p.file, here)) if p.file else p)
+        for p in excinfo.value.problems
+    )
+
+
+def _relative(file: str, here: Path) -> str:
+    try:
+        return str(Path(file).relative_to(here))
+    except ValueError:
+        return file
+
+
+class SignalEval:
+    """The ``signal_eval`` fixture: runs a dataset as ``signal-eval run`` does and returns
+    its :class:`~signal_eval_cli.results.DatasetResult`, to assert on in a test."""
+
+    def __init__(self, rootpath: Path) -> None:
+        self.rootpath = rootpath
+
+    def run(self, dataset: str | Path | EvalDataset, **kwargs: Any) -> DatasetResult:
+        """Run ``dataset`` (a path relative to the rootdir, or a loaded dataset);
+        ``kwargs`` go to :func:`~signal_eval_cli.configured_dataset.run_configured`
+        (``policy``, ``options``, ``harness``, ``params``, ...)."""
+        from signal_eval_cli.configured_dataset import run_configured
+
+        if isinstance(dataset, (str, Path)):
+            dataset = self.rootpath / dataset
+        return asyncio.run(run_configured(dataset, **kwargs))
+
+
+@pytest.fixture
+def signal_eval(pytestconfig: pytest.Config) -> SignalEval:
+    """Run a signal-eval dataset in a test: ``signal_eval.run("evals/x.yaml").pass_rate``."""
+    return SignalEval(pytestconfig.rootpath)

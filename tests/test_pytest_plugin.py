@@ -1,0 +1,189 @@
+"""The pytest plugin (signal_eval_cli.pytest_plugin): a dataset's cases as pytest items,
+opt-in only, and the ``signal_eval`` fixture. Each run is pytest's own ``pytester`` in
+process, the plugin named with ``-p`` (the suite's conftest turns plugin autoload off for
+the pytest runs tests start); the entry point that autoloads it is checked on its own."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+# Loaded here, once: pytester's in-process runs drop from sys.modules what they imported,
+# and a second import of PyYAML does not match its C parser's classes (the first run's).
+import signal_eval_cli.configured_dataset  # noqa: F401
+
+pytest_plugins = ["pytester"]
+
+PLUGIN = ("-p", "signal_eval_cli.pytest_plugin", "-p", "no:cacheprovider")
+
+HARNESS = """\
+def create_harness():
+    def run(input, ctx):
+        ctx.emit("tool:call", {"name": input, "args": {}})
+        ctx.emit("tool:result", {"name": input, "result": "ok"})
+    return run
+"""
+
+DATASET = """\
+name: demo
+harness: h.py:create_harness
+cases:
+  - id: good
+    input: search
+    assertions:
+      - type: tool.called
+        name: search
+  - id: bad
+    input: search
+    tags: [slow]
+    assertions:
+      - type: tool.called
+        name: write_file
+  - id: later
+    input: search
+    skip: true
+    assertions: []
+"""
+
+
+@pytest.fixture
+def evals(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A project with ``evals/x.yaml`` (one case passes, one fails, one is skipped), its
+    harness beside it, and a stray YAML file nobody asked to collect."""
+    pytester.makefile(".yaml", **{"evals/x": DATASET})
+    pytester.makefile(".py", **{"evals/h": HARNESS})
+    pytester.makefile(".yaml", stray="name: stray\ncases: []\n")
+    return pytester
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_inprocess(*PLUGIN, *args)
+
+
+def test_installing_signal_eval_registers_the_plugin_for_pytest() -> None:
+    found = {e.name: e.value for e in entry_points(group="pytest11")}
+    assert found.get("signal_eval") == "signal_eval_cli.pytest_plugin"
+
+
+def test_each_case_is_an_item_that_passes_fails_or_skips_as_the_case_does(
+    evals: pytest.Pytester,
+) -> None:
+    junit = evals.path / "junit.xml"
+    result = run(evals, "--signal-eval", "evals/x.yaml", "-rfs", f"--junitxml={junit}")
+    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ x.yaml::bad _*",
+            "tool.called: expected at least 1 calls of tool 'write_file', found 0*",
+            '    expected: "at least 1"',
+            "    actual: 0",
+            "FAILED evals/x.yaml::bad - tool.called: expected at least 1 calls*",
+            "SKIPPED [[]1[]] evals/x.yaml:15: skip: true in the dataset",  # where the case is
+        ]
+    )
+    assert "pytest_plugin.py" not in result.stdout.str()  # no traceback of ours
+    cases = {c.get("name"): c for c in ET.parse(junit).iter("testcase")}
+    assert set(cases) == {"good", "bad", "later"}
+    assert cases["bad"].find("failure") is not None and cases["good"].find("failure") is None
+
+
+def test_selection_by_keyword_tag_and_node_id_runs_only_those_cases(
+    evals: pytest.Pytester,
+) -> None:
+    run(evals, "--signal-eval", "evals/x.yaml", "-k", "slow").assert_outcomes(failed=1)
+    result = run(evals, "--signal-eval", "evals/x.yaml", "evals/x.yaml::good")
+    result.assert_outcomes(passed=1)
+
+
+def test_nothing_is_collected_unless_asked(evals: pytest.Pytester) -> None:
+    result = run(evals)
+    result.assert_outcomes()
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_the_ini_option_collects_its_globs_without_a_command_line_option(
+    evals: pytest.Pytester,
+) -> None:
+    evals.makeini("[pytest]\nsignal_eval_datasets = evals/*.yaml\n")
+    run(evals).assert_outcomes(passed=1, failed=1, skipped=1)
+    run(evals, "evals/x.yaml::bad").assert_outcomes(failed=1)
+    evals.makeini("[pytest]\nsignal_eval_datasets = evals/none-*.yaml\n")
+    result = run(evals)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*signal_eval_datasets: 'evals/none-*.yaml' matches no file*"])
+
+
+def test_a_missing_dataset_is_a_usage_error(evals: pytest.Pytester) -> None:
+    result = run(evals, "--signal-eval", "evals/nope.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--signal-eval evals/nope.yaml: no such file*"])
+
+
+def test_an_invalid_dataset_fails_its_collection_at_file_line_col(
+    evals: pytest.Pytester,
+) -> None:
+    evals.makefile(".yaml", **{"evals/bad": DATASET.replace("tool.called", "tool.calld", 1)})
+    result = run(evals, "--signal-eval", "evals/bad.yaml")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting evals/bad.yaml*",
+            "evals/bad.yaml:7:15: unknown assertion type 'tool.calld'*",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_a_harness_that_cannot_be_loaded_fails_every_case_with_its_message(
+    evals: pytest.Pytester,
+) -> None:
+    evals.makefile(".yaml", **{"evals/y": DATASET.replace("h.py:", "missing.py:")})
+    result = run(evals, "--signal-eval", "evals/y.yaml")
+    result.assert_outcomes(failed=3)  # the run could not start: no case ran, none skipped
+    result.stdout.fnmatch_lines(
+        ["FAILED evals/y.yaml::later - harness 'missing.py:create_harness'*"]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_the_fixture_runs_a_dataset_for_a_test_to_assert_on(evals: pytest.Pytester) -> None:
+    evals.makepyfile(
+        test_quality="""
+        def test_pass_rate(signal_eval):
+            result = signal_eval.run("evals/x.yaml")
+            assert [c.case_id for c in result.cases] == ["good", "bad", "later"]
+            assert result.pass_rate == 0.5
+        """
+    )
+    run(evals, "test_quality.py").assert_outcomes(passed=1)
+
+
+def test_the_plugin_module_imports_no_signal_eval_module_at_its_top() -> None:
+    """pytest imports it in every session of every user: it must stay cheap."""
+    code = (
+        "import sys, signal_eval_cli.pytest_plugin\n"
+        "print(sorted(m for m in sys.modules if m.startswith('signal_eval_cli')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['signal_eval_cli', 'signal_eval_cli.pytest_plugin']"
+
+
+def test_the_readme_example_runs_as_written(pytester: pytest.Pytester) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## pytest: datasets as tests")[1].split("\n## ")[0]
+    (ini,) = re.findall(r"```ini\n(.*?)```", section, re.S)
+    (test,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    pytester.makeini(ini)
+    passing = DATASET.split("  - id: bad")[0]  # good only
+    pytester.makefile(".yaml", **{"evals/review": passing})
+    pytester.makefile(".py", **{"evals/h": HARNESS})
+    pytester.makefile(".py", **{"tests/test_review_quality": test})
+    result = run(pytester)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["evals/review.yaml .*", "tests/test_review_quality.py .*"])
