@@ -154,6 +154,10 @@ def init_project(directory: str | Path = ".", force: bool = False) -> list[Path]
     if problems:
         raise InputError(problems)
     for target, text in zip(targets, STARTER.values(), strict=True):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        try:  # a file further up (notes.txt/proj), no permission: said, not a traceback
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            where = exc.filename or target
+            raise InputError([Problem(str(where), 0, 0, exc.strerror or str(exc))]) from exc
     return targets

@@ -9,25 +9,37 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
+from mock_servers import Call, MockLLMServer, Reply
 from typer.testing import CliRunner
 
 from signal_eval_cli import RunOptions, load_dataset, run_dataset, validate_path
 from signal_eval_cli.cli import app
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.entrypoints import resolve_harness
+from signal_eval_cli.proxy.config import proxy_cassette
+from signal_eval_cli.proxy.server import ModelProxy, Upstream
 from signal_eval_cli.results import DatasetResult
 from signal_eval_cli.starter import DATASET, STARTER, init_project
 
 
-def run_starter(project: Path) -> DatasetResult:
+def run_starter(project: Path, provider: str | None = None, **proxy: Any) -> DatasetResult:
+    """The starter's dataset run as ``signal-eval run`` does (with ``proxy``, the
+    ``ModelProxy`` arguments, through a model proxy as ``--provider`` runs use)."""
     dataset = load_dataset(project / DATASET)
     assert dataset.harness is not None and dataset.path is not None
-    harness = resolve_harness(
-        dataset.harness.factory, dataset.harness.params, dataset_path=dataset.path
-    )
-    return asyncio.run(run_dataset(harness, dataset, RunOptions()))
+    params = {**dataset.harness.params, **({"provider": provider} if provider else {})}
+    harness = resolve_harness(dataset.harness.factory, params, dataset_path=dataset.path)
+    if not proxy:
+        return asyncio.run(run_dataset(harness, dataset, RunOptions()))
+    server = ModelProxy(proxy_cassette(dataset), **proxy)
+    try:
+        return asyncio.run(run_dataset(harness, dataset, RunOptions(proxy=server.start())))
+    finally:
+        server.stop()
+        server.save()
 
 
 def snapshot(project: Path) -> dict[str, bytes]:
@@ -131,6 +143,8 @@ def test_a_directory_that_is_a_file_is_a_clear_input_error(
         done = CliRunner().invoke(app, ["init", target, *(["--force"] if force else [])])
         assert done.exit_code == 2, done.output
         assert done.output.strip() == f"{blocked}: is not a directory"
+    done = CliRunner().invoke(app, ["init", "notes.txt/proj"])
+    assert (done.exit_code, done.output.strip()) == (2, "notes.txt/proj: Not a directory")
     assert sorted(snapshot(tmp_path)) == ["notes.txt", "proj/evals"]
 
 
@@ -191,3 +205,36 @@ def test_force_is_a_plain_flag_as_every_boolean_option(tmp_path: Path) -> None:
     assert done.exit_code == 2
     assert "--force is a flag and takes no value" in " ".join(done.output.split())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_with_a_provider_the_harness_asks_the_model_records_and_replays_offline(
+    tmp_path: Path,
+) -> None:
+    """What the dataset's comments say: ``--provider openai:<model> --record`` calls the
+    model through the run's proxy, a later run replays the cassette with no server."""
+    init_project(tmp_path)
+
+    def model(call: Call) -> Reply:
+        assert call.body["model"] == "gpt-4o-mini"
+        return Reply(f"Model says: {call.last_user_text}")
+
+    with MockLLMServer(model) as mock:
+        upstream = Upstream(f"{mock.url}/v1", mock.url, "sk-test-openai", "sk-test-anthropic")
+        recorded = run_starter(tmp_path, "openai:gpt-4o-mini", mode="record", upstream=upstream)
+        assert len(mock.calls) == 2  # Atlantis has no forecast to word: no call
+    dead = Upstream("http://127.0.0.1:9/v1", "http://127.0.0.1:9", "", "")
+    replayed = run_starter(tmp_path, "openai:gpt-4o-mini", mode="replay", upstream=dead)
+    for result in (recorded, replayed):
+        assert [(c.case_id, c.passed, c.error) for c in result.cases] == [
+            ("sunny-paris", True, None),
+            ("snowy-oslo", True, None),
+            ("unknown-city", True, None),
+        ]
+        (answer,) = [
+            s.payload["content"] for s in result.cases[0].signals if s.name == "text:complete"
+        ]
+        assert (
+            answer
+            == "Model says: In one sentence, tell the user the weather in Paris: 18°C and sunny."
+        )
+    assert (tmp_path / "evals" / "cassettes" / "example.proxy.yaml").is_file()
