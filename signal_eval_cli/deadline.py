@@ -9,13 +9,22 @@ raised itself (a ``CancelledError``, a ``SystemExit``) comes out wrapped
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sys
-from collections.abc import Coroutine
-from typing import Any
+from collections.abc import Coroutine, Iterator
+from typing import Any, NoReturn
 
 from signal_eval_cli.harness.protocol import HarnessRaised
 
-__all__ = ["cancelled_by_us", "guarded", "raised_by_harness", "within"]
+__all__ = [
+    "HarnessExit",
+    "cancelled_by_us",
+    "exits_refused",
+    "guarded",
+    "raised_by_harness",
+    "within",
+]
 
 
 if sys.version_info >= (3, 11):
@@ -87,6 +96,41 @@ def raised_by_harness(exc: BaseException) -> BaseException:
     return exc
 
 
+class HarnessExit(SystemExit):
+    """``os._exit`` called by a harness while a case runs: refused, the case's failure."""
+
+
+_refusing = 0  # harnesses running under exits_refused (all on the event loop's thread)
+_real_exit = os._exit
+
+
+def _refused_exit(status: int) -> NoReturn:
+    if os.getpid() != _refuser_pid:  # a child forked meanwhile (multiprocessing): its own
+        _real_exit(status)
+    raise HarnessExit(f"the harness called os._exit({status}), which would end the run")
+
+
+_refuser_pid = os.getpid()
+
+
+@contextlib.contextmanager
+def exits_refused() -> Iterator[None]:
+    """While a harness runs, ``os._exit`` raises :class:`HarnessExit` instead of ending
+    the process: it would end the run with the harness's status (0: no results, a silent
+    pass). Counted, so that cases overlapping in time restore it once, after the last."""
+    global _refusing, _refuser_pid
+    if _refusing == 0:
+        _refuser_pid = os.getpid()
+        os._exit = _refused_exit
+    _refusing += 1
+    try:
+        yield
+    finally:
+        _refusing -= 1
+        if _refusing == 0:
+            os._exit = _real_exit
+
+
 async def guarded(
     run: Coroutine[Any, Any, Any], seconds: float
 ) -> tuple[bool, BaseException | None]:
@@ -96,7 +140,8 @@ async def guarded(
     run cancelled, interrupted) propagates; any other ``BaseException`` (``GeneratorExit``,
     a library's own) is the harness's too: it must not end the run and lose the other cases."""
     try:
-        return await within(run, seconds), None
+        with exits_refused():
+            return await within(run, seconds), None
     except Exception as exc:
         return False, raised_by_harness(exc)
     except BaseException as exc:

@@ -39,7 +39,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         },
     ),
     ("engine", {"assertions", "results"}),
-    ("documents", {"dataset", "dataset_append", "loading"}),
+    ("documents", {"dataset", "dataset_append", "loading", "starter"}),
     ("sources", {"harness", "judges", "providers", "proxy", "traces"}),
     (
         "running",

@@ -145,6 +145,14 @@ def test_the_quick_start_runs_as_written_in_a_fresh_clone(tmp_path: Path) -> Non
     assert json.loads((where / "cand.json").read_text())["totalCases"] == 11
 
 
+def test_the_start_a_project_block_runs_as_written_in_an_empty_folder(tmp_path: Path) -> None:
+    """``init`` then ``run`` in a new user's empty folder: all its cases pass, offline."""
+    done = bash(sh_block("signal-eval init my-evals"), tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "wrote my-evals/agent.py" in done.stdout
+    assert "3 passed, 0 failed" in done.stdout
+
+
 def test_the_case_into_block_runs_as_written_in_a_user_project(tmp_path: Path) -> None:
     project = tmp_path / "support-bot"
     (project / "traces").mkdir(parents=True)

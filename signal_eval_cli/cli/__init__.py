@@ -28,6 +28,10 @@ from signal_eval_cli.errors import InputError
 __all__ = ["COMMANDS", "app", "main", "main_and_exit"]
 
 COMMANDS: dict[str, tuple[str, str]] = {  # name: (module:function, its docstring's summary)
+    "init": (
+        "init:init_command",
+        "Write a starter project (a harness and a dataset) that runs offline at once.",
+    ),
     "run": (
         "run:run_command",
         "Run datasets (or evaluate recorded traces) and print a table of results.",

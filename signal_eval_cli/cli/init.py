@@ -1,0 +1,44 @@
+"""``signal-eval init [DIR]``: write a starter project, then say what to run next."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from signal_eval_cli.cli.command import VerboseOpt
+from signal_eval_cli.cli.common import fail_input, out
+from signal_eval_cli.errors import InputError
+from signal_eval_cli.starter import DATASET, init_project
+
+__all__ = ["init_command"]
+
+
+def init_command(
+    directory: Annotated[
+        Path,
+        typer.Argument(metavar="[DIR]", help="Where to write it (created if missing)."),
+    ] = Path("."),
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite the starter's files if they exist.")
+    ] = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Write a starter project (a harness and a dataset) that runs offline at once."""
+    try:
+        written = init_project(directory, force=force)
+    except InputError as exc:
+        fail_input(exc)
+    for path in written:
+        out.print(f"wrote {path}", highlight=False, markup=False)
+    dataset = shlex.quote(str(directory / DATASET))
+    out.print("\nNext:", highlight=False)
+    for command in (f"signal-eval validate {dataset}", f"signal-eval run {dataset}"):
+        out.print(f"  {command}", highlight=False, markup=False)
+    out.print(
+        f"Then put your agent in {directory / 'agent.py'} and your cases in {dataset}.",
+        highlight=False,
+        markup=False,
+    )
