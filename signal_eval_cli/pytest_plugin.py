@@ -77,10 +77,11 @@ def _listed(config: pytest.Config) -> list[Path]:
     base = config.inipath.parent if config.inipath is not None else config.rootpath
     paths: list[Path] = []
     for pattern in config.getini("signal_eval_datasets"):
-        matched = sorted(glob.glob(str(base / pattern), recursive=True))
-        if not matched:
+        matched = [Path(m) for m in sorted(glob.glob(str(base / pattern), recursive=True))]
+        files = [m for m in matched if m.is_file()]
+        if not files:
             raise pytest.UsageError(f"signal_eval_datasets: {pattern!r} matches no file")
-        paths += [Path(m) for m in matched]
+        paths += files
     return paths
 
 
@@ -98,8 +99,11 @@ class DatasetFile(pytest.File):
     its first item) with the cases the session kept (``-k``, ``--lf``)."""
 
     dataset: EvalDataset
-    _result: dict[str, CaseResult] | None = None
     _failure: BaseException | None = None
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._results: dict[str, CaseResult] = {}
 
     def collect(self) -> Iterator[DatasetCase]:
         from signal_eval_cli.dataset import load_dataset
@@ -113,26 +117,32 @@ class DatasetFile(pytest.File):
         doc.locate([("cases", indexes[c.id]) for c in selected])
         for case in selected:
             line = doc.at(("cases", indexes[case.id])).line
-            yield DatasetCase.from_parent(self, name=case.id, case=case, line=line)
+            # the id as a string, parsed as pytest parses one from its cache (--lf) or the
+            # command line: a case id may hold "[" or "::"
+            nodeid = f"{self.nodeid}::{case.id}"
+            yield DatasetCase.from_parent(self, name=case.id, nodeid=nodeid, case=case, line=line)
 
     def result_of(self, case_id: str) -> CaseResult:
         """The case's result; the first call runs every case of this file the session kept,
-        as ``signal-eval run`` does (its harness, cassettes, judge, concurrency)."""
+        as ``signal-eval run`` does (its harness, cassettes, judge, concurrency). A worker
+        of pytest-xdist runs only its own items, one case at a time: which of the session's
+        items it will be given, it cannot know."""
         if self._failure is not None:
             raise self._failure
-        if self._result is None:
+        if case_id not in self._results:
             from signal_eval_cli.configured_dataset import run_configured
             from signal_eval_cli.runner import RunOptions
 
             kept = [i.name for i in self.session.items if i.parent is self]
-            options = RunOptions(case_ids=[glob.escape(i) for i in kept])
+            wanted = [case_id] if hasattr(self.config, "workerinput") else kept
+            options = RunOptions(case_ids=[glob.escape(i) for i in wanted])
             try:
                 result = asyncio.run(run_configured(self.dataset, options=options))
             except Exception as exc:
                 self._failure = exc
                 raise
-            self._result = {c.case_id: c for c in result.cases}
-        return self._result[case_id]
+            self._results.update((c.case_id, c) for c in result.cases)
+        return self._results[case_id]
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException]
@@ -175,7 +185,9 @@ class DatasetCase(pytest.Item):
         return _input_error(self.config, excinfo) or super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, self.line - 1, f"{self.path.name}::{self.name}"
+        # the domain (a failure's heading) is no suffix of the node id, which -v then
+        # shows as it is (a suffix would have its dots shown as "::")
+        return self.path, self.line - 1, f"{self.name} ({self.path.name})"
 
 
 def failure_text(result: CaseResult) -> str:

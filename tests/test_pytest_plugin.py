@@ -79,7 +79,7 @@ def test_each_case_is_an_item_that_passes_fails_or_skips_as_the_case_does(
     result.assert_outcomes(passed=1, failed=1, skipped=1)
     result.stdout.fnmatch_lines(
         [
-            "*_ x.yaml::bad _*",
+            "*_ bad (x.yaml) _*",
             "tool.called: expected at least 1 calls of tool 'write_file', found 0*",
             '    expected: "at least 1"',
             "    actual: 0",
@@ -99,6 +99,48 @@ def test_selection_by_keyword_tag_and_node_id_runs_only_those_cases(
     run(evals, "--signal-eval", "evals/x.yaml", "-k", "slow").assert_outcomes(failed=1)
     result = run(evals, "--signal-eval", "evals/x.yaml", "evals/x.yaml::good")
     result.assert_outcomes(passed=1)
+
+
+def test_last_failed_reruns_a_failed_case_whatever_its_id_holds(evals: pytest.Pytester) -> None:
+    """pytest parses the ids it cached: a case id with "[" or "::" must match its item."""
+    odd = DATASET.replace("id: good", "id: 'a::b'").replace("id: bad", "id: 'sql [1]'")
+    evals.makefile(".yaml", **{"evals/x": odd})
+    args = ("-p", "signal_eval_cli.pytest_plugin", "--signal-eval", "evals/x.yaml")
+    evals.runpytest_inprocess(*args).assert_outcomes(passed=1, failed=1, skipped=1)
+    result = evals.runpytest_inprocess(*args, "--lf", "-v")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["evals/x.yaml::sql [[]1[]] FAILED*"])
+
+
+COUNTING = """\
+from pathlib import Path
+
+def create_harness():
+    def run(input, ctx):
+        with (Path(__file__).parent / "runs.log").open("a") as log:
+            log.write(input + "\\n")
+        ctx.emit("tool:call", {"name": input, "args": {}})
+    return run
+"""
+
+
+def test_each_case_runs_once_whether_pytest_xdist_spreads_them_or_not(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # workers load only these
+    cases = "".join(
+        f"  - id: c{i}\n    input: c{i}\n    assertions: [{{type: tool.called, name: c{i}}}]\n"
+        for i in range(4)
+    )
+    pytester.makefile(
+        ".yaml", **{"evals/x": f"name: x\nharness: h.py:create_harness\ncases:\n{cases}"}
+    )
+    pytester.makefile(".py", **{"evals/h": COUNTING})
+    log = pytester.path / "evals" / "runs.log"
+    for workers in ([], ["-p", "xdist", "-n", "2"]):
+        run(pytester, *workers, "--signal-eval", "evals/x.yaml").assert_outcomes(passed=4)
+        assert sorted(log.read_text().split()) == ["c0", "c1", "c2", "c3"], workers
+        log.unlink()
 
 
 def test_nothing_is_collected_unless_asked(evals: pytest.Pytester) -> None:
