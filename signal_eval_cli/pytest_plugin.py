@@ -52,14 +52,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Find the datasets asked for and add them to what pytest collects: ``--signal-eval``
-    ones always, the ini option's when no path is given on the command line (as pytest's
-    own ``testpaths``). A path already among the arguments is not added again, so
-    ``pytest evals/x.yaml::case`` runs just that case."""
+    ones always, the ini option's as pytest's own ``testpaths`` (when pytest is run from
+    the rootdir and given no path; else those the paths it walks hold). A path already
+    among the arguments is not added again, so ``pytest evals/x.yaml::case`` runs just
+    that case."""
     given = [_given(config, p) for p in config.getoption("signal_eval")]
     listed = _listed(config)
     config.stash[_DATASETS] = {p.resolve() for p in [*given, *listed]}
     named = {Path(config.invocation_params.dir, a.split("::")[0]).resolve() for a in config.args}
-    if config.args_source == pytest.Config.ArgsSource.ARGS:
+    named_any = config.args_source == pytest.Config.ArgsSource.ARGS
+    if named_any or config.invocation_params.dir != config.rootpath:
         listed = []
     config.args.extend(str(p) for p in [*given, *listed] if p.resolve() not in named)
 
@@ -77,7 +79,8 @@ def _listed(config: pytest.Config) -> list[Path]:
     base = config.inipath.parent if config.inipath is not None else config.rootpath
     paths: list[Path] = []
     for pattern in config.getini("signal_eval_datasets"):
-        matched = [Path(m) for m in sorted(glob.glob(str(base / pattern), recursive=True))]
+        found = glob.glob(pattern, root_dir=base, recursive=True)
+        matched = [base / m for m in sorted(found)]
         files = [m for m in matched if m.is_file()]
         if not files:
             raise pytest.UsageError(f"signal_eval_datasets: {pattern!r} matches no file")
@@ -89,7 +92,8 @@ _DATASETS = pytest.StashKey[set[Path]]()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> DatasetFile | None:
-    if file_path.resolve() in parent.config.stash.get(_DATASETS, set()):
+    datasets = parent.config.stash.get(_DATASETS, set())
+    if datasets and file_path.resolve() in datasets:  # no cost to a session that asks none
         return DatasetFile.from_parent(parent, path=file_path)
     return None
 

@@ -150,11 +150,17 @@ def test_nothing_is_collected_unless_asked(evals: pytest.Pytester) -> None:
 
 
 def test_the_ini_option_collects_its_globs_without_a_command_line_option(
-    evals: pytest.Pytester,
+    evals: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     evals.makeini("[pytest]\nsignal_eval_datasets = evals/*.yaml\n")
     run(evals).assert_outcomes(passed=1, failed=1, skipped=1)
     run(evals, "evals/x.yaml::bad").assert_outcomes(failed=1)
+    (evals.path / "docs").mkdir()
+    monkeypatch.chdir(evals.path / "docs")  # as testpaths: from elsewhere, what is there
+    assert run(evals).ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    monkeypatch.chdir(evals.path / "evals")
+    run(evals).assert_outcomes(passed=1, failed=1, skipped=1)
+    monkeypatch.chdir(evals.path)
     evals.makeini("[pytest]\nsignal_eval_datasets = evals/none-*.yaml\n")
     result = run(evals)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
