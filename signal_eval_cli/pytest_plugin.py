@@ -196,7 +196,11 @@ class DatasetCase(pytest.Item):
 
 def failure_text(result: CaseResult) -> str:
     """Why a case failed, as pytest shows it: the error, then each failed assertion with
-    what it expected and what it got (the first line is the short summary's)."""
+    what it expected and what it got (the first line is the short summary's). A lone
+    surrogate (a model's stream cut inside an emoji's pair) is shown as its escape, as in
+    the JUnit and Markdown reports: pytest would escape the whole text, line breaks too."""
+    from signal_eval_cli.files import utf8
+
     lines = [f"error: {result.error}"] if result.error else []
     for a in result.failed_assertions:
         lines.append(f"{a.assertion.get('type', '?')}: {a.message}")
@@ -207,7 +211,7 @@ def failure_text(result: CaseResult) -> str:
         ]
     if result.outcomes is not None:
         lines.append(f"passed {result.pass_count} of {result.run_count} runs")
-    return "\n".join(lines or [f"case {result.case_id!r} failed"])
+    return utf8("\n".join(lines or [f"case {result.case_id!r} failed"])).decode()
 
 
 def _shown(value: Any) -> str:

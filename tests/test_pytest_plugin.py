@@ -93,6 +93,16 @@ def test_each_case_is_an_item_that_passes_fails_or_skips_as_the_case_does(
     assert cases["bad"].find("failure") is not None and cases["good"].find("failure") is None
 
 
+def test_a_lone_surrogate_in_a_failure_is_shown_escaped_line_by_line(
+    evals: pytest.Pytester,
+) -> None:
+    """A model's stream cut inside an emoji's pair: pytest escaped the whole text."""
+    evals.makefile(".py", **{"evals/h": HARNESS.replace('"name": input', '"name": "a \\ud83d"')})
+    result = run(evals, "--signal-eval", "evals/x.yaml")
+    result.assert_outcomes(failed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*first matches: a \\ud83d", '    expected: "at least 1"'])
+
+
 def test_selection_by_keyword_tag_and_node_id_runs_only_those_cases(
     evals: pytest.Pytester,
 ) -> None:
