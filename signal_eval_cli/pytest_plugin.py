@@ -4,15 +4,13 @@
 Registered by installing signal-eval (entry point ``pytest11``), it does nothing until
 asked: only the datasets named by ``--signal-eval PATH`` or the ``signal_eval_datasets``
 ini option are collected, never YAML files at large. pytest imports this module in every
-session of every user, so it imports only pytest and the standard library at its top;
-signal-eval itself is imported in the hooks that need it.
+session of every user, so it imports only pytest and cheap standard modules at its top;
+signal-eval (and asyncio, 25 ms) in the hooks that need them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import glob
-import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -134,6 +132,8 @@ class DatasetFile(pytest.File):
         if self._failure is not None:
             raise self._failure
         if case_id not in self._results:
+            import asyncio
+
             from signal_eval_cli.configured_dataset import run_configured
             from signal_eval_cli.runner import RunOptions
 
@@ -215,6 +215,8 @@ def failure_text(result: CaseResult) -> str:
 
 
 def _shown(value: Any) -> str:
+    import json
+
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= DETAIL_LIMIT else text[:DETAIL_LIMIT] + "…"
 
@@ -252,6 +254,8 @@ class SignalEval:
         """Run ``dataset`` (a path relative to the rootdir, or a loaded dataset);
         ``kwargs`` go to :func:`~signal_eval_cli.configured_dataset.run_configured`
         (``policy``, ``options``, ``harness``, ``params``, ...)."""
+        import asyncio
+
         from signal_eval_cli.configured_dataset import run_configured
 
         if isinstance(dataset, (str, Path)):
