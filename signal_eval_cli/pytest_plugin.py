@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from signal_eval_cli.dataset import EvalCase, EvalDataset
     from signal_eval_cli.results import CaseResult, DatasetResult
 
-__all__ = ["CaseFailed", "DatasetCase", "DatasetFile", "SignalEval"]
+__all__ = ["DatasetCase", "DatasetFile", "SignalEval"]
 
 DETAIL_LIMIT = 2000
 """An expected or actual value longer than this (in JSON) is cut in a failure's text."""
@@ -154,7 +154,7 @@ class DatasetFile(pytest.File):
         return _input_error(self.config, excinfo) or super().repr_failure(excinfo)
 
 
-class CaseFailed(Exception):
+class _CaseFailed(Exception):
     """A case that failed: its result, for :meth:`DatasetCase.repr_failure`."""
 
     def __init__(self, result: CaseResult) -> None:
@@ -179,12 +179,12 @@ class DatasetCase(pytest.Item):
             reason = result.error or "skip: true in the dataset"
             raise pytest.skip.Exception(reason, _use_item_location=True)  # at the case, not here
         if not result.passed:
-            raise CaseFailed(result)
+            raise _CaseFailed(result)
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException]
     ) -> str | TerminalRepr:
-        if isinstance(excinfo.value, CaseFailed):
+        if isinstance(excinfo.value, _CaseFailed):
             return failure_text(excinfo.value.result)
         return _input_error(self.config, excinfo) or super().repr_failure(excinfo)
 
