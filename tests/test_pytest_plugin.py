@@ -9,18 +9,16 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-# Loaded here, once: pytester's in-process runs drop from sys.modules what they imported,
-# and a second import of PyYAML does not match its C parser's classes (the first run's).
-import signal_eval_cli.configured_dataset  # noqa: F401
-
 pytest_plugins = ["pytester"]
 
-PLUGIN = ("-p", "signal_eval_cli.pytest_plugin", "-p", "no:cacheprovider")
+PLUGIN = ("-p", "signal_eval_cli.pytest_plugin")
 
 HARNESS = """\
 def create_harness():
@@ -62,8 +60,45 @@ def evals(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_inprocess(*PLUGIN, *args)
+KEPT: dict[str, Any] = {}
+"""The modules in-process runs imported (the project's own files left out), which
+pytester drops from ``sys.modules`` after each run and again at its teardown: the next
+import would make a second copy of each in this process (a second ``EvalError``, PyYAML
+classes its C parser does not know), and the tests after these would see both."""
+
+
+class KeptModules:
+    """A plugin of the inner run that notes its modules at the end (into :data:`KEPT`)."""
+
+    def __init__(self, project: Path) -> None:
+        self.project = str(project)
+
+    def pytest_unconfigure(self) -> None:
+        for name, module in list(sys.modules.items()):
+            if not (getattr(module, "__file__", None) or "").startswith(self.project):
+                KEPT.setdefault(name, module)
+
+
+def _restore() -> None:
+    for name, module in KEPT.items():
+        sys.modules.setdefault(name, module)
+
+
+@pytest.fixture(autouse=True)
+def keep_modules() -> Iterator[None]:
+    """Autouse, so set up before pytester and torn down after it."""
+    yield
+    _restore()
+
+
+def run(pytester: pytest.Pytester, *args: str, cache: bool = False) -> pytest.RunResult:
+    off = () if cache else ("-p", "no:cacheprovider")
+    try:
+        return pytester.runpytest_inprocess(
+            *PLUGIN, *off, *args, plugins=[KeptModules(pytester.path)]
+        )
+    finally:
+        _restore()
 
 
 def test_installing_signal_eval_registers_the_plugin_for_pytest() -> None:
@@ -115,15 +150,16 @@ def test_last_failed_reruns_a_failed_case_whatever_its_id_holds(evals: pytest.Py
     """pytest parses the ids it cached: a case id with "[" or "::" must match its item."""
     odd = DATASET.replace("id: good", "id: 'a::b'").replace("id: bad", "id: 'sql [1]'")
     evals.makefile(".yaml", **{"evals/x": odd})
-    args = ("-p", "signal_eval_cli.pytest_plugin", "--signal-eval", "evals/x.yaml")
-    evals.runpytest_inprocess(*args).assert_outcomes(passed=1, failed=1, skipped=1)
-    result = evals.runpytest_inprocess(*args, "--lf", "-v")
+    args = ("--signal-eval", "evals/x.yaml")
+    run(evals, *args, cache=True).assert_outcomes(passed=1, failed=1, skipped=1)
+    result = run(evals, *args, "--lf", "-v", cache=True)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["evals/x.yaml::sql [[]1[]] FAILED*"])
 
 
 COUNTING = """\
 from pathlib import Path
+from typing import Any
 
 def create_harness():
     def run(input, ctx):
