@@ -189,6 +189,12 @@ def test_each_case_runs_once_whether_pytest_xdist_spreads_them_or_not(
         log.unlink()
 
 
+def test_only_cases_alone_are_collected_when_any_has_it(evals: pytest.Pytester) -> None:
+    evals.makefile(".yaml", **{"evals/x": DATASET.replace("tags: [slow]", "only: true")})
+    result = run(evals, "--signal-eval", "evals/x.yaml", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["evals/x.yaml::bad", "", "1 test collected*"])
+
+
 def test_nothing_is_collected_unless_asked(evals: pytest.Pytester) -> None:
     result = run(evals)
     result.assert_outcomes()
