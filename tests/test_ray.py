@@ -54,6 +54,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 HARNESS = """\
 import asyncio
 import os
+import signal
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -68,7 +69,7 @@ def create(bonus=0):
             marker = HERE / f"died-{ctx.case_id}"
             if not marker.exists():  # the first time only: the actor's process dies
                 marker.write_text("")
-                os._exit(1)
+                os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer ends it
         if input["n"] % 5 == 3:
             raise ValueError("an errored case")
         ctx.emit("harness:end", {"output": f"out {input['n'] + bonus}", "durationMs": input["n"]})
@@ -289,13 +290,13 @@ def test_a_fixture_ships_to_a_worker_without_it(tmp_path: Path) -> None:
 
 def check_a_case_that_always_kills_its_worker(cluster: str, tmp_path: Path) -> None:
     (tmp_path / "h.py").write_text(
-        "import os\n\n"
+        "import os, signal\n\n"
         "def create():\n"
         "    async def run(input, ctx):\n"
         "        with open(os.path.join(os.path.dirname(__file__), 'calls.log'), 'a') as log:\n"
         "            log.write(f'{ctx.case_id}\\n')\n"
         "        if input == 'poison':\n"
-        "            os._exit(1)\n"
+        "            os.kill(os.getpid(), signal.SIGKILL)\n"
         "        ctx.emit('harness:end', {'output': input})\n"
         "    return run\n"
     )
@@ -334,6 +335,7 @@ def test_an_unreachable_ray_address_is_an_input_error_not_a_hang(tmp_path: Path)
 
 MODEL_HARNESS = """\
 import os
+import signal
 from pathlib import Path
 
 import aiohttp
@@ -352,7 +354,7 @@ def create():
             marker = HERE / f"died-{ctx.case_id}"
             if not marker.exists():  # after its model call, the first time only
                 marker.write_text("")
-                os._exit(1)
+                os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer ends it
         ctx.emit("harness:end", {"output": answer})
     return run
 """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -41,6 +40,7 @@ from signal_eval_cli.cli.provider_options import ProviderPolicy, provider_option
 from signal_eval_cli.cli.report_options import ReportPaths, report_options, write_command_reports
 from signal_eval_cli.configured_dataset import run_configured
 from signal_eval_cli.dataset import EvalDataset
+from signal_eval_cli.deadline import exit_process
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.reports.console import TableChoice, print_dataset
@@ -249,4 +249,4 @@ def finish_stalled(
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(EXIT_FAILED)
+        exit_process(EXIT_FAILED)  # not os._exit: the stuck harness's refusal is in place
