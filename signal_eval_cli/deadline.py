@@ -101,6 +101,7 @@ class HarnessExit(SystemExit):
 
 
 _refusing = 0  # harnesses running under exits_refused (all on the event loop's thread)
+_refuser_pid = os.getpid()  # the process that refuses (a forked child exits its own way)
 _real_exit = os._exit
 
 
@@ -108,9 +109,6 @@ def _refused_exit(status: int) -> NoReturn:
     if os.getpid() != _refuser_pid:  # a child forked meanwhile (multiprocessing): its own
         _real_exit(status)
     raise HarnessExit(f"the harness called os._exit({status}), which would end the run")
-
-
-_refuser_pid = os.getpid()
 
 
 def exit_process(status: int) -> NoReturn:

@@ -111,13 +111,7 @@ def build_harness(
     """The harness a run of ``dataset`` runs: :func:`harness_spec`, resolved. Relative
     ``file.py:attr`` entry points resolve against ``base_dir`` when given (a matrix
     file's folder), else against the dataset's own directory."""
-    spec = harness_spec(dataset, harness, params or {})
-    return resolve_harness(  # type: ignore[no-any-return]
-        spec.factory,
-        dict(spec.params),
-        base_dir=base_dir,
-        dataset_path=dataset.path if base_dir is None else None,
-    )
+    return _with_spec(resolve_harness, dataset, harness, params, base_dir)  # type: ignore[no-any-return]
 
 
 def check_harness_of(
@@ -129,8 +123,20 @@ def check_harness_of(
 ) -> None:
     """What ``validate`` checks of the harness :func:`build_harness` would build, without
     building it (:func:`~signal_eval_cli.harness.entrypoints.check_harness`)."""
+    _with_spec(check_harness, dataset, harness, params, base_dir)
+
+
+def _with_spec(
+    call: Callable[..., Any],
+    dataset: EvalDataset,
+    harness: HarnessSpec | str | None,
+    params: Mapping[str, Any] | None,
+    base_dir: Path | None,
+) -> Any:
+    """``call`` (resolve or check) on :func:`harness_spec`'s factory and params, with
+    relative entry points against ``base_dir``, else the dataset's directory."""
     spec = harness_spec(dataset, harness, params or {})
-    check_harness(
+    return call(
         spec.factory,
         dict(spec.params),
         base_dir=base_dir,

@@ -95,14 +95,11 @@ TEXT_MESSAGES_GAP = (
     "model calls, tool calls and the answer are unknown; write them with "
     "langchain_core.load.dumpd or .model_dump()"
 )
-UPDATES_GAP = (
-    'astream(stream_mode="updates") holds no input: the trace\'s input is unknown '
+_NO_INPUT_GAP = (
+    'astream(stream_mode="{}") holds no input: the trace\'s input is unknown '
     '(stream ["values", "updates", "messages"] or astream_events to keep it)'
 )
-MESSAGES_GAP = (
-    'astream(stream_mode="messages") holds no input: the trace\'s input is unknown '
-    '(stream ["values", "updates", "messages"] or astream_events to keep it)'
-)
+UPDATES_GAP, MESSAGES_GAP = _NO_INPUT_GAP.format("updates"), _NO_INPUT_GAP.format("messages")
 VALUES_GAP = (
     'astream(stream_mode="values") does not say which node ran: no agent activations, '
     'and model and tool calls are not attributed to agents (stream ["values", "updates", '
@@ -188,6 +185,16 @@ class LangGraphReader:
 
     # -- shared: what a node returned ------------------------------------------------
 
+    def _first_time(self, msg: Mapping[str, Any]) -> bool:
+        """Whether ``msg`` is met for the first time (and remember it: :func:`_message_key`)."""
+        key = _message_key(msg)
+        if key is None:
+            return True
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
     def node_output(self, node: str | None, output: Any, at: float) -> None:
         """The messages a node returned (``node`` None: a state of unknown provenance)."""
         messages = output.get("messages") if isinstance(output, Mapping) else None
@@ -199,11 +206,8 @@ class LangGraphReader:
                 if isinstance(raw, str):
                     self.facts.gaps.add(TEXT_MESSAGES_GAP)
                 continue
-            key = _message_key(msg)
-            if key is not None:
-                if key in self.seen:
-                    continue
-                self.seen.add(key)
+            if not self._first_time(msg):
+                continue
             kind = _kind(msg)
             if kind == "ai":
                 self._model_call(node, msg, at)
@@ -306,12 +310,8 @@ class LangGraphReader:
         if any(_kind(m) == "ai" for m in map(message, returned) if m is not None):
             return
         for at, answer in answers:
-            key = _message_key(answer)
-            if key is not None:
-                if key in self.seen:
-                    continue
-                self.seen.add(key)  # a parent graph's state repeats it: one call, not two
-            self._model_call(node, answer, at)
+            if self._first_time(answer):  # a parent graph's state repeats it: one call
+                self._model_call(node, answer, at)
 
     # -- astream multi-mode ------------------------------------------------------------------
 
@@ -387,10 +387,10 @@ class LangGraphReader:
         """The model call whose chunks were being merged, now that they have all come."""
         streamed, self.streamed = self.streamed, None
         if streamed is not None:
-            if streamed.id:
-                self.seen.add(f"id:{streamed.id}")
+            answer = streamed.message()
+            self._first_time(answer)  # counted here, whatever repeats it later
             self.deltas[streamed.node] = streamed.pieces
-            self._model_call(streamed.node, streamed.message(), streamed.at)
+            self._model_call(streamed.node, answer, streamed.at)
 
     def values_item(self, item: Any) -> None:
         """A whole state: the messages past those of the state before are new."""
