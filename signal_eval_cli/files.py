@@ -21,6 +21,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "check_outputs",
+    "is_stdout",
     "replace_file",
     "utf8",
     "without_lone_surrogates",
@@ -145,6 +146,12 @@ def _stream_fd(path: str | Path) -> int | None:
         return None
     stdout, stderr, dev_fd, proc_fd = found.groups()
     return 1 if stdout else 2 if stderr else int(dev_fd or proc_fd)
+
+
+def is_stdout(path: str | Path) -> bool:
+    """Whether writing ``path`` writes this process's standard output (``/dev/stdout``,
+    ``/proc/self/fd/1``)."""
+    return _stream_fd(path) == 1
 
 
 def _is_special(path: str | Path) -> bool:
