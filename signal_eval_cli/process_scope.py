@@ -31,10 +31,10 @@ import os
 import secrets
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["SCOPE_ENV", "ProcessScope", "become_subreaper"]
+__all__ = ["SCOPE_ENV", "ProcessScope", "become_subreaper", "kill_descendants"]
 
 SCOPE_ENV = "SIGNAL_EVAL_SCOPE"
 _PR_SET_CHILD_SUBREAPER = 36
@@ -105,19 +105,43 @@ class ProcessScope:
         return self._marker + b"\0" in environ or environ.endswith(self._marker)
 
     def kill(self) -> int:
-        """SIGKILL every member (again until none is left: a dying parent's children
-        are re-parented meanwhile); reap the adopted ones. Returns how many."""
-        killed: set[int] = set()
-        for _ in range(20):
-            members = self.members()
-            if not members:
-                break
-            for pid in members:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            _reap(killed)
-        return len(killed)
+        """SIGKILL every member; reap the adopted ones. Returns how many."""
+        return _kill_all(self.members)
+
+
+def kill_descendants() -> int:
+    """SIGKILL every process this one started that still runs: its descendants and (if
+    :func:`become_subreaper`) the orphans it adopted. A command ends so (``run``): a
+    harness's child left running would hold the command's stdout open, and
+    ``signal-eval run ... | cat`` would wait for it. Returns how many."""
+    return _kill_all(lambda: sorted(_descendants(os.getpid())))
+
+
+def _descendants(pid: int) -> set[int]:
+    found: set[int] = set()
+    starts = _children(pid)
+    while starts:
+        child = starts.pop()
+        if child not in found and _start_time(child) is not None:
+            found.add(child)
+            starts.extend(_children(child))
+    return found
+
+
+def _kill_all(members: Callable[[], list[int]]) -> int:
+    """SIGKILL every one of ``members()`` (asked again until none is left: a dying
+    parent's children are re-parented meanwhile); reap the adopted ones."""
+    killed: set[int] = set()
+    for _ in range(20):
+        found = members()
+        if not found:
+            break
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        _reap(killed)
+    return len(killed)
 
 
 def _children(pid: int) -> list[int]:
