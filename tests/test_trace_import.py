@@ -1001,3 +1001,42 @@ def test_an_id_of_the_wrong_type_is_a_located_error_not_a_crash(tmp_path: Path) 
         warnings.simplefilter("ignore", TraceGap)
         with pytest.raises(InputError, match=r"t.jsonl: not a valid langgraph-updates trace: "):
             import_trace(path)
+
+
+# A run that failed says so: the framework's error on the agent's span (max turns passed,
+# the provider refusing a call) is an agent:error, a failed model call a provider:error.
+MAX_TURNS = ["agents_max_turns.json", "otel_agents_bridge_max_turns.json"]
+
+
+@pytest.mark.parametrize("name", MAX_TURNS)
+def test_a_run_past_max_turns_fails_its_agent(name: str) -> None:
+    trace = import_trace(FIXTURES / name)
+    (error,) = trace.matching("agent:error")
+    assert error.payload["agent"] == "weather" and error.agent == "weather"
+    assert "Max turns exceeded" in error.payload["error"]
+    assert [s.name for s in trace][-3:] == ["agent:error", "text:complete", "harness:end"]
+    assert not passes(trace, {"type": "agent.completed", "agentId": "weather"})
+    assert passes(trace, {"type": "agent.completed", "agentId": "triage"})
+    assert not passes(trace, {"type": "signal.not", "pattern": "agent:error"})
+
+
+@pytest.mark.parametrize("name", ["agents_model_error.json", "otel_openai_model_error.json"])
+def test_a_model_call_the_provider_refused_is_a_provider_error(name: str) -> None:
+    trace = import_trace(FIXTURES / name)
+    (failed,) = trace.matching("provider:error")
+    assert "context too long" in failed.payload["error"]
+    assert trace.by_id(failed.parent).name == "provider:start"  # type: ignore[union-attr]
+    assert not list(trace.matching("provider:end")) and not list(trace.matching("tool:*"))
+    if name.startswith("otel_openai"):  # a plain client loop: no agents
+        return
+    assert failed.agent == "triage"
+    (error,) = trace.matching("agent:error")
+    assert error.payload["agent"] == "triage" and "context too long" in error.payload["error"]
+    assert not passes(trace, {"type": "agent.completed", "agentId": "triage"})
+
+
+@pytest.mark.parametrize("name", sorted(SUPPORT))
+def test_a_run_that_ended_well_has_no_agent_or_provider_error(name: str) -> None:
+    trace = import_trace(FIXTURES / name)
+    assert not list(trace.matching("agent:error")) and not list(trace.matching("provider:error"))
+    assert passes(trace, {"type": "agent.completed", "agentId": "weather"})

@@ -140,6 +140,20 @@ def facts_from_items(items: list[Any]) -> Facts:
     return facts
 
 
+def _failure(span: Mapping[str, Any], failed: str) -> str | None:
+    """Why the span failed, from the SDK's ``error: {message, data}`` (a tool's own error
+    is ``data.error``; an agent's is the message: ``Max turns exceeded``, a guardrail's
+    tripwire); None when it did not."""
+    error = span.get("error")
+    if error is None:
+        return None
+    if not isinstance(error, Mapping):
+        return str(error) or failed
+    detail = error.get("data")
+    cause = detail.get("error") if isinstance(detail, Mapping) else None
+    return str(cause or error.get("message") or failed)
+
+
 def _tokens(usage: Any, key: str) -> int | None:
     value = usage.get(key) if isinstance(usage, Mapping) else None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -156,7 +170,7 @@ def _step(
     data = span["span_data"]
     kind = data.get("type")
     if kind == "agent":
-        return AgentRun(str(data.get("name")), start, end)
+        return AgentRun(str(data.get("name")), start, end, _failure(span, "agent failed"))
     if kind in ("generation", "response"):
         if kind == "response" and "output" not in data:
             facts.gaps.add(RESPONSE_GAP)
@@ -173,17 +187,9 @@ def _step(
             _tokens(usage, "output_tokens"),
             text,
             requests,
+            error=_failure(span, "model call failed"),
         )
     if kind == "function":
-        error = span.get("error")
-        message = None
-        if isinstance(error, Mapping):
-            detail = error.get("data")
-            message = str(
-                (detail.get("error") if isinstance(detail, Mapping) else None)
-                or error.get("message")
-                or "tool failed"
-            )
         return ToolRun(
             str(data.get("name")),
             parse_arguments(data.get("input")),
@@ -191,7 +197,7 @@ def _step(
             end,
             agent,
             result=data.get("output"),
-            error=message,
+            error=_failure(span, "tool failed"),
             span_id=span_id,
         )
     if kind == "handoff":

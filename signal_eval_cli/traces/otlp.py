@@ -305,7 +305,7 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
     attributes, operation = span.attributes, span.operation
     name = _first(attributes, AGENT_NAME_KEYS)
     if operation in AGENT_OPERATIONS and name:
-        return AgentRun(str(name), span.start, span.end)
+        return AgentRun(str(name), span.start, span.end, _failed(span.raw, attributes))
     if operation in MODEL_OPERATIONS:
         output = _messages(_first(attributes, OUTPUT_KEYS))
         if output is None:
@@ -322,6 +322,7 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
             _int(_first(attributes, OUTPUT_TOKENS)),
             text if isinstance(text, str) else "",
             requests,
+            error=_failed(span.raw, attributes),
         )
     if operation in TOOL_OPERATIONS and (ends := handoff(str(span.raw.get("name")), attributes)):
         return Handoff(ends[0] or agent, ends[1], span.start)
