@@ -188,9 +188,10 @@ def langgraph_graph(base_url: str, *, simple: bool = False) -> Any:
     return graph.compile()
 
 
-def langgraph_answer_graph(base_url: str) -> Any:
+def langgraph_answer_graph(base_url: str, *, failing_publish: bool = False) -> Any:
     """One ``answer`` node keeping the simple agent's reply in a state field of its own
-    (``{"question", "answer"}``, no ``messages``), as many LangGraph apps keep state."""
+    (``{"question", "answer"}``, no ``messages``), as many LangGraph apps keep state.
+    ``failing_publish``: a ``publish`` node after it raises, and the run stops there."""
     from typing import TypedDict
 
     from langchain_core.messages import HumanMessage, SystemMessage
@@ -209,10 +210,18 @@ def langgraph_answer_graph(base_url: str) -> Any:
         reply = await llm.ainvoke([SystemMessage(SIMPLE_PROMPT), HumanMessage(state["question"])])
         return {"answer": str(reply.content)}
 
+    async def publish(state: State) -> State:
+        raise RuntimeError("publishing service unavailable")
+
     graph = StateGraph(State)
     graph.add_node("answer", answer)
     graph.add_edge(START, "answer")
-    graph.add_edge("answer", END)
+    if failing_publish:
+        graph.add_node("publish", publish)
+        graph.add_edge("answer", "publish")
+        graph.add_edge("publish", END)
+    else:
+        graph.add_edge("answer", END)
     return graph.compile()
 
 

@@ -200,6 +200,18 @@ async def record_langgraph_answer(base_url: str) -> str:
     return "\n".join([_dumps(e) async for e in events]) + "\n"
 
 
+async def record_langgraph_failing(base_url: str) -> str:
+    """``astream_events`` JSONL of a graph whose second node raises, up to the raise."""
+    graph = script.langgraph_answer_graph(base_url, failing_publish=True)
+    lines = []
+    try:
+        async for event in graph.astream_events({"question": "Hi"}, version="v2"):
+            lines.append(_dumps(event))
+    except RuntimeError:
+        pass  # what a user's recorder keeps: the events up to the exception
+    return "\n".join(lines) + "\n"
+
+
 async def record_langgraph_subgraph(base_url: str, *, events: bool = True) -> str:
     """JSONL of a graph handing off by ``Command`` to a subgraph: ``astream_events``,
     else multi-mode ``astream`` with ``subgraphs=True`` (``[namespace, mode, chunk]``)."""
@@ -234,6 +246,7 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_simple_events.jsonl": await record_langgraph(url, "events", simple=True),
         "langgraph_simple_answer_events.jsonl": await record_langgraph_answer(url),
         "langgraph_subgraph_events.jsonl": await record_langgraph_subgraph(url),
+        "langgraph_node_error_events.jsonl": await record_langgraph_failing(url),
         "langgraph_subgraph_stream.jsonl": await record_langgraph_subgraph(url, events=False),
         "agents_max_turns.json": json.dumps(await record_agents(url, max_turns=2), indent=1),
         "agents_model_error.json": json.dumps(await record_agents_model_error(server), indent=1),

@@ -1040,3 +1040,32 @@ def test_a_run_that_ended_well_has_no_agent_or_provider_error(name: str) -> None
     trace = import_trace(FIXTURES / name)
     assert not list(trace.matching("agent:error")) and not list(trace.matching("provider:error"))
     assert passes(trace, {"type": "agent.completed", "agentId": "weather"})
+
+
+def test_a_langgraph_node_that_raised_ends_the_stream_and_fails() -> None:
+    """astream_events records no error: the exception ends the stream inside the node."""
+    with pytest.warns(TraceGap, match="the stream ends inside node 'publish'"):
+        trace = import_trace(FIXTURES / "langgraph_node_error_events.jsonl")
+    (error,) = trace.matching("agent:error")
+    assert error.payload["agent"] == "publish" and "never finished" in error.payload["error"]
+    assert passes(trace, {"type": "agent.completed", "agentId": "answer"})
+    assert not passes(trace, {"type": "agent.completed", "agentId": "publish"})
+
+
+def test_an_on_chain_error_event_names_the_nodes_error(tmp_path: Path) -> None:
+    """A recorder that keeps callback errors (``on_chain_error``) gives the message; a
+    node that ended is no failure, however the stream ends."""
+    lines = (FIXTURES / "langgraph_node_error_events.jsonl").read_text().splitlines()
+    start = next(json.loads(x) for x in lines if '"on_chain_start"' in x and '"publish"' in x)
+    error = {**start, "event": "on_chain_error", "data": {"error": "RuntimeError('down')"}}
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([*lines, json.dumps(error)]) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no gap: the error was recorded
+        trace = import_trace(path)
+    (failed,) = trace.matching("agent:error")
+    assert failed.payload == {"agent": "publish", "error": "RuntimeError('down')"}
+    answer = FIXTURES / "langgraph_simple_answer_events.jsonl"
+    cut = tmp_path / "cut.jsonl"  # the graph's own end missing, every node ended
+    cut.write_text("\n".join(answer.read_text().splitlines()[:-1]) + "\n")
+    assert not list(import_trace(cut).matching("agent:error"))

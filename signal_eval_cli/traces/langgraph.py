@@ -100,6 +100,11 @@ _NO_INPUT_GAP = (
     '(stream ["values", "updates", "messages"] or astream_events to keep it)'
 )
 UPDATES_GAP, MESSAGES_GAP = _NO_INPUT_GAP.format("updates"), _NO_INPUT_GAP.format("messages")
+UNFINISHED = "node {!r} never finished: the stream ends inside it"
+UNFINISHED_GAP = (
+    "the stream ends inside node {!r}, before the graph's end: the node raised (the "
+    "exception ends astream_events) or the run was cut off; it is taken as failed"
+)
 VALUES_GAP = (
     'astream(stream_mode="values") does not say which node ran: no agent activations, '
     'and model and tool calls are not attributed to agents (stream ["values", "updates", '
@@ -178,6 +183,7 @@ class LangGraphReader:
         self.answers: dict[str, list[tuple[float, dict[str, Any]]]] = {}  # node -> model ends
         self.step: tuple[Any, Any] = (None, None)  # the node run the last message came from
         self.clock = 0.0
+        self.running: dict[Any, AgentRun] = {}  # node runs started, not yet ended (by run id)
 
     def tick(self) -> float:
         self.clock += 1.0
@@ -260,9 +266,12 @@ class LangGraphReader:
             )
         )
 
-    def node_start(self, node: str, at: float) -> None:
-        if not node.startswith("__"):
-            self.facts.steps.append(AgentRun(node, at, at))
+    def node_start(self, node: str, at: float) -> AgentRun | None:
+        if node.startswith("__"):
+            return None
+        run = AgentRun(node, at, at)
+        self.facts.steps.append(run)
+        return run
 
     # -- astream_events v2 ----------------------------------------------------------------
 
@@ -278,10 +287,15 @@ class LangGraphReader:
             if not event.get("parent_ids") and self.facts.input is None:
                 self.facts.input = _input_of(data.get("input"))
                 self.facts.start = at
-            elif is_node:
-                self.node_start(str(node), at)
+            elif is_node and (run := self.node_start(str(node), at)) is not None:
+                self.running[event.get("run_id") or node] = run
+        elif kind == "on_chain_error" and is_node:
+            run = self.running.pop(event.get("run_id") or node, None)
+            if run is not None:
+                run.end, run.error = at, str(data.get("error") or "the node raised")
         elif kind == "on_chain_end":
             if is_node:
+                self.running.pop(event.get("run_id") or node, None)
                 self._unreturned_answers(str(node), data.get("output"))
                 self.node_output(str(node), data.get("output"), at)
             elif not event.get("parent_ids"):
@@ -382,6 +396,19 @@ class LangGraphReader:
         else:
             self.finish()
             self.node_output(node, {"messages": [msg]}, at)
+
+    def close(self) -> None:
+        """At the end of the file: what is still open is finished. A node that started and
+        never ended, in a graph that never ended, is where the run stopped: the node raised
+        (``astream_events`` records no error, the exception ends the stream) or the run was
+        cut off. Either way it did not complete: an ``agent:error``, and a gap that says so."""
+        self.finish()
+        if self.facts.end is not None:
+            return
+        for run in self.running.values():
+            run.end, run.error = self.clock, UNFINISHED.format(run.name)
+            self.facts.gaps.add(UNFINISHED_GAP.format(run.name))
+        self.running.clear()
 
     def finish(self) -> None:
         """The model call whose chunks were being merged, now that they have all come."""
