@@ -5,7 +5,8 @@
 loop; ``otel_openinference_agents.json`` and ``otel_openinference_agents_streamed.json``: the
 support conversation on the OpenAI Agents SDK under OpenInference;
 ``otel_openinference_langgraph.json``: the same on LangGraph under OpenInference's LangChain
-instrumentation. This script wrote them,
+instrumentation; ``otel_openinference_agents_max_turns.json``: the Agents SDK run stopped by
+``max_turns=2``. This script wrote them,
 each encoded as the OpenTelemetry SDK's own OTLP exporter encodes spans, turned
 into JSON by protobuf (base64 ids, enum names): the shape a user gets from
 ``MessageToJson(encode_spans(spans))``. No test imports it, and the test environment does
@@ -35,16 +36,20 @@ async def _loop(url: str, stream: bool) -> str:
     return await script.openai_tool_loop(url, script.QUESTION, stream=stream)
 
 
-async def _agents(url: str, stream: bool) -> str:
+async def _agents(url: str, stream: bool, max_turns: int = 10) -> str:
     from agents import Runner
+    from agents.exceptions import MaxTurnsExceeded
 
     agent = script.agents_sdk_agents(url)
-    if stream:
-        result = Runner.run_streamed(agent, script.QUESTION)
-        async for _ in result.stream_events():
-            pass
-        return str(result.final_output)
-    return str((await Runner.run(agent, script.QUESTION)).final_output)
+    try:
+        if stream:
+            result = Runner.run_streamed(agent, script.QUESTION, max_turns=max_turns)
+            async for _ in result.stream_events():
+                pass
+            return str(result.final_output)
+        return str((await Runner.run(agent, script.QUESTION, max_turns=max_turns)).final_output)
+    except MaxTurnsExceeded as failed:  # recorded as far as it got
+        return f"failed: {failed}"
 
 
 async def _langgraph(url: str, stream: bool) -> str:
@@ -53,7 +58,7 @@ async def _langgraph(url: str, stream: bool) -> str:
     return str(state["messages"][-1].content)
 
 
-def record(instrumentation: str, stream: bool, out: Path) -> None:
+def record(instrumentation: str, stream: bool, out: Path, max_turns: int = 10) -> None:
     from google.protobuf.json_format import MessageToJson
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.trace import TracerProvider
@@ -86,7 +91,9 @@ def record(instrumentation: str, stream: bool, out: Path) -> None:
     tracer = provider.get_tracer("app")
 
     async def run(url: str) -> str:
-        if agent is not _loop:  # the framework's own span is the root
+        if agent is _agents:  # the framework's own span is the root
+            return await _agents(url, stream, max_turns)
+        if agent is not _loop:
             return await agent(url, stream)
         with tracer.start_as_current_span("weather-agent"):
             return await agent(url, stream)
@@ -106,3 +113,5 @@ if __name__ == "__main__":
     record("openinference-agents", False, FIXTURES / "otel_openinference_agents.json")
     record("openinference-agents", True, FIXTURES / "otel_openinference_agents_streamed.json")
     record("openinference-langchain", False, FIXTURES / "otel_openinference_langgraph.json")
+    out = FIXTURES / "otel_openinference_agents_max_turns.json"
+    record("openinference-agents", False, out, max_turns=2)

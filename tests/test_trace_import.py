@@ -1005,7 +1005,11 @@ def test_an_id_of_the_wrong_type_is_a_located_error_not_a_crash(tmp_path: Path) 
 
 # A run that failed says so: the framework's error on the agent's span (max turns passed,
 # the provider refusing a call) is an agent:error, a failed model call a provider:error.
-MAX_TURNS = ["agents_max_turns.json", "otel_agents_bridge_max_turns.json"]
+MAX_TURNS = [
+    "agents_max_turns.json",
+    "otel_agents_bridge_max_turns.json",
+    "otel_openinference_agents_max_turns.json",
+]
 
 
 @pytest.mark.parametrize("name", MAX_TURNS)

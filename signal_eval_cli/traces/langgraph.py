@@ -397,17 +397,19 @@ class LangGraphReader:
             self.finish()
             self.node_output(node, {"messages": [msg]}, at)
 
-    def close(self) -> None:
-        """At the end of the file: what is still open is finished. A node that started and
+    def close(self, error: str | None = None) -> None:
+        """At the end of the stream: what is still open is finished. A node that started and
         never ended, in a graph that never ended, is where the run stopped: the node raised
         (``astream_events`` records no error, the exception ends the stream) or the run was
-        cut off. Either way it did not complete: an ``agent:error``, and a gap that says so."""
+        cut off. Either way it did not complete: an ``agent:error``, with the ``error`` that
+        ended the stream when it is known (a live run), else a gap saying it was cut."""
         self.finish()
         if self.facts.end is not None:
             return
         for run in self.running.values():
-            run.end, run.error = self.clock, UNFINISHED.format(run.name)
-            self.facts.gaps.add(UNFINISHED_GAP.format(run.name))
+            run.end, run.error = self.clock, error or UNFINISHED.format(run.name)
+            if error is None:
+                self.facts.gaps.add(UNFINISHED_GAP.format(run.name))
         self.running.clear()
 
     def finish(self) -> None:
