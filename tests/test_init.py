@@ -266,3 +266,12 @@ def test_a_named_pipe_in_a_starter_file_s_place_already_exists(tmp_path: Path) -
     init_project(tmp_path, force=True)
     assert (tmp_path / "agent.py").read_text() == STARTER[Path("agent.py")]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.py", "evals"]  # no temp left
+
+
+def test_dash_is_no_directory_to_init(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-`` means stdout to every command: ``init -`` is refused, not a folder named ``-``."""
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["init", "-"])
+    assert done.exit_code == 2, done.output
+    assert "- (stdout) holds no folder or dataset: give a path" in done.output
+    assert list(tmp_path.iterdir()) == []
