@@ -90,15 +90,20 @@ def get_alerts(city: str) -> str:
 # -- OpenAI Agents SDK -------------------------------------------------------------
 
 
-def agents_sdk_agents(base_url: str, *, simple: bool = False, responses: bool = False) -> Any:
+def agents_sdk_agents(
+    base_url: str, *, simple: bool = False, responses: bool = False, guarded: bool = False
+) -> Any:
     """The triage agent (with its weather handoff), or the tool-less ``simple`` agent;
-    on Chat Completions, or with ``responses`` on the SDK's default Responses model."""
+    on Chat Completions, or with ``responses`` on the SDK's default Responses model.
+    ``guarded``: triage has an input guardrail whose tripwire always triggers."""
     from agents import (
         Agent,
+        GuardrailFunctionOutput,
         ModelSettings,
         OpenAIChatCompletionsModel,
         OpenAIResponsesModel,
         function_tool,
+        input_guardrail,
     )
     from openai import AsyncOpenAI
 
@@ -117,12 +122,18 @@ def agents_sdk_agents(base_url: str, *, simple: bool = False, responses: bool = 
         model_settings=settings,
         tools=[function_tool(get_weather), function_tool(get_alerts)],
     )
+
+    @input_guardrail
+    async def off_topic(context: Any, agent: Any, input: Any) -> Any:
+        return GuardrailFunctionOutput(output_info={"topic": "weather"}, tripwire_triggered=True)
+
     return Agent(
         name="triage",
         instructions=TRIAGE_PROMPT,
         model=model,
         model_settings=settings,
         handoffs=[weather],
+        input_guardrails=[off_topic] if guarded else [],
     )
 
 

@@ -59,14 +59,15 @@ async def _run_agent(
     simple: bool,
     responses: bool = False,
     max_turns: int | None = None,
+    guarded: bool = False,
 ) -> str:
-    """The run's final output; a run that fails (``max_turns`` passed, the model's error)
-    is recorded as far as it got, its error in the trace."""
+    """The run's final output; a run that fails (``max_turns`` passed, the model's error,
+    a guardrail's tripwire) is recorded as far as it got, its error in the trace."""
     from agents import Runner
     from agents.exceptions import AgentsException
     from openai import OpenAIError
 
-    agent = script.agents_sdk_agents(base_url, simple=simple, responses=responses)
+    agent = script.agents_sdk_agents(base_url, simple=simple, responses=responses, guarded=guarded)
     question = "Hi" if simple else script.QUESTION
     turns = {} if max_turns is None else {"max_turns": max_turns}
     try:
@@ -87,6 +88,7 @@ async def record_agents(
     simple: bool = False,
     responses: bool = False,
     max_turns: int | None = None,
+    guarded: bool = False,
 ) -> dict[str, Any]:
     """``{"data": [...]}`` as the Agents SDK's exporter posts it (spans in end order), a
     ``response`` span with its input and output (``export_span``)."""
@@ -95,7 +97,12 @@ async def record_agents(
     collect = _Collect()
     set_trace_processors([collect])  # type: ignore[list-item]
     await _run_agent(
-        base_url, streamed=streamed, simple=simple, responses=responses, max_turns=max_turns
+        base_url,
+        streamed=streamed,
+        simple=simple,
+        responses=responses,
+        max_turns=max_turns,
+        guarded=guarded,
     )
     return {"data": collect.items}
 
@@ -250,6 +257,7 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_subgraph_stream.jsonl": await record_langgraph_subgraph(url, events=False),
         "agents_max_turns.json": json.dumps(await record_agents(url, max_turns=2), indent=1),
         "agents_model_error.json": json.dumps(await record_agents_model_error(server), indent=1),
+        "agents_guardrail_error.json": json.dumps(await record_agents(url, guarded=True), indent=1),
         "otel_agents_bridge.json": json.dumps(await record_otel_agents(url), indent=1),
         "otel_agents_bridge_max_turns.json": json.dumps(
             await record_otel_agents(url, max_turns=2), indent=1

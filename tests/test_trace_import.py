@@ -1073,3 +1073,14 @@ def test_an_on_chain_error_event_names_the_nodes_error(tmp_path: Path) -> None:
     cut = tmp_path / "cut.jsonl"  # the graph's own end missing, every node ended
     cut.write_text("\n".join(answer.read_text().splitlines()[:-1]) + "\n")
     assert not list(import_trace(cut).matching("agent:error"))
+
+
+def test_a_guardrail_tripwire_fails_the_agent_it_guards() -> None:
+    """The SDK puts the tripwire's error on the ``turn`` span: the agent it ran in failed."""
+    trace = import_trace(FIXTURES / "agents_guardrail_error.json")
+    (error,) = trace.matching("agent:error")
+    assert error.payload == {"agent": "triage", "error": "Guardrail tripwire triggered"}
+    (guard,) = trace.matching("span:guardrail")
+    assert guard.payload["triggered"] is True and guard.agent == "triage"
+    assert not passes(trace, {"type": "agent.completed", "agentId": "triage"})
+    assert not list(trace.matching("provider:*"))  # stopped before the model was called
