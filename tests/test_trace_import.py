@@ -1024,19 +1024,42 @@ def test_a_run_past_max_turns_fails_its_agent(name: str) -> None:
     assert not passes(trace, {"type": "signal.not", "pattern": "agent:error"})
 
 
-@pytest.mark.parametrize("name", ["agents_model_error.json", "otel_openai_model_error.json"])
+@pytest.mark.parametrize(
+    "name",
+    ["agents_model_error.json", "otel_openai_model_error.json", "otel_pydantic_ai_refused.json"],
+)
 def test_a_model_call_the_provider_refused_is_a_provider_error(name: str) -> None:
     trace = import_trace(FIXTURES / name)
     (failed,) = trace.matching("provider:error")
     assert "context too long" in failed.payload["error"]
     assert trace.by_id(failed.parent).name == "provider:start"  # type: ignore[union-attr]
     assert not list(trace.matching("provider:end")) and not list(trace.matching("tool:*"))
+    assert trace.input == "What is the weather in Paris and Rome?"  # though no call said it
     if name.startswith("otel_openai"):  # a plain client loop: no agents
         return
-    assert failed.agent == "triage"
+    agent = "weather" if "pydantic" in name else "triage"
+    assert failed.agent == agent
     (error,) = trace.matching("agent:error")
-    assert error.payload["agent"] == "triage" and "context too long" in error.payload["error"]
-    assert not passes(trace, {"type": "agent.completed", "agentId": "triage"})
+    assert error.payload["agent"] == agent and "context too long" in error.payload["error"]
+    assert not passes(trace, {"type": "agent.completed", "agentId": agent})
+
+
+def test_a_failed_model_call_is_no_missing_content(tmp_path: Path) -> None:
+    """A call that failed has no answer: no warning that the file lacks messages."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        import_trace(FIXTURES / "otel_pydantic_ai_refused.json")
+
+
+def test_a_pydantic_ai_run_past_its_request_limit_fails_after_its_tool_calls() -> None:
+    trace = import_trace(FIXTURES / "otel_pydantic_ai_request_limit.json")
+    assert [c.payload["input"] for c in trace.matching("tool:call")] == [
+        {"city": "Paris"},
+        {"city": "Rome"},
+    ]
+    (error,) = trace.matching("agent:error")
+    assert error.payload["agent"] == "weather" and "UsageLimitExceeded" in error.payload["error"]
+    assert [s.name for s in trace][-3:] == ["agent:error", "text:complete", "harness:end"]
 
 
 @pytest.mark.parametrize("name", sorted(SUPPORT))
