@@ -1107,3 +1107,14 @@ def test_a_guardrail_tripwire_fails_the_agent_it_guards() -> None:
     assert guard.payload["triggered"] is True and guard.agent == "triage"
     assert not passes(trace, {"type": "agent.completed", "agentId": "triage"})
     assert not list(trace.matching("provider:*"))  # stopped before the model was called
+
+
+def test_a_langgraph_run_id_of_any_json_type_is_read(tmp_path: Path) -> None:
+    """A hand-edited or foreign file may hold anything as ``run_id``: never a crash."""
+    lines = (FIXTURES / "langgraph_node_error_events.jsonl").read_text().splitlines()
+    events = [{**json.loads(line), "run_id": {"id": [i % 3]}} for i, line in enumerate(lines)]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    with pytest.warns(TraceGap):
+        trace = import_trace(path)
+    assert [a for a, _ in trace.activations] == ["answer", "publish"]

@@ -170,6 +170,15 @@ def _user_text(messages: Any) -> str | None:
     return None
 
 
+def _run_of(event: Mapping[str, Any]) -> str:
+    """Which node run an event belongs to: its ``run_id`` (as text, whatever a file holds
+    there), else its node's name."""
+    run_id = event.get("run_id")
+    return (
+        str(run_id) if run_id else f"node:{as_mapping(event.get('metadata')).get('langgraph_node')}"
+    )
+
+
 class LangGraphReader:
     """Accumulates node runs and returned messages; line numbers stand for time."""
 
@@ -183,7 +192,7 @@ class LangGraphReader:
         self.answers: dict[str, list[tuple[float, dict[str, Any]]]] = {}  # node -> model ends
         self.step: tuple[Any, Any] = (None, None)  # the node run the last message came from
         self.clock = 0.0
-        self.running: dict[Any, AgentRun] = {}  # node runs started, not yet ended (by run id)
+        self.running: dict[str, AgentRun] = {}  # node runs started, not yet ended (by run id)
 
     def tick(self) -> float:
         self.clock += 1.0
@@ -288,14 +297,14 @@ class LangGraphReader:
                 self.facts.input = _input_of(data.get("input"))
                 self.facts.start = at
             elif is_node and (run := self.node_start(str(node), at)) is not None:
-                self.running[event.get("run_id") or node] = run
+                self.running[_run_of(event)] = run
         elif kind == "on_chain_error" and is_node:
-            run = self.running.pop(event.get("run_id") or node, None)
+            run = self.running.pop(_run_of(event), None)
             if run is not None:
                 run.end, run.error = at, str(data.get("error") or "the node raised")
         elif kind == "on_chain_end":
             if is_node:
-                self.running.pop(event.get("run_id") or node, None)
+                self.running.pop(_run_of(event), None)
                 self._unreturned_answers(str(node), data.get("output"))
                 self.node_output(str(node), data.get("output"), at)
             elif not event.get("parent_ids"):
