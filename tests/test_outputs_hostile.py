@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -207,3 +208,52 @@ def test_comparing_results_whose_latency_and_cost_are_not_numbers_prints_a_dash(
     done = CliRunner().invoke(app, ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")])
     assert done.exit_code == 0, done.output
     assert "avg latency — · cost —" in " ".join(done.output.split())
+
+
+def test_dash_writes_the_file_to_stdout_alone_and_the_table_to_stderr(tmp_path: Path) -> None:
+    """``-o -`` is the standard output, as ``/dev/stdout`` is: the results JSON alone (for
+    ``| jq``), what is printed for people on stderr; no file named ``-``, no journal."""
+    dataset(tmp_path)
+    done = subprocess.run(
+        [CLI, "run", "d.yaml", "-o", "-"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["passRate"] == 1.0
+    assert "1 passed, 0 failed" in done.stderr and "results written to" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.yaml", "h.py", "ran"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "d.yaml", "-q", "-o", "-", "--junit", "-"],
+        ["run", "d.yaml", "-q", "--markdown", "/dev/stdout", "--html", "-"],
+        ["compare", "a.json", "b.json", "--html", "-", "-o", "/proc/self/fd/1"],
+    ],
+    ids=["run", "run-dev-stdout", "compare"],
+)
+def test_two_files_to_stdout_are_refused_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    dataset(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, argv)
+    assert done.exit_code == 2, done.output
+    assert "only one of them can write to stdout (-)" in done.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.yaml", "h.py"]
+
+
+def test_import_writes_one_trace_to_stdout_and_refuses_dash_for_a_folder_or_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    trace = ROOT / "datasets" / "traces" / "otel.json"
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["import", str(trace), "-o", "-"])
+    assert done.exit_code == 0, done.output
+    lines = capfd.readouterr().out.splitlines()
+    assert json.loads(lines[0])["name"] == "harness:start" and len(lines) == 26
+    for option in ("--out-dir", "--case-into"):
+        done = CliRunner().invoke(app, ["import", str(trace), option, "-"])
+        assert done.exit_code == 2, done.output
+        assert "- (stdout) holds no folder or dataset: give a path" in done.output
+    assert list(tmp_path.iterdir()) == []

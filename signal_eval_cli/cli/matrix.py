@@ -44,6 +44,7 @@ from signal_eval_cli.configured_runs import run_matrix_configured
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.matrix import MatrixOptions, VariantResult, check_cassette_names, load_matrix
+from signal_eval_cli.process_scope import mark_children
 from signal_eval_cli.reports.console_matrix import print_matrix, variant_line
 from signal_eval_cli.scenarios.runner import ScenarioResult
 
@@ -103,6 +104,7 @@ def matrix_command(
         on_variant_case=lambda variant, result: progress(result, label=variant),
         shard=chosen_shard,
     )
+    mark_children()  # what the harnesses leave running ends with the command, orphans too
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         running = run_matrix_configured(
             matrix,

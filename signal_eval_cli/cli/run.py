@@ -43,6 +43,7 @@ from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.deadline import exit_process
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.interrupts import interrupts
+from signal_eval_cli.process_scope import kill_descendants, mark_children
 from signal_eval_cli.reports.console import TableChoice, print_dataset
 from signal_eval_cli.reports.reporters import reports_per_dataset
 from signal_eval_cli.results import DatasetResult, SignalsPolicy
@@ -210,6 +211,7 @@ def run_dataset_command(
         progress.__exit__()
         finish_stalled(result, reason, (reports, signals, table))
 
+    mark_children()  # what the harness leaves running ends with the command, orphans too
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         running = run_configured(
             dataset,
@@ -249,4 +251,5 @@ def finish_stalled(
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
+        kill_descendants()  # what the harness started: it would hold a `| cat` open
         exit_process(EXIT_FAILED)  # not os._exit: the stuck harness's refusal is in place

@@ -61,6 +61,7 @@ ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "input.value")  # not tool.parame
 RESULT_KEYS = ("gen_ai.tool.call.result", "output.value")
 OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.completion", "output.value")
 INPUT_KEYS = ("gen_ai.input.messages", "gen_ai.prompt")
+AGENT_INPUT_KEYS = ("pydantic_ai.all_messages",)  # an agent run's conversation (Pydantic AI)
 
 
 CONTENT_GAP = (
@@ -305,10 +306,13 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
     attributes, operation = span.attributes, span.operation
     name = _first(attributes, AGENT_NAME_KEYS)
     if operation in AGENT_OPERATIONS and name:
-        return AgentRun(str(name), span.start, span.end)
+        if facts.input is None:  # its first model call may have failed before it said
+            facts.input = _first_user_text(_messages(_first(attributes, AGENT_INPUT_KEYS)))
+        return AgentRun(str(name), span.start, span.end, _failed(span.raw, attributes))
     if operation in MODEL_OPERATIONS:
+        error = _failed(span.raw, attributes)
         output = _messages(_first(attributes, OUTPUT_KEYS))
-        if output is None:
+        if output is None and error is None:  # a failed call has no answer to carry
             facts.gaps.add(CONTENT_GAP)
         text, requests = model_output(output)
         if facts.input is None:
@@ -322,6 +326,7 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
             _int(_first(attributes, OUTPUT_TOKENS)),
             text if isinstance(text, str) else "",
             requests,
+            error=error,
         )
     if operation in TOOL_OPERATIONS and (ends := handoff(str(span.raw.get("name")), attributes)):
         return Handoff(ends[0] or agent, ends[1], span.start)
