@@ -257,3 +257,22 @@ def test_import_writes_one_trace_to_stdout_and_refuses_dash_for_a_folder_or_data
         assert done.exit_code == 2, done.output
         assert "- (stdout) holds no folder or dataset: give a path" in done.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_reader_that_goes_away_loses_no_report(tmp_path: Path) -> None:
+    """``signal-eval run ... | head -1``: the table meets a closed pipe; the run still
+    writes its results and reports and exits as the run calls for (rich's own handling
+    ended the process with exit 1 before they were written)."""
+    dataset(tmp_path)
+    proc = subprocess.Popen(
+        [CLI, "run", "d.yaml", "-q", "-o", "r.json", "--junit", "j.xml"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader is gone before the table is printed
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr.decode()
+    assert json.loads((tmp_path / "r.json").read_text())["passRate"] == 1.0
+    assert (tmp_path / "j.xml").is_file() and b"Traceback" not in stderr

@@ -19,11 +19,23 @@ from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.results import CaseResult, SignalsPolicy
 
 
+class _Console(Console):
+    """A console whose reader going away (``| head``) silences it, and no more: rich's
+    own handling ends the process (exit 1), before the command writes its reports."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        with contextlib.suppress(OSError, ValueError):  # no descriptor (a test's buffer)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.file.fileno())  # what else is written there, too
+            os.close(devnull)
+
+
 def _console(*, stderr: bool = False) -> Console:
     """Rich console; logs (no terminal, no COLUMNS) get 120 columns instead of 80."""
-    console = Console(stderr=stderr)
+    console = _Console(stderr=stderr)
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(stderr=stderr, width=120)
+        console = _Console(stderr=stderr, width=120)
     return console
 
 

@@ -40,6 +40,7 @@ from signal_eval_cli.cli.report_options import ReportPaths, report_options, writ
 from signal_eval_cli.configured_runs import run_scenarios_configured
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.interrupts import interrupts
+from signal_eval_cli.process_scope import mark_children
 from signal_eval_cli.reports.console_scenarios import run_summary, scenario_tables
 from signal_eval_cli.scenarios import (
     ScenarioResult,
@@ -123,6 +124,7 @@ def scenario_command(
         name = f"{result.id} (run {result.run + 1})" if repeat > 1 else result.id
         progress.tick(name, "pass" if result.passed else "FAIL")
 
+    mark_children()  # what an agent leaves running ends with the command, orphans too
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         running = run_scenarios_configured(
             scenarios,
