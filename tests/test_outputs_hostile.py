@@ -276,3 +276,45 @@ def test_a_reader_that_goes_away_loses_no_report(tmp_path: Path) -> None:
     assert proc.returncode == 0, stderr.decode()
     assert json.loads((tmp_path / "r.json").read_text())["passRate"] == 1.0
     assert (tmp_path / "j.xml").is_file() and b"Traceback" not in stderr
+
+
+REVIEW = ["code-review.yaml", "agents/code-review.yaml", "cassettes/code-review.yaml"]
+"""The code-review example: a dataset, its agents file (a harness param), its cassette."""
+
+
+@pytest.mark.parametrize(
+    ("argv", "written"),
+    [
+        (["run", "d.yaml", "-q", "-o", "h.py"], "h.py"),  # the harness's own file
+        (["run", "{cr}", "-q", "--junit", "{agents}"], "{agents}"),  # a harness param's file
+        (["run", "{cr}", "-q", "--html", "{cassette}"], "{cassette}"),  # its recording
+        (["run", "d.yaml", "-q", "--harness", "h2.py:create", "-o", "h2.py"], "h2.py"),
+        (["matrix", "m.yaml", "-q", "-o", "h2.py"], "h2.py"),  # a variant's harness
+        (["matrix", "m.yaml", "-q", "--markdown", "{agents}"], "{agents}"),  # a variant's param
+    ],
+    ids=["harness", "param", "cassette", "cli-harness", "variant-harness", "variant-param"],
+)
+def test_no_report_is_written_over_a_file_the_run_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], written: str
+) -> None:
+    """``-o h.py`` replaced the harness's source with the results JSON (``--junit`` the
+    agents file, ``--html`` a cassette): every file the run reads is an input, refused as
+    an output before anything runs, as the dataset itself was."""
+    dataset(tmp_path)
+    (tmp_path / "h2.py").write_text(SLOW)
+    for name in REVIEW:  # copies: a failure must not write over the repository's
+        (tmp_path / "cr" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "cr" / name).write_bytes((ROOT / "datasets" / name).read_bytes())
+    cr, agents, cassette = (tmp_path / "cr" / name for name in REVIEW)
+    names = {"cr": str(cr), "agents": str(agents), "cassette": str(cassette)}
+    (tmp_path / "m.yaml").write_text(
+        f"name: m\ndataset: {cr}\nvariants:\n  - {{id: a, name: A, harness: h2.py:create}}\n"
+        f"  - {{id: b, name: B, params: {{agents: {agents}}}}}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    target = Path(written.format(**names))
+    before = target.read_bytes()
+    done = CliRunner().invoke(app, [a.format(**names) for a in argv])
+    assert done.exit_code == 2, done.output
+    assert "is an input of this command" in done.output
+    assert target.read_bytes() == before and not (tmp_path / "ran").exists()

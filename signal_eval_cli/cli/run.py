@@ -47,7 +47,7 @@ from signal_eval_cli.process_scope import kill_descendants, mark_children
 from signal_eval_cli.reports.console import TableChoice, print_dataset
 from signal_eval_cli.reports.reporters import reports_per_dataset
 from signal_eval_cli.results import DatasetResult, SignalsPolicy
-from signal_eval_cli.run_config import load_datasets
+from signal_eval_cli.run_config import files_read, load_datasets
 from signal_eval_cli.runner import RunOptions
 
 __all__ = ["run_command"]
@@ -154,6 +154,9 @@ def run_command(
         )
     except InputError as exc:
         fail_input(exc)
+    for dataset, each in zip(datasets, paths, strict=True):  # no report over what it reads
+        if dataset is not None:
+            check_outputs(*each.values(), inputs=files_read(dataset, harness, params, Path.cwd()))
     totals: list[DatasetResult] = []
     for dataset, its_reports in zip(datasets, paths, strict=True):
         if dataset is None:
