@@ -499,9 +499,7 @@ class Trace:
         if not self.count("provider:end"):  # a run that called no model (or traced none)
             return 0.0, 0.0, 0.0
         try:  # fast path: well-formed payloads, each read once
-            rows = map(_usage_row, self._payloads_at(self.positions("provider:end")))
-            columns = zip(*rows, strict=True)
-            sums = [sum(column) for column in columns]
+            sums = _usage_sums(self._payloads_at(self.positions("provider:end")))
             if all(map(_is_number, sums)):
                 return float(sums[0]), float(sums[1]), float(sums[2])
         except (KeyError, TypeError):
@@ -573,14 +571,18 @@ def _tool_name(payload: Mapping[str, Any]) -> Any:
     return payload.get("name", payload.get("toolName"))
 
 
-def _usage_row(payload: Any) -> tuple[Any, Any, Any]:
-    """Input tokens, output tokens and cost of a well-formed ``provider:end``; TypeError
-    (or KeyError) for any other, whose usage is read field by field."""
-    usage = payload["usage"]
-    row = usage["inputTokens"], usage["outputTokens"], payload["cost"]
-    if type(row[0]) is bool or type(row[1]) is bool or type(row[2]) is bool:
-        raise TypeError("True is not 1 token")
-    return row
+def _usage_sums(payloads: Iterable[Any]) -> tuple[Any, Any, Any]:
+    """Input tokens, output tokens and cost summed, as ``sum`` adds them, over well-formed
+    ``provider:end`` payloads, in one pass; TypeError (or KeyError) at any other, whose
+    usage is then read field by field."""
+    inputs = outputs = cost = 0
+    for payload in payloads:
+        usage = payload["usage"]
+        tokens_in, tokens_out, spent = usage["inputTokens"], usage["outputTokens"], payload["cost"]
+        if type(tokens_in) is bool or type(tokens_out) is bool or type(spent) is bool:
+            raise TypeError("True is not 1 token")
+        inputs, outputs, cost = inputs + tokens_in, outputs + tokens_out, cost + spent
+    return inputs, outputs, cost
 
 
 def _state_writes(signal: Signal) -> list[tuple[str, Any]]:
