@@ -291,8 +291,17 @@ REVIEW = ["code-review.yaml", "agents/code-review.yaml", "cassettes/code-review.
         (["run", "d.yaml", "-q", "--harness", "h2.py:create", "-o", "h2.py"], "h2.py"),
         (["matrix", "m.yaml", "-q", "-o", "h2.py"], "h2.py"),  # a variant's harness
         (["matrix", "m.yaml", "-q", "--markdown", "{agents}"], "{agents}"),  # a variant's param
+        (["run", "d.yaml", "-q", "--traces", "tr", "-o", "tr/a.jsonl"], "tr/a.jsonl"),
     ],
-    ids=["harness", "param", "cassette", "cli-harness", "variant-harness", "variant-param"],
+    ids=[
+        "harness",
+        "param",
+        "cassette",
+        "cli-harness",
+        "variant-harness",
+        "variant-param",
+        "trace",
+    ],
 )
 def test_no_report_is_written_over_a_file_the_run_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], written: str
@@ -306,6 +315,8 @@ def test_no_report_is_written_over_a_file_the_run_reads(
         (tmp_path / "cr" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "cr" / name).write_bytes((ROOT / "datasets" / name).read_bytes())
     cr, agents, cassette = (tmp_path / "cr" / name for name in REVIEW)
+    (tmp_path / "tr").mkdir()
+    (tmp_path / "tr" / "a.jsonl").write_text('{"name": "harness:end"}\n')
     names = {"cr": str(cr), "agents": str(agents), "cassette": str(cassette)}
     (tmp_path / "m.yaml").write_text(
         f"name: m\ndataset: {cr}\nvariants:\n  - {{id: a, name: A, harness: h2.py:create}}\n"
