@@ -329,3 +329,26 @@ def test_no_report_is_written_over_a_file_the_run_reads(
     assert done.exit_code == 2, done.output
     assert "is an input of this command" in done.output
     assert target.read_bytes() == before and not (tmp_path / "ran").exists()
+
+
+def test_no_report_is_written_into_a_scenario_s_fixture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``scenario x.yaml -o fixtures/x/greeting.py`` replaced a fixture's source, and a
+    new file there (``--junit fixtures/x/j.xml``) is in every later copy of the fixture:
+    refused, exit 2, before anything runs."""
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "s.yaml").write_bytes(
+        (ROOT / "scenarios" / "python-smoke.yaml").read_bytes()
+    )
+    fixture = tmp_path / "fixtures" / "python-smoke"
+    fixture.mkdir(parents=True)
+    source = (ROOT / "fixtures" / "python-smoke" / "greeting.py").read_bytes()
+    (fixture / "greeting.py").write_bytes(source)
+    monkeypatch.chdir(tmp_path)
+    argv = ["scenario", "scenarios/s.yaml", "-q", "-o", "fixtures/python-smoke/greeting.py"]
+    done = CliRunner().invoke(app, [*argv, "--junit", "fixtures/python-smoke/j.xml"])
+    assert done.exit_code == 2, done.output
+    assert done.output.count("which a run never writes to") == 2
+    assert sorted(p.name for p in fixture.iterdir()) == ["greeting.py"]
+    assert (fixture / "greeting.py").read_bytes() == source
