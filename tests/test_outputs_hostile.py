@@ -291,8 +291,17 @@ REVIEW = ["code-review.yaml", "agents/code-review.yaml", "cassettes/code-review.
         (["run", "d.yaml", "-q", "--harness", "h2.py:create", "-o", "h2.py"], "h2.py"),
         (["matrix", "m.yaml", "-q", "-o", "h2.py"], "h2.py"),  # a variant's harness
         (["matrix", "m.yaml", "-q", "--markdown", "{agents}"], "{agents}"),  # a variant's param
+        (["run", "d.yaml", "-q", "--traces", "tr", "-o", "tr/a.jsonl"], "tr/a.jsonl"),
     ],
-    ids=["harness", "param", "cassette", "cli-harness", "variant-harness", "variant-param"],
+    ids=[
+        "harness",
+        "param",
+        "cassette",
+        "cli-harness",
+        "variant-harness",
+        "variant-param",
+        "trace",
+    ],
 )
 def test_no_report_is_written_over_a_file_the_run_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], written: str
@@ -306,6 +315,8 @@ def test_no_report_is_written_over_a_file_the_run_reads(
         (tmp_path / "cr" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "cr" / name).write_bytes((ROOT / "datasets" / name).read_bytes())
     cr, agents, cassette = (tmp_path / "cr" / name for name in REVIEW)
+    (tmp_path / "tr").mkdir()
+    (tmp_path / "tr" / "a.jsonl").write_text('{"name": "harness:end"}\n')
     names = {"cr": str(cr), "agents": str(agents), "cassette": str(cassette)}
     (tmp_path / "m.yaml").write_text(
         f"name: m\ndataset: {cr}\nvariants:\n  - {{id: a, name: A, harness: h2.py:create}}\n"
@@ -318,3 +329,26 @@ def test_no_report_is_written_over_a_file_the_run_reads(
     assert done.exit_code == 2, done.output
     assert "is an input of this command" in done.output
     assert target.read_bytes() == before and not (tmp_path / "ran").exists()
+
+
+def test_no_report_is_written_into_a_scenario_s_fixture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``scenario x.yaml -o fixtures/x/greeting.py`` replaced a fixture's source, and a
+    new file there (``--junit fixtures/x/j.xml``) is in every later copy of the fixture:
+    refused, exit 2, before anything runs."""
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "s.yaml").write_bytes(
+        (ROOT / "scenarios" / "python-smoke.yaml").read_bytes()
+    )
+    fixture = tmp_path / "fixtures" / "python-smoke"
+    fixture.mkdir(parents=True)
+    source = (ROOT / "fixtures" / "python-smoke" / "greeting.py").read_bytes()
+    (fixture / "greeting.py").write_bytes(source)
+    monkeypatch.chdir(tmp_path)
+    argv = ["scenario", "scenarios/s.yaml", "-q", "-o", "fixtures/python-smoke/greeting.py"]
+    done = CliRunner().invoke(app, [*argv, "--junit", "fixtures/python-smoke/j.xml"])
+    assert done.exit_code == 2, done.output
+    assert done.output.count("which a run never writes to") == 2
+    assert sorted(p.name for p in fixture.iterdir()) == ["greeting.py"]
+    assert (fixture / "greeting.py").read_bytes() == source

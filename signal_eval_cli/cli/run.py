@@ -156,7 +156,10 @@ def run_command(
         fail_input(exc)
     for dataset, each in zip(datasets, paths, strict=True):  # no report over what it reads
         if dataset is not None:
-            check_outputs(*each.values(), inputs=files_read(dataset, harness, params, Path.cwd()))
+            read = files_read(dataset, harness, params, Path.cwd())
+            if traces is not None:  # a file of the traces' folder is a trace it reads
+                read += [p for p in each.values() if p and p.parent.resolve() == traces.resolve()]
+            check_outputs(*each.values(), inputs=read)
     totals: list[DatasetResult] = []
     for dataset, its_reports in zip(datasets, paths, strict=True):
         if dataset is None:
