@@ -438,9 +438,14 @@ class Trace:
 
     def tool_inputs(self, name: Any) -> list[Any]:
         """Inputs (``input``, or ``args``) of the calls of tool ``name``, in order."""
+        return list(self.iter_tool_inputs(name))
+
+    def iter_tool_inputs(self, name: Any) -> Iterator[Any]:
+        """:meth:`tool_inputs` one by one: a check that stops at the first match (of
+        thousands of calls, on a long run) reads no more."""
         names, positions = self._tool_columns
         payloads = self._payloads_at([positions[i] for i in where_equal(names, name)])
-        return [p.get("input", p.get("args")) for p in payloads]
+        return map(_tool_input, payloads)
 
     def _payloads_at(self, positions: Iterable[int]) -> Iterator[Any]:
         """The payloads of the signals at ``positions``, one by one: a pass that reads
@@ -569,6 +574,10 @@ def _dict_values(payloads: Iterable[Any], key: str) -> list[Any] | None:
 
 def _tool_name(payload: Mapping[str, Any]) -> Any:
     return payload.get("name", payload.get("toolName"))
+
+
+def _tool_input(payload: Mapping[str, Any]) -> Any:
+    return payload.get("input", payload.get("args"))
 
 
 def _usage_sums(payloads: Iterable[Any]) -> tuple[Any, Any, Any]:

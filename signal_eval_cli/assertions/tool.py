@@ -93,10 +93,10 @@ def tool_called_with(a: CalledWithOptions, ctx: EvalContext) -> Outcome:
     name, args, status = a["name"], a["args"], a.get("status")
     if status is not None:
         return _called_with_status(name, args, status, ctx)
-    calls = ctx.trace.tool_inputs(name)
-    match = next((c for c in calls if match_pattern(args, c)), None)
+    match = next((c for c in ctx.trace.iter_tool_inputs(name) if match_pattern(args, c)), None)
     if match is not None:
         return Outcome(True, f"'{name}' called with {short(match)}", args, match)
+    calls = ctx.trace.tool_inputs(name)
     if not calls:
         return Outcome(False, f"tool '{name}' was never called", args)
     inputs = calls[:PREVIEW_ITEMS]
