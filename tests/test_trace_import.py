@@ -325,6 +325,24 @@ OTHER_INSTRUMENTATIONS = [  # tests/record_otel_instrumentations.py, protobuf's 
 ]
 
 
+VERCEL_AI = ["otel_vercel_ai.json", "otel_vercel_ai_streamed.json"]  # record_vercel_ai.mjs
+
+
+@pytest.mark.parametrize("name", VERCEL_AI)
+def test_the_vercel_ai_sdks_telemetry_gives_the_runs_facts(name: str) -> None:
+    """TypeScript's AI SDK (generateText, streamText) names its operations in
+    ``ai.operationId`` and keeps the messages in ``ai.*`` attributes: read as GenAI's.
+    Its tool spans record the raise (get_alerts: error); the call's ``functionId`` is the
+    agent."""
+    trace = import_trace(FIXTURES / name)
+    assert facts(trace) == {**LOOP_FACTS, "calls": SUPPORT_FACTS["calls"]}
+    assert [a for a, _ in trace.activations] == ["weather"]
+    assert {s.agent for s in trace.matching("provider:*")} == {"weather"}
+    first, second, _ = trace.matching("tool:call")
+    assert first.parent == second.parent  # one model turn
+    assert not list(trace.matching("span:*"))  # every span read
+
+
 @pytest.mark.parametrize("name", OPENAI_V2 + OTHER_INSTRUMENTATIONS)
 def test_openai_v2_instrumentation_gives_input_output_and_tool_calls(name: str) -> None:
     """``opentelemetry-instrumentation-openai-v2`` (and OpenInference's and OpenLLMetry's

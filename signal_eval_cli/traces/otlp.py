@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from signal_eval_cli.errors import shorten
+from signal_eval_cli.traces import vercel_ai
 from signal_eval_cli.traces.mapping import (
     AgentRun,
     Facts,
@@ -217,7 +218,9 @@ class _Span:
         self.start = start
         self.end = _nanos(raw, "endTimeUnixNano", self.id)
         operation = self.attributes.get("gen_ai.operation.name")
-        if operation is None:
+        if operation is None and "ai.operationId" in self.attributes:
+            operation = vercel_ai.operation(self.attributes)  # the Vercel AI SDK's
+        elif operation is None:
             operation = OPENINFERENCE_KINDS.get(str(self.attributes.get("openinference.span.kind")))
             if operation == "chat":  # its messages as GenAI's, where those are absent
                 for side, messages in chat_messages(self.attributes).items():
