@@ -269,6 +269,7 @@ def run_watched(dataset: str | Path | EvalDataset, **kwargs: Any) -> DatasetResu
     import threading
 
     from signal_eval_cli.configured_dataset import run_configured
+    from signal_eval_cli.deadline import refusals_ended
 
     ended = threading.Event()
     outcome: list[Any] = []  # the first of: the result, what the run raised, the stall's
@@ -279,6 +280,7 @@ def run_watched(dataset: str | Path | EvalDataset, **kwargs: Any) -> DatasetResu
             loop.call_soon_threadsafe(task.cancel)
 
     def stalled(result: DatasetResult, reason: str) -> None:
+        refusals_ended()  # the stuck harness's refusal of os._exit must not outlive it
         outcome.append(result)
         ended.set()
         cancel()

@@ -5,6 +5,7 @@ the pytest runs tests start); the entry point that autoloads it is checked on it
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from signal_eval_cli import deadline
 
 pytest_plugins = ["pytester"]
 
@@ -336,3 +339,4 @@ def test_a_harness_blocking_the_event_loop_fails_its_case_instead_of_hanging_pyt
     result.stdout.fnmatch_lines(
         ["error: not finished: the event loop was blocked at h.py:6 in run for *"]
     )
+    assert os._exit is deadline._real_exit  # the stuck harness's refusal does not outlive it
