@@ -13,6 +13,7 @@ from signal_eval_cli.assertions.registry import uses_judge
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.files import atomic_write_text
+from signal_eval_cli.kinds import document_kind
 from signal_eval_cli.loading import Document, load_document, validate_document
 
 __all__ = ["EvalCase", "EvalDataset", "HarnessSpec", "load_dataset", "save_dataset"]
@@ -214,10 +215,21 @@ def _dataset_from_document(doc: Document) -> EvalDataset:
 
 def load_dataset(path: str | Path) -> EvalDataset:
     """Load and validate a dataset; raise :class:`InputError` listing every problem."""
+    return dataset_from_document(dataset_document(path))
+
+
+def dataset_document(path: str | Path) -> Document:
+    """The document of a dataset file, a mapping. A file of another kind (a matrix, a
+    scenario, a saved result) is one :class:`InputError` saying what it is and what to
+    do with it, not every dataset field it lacks."""
     doc = load_document(path)
     if not isinstance(doc.data, Mapping):
         raise InputError([doc.problem((), "a dataset must be a mapping with 'name' and 'cases'")])
-    return dataset_from_document(doc)
+    kind = document_kind(doc.data)
+    if kind is not None and kind.name != "dataset":
+        message = f"not a dataset ({kind.name} file): {kind.use}"
+        raise InputError([doc.problem((), message)])
+    return doc
 
 
 def save_dataset(dataset: EvalDataset, path: str | Path) -> None:

@@ -21,6 +21,8 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "check_outputs",
+    "is_stdout",
+    "replace_file",
     "utf8",
     "without_lone_surrogates",
 ]
@@ -84,7 +86,14 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         with open(path, "ab") as out:
             out.write(data)
         return
-    target = Path(os.path.realpath(path))
+    replace_file(os.path.realpath(path), data)
+
+
+def replace_file(path: str | Path, data: bytes) -> None:
+    """Put ``data`` at ``path`` whole or not at all: a temp file beside it, fsynced, then
+    renamed over it. Whatever ``path`` is (a symlink, a named pipe) is replaced, never
+    written through; its folders are made."""
+    target = Path(os.path.abspath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temps(target)
     fd, tmp = tempfile.mkstemp(
@@ -137,6 +146,12 @@ def _stream_fd(path: str | Path) -> int | None:
         return None
     stdout, stderr, dev_fd, proc_fd = found.groups()
     return 1 if stdout else 2 if stderr else int(dev_fd or proc_fd)
+
+
+def is_stdout(path: str | Path) -> bool:
+    """Whether writing ``path`` writes this process's standard output (``/dev/stdout``,
+    ``/proc/self/fd/1``)."""
+    return _stream_fd(path) == 1
 
 
 def _is_special(path: str | Path) -> bool:

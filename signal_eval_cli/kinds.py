@@ -28,6 +28,7 @@ __all__ = [
     "CaseResults",
     "DocumentKind",
     "Result",
+    "document_kind",
     "has_cases",
     "kind_of",
     "passed",
@@ -117,6 +118,9 @@ class DocumentKind:
     check: Callable[[Document], object] | str
     """Raises :class:`~signal_eval_cli.errors.InputError` listing the problems; a
     ``"module:attr"`` string is imported when a file of this kind is checked."""
+    use: str = ""
+    """What to do with such a file, said when it is given where another kind is wanted
+    (``run matrix.yaml``): one line instead of every field it lacks."""
 
     def checker(self) -> Callable[[Document], object]:
         return _resolve(self.check) if isinstance(self.check, str) else self.check
@@ -142,30 +146,56 @@ def _is_agents_data(data: Mapping[str, Any]) -> bool:
 
 
 DOCUMENT_KINDS: list[DocumentKind] = [
-    DocumentKind("result", is_result_data, "signal_eval_cli.validate:check_result"),
+    DocumentKind(
+        "result",
+        is_result_data,
+        "signal_eval_cli.validate:check_result",
+        "read it with `signal-eval report` or `signal-eval compare`",
+    ),
     DocumentKind(
         "proxy cassette",
         lambda data: "interactions" in data,
         "signal_eval_cli.proxy.cassette:interactions_from_document",
+        "recorded model calls, which a run replays (run the dataset beside it)",
     ),
     DocumentKind(
         "cassette",
         lambda data: "entries" in data and "version" in data,
         "signal_eval_cli.providers.cassette:Cassette.from_document",
+        "recorded model calls: a dataset's harness params name it (cassette: PATH)",
     ),
     DocumentKind(
-        "agents", _is_agents_data, "signal_eval_cli.harness.reactive:agents_from_document"
+        "agents",
+        _is_agents_data,
+        "signal_eval_cli.harness.reactive:agents_from_document",
+        "a dataset's harness params name it (agents: PATH)",
     ),
     DocumentKind(
         "matrix",
         lambda data: "variants" in data,
         "signal_eval_cli.matrix_files:check_matrix",
+        "run it with `signal-eval matrix`",
     ),
-    DocumentKind("scenario", is_scenario_data, "signal_eval_cli.scenarios:check_scenario_document"),
-    DocumentKind("dataset", lambda data: "cases" in data, "signal_eval_cli.validate:check_dataset"),
+    DocumentKind(
+        "scenario",
+        is_scenario_data,
+        "signal_eval_cli.scenarios:check_scenario_document",
+        "run it with `signal-eval scenario`",
+    ),
+    DocumentKind(
+        "dataset",
+        lambda data: "cases" in data,
+        "signal_eval_cli.validate:check_dataset",
+        "run it with `signal-eval run`",
+    ),
 ]
 """Every kind of input file, in the order they are tried: the first whose ``detect``
 matches is the file's kind (the catch-all ``dataset`` last)."""
+
+
+def document_kind(data: Mapping[str, Any]) -> DocumentKind | None:
+    """The kind of a file's top level: the first of :data:`DOCUMENT_KINDS` to match."""
+    return next((kind for kind in DOCUMENT_KINDS if kind.detect(data)), None)
 
 
 def register_document_kind(kind: DocumentKind) -> None:

@@ -295,7 +295,11 @@ class _BoundedLoader(
         value = self.construct_yaml_float(node)
         if value != value or value in (float("inf"), float("-inf")):
             raise yaml.constructor.ConstructorError(
-                None, None, f"{node.value} is not a finite number", node.start_mark
+                None,
+                None,
+                f"{node.value} is not a finite number: JSON and the schemas have none "
+                "(for no bound, leave the bound out)",
+                node.start_mark,
             )
         return value
 

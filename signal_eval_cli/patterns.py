@@ -6,9 +6,11 @@ same pattern used by a thousand cases costs one compilation.
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache, partial
 from typing import Any
 
@@ -26,6 +28,7 @@ __all__ = [
     "pattern_problems",
     "set_path",
     "values_equal",
+    "where_equal",
 ]
 
 
@@ -182,6 +185,19 @@ def equal_to(expected: Any) -> Callable[[Any], bool]:
     if type(expected) is str:
         return lambda actual: type(actual) is str and actual == expected
     return partial(values_equal, expected)
+
+
+def where_equal(values: Sequence[Any], expected: Any) -> list[int]:
+    """Indices of the ``values`` :func:`equal_to` ``expected``, in order. For a string
+    (an agent's or a tool's name, against every activation or call of a long run), ``==``
+    runs at C speed over them all and only its hits are checked to be strings."""
+    if type(expected) is str:
+        hits = itertools.compress(
+            itertools.count(), map(operator.eq, values, itertools.repeat(expected))
+        )
+        return [i for i in hits if type(values[i]) is str]
+    same = partial(values_equal, expected)
+    return [i for i, value in enumerate(values) if same(value)]
 
 
 def _numeric(test: Callable[[float, Any], bool]) -> Callable[[Any, Any], bool]:

@@ -31,10 +31,16 @@ import os
 import secrets
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["SCOPE_ENV", "ProcessScope", "become_subreaper"]
+__all__ = [
+    "SCOPE_ENV",
+    "ProcessScope",
+    "become_subreaper",
+    "kill_descendants",
+    "mark_children",
+]
 
 SCOPE_ENV = "SIGNAL_EVAL_SCOPE"
 _PR_SET_CHILD_SUBREAPER = 36
@@ -62,7 +68,6 @@ class ProcessScope:
     def __init__(self) -> None:
         become_subreaper()
         self.token = secrets.token_hex(8)
-        self._marker = f"{SCOPE_ENV}={self.token}".encode()
         self.roots: set[int] = set()
         self.seen: dict[int, int] = {}  # pid -> start time (clock ticks since boot)
 
@@ -78,7 +83,7 @@ class ProcessScope:
         """Live members: the roots, our adopted children carrying the marker, the
         processes :meth:`watch` saw that still run, and all their descendants."""
         starts = [pid for pid in self.roots if _start_time(pid) is not None]
-        starts += [pid for pid in _children(os.getpid()) if self._carries_marker(pid)]
+        starts += [pid for pid in _children(os.getpid()) if _carries(pid, self.token)]
         starts += [pid for pid, start in self.seen.items() if _start_time(pid) == start]
         found: set[int] = set()
         while starts:
@@ -97,27 +102,76 @@ class ProcessScope:
             self.members()
             await asyncio.sleep(interval_s)
 
-    def _carries_marker(self, pid: int) -> bool:
-        try:
-            environ = (_PROC / str(pid) / "environ").read_bytes()
-        except OSError:
-            return False
-        return self._marker + b"\0" in environ or environ.endswith(self._marker)
-
     def kill(self) -> int:
-        """SIGKILL every member (again until none is left: a dying parent's children
-        are re-parented meanwhile); reap the adopted ones. Returns how many."""
-        killed: set[int] = set()
-        for _ in range(20):
-            members = self.members()
-            if not members:
-                break
-            for pid in members:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            _reap(killed)
-        return len(killed)
+        """SIGKILL every member; reap the adopted ones. Returns how many."""
+        return _kill_all(self.members)
+
+
+def mark_children() -> None:
+    """Mark every process this one starts from now on, and theirs: a marker of its own in
+    the environment they inherit (``SIGNAL_EVAL_SCOPE``), by which :func:`kill_descendants`
+    finds them once orphaned too (a daemon, a ``sleep &`` in a shell). Not by becoming
+    their subreaper: orphans that exit on their own would stay our zombies until the end,
+    thousands in a long run."""
+    os.environ[SCOPE_ENV] = secrets.token_hex(8)
+
+
+def kill_descendants() -> int:
+    """SIGKILL every process this one started that still runs: its descendants, and the
+    orphans that carry its :func:`mark_children` marker (with theirs). A command ends so
+    (``run``): a harness's child left running would hold the command's stdout open, and
+    ``signal-eval run ... | cat`` would wait for it. Returns how many."""
+    token = os.environ.get(SCOPE_ENV)
+
+    def members() -> list[int]:
+        marked = _marked(token) if token else []
+        return sorted(_descendants(os.getpid(), *marked) - {os.getpid()})
+
+    return _kill_all(members)
+
+
+def _marked(token: str) -> list[int]:
+    """The processes of this machine whose environment carries ``token`` (those we may
+    read: our user's)."""
+    pids = [int(e.name) for e in os.scandir(_PROC) if e.name.isdigit()]
+    return [pid for pid in pids if _carries(pid, token)]
+
+
+def _carries(pid: int, token: str) -> bool:
+    marker = f"{SCOPE_ENV}={token}".encode()
+    try:
+        environ = (_PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return False
+    return marker + b"\0" in environ or environ.endswith(marker)
+
+
+def _descendants(*roots: int) -> set[int]:
+    """The live ``roots`` and every live process below them."""
+    found: set[int] = set()
+    starts = [*roots]
+    while starts:
+        child = starts.pop()
+        if child not in found and _start_time(child) is not None:
+            found.add(child)
+            starts.extend(_children(child))
+    return found
+
+
+def _kill_all(members: Callable[[], list[int]]) -> int:
+    """SIGKILL every one of ``members()`` (asked again until none is left: a dying
+    parent's children are re-parented meanwhile); reap the adopted ones."""
+    killed: set[int] = set()
+    for _ in range(20):
+        found = members()
+        if not found:
+            break
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        _reap(killed)
+    return len(killed)
 
 
 def _children(pid: int) -> list[int]:

@@ -14,7 +14,7 @@ import glob
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -132,16 +132,13 @@ class DatasetFile(pytest.File):
         if self._failure is not None:
             raise self._failure
         if case_id not in self._results:
-            import asyncio
-
-            from signal_eval_cli.configured_dataset import run_configured
             from signal_eval_cli.runner import RunOptions
 
             kept = [i.name for i in self.session.items if i.parent is self]
             wanted = [case_id] if hasattr(self.config, "workerinput") else kept
             options = RunOptions(case_ids=[glob.escape(i) for i in wanted])
             try:
-                result = asyncio.run(run_configured(self.dataset, options=options))
+                result = run_watched(self.dataset, options=options)
             except Exception as exc:
                 self._failure = exc
                 raise
@@ -253,14 +250,65 @@ class SignalEval:
     def run(self, dataset: str | Path | EvalDataset, **kwargs: Any) -> DatasetResult:
         """Run ``dataset`` (a path relative to the rootdir, or a loaded dataset);
         ``kwargs`` go to :func:`~signal_eval_cli.configured_dataset.run_configured`
-        (``policy``, ``options``, ``harness``, ``params``, ...)."""
-        import asyncio
-
-        from signal_eval_cli.configured_dataset import run_configured
-
+        (``policy``, ``options``, ``harness``, ``params``, ...). A harness that blocks
+        the event loop for good fails the cases it held up (:func:`run_watched`)."""
         if isinstance(dataset, (str, Path)):
             dataset = self.rootpath / dataset
-        return asyncio.run(run_configured(dataset, **kwargs))
+        return run_watched(dataset, **kwargs)
+
+
+def run_watched(dataset: str | Path | EvalDataset, **kwargs: Any) -> DatasetResult:
+    """``run_configured(dataset, **kwargs)`` on an event loop in a thread of its own.
+
+    An async harness that calls blocking code (``time.sleep``) stops the loop for good,
+    and nothing can interrupt it. The CLI's watchdog then ends the process; pytest must
+    go on: the watchdog's result (the cases that finished, the rest failed saying where
+    the harness is stuck) is returned, and the stuck thread is left behind, its run
+    cancelled should the harness ever return."""
+    import asyncio
+    import threading
+
+    from signal_eval_cli.configured_dataset import run_configured
+    from signal_eval_cli.deadline import refusals_ended
+
+    ended = threading.Event()
+    outcome: list[Any] = []  # the first of: the result, what the run raised, the stall's
+    running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = []
+
+    def cancel() -> None:
+        for loop, task in running:
+            loop.call_soon_threadsafe(task.cancel)
+
+    def stalled(result: DatasetResult, reason: str) -> None:
+        refusals_ended()  # the stuck harness's refusal of os._exit must not outlive it
+        outcome.append(result)
+        ended.set()
+        cancel()
+
+    async def run() -> DatasetResult:
+        task = asyncio.current_task()
+        assert task is not None
+        running.append((asyncio.get_running_loop(), task))
+        return await run_configured(dataset, on_stall=stalled, **kwargs)
+
+    def thread() -> None:
+        try:
+            outcome.append(asyncio.run(run()))
+        except BaseException as exc:  # raised again in pytest's thread
+            outcome.append(exc)
+        finally:
+            ended.set()
+
+    threading.Thread(target=thread, name="signal-eval-run", daemon=True).start()
+    try:
+        ended.wait()
+    except KeyboardInterrupt:  # Ctrl-C: the run ends as the CLI's would, then pytest
+        cancel()
+        ended.wait()
+        raise
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return cast("DatasetResult", outcome[0])
 
 
 @pytest.fixture

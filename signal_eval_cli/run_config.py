@@ -32,7 +32,7 @@ from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.entrypoints import check_harness, load_factory, resolve_harness
 from signal_eval_cli.harness.protocol import Harness, wants_proxy
-from signal_eval_cli.paths import base_dir_of, harness_cassette
+from signal_eval_cli.paths import base_dir_of, harness_cassette, resolve_from
 from signal_eval_cli.providers.pricing import parse_price
 from signal_eval_cli.providers.recording import save_all
 from signal_eval_cli.runner import RunOptions, check_filters, select_cases
@@ -49,6 +49,7 @@ __all__ = [
     "build_harness",
     "check_harness_of",
     "default_cassette",
+    "files_read",
     "harness_spec",
     "judge_cassette",
     "load_datasets",
@@ -70,6 +71,41 @@ def default_cassette(dataset: EvalDataset, params: Mapping[str, Any]) -> Path:
     path = harness_cassette(str(explicit) if explicit else None, dataset_path)
     assert path is not None  # a dataset path is always given
     return path
+
+
+def files_read(
+    dataset: EvalDataset,
+    harness: HarnessSpec | str | None = None,
+    params: Mapping[str, Any] | None = None,
+    base_dir: Path | None = None,
+) -> list[Path]:
+    """The user's files a run of ``dataset`` reads, which no report may be written over:
+    the dataset, its harness's file (``file.py:attr``; ``harness``, resolved against
+    ``base_dir``, when it replaces the dataset's), each harness param that names a file
+    (``agents``, ``cassette``; ``params`` merged over the spec's) and the recordings it
+    replays (the harness's, the judge's, the model proxy's cassettes)."""
+    home = base_dir_of(dataset.path) if dataset.path is not None else Path.cwd()
+    spec: object = harness if harness is not None else dataset.harness
+    factory, named = spec, dict(params or {})
+    if isinstance(spec, HarnessSpec):
+        factory, named = spec.factory, {**spec.params, **named}
+    where = (base_dir or home) if harness is not None else home
+    found = [] if dataset.path is None else [Path(dataset.path)]
+    if isinstance(factory, str):
+        found.append(resolve_from(factory.rpartition(":")[0], where))
+    found += [resolve_from(v, home) for v in named.values() if isinstance(v, str) and v]
+    cassette = default_cassette(dataset, named)
+    stem = dataset.path.stem if dataset.path is not None else "dataset"
+    proxied = dataset.proxy.get("cassette") or f"cassettes/{stem}.proxy.yaml"
+    found += [cassette, judge_cassette(cassette), resolve_from(str(proxied), home)]
+    return [path for path in found if _is_file(path)]
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):  # a param that is no path (too long, a NUL byte)
+        return False
 
 
 def judge_cassette(cassette: Path) -> Path:

@@ -10,9 +10,11 @@ asked: a half-written starter over a user's own files would be worse than none.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.files import replace_file
 
 __all__ = ["DATASET", "STARTER", "init_project"]
 
@@ -132,8 +134,9 @@ STARTER: dict[Path, str] = {Path("agent.py"): _AGENT, DATASET: _DATASET}
 def init_project(directory: str | Path = ".", force: bool = False) -> list[Path]:
     """Write the starter into ``directory`` (created if missing); return the files written.
 
-    Nothing is written when any of them exists already (``force``: they are replaced),
-    nor when ``directory`` or a folder on the way is a file: the ``InputError`` names it.
+    Nothing is written when any of them exists already (``force``: they are replaced,
+    each whole, a symlink itself rather than the user's file it points to), nor when
+    ``directory`` or a folder on the way is a file: the ``InputError`` names it.
     """
     root = Path(directory)
     targets = [root / name for name in STARTER]
@@ -149,14 +152,14 @@ def init_project(directory: str | Path = ".", force: bool = False) -> list[Path]
         problems += [
             Problem(str(t), 0, 0, "already exists (nothing written; --force overwrites)")
             for t in targets
-            if t.is_file() or t.is_symlink()
+            if os.path.lexists(t) and not t.is_dir()  # a link, a named pipe: not written through
         ]
     if problems:
         raise InputError(problems)
     for target, text in zip(targets, STARTER.values(), strict=True):
         try:  # a file further up (notes.txt/proj), no permission: said, not a traceback
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            replace_file(target, text.encode())
         except OSError as exc:
             where = exc.filename or target
             raise InputError([Problem(str(where), 0, 0, exc.strerror or str(exc))]) from exc

@@ -6,9 +6,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.dataset import EvalDataset, dataset_from_document
+from signal_eval_cli.dataset import EvalDataset, dataset_document, dataset_from_document
 from signal_eval_cli.errors import InputError, ParamError, Problem
-from signal_eval_cli.kinds import DOCUMENT_KINDS, DocumentKind, register_document_kind
+from signal_eval_cli.kinds import (
+    DOCUMENT_KINDS,
+    DocumentKind,
+    document_kind,
+    register_document_kind,
+)
 from signal_eval_cli.loading import Document, load_document, validate_document
 from signal_eval_cli.signals import read_jsonl
 
@@ -81,10 +86,7 @@ def load_checked_dataset(
 ) -> EvalDataset:
     """:func:`~signal_eval_cli.dataset.load_dataset`, and its harness checked as
     ``validate`` checks it: what ``run`` does before any case runs."""
-    doc = load_document(path)
-    if not isinstance(doc.data, Mapping):
-        raise InputError([doc.problem((), "a dataset must be a mapping with 'name' and 'cases'")])
-    return check_dataset(doc, params, provider, recording)
+    return check_dataset(dataset_document(path), params, provider, recording)
 
 
 def validate_path(path: str | Path) -> tuple[str, list[Problem]]:
@@ -98,10 +100,10 @@ def validate_path(path: str | Path) -> tuple[str, list[Problem]]:
         doc = load_document(path)
         if not isinstance(doc.data, Mapping):
             return "unknown", [doc.problem((), "expected a mapping at the top level")]
-        for kind in DOCUMENT_KINDS:
-            if kind.detect(doc.data):
-                kind.checker()(doc)
-                return kind.name, []
+        kind = document_kind(doc.data)
+        if kind is not None:
+            kind.checker()(doc)
+            return kind.name, []
         known = ", ".join(k.name for k in DOCUMENT_KINDS)
         return "unknown", [
             doc.problem((), f"not a recognised file (expected one of: {known}, or a .jsonl trace)")

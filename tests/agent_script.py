@@ -90,15 +90,20 @@ def get_alerts(city: str) -> str:
 # -- OpenAI Agents SDK -------------------------------------------------------------
 
 
-def agents_sdk_agents(base_url: str, *, simple: bool = False, responses: bool = False) -> Any:
+def agents_sdk_agents(
+    base_url: str, *, simple: bool = False, responses: bool = False, guarded: bool = False
+) -> Any:
     """The triage agent (with its weather handoff), or the tool-less ``simple`` agent;
-    on Chat Completions, or with ``responses`` on the SDK's default Responses model."""
+    on Chat Completions, or with ``responses`` on the SDK's default Responses model.
+    ``guarded``: triage has an input guardrail whose tripwire always triggers."""
     from agents import (
         Agent,
+        GuardrailFunctionOutput,
         ModelSettings,
         OpenAIChatCompletionsModel,
         OpenAIResponsesModel,
         function_tool,
+        input_guardrail,
     )
     from openai import AsyncOpenAI
 
@@ -117,12 +122,18 @@ def agents_sdk_agents(base_url: str, *, simple: bool = False, responses: bool = 
         model_settings=settings,
         tools=[function_tool(get_weather), function_tool(get_alerts)],
     )
+
+    @input_guardrail
+    async def off_topic(context: Any, agent: Any, input: Any) -> Any:
+        return GuardrailFunctionOutput(output_info={"topic": "weather"}, tripwire_triggered=True)
+
     return Agent(
         name="triage",
         instructions=TRIAGE_PROMPT,
         model=model,
         model_settings=settings,
         handoffs=[weather],
+        input_guardrails=[off_topic] if guarded else [],
     )
 
 
@@ -188,9 +199,10 @@ def langgraph_graph(base_url: str, *, simple: bool = False) -> Any:
     return graph.compile()
 
 
-def langgraph_answer_graph(base_url: str) -> Any:
+def langgraph_answer_graph(base_url: str, *, failing_publish: bool = False) -> Any:
     """One ``answer`` node keeping the simple agent's reply in a state field of its own
-    (``{"question", "answer"}``, no ``messages``), as many LangGraph apps keep state."""
+    (``{"question", "answer"}``, no ``messages``), as many LangGraph apps keep state.
+    ``failing_publish``: a ``publish`` node after it raises, and the run stops there."""
     from typing import TypedDict
 
     from langchain_core.messages import HumanMessage, SystemMessage
@@ -209,10 +221,18 @@ def langgraph_answer_graph(base_url: str) -> Any:
         reply = await llm.ainvoke([SystemMessage(SIMPLE_PROMPT), HumanMessage(state["question"])])
         return {"answer": str(reply.content)}
 
+    async def publish(state: State) -> State:
+        raise RuntimeError("publishing service unavailable")
+
     graph = StateGraph(State)
     graph.add_node("answer", answer)
     graph.add_edge(START, "answer")
-    graph.add_edge("answer", END)
+    if failing_publish:
+        graph.add_node("publish", publish)
+        graph.add_edge("answer", "publish")
+        graph.add_edge("publish", END)
+    else:
+        graph.add_edge("answer", END)
     return graph.compile()
 
 

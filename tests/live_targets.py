@@ -31,6 +31,11 @@ def simple_agent() -> Any:
     return script.agents_sdk_agents(_url(), simple=True)
 
 
+def failing_graph() -> Any:
+    """The answer graph whose ``publish`` node raises after the model answered."""
+    return script.langgraph_answer_graph(_url(), failing_publish=True)
+
+
 def graph() -> Any:
     """The LangGraph support graph (for ``factory: langgraph``)."""
     return script.langgraph_graph(_url())

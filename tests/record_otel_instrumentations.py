@@ -5,7 +5,9 @@
 loop; ``otel_openinference_agents.json`` and ``otel_openinference_agents_streamed.json``: the
 support conversation on the OpenAI Agents SDK under OpenInference;
 ``otel_openinference_langgraph.json``: the same on LangGraph under OpenInference's LangChain
-instrumentation. This script wrote them,
+instrumentation; ``otel_openinference_agents_max_turns.json``: the Agents SDK run stopped by
+``max_turns=2``; ``otel_pydantic_ai_*.json``: Pydantic AI's weather agent stopped by a refused
+model call and by a request limit. This script wrote them,
 each encoded as the OpenTelemetry SDK's own OTLP exporter encodes spans, turned
 into JSON by protobuf (base64 ids, enum names): the shape a user gets from
 ``MessageToJson(encode_spans(spans))``. No test imports it, and the test environment does
@@ -13,12 +15,13 @@ not install these instrumentations (they pin their own OpenTelemetry); run it fr
 virtualenv with ``openai openai-agents opentelemetry-sdk opentelemetry-exporter-otlp-proto-common
 openinference-instrumentation-openai openinference-instrumentation-openai-agents
 openinference-instrumentation-langchain langgraph langchain-openai
-opentelemetry-instrumentation-openai`` and the repository on ``PYTHONPATH``.
+opentelemetry-instrumentation-openai pydantic-ai-slim[openai]`` and the repository on ``PYTHONPATH``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,16 +38,20 @@ async def _loop(url: str, stream: bool) -> str:
     return await script.openai_tool_loop(url, script.QUESTION, stream=stream)
 
 
-async def _agents(url: str, stream: bool) -> str:
+async def _agents(url: str, stream: bool, max_turns: int = 10) -> str:
     from agents import Runner
+    from agents.exceptions import MaxTurnsExceeded
 
     agent = script.agents_sdk_agents(url)
-    if stream:
-        result = Runner.run_streamed(agent, script.QUESTION)
-        async for _ in result.stream_events():
-            pass
-        return str(result.final_output)
-    return str((await Runner.run(agent, script.QUESTION)).final_output)
+    try:
+        if stream:
+            result = Runner.run_streamed(agent, script.QUESTION, max_turns=max_turns)
+            async for _ in result.stream_events():
+                pass
+            return str(result.final_output)
+        return str((await Runner.run(agent, script.QUESTION, max_turns=max_turns)).final_output)
+    except MaxTurnsExceeded as failed:  # recorded as far as it got
+        return f"failed: {failed}"
 
 
 async def _langgraph(url: str, stream: bool) -> str:
@@ -53,7 +60,7 @@ async def _langgraph(url: str, stream: bool) -> str:
     return str(state["messages"][-1].content)
 
 
-def record(instrumentation: str, stream: bool, out: Path) -> None:
+def record(instrumentation: str, stream: bool, out: Path, max_turns: int = 10) -> None:
     from google.protobuf.json_format import MessageToJson
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.trace import TracerProvider
@@ -86,7 +93,9 @@ def record(instrumentation: str, stream: bool, out: Path) -> None:
     tracer = provider.get_tracer("app")
 
     async def run(url: str) -> str:
-        if agent is not _loop:  # the framework's own span is the root
+        if agent is _agents:  # the framework's own span is the root
+            return await _agents(url, stream, max_turns)
+        if agent is not _loop:
             return await agent(url, stream)
         with tracer.start_as_current_span("weather-agent"):
             return await agent(url, stream)
@@ -100,9 +109,53 @@ def record(instrumentation: str, stream: bool, out: Path) -> None:
     print(f"wrote {out}")
 
 
+def record_pydantic_ai(out: Path, fault: str) -> None:
+    """The weather agent on Pydantic AI, its own instrumentation (``InstrumentationSettings``),
+    stopped by ``fault``: ``refused`` (the first model call gets HTTP 400) or ``limit`` (a
+    ``UsageLimits(request_limit=1)`` the second call would pass). Written as spans_to_otlp
+    writes it (Pydantic AI sends the messages in span attributes)."""
+    import json
+
+    from mock_servers import Fault
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from pydantic_ai import Agent, UsageLimits
+    from pydantic_ai.exceptions import AgentRunError
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from signal_eval_cli.traces.otlp_encode import spans_to_otlp
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    with MockLLMServer(responder=script.responder) as server:
+        if fault == "refused":
+            server.fail_next(Fault.status_code(400, "bad request: context too long"))
+        client = OpenAIProvider(base_url=server.openai_base_url, api_key="sk-mock")
+        agent = Agent(
+            OpenAIChatModel(script.MODEL, provider=client),
+            name="weather",
+            instructions=script.WEATHER_PROMPT,
+            tools=[script.get_weather, script.get_alerts],
+        )
+        agent.instrument = InstrumentationSettings(tracer_provider=provider)
+        limits = UsageLimits(request_limit=1) if fault == "limit" else None
+        with contextlib.suppress(AgentRunError):  # recorded as far as it got
+            agent.run_sync(script.QUESTION, usage_limits=limits)
+    out.write_text(json.dumps(spans_to_otlp(spans.get_finished_spans()), indent=1))
+    print(f"wrote {out}")
+
+
 if __name__ == "__main__":
     record("openinference", False, FIXTURES / "otel_openai_openinference.json")
     record("openllmetry", True, FIXTURES / "otel_openai_openllmetry_streamed.json")
     record("openinference-agents", False, FIXTURES / "otel_openinference_agents.json")
     record("openinference-agents", True, FIXTURES / "otel_openinference_agents_streamed.json")
     record("openinference-langchain", False, FIXTURES / "otel_openinference_langgraph.json")
+    out = FIXTURES / "otel_openinference_agents_max_turns.json"
+    record("openinference-agents", False, out, max_turns=2)
+    record_pydantic_ai(FIXTURES / "otel_pydantic_ai_refused.json", "refused")
+    record_pydantic_ai(FIXTURES / "otel_pydantic_ai_request_limit.json", "limit")

@@ -18,7 +18,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import agent_script as script
-from mock_servers import MockLLMServer
+from mock_servers import Fault, MockLLMServer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 
@@ -53,22 +53,42 @@ class _Collect:
 
 
 async def _run_agent(
-    base_url: str, *, streamed: bool, simple: bool, responses: bool = False
+    base_url: str,
+    *,
+    streamed: bool,
+    simple: bool,
+    responses: bool = False,
+    max_turns: int | None = None,
+    guarded: bool = False,
 ) -> str:
+    """The run's final output; a run that fails (``max_turns`` passed, the model's error,
+    a guardrail's tripwire) is recorded as far as it got, its error in the trace."""
     from agents import Runner
+    from agents.exceptions import AgentsException
+    from openai import OpenAIError
 
-    agent = script.agents_sdk_agents(base_url, simple=simple, responses=responses)
+    agent = script.agents_sdk_agents(base_url, simple=simple, responses=responses, guarded=guarded)
     question = "Hi" if simple else script.QUESTION
-    if streamed:
-        result = Runner.run_streamed(agent, question)
-        async for _ in result.stream_events():
-            pass
-        return str(result.final_output)
-    return str((await Runner.run(agent, question)).final_output)
+    turns = {} if max_turns is None else {"max_turns": max_turns}
+    try:
+        if streamed:
+            result = Runner.run_streamed(agent, question, **turns)
+            async for _ in result.stream_events():
+                pass
+            return str(result.final_output)
+        return str((await Runner.run(agent, question, **turns)).final_output)
+    except (AgentsException, OpenAIError) as failed:
+        return f"failed: {failed}"
 
 
 async def record_agents(
-    base_url: str, *, streamed: bool = False, simple: bool = False, responses: bool = False
+    base_url: str,
+    *,
+    streamed: bool = False,
+    simple: bool = False,
+    responses: bool = False,
+    max_turns: int | None = None,
+    guarded: bool = False,
 ) -> dict[str, Any]:
     """``{"data": [...]}`` as the Agents SDK's exporter posts it (spans in end order), a
     ``response`` span with its input and output (``export_span``)."""
@@ -76,11 +96,30 @@ async def record_agents(
 
     collect = _Collect()
     set_trace_processors([collect])  # type: ignore[list-item]
-    await _run_agent(base_url, streamed=streamed, simple=simple, responses=responses)
+    await _run_agent(
+        base_url,
+        streamed=streamed,
+        simple=simple,
+        responses=responses,
+        max_turns=max_turns,
+        guarded=guarded,
+    )
     return {"data": collect.items}
 
 
-async def record_otel_agents(base_url: str) -> dict[str, Any]:
+async def record_agents_model_error(server: MockLLMServer) -> dict[str, Any]:
+    """The run whose first model call the provider refuses (HTTP 400)."""
+    server.fail_next(Fault.status_code(400, "bad request: context too long"))
+    return await record_agents(server.openai_base_url)
+
+
+async def record_otel_openai_model_error(server: MockLLMServer) -> dict[str, Any]:
+    """The client loop whose first call the provider refuses (HTTP 400)."""
+    server.fail_next(Fault.status_code(400, "bad request: context too long"))
+    return await record_otel_openai(server.openai_base_url)
+
+
+async def record_otel_agents(base_url: str, *, max_turns: int | None = None) -> dict[str, Any]:
     """OTLP/JSON of the Agents SDK run through the OpenTelemetry GenAI bridge."""
     from agents import set_trace_processors
     from opentelemetry.instrumentation.openai_agents import OpenAIAgentsInstrumentor
@@ -98,7 +137,7 @@ async def record_otel_agents(base_url: str) -> dict[str, Any]:
     instrumentor = OpenAIAgentsInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     try:
-        await _run_agent(base_url, streamed=False, simple=False)
+        await _run_agent(base_url, streamed=False, simple=False, max_turns=max_turns)
     finally:
         instrumentor.uninstrument()
     return spans_to_otlp(exporter.get_finished_spans())
@@ -107,6 +146,7 @@ async def record_otel_agents(base_url: str) -> dict[str, Any]:
 async def record_otel_openai(base_url: str, *, stream: bool = False) -> dict[str, Any]:
     """OTLP/JSON of the OpenAI client tool loop under ``opentelemetry-instrumentation-openai-v2``,
     its message log events folded into the spans (``spans_to_otlp(spans, events)``)."""
+    from openai import OpenAIError
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import InMemoryLogExporter, SimpleLogRecordProcessor
@@ -125,6 +165,8 @@ async def record_otel_openai(base_url: str, *, stream: bool = False) -> dict[str
     instrumentor.instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
     try:
         await script.openai_tool_loop(base_url, script.QUESTION, stream=stream)
+    except OpenAIError:
+        pass  # a refused call: recorded as far as it got, its error in the trace
     finally:
         instrumentor.uninstrument()
     events = [
@@ -165,6 +207,18 @@ async def record_langgraph_answer(base_url: str) -> str:
     return "\n".join([_dumps(e) async for e in events]) + "\n"
 
 
+async def record_langgraph_failing(base_url: str) -> str:
+    """``astream_events`` JSONL of a graph whose second node raises, up to the raise."""
+    graph = script.langgraph_answer_graph(base_url, failing_publish=True)
+    lines = []
+    try:
+        async for event in graph.astream_events({"question": "Hi"}, version="v2"):
+            lines.append(_dumps(event))
+    except RuntimeError:
+        pass  # what a user's recorder keeps: the events up to the exception
+    return "\n".join(lines) + "\n"
+
+
 async def record_langgraph_subgraph(base_url: str, *, events: bool = True) -> str:
     """JSONL of a graph handing off by ``Command`` to a subgraph: ``astream_events``,
     else multi-mode ``astream`` with ``subgraphs=True`` (``[namespace, mode, chunk]``)."""
@@ -179,7 +233,8 @@ async def record_langgraph_subgraph(base_url: str, *, events: bool = True) -> st
     return "\n".join([_dumps(list(item)) async for item in stream]) + "\n"
 
 
-async def _record_all(url: str) -> dict[str, str]:
+async def _record_all(server: MockLLMServer) -> dict[str, str]:
+    url = server.openai_base_url
     return {
         "agents_support.json": json.dumps(await record_agents(url), indent=1),
         "agents_support_streamed.json": json.dumps(
@@ -198,9 +253,19 @@ async def _record_all(url: str) -> dict[str, str]:
         "langgraph_simple_events.jsonl": await record_langgraph(url, "events", simple=True),
         "langgraph_simple_answer_events.jsonl": await record_langgraph_answer(url),
         "langgraph_subgraph_events.jsonl": await record_langgraph_subgraph(url),
+        "langgraph_node_error_events.jsonl": await record_langgraph_failing(url),
         "langgraph_subgraph_stream.jsonl": await record_langgraph_subgraph(url, events=False),
+        "agents_max_turns.json": json.dumps(await record_agents(url, max_turns=2), indent=1),
+        "agents_model_error.json": json.dumps(await record_agents_model_error(server), indent=1),
+        "agents_guardrail_error.json": json.dumps(await record_agents(url, guarded=True), indent=1),
         "otel_agents_bridge.json": json.dumps(await record_otel_agents(url), indent=1),
+        "otel_agents_bridge_max_turns.json": json.dumps(
+            await record_otel_agents(url, max_turns=2), indent=1
+        ),
         "otel_openai.json": json.dumps(await record_otel_openai(url), indent=1),
+        "otel_openai_model_error.json": json.dumps(
+            await record_otel_openai_model_error(server), indent=1
+        ),
         "otel_openai_streamed.json": json.dumps(
             await record_otel_openai(url, stream=True), indent=1
         ),
@@ -210,7 +275,7 @@ async def _record_all(url: str) -> dict[str, str]:
 def main() -> None:
     FIXTURES.mkdir(parents=True, exist_ok=True)
     with MockLLMServer(responder=script.responder) as server:
-        writes = asyncio.run(_record_all(server.openai_base_url))
+        writes = asyncio.run(_record_all(server))
     for name, text in writes.items():
         (FIXTURES / name).write_text(text, encoding="utf-8")
         print(f"wrote {FIXTURES / name}")

@@ -188,3 +188,46 @@ def test_a_case_cut_short_has_the_time_it_ran_as_its_latency(tmp_path: Path, pla
         md = next(line for line in markdown.splitlines() if line.startswith(f"| `{name}`"))
         md_cells = [cell.strip() for cell in md.split("|")]
         assert md_cells[3] == "-" and _ms(md_cells[4]) >= at_least, md
+
+
+LEAVES_A_CHILD = """\
+import subprocess
+from pathlib import Path
+
+
+def create_harness():
+    def run(input, ctx):
+        # a child that outlives the case, its stdout (and the run's pipe) inherited; and
+        # an orphan (its parent, a shell, gone), as a daemon is
+        if input["n"] == 1:
+            child = subprocess.Popen(["sleep", "60"])
+            Path("child1.pid").write_text(str(child.pid))
+        else:
+            subprocess.run(["sh", "-c", "sleep 60 & echo $! > child2.pid"], check=True)
+        ctx.emit("text:complete", {"content": "ok"})
+
+    return run
+"""
+
+
+def test_a_process_the_harness_leaves_running_is_ended_with_the_run(tmp_path: Path) -> None:
+    """``signal-eval run ... | cat`` ends when the run does: a process the harness started
+    and left running, holding the pipe open, is killed as the command ends."""
+    (tmp_path / "agents.py").write_text(LEAVES_A_CHILD)
+    cases = [{"id": f"c{n}", "input": {"n": n}, "assertions": []} for n in (1, 2)]
+    dataset = {"name": "children", "harness": "agents.py:create_harness"}
+    (tmp_path / "evals.yaml").write_text(yaml.safe_dump({**dataset, "cases": cases}))
+    started = time.monotonic()
+    done = cli("run", "evals.yaml", "-q", cwd=tmp_path, timeout=50)  # reads stdout to its end
+    assert time.monotonic() - started < 40, "the run's stdout stayed open"
+    assert done.returncode == 0, done.stderr
+    for n in (1, 2):
+        pid = int((tmp_path / f"child{n}.pid").read_text())
+        assert not Path(f"/proc/{pid}").exists() or _state(pid) in "ZX", f"child {n} runs on"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "X"

@@ -94,6 +94,18 @@ def test_malformed_values_are_located_input_errors(
     assert where in done.stderr
 
 
+@pytest.mark.parametrize("bound", [".inf", "-.Inf", ".NaN"])
+def test_a_non_finite_bound_is_refused_saying_how_to_write_no_bound(bound: str) -> None:
+    """``.inf`` is no bound a dataset can hold: JSON, the schemas (and the TypeScript
+    reference's Zod numbers) have no infinity; ``metric.latency.max: .inf`` is the bound
+    left out."""
+    text = f"cases:\n  - id: a\n    assertions: [{{type: metric.cost.max, value: {bound}}}]\n"
+    with pytest.raises(InputError, match=r"x\.yaml:3:49: invalid YAML: .* is not a finite number"):
+        parse_yaml(text, "x.yaml")
+    with pytest.raises(InputError, match="for no bound, leave the bound out"):
+        parse_yaml(text, "x.yaml")
+
+
 def test_nesting_is_bounded_at_the_documented_depth() -> None:
     ok = "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1)
     parse_yaml(f"x: {ok}\n")

@@ -8,6 +8,7 @@ the real ``signal-eval init`` and ``run`` in a shell (tests/test_readme_shell.py
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +239,39 @@ def test_with_a_provider_the_harness_asks_the_model_records_and_replays_offline(
             == "Model says: In one sentence, tell the user the weather in Paris: 18°C and sunny."
         )
     assert (tmp_path / "evals" / "cassettes" / "example.proxy.yaml").is_file()
+
+
+def test_force_replaces_a_symlink_not_the_file_it_points_to(tmp_path: Path) -> None:
+    """``--force`` overwrites the starter's files: a link in their place is replaced by
+    the starter's file, and what it points to (the user's own agent) is left as it was."""
+    project, mine = tmp_path / "proj", tmp_path / "my_agent.py"
+    project.mkdir()
+    mine.write_text("# my real agent\n")
+    (project / "agent.py").symlink_to(mine)
+    with pytest.raises(InputError, match="already exists"):
+        init_project(project)
+    init_project(project, force=True)
+    assert mine.read_text() == "# my real agent\n"
+    assert not (project / "agent.py").is_symlink()
+    assert (project / "agent.py").read_text() == STARTER[Path("agent.py")]
+
+
+def test_a_named_pipe_in_a_starter_file_s_place_already_exists(tmp_path: Path) -> None:
+    """Anything in the place of a starter file (a named pipe, which writing would block
+    on for ever) is refused without --force and replaced with it; the starter's files
+    are written whole (a temp file renamed), never half."""
+    os.mkfifo(tmp_path / "agent.py")
+    with pytest.raises(InputError, match=r"agent\.py: already exists"):
+        init_project(tmp_path)
+    init_project(tmp_path, force=True)
+    assert (tmp_path / "agent.py").read_text() == STARTER[Path("agent.py")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.py", "evals"]  # no temp left
+
+
+def test_dash_is_no_directory_to_init(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-`` means stdout to every command: ``init -`` is refused, not a folder named ``-``."""
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["init", "-"])
+    assert done.exit_code == 2, done.output
+    assert "- (stdout) holds no folder or dataset: give a path" in done.output
+    assert list(tmp_path.iterdir()) == []

@@ -16,6 +16,7 @@ from test_persistence import matrix_result, scenario_run
 from signal_eval_cli import kinds
 from signal_eval_cli.compare import compare
 from signal_eval_cli.compare_matrix import compare_matrices
+from signal_eval_cli.dataset import load_dataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.loading import Document
 from signal_eval_cli.persistence import load_result, save_result
@@ -160,3 +161,31 @@ def test_the_kind_of_a_result_is_its_class_attribute() -> None:
     assert DatasetResult.kind == "dataset" and dataset(case("a")).to_dict()["kind"] == "dataset"
     assert scenario_run().to_dict()["kind"] == "scenarios"
     assert kinds.kind_of(object()) == "object"  # not a result: named by its type
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "use"),
+    [
+        ("datasets/matrix-code-review.yaml", "matrix", "run it with `signal-eval matrix`"),
+        ("scenarios/python-smoke.yaml", "scenario", "run it with `signal-eval scenario`"),
+        ("datasets/agents/code-review.yaml", "agents", "(agents: PATH)"),
+        ("datasets/cassettes/code-review.yaml", "cassette", "(cassette: PATH)"),
+    ],
+)
+def test_a_file_of_another_kind_given_as_a_dataset_says_what_it_is(
+    path: str, kind: str, use: str
+) -> None:
+    """``run matrix.yaml`` (or a scenario, a results file…): one line naming the file's kind
+    and what to do with it, not every dataset field it lacks (dozens for a results file);
+    every kind in the table says what to do with it."""
+    with pytest.raises(InputError) as raised:
+        load_dataset(ROOT / path)
+    [problem] = raised.value.problems
+    assert problem.message.startswith(f"not a dataset ({kind} file): ") and use in problem.message
+    assert all(k.use for k in kinds.DOCUMENT_KINDS)
+
+
+def test_a_results_file_given_as_a_dataset_says_what_it_is(tmp_path: Path) -> None:
+    save_result(dataset(case("a", True)), tmp_path / "r.json")
+    with pytest.raises(InputError, match=r"r\.json:1:1: not a dataset \(result file\): read it"):
+        load_dataset(tmp_path / "r.json")

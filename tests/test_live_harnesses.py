@@ -13,7 +13,7 @@ from typing import Any
 
 import agent_script as script
 import pytest
-from mock_servers import MockLLMServer
+from mock_servers import Fault, MockLLMServer
 from trace_facts import LOOP_FACTS, SIMPLE_FACTS, SUPPORT_FACTS, facts
 
 from signal_eval_cli import HarnessContext, Trace, import_trace, resolve_harness
@@ -87,6 +87,59 @@ def test_otel_harness_reads_openai_v2_log_events(mock_url: str) -> None:
     assert [c.id for c in trace.tool_calls] == [
         c.id for c in import_trace(FIXTURES / name).tool_calls
     ]
+
+
+def live_failing(factory: str, params: dict[str, Any], input: Any) -> tuple[Exception, Trace]:
+    """The error a run raised, and the trace the case keeps of it."""
+    harness = resolve_harness(factory, params, base_dir=HERE)
+    ctx = HarnessContext(case_id="c")
+    with pytest.raises(Exception) as raised:
+        asyncio.run(harness.run(input, ctx))
+    return raised.value, Trace(ctx.signals)
+
+
+# A framework that raises mid-run has done part of the work: what it did is in the case's
+# trace (tool calls, model calls), with the failure where it happened, and the error fails
+# the case.
+
+
+def test_an_agents_run_past_max_turns_keeps_what_it_did(mock_url: str) -> None:
+    params = {"agent": "live_targets.py:triage", "max_turns": 2}
+    error, trace = live_failing("openai-agents", params, script.QUESTION)
+    assert type(error).__name__ == "MaxTurnsExceeded"
+    assert [c.name for c in trace.tool_calls] == ["get_weather", "get_weather"]
+    (failed,) = trace.matching("agent:error")
+    assert failed.payload["agent"] == "weather" and "Max turns" in failed.payload["error"]
+    assert facts(trace) == facts(import_trace(FIXTURES / "agents_max_turns.json"))
+
+
+def test_a_langgraph_node_that_raises_fails_with_its_error(mock_url: str) -> None:
+    graph = {"graph": "live_targets.py:failing_graph"}
+    error, trace = live_failing("langgraph", graph, {"question": "Hi"})
+    assert isinstance(error, RuntimeError)
+    assert [s.payload["agent"] for s in trace.matching("agent:activated")] == ["answer", "publish"]
+    assert [s.name for s in trace.matching("provider:*")] == ["provider:start", "provider:end"]
+    (failed,) = trace.matching("agent:error")
+    assert failed.payload == {
+        "agent": "publish",
+        "error": "RuntimeError: publishing service unavailable",
+    }
+
+
+def test_an_otel_run_whose_model_call_is_refused_keeps_the_failed_call() -> None:
+    with MockLLMServer(responder=script.responder) as server:
+        server.fail_next(Fault.status_code(400, "bad request: context too long"))
+        os.environ["SIGNAL_EVAL_MOCK_URL"] = server.openai_base_url
+        try:
+            error, trace = live_failing(
+                "otel", {"target": "live_targets.py:openai_loop"}, script.QUESTION
+            )
+        finally:
+            del os.environ["SIGNAL_EVAL_MOCK_URL"]
+    assert type(error).__name__ == "BadRequestError"
+    (failed,) = trace.matching("provider:error")
+    assert "context too long" in failed.payload["error"]
+    assert not list(trace.matching("provider:end"))
 
 
 def test_a_missing_agent_is_an_input_error(tmp_path: Path) -> None:

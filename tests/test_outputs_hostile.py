@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -207,3 +208,147 @@ def test_comparing_results_whose_latency_and_cost_are_not_numbers_prints_a_dash(
     done = CliRunner().invoke(app, ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")])
     assert done.exit_code == 0, done.output
     assert "avg latency — · cost —" in " ".join(done.output.split())
+
+
+def test_dash_writes_the_file_to_stdout_alone_and_the_table_to_stderr(tmp_path: Path) -> None:
+    """``-o -`` is the standard output, as ``/dev/stdout`` is: the results JSON alone (for
+    ``| jq``), what is printed for people on stderr; no file named ``-``, no journal."""
+    dataset(tmp_path)
+    done = subprocess.run(
+        [CLI, "run", "d.yaml", "-o", "-"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["passRate"] == 1.0
+    assert "1 passed, 0 failed" in done.stderr and "results written to" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.yaml", "h.py", "ran"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "d.yaml", "-q", "-o", "-", "--junit", "-"],
+        ["run", "d.yaml", "-q", "--markdown", "/dev/stdout", "--html", "-"],
+        ["compare", "a.json", "b.json", "--html", "-", "-o", "/proc/self/fd/1"],
+    ],
+    ids=["run", "run-dev-stdout", "compare"],
+)
+def test_two_files_to_stdout_are_refused_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    dataset(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, argv)
+    assert done.exit_code == 2, done.output
+    assert "only one of them can write to stdout (-)" in done.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.yaml", "h.py"]
+
+
+def test_import_writes_one_trace_to_stdout_and_refuses_dash_for_a_folder_or_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    trace = ROOT / "datasets" / "traces" / "otel.json"
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["import", str(trace), "-o", "-"])
+    assert done.exit_code == 0, done.output
+    lines = capfd.readouterr().out.splitlines()
+    assert json.loads(lines[0])["name"] == "harness:start" and len(lines) == 26
+    for option in ("--out-dir", "--case-into"):
+        done = CliRunner().invoke(app, ["import", str(trace), option, "-"])
+        assert done.exit_code == 2, done.output
+        assert "- (stdout) holds no folder or dataset: give a path" in done.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_reader_that_goes_away_loses_no_report(tmp_path: Path) -> None:
+    """``signal-eval run ... | head -1``: the table meets a closed pipe; the run still
+    writes its results and reports and exits as the run calls for (rich's own handling
+    ended the process with exit 1 before they were written)."""
+    dataset(tmp_path)
+    proc = subprocess.Popen(
+        [CLI, "run", "d.yaml", "-q", "-o", "r.json", "--junit", "j.xml"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader is gone before the table is printed
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr.decode()
+    assert json.loads((tmp_path / "r.json").read_text())["passRate"] == 1.0
+    assert (tmp_path / "j.xml").is_file() and b"Traceback" not in stderr
+
+
+REVIEW = ["code-review.yaml", "agents/code-review.yaml", "cassettes/code-review.yaml"]
+"""The code-review example: a dataset, its agents file (a harness param), its cassette."""
+
+
+@pytest.mark.parametrize(
+    ("argv", "written"),
+    [
+        (["run", "d.yaml", "-q", "-o", "h.py"], "h.py"),  # the harness's own file
+        (["run", "{cr}", "-q", "--junit", "{agents}"], "{agents}"),  # a harness param's file
+        (["run", "{cr}", "-q", "--html", "{cassette}"], "{cassette}"),  # its recording
+        (["run", "d.yaml", "-q", "--harness", "h2.py:create", "-o", "h2.py"], "h2.py"),
+        (["matrix", "m.yaml", "-q", "-o", "h2.py"], "h2.py"),  # a variant's harness
+        (["matrix", "m.yaml", "-q", "--markdown", "{agents}"], "{agents}"),  # a variant's param
+        (["run", "d.yaml", "-q", "--traces", "tr", "-o", "tr/a.jsonl"], "tr/a.jsonl"),
+    ],
+    ids=[
+        "harness",
+        "param",
+        "cassette",
+        "cli-harness",
+        "variant-harness",
+        "variant-param",
+        "trace",
+    ],
+)
+def test_no_report_is_written_over_a_file_the_run_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], written: str
+) -> None:
+    """``-o h.py`` replaced the harness's source with the results JSON (``--junit`` the
+    agents file, ``--html`` a cassette): every file the run reads is an input, refused as
+    an output before anything runs, as the dataset itself was."""
+    dataset(tmp_path)
+    (tmp_path / "h2.py").write_text(SLOW)
+    for name in REVIEW:  # copies: a failure must not write over the repository's
+        (tmp_path / "cr" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "cr" / name).write_bytes((ROOT / "datasets" / name).read_bytes())
+    cr, agents, cassette = (tmp_path / "cr" / name for name in REVIEW)
+    (tmp_path / "tr").mkdir()
+    (tmp_path / "tr" / "a.jsonl").write_text('{"name": "harness:end"}\n')
+    names = {"cr": str(cr), "agents": str(agents), "cassette": str(cassette)}
+    (tmp_path / "m.yaml").write_text(
+        f"name: m\ndataset: {cr}\nvariants:\n  - {{id: a, name: A, harness: h2.py:create}}\n"
+        f"  - {{id: b, name: B, params: {{agents: {agents}}}}}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    target = Path(written.format(**names))
+    before = target.read_bytes()
+    done = CliRunner().invoke(app, [a.format(**names) for a in argv])
+    assert done.exit_code == 2, done.output
+    assert "is an input of this command" in done.output
+    assert target.read_bytes() == before and not (tmp_path / "ran").exists()
+
+
+def test_no_report_is_written_into_a_scenario_s_fixture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``scenario x.yaml -o fixtures/x/greeting.py`` replaced a fixture's source, and a
+    new file there (``--junit fixtures/x/j.xml``) is in every later copy of the fixture:
+    refused, exit 2, before anything runs."""
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "s.yaml").write_bytes(
+        (ROOT / "scenarios" / "python-smoke.yaml").read_bytes()
+    )
+    fixture = tmp_path / "fixtures" / "python-smoke"
+    fixture.mkdir(parents=True)
+    source = (ROOT / "fixtures" / "python-smoke" / "greeting.py").read_bytes()
+    (fixture / "greeting.py").write_bytes(source)
+    monkeypatch.chdir(tmp_path)
+    argv = ["scenario", "scenarios/s.yaml", "-q", "-o", "fixtures/python-smoke/greeting.py"]
+    done = CliRunner().invoke(app, [*argv, "--junit", "fixtures/python-smoke/j.xml"])
+    assert done.exit_code == 2, done.output
+    assert done.output.count("which a run never writes to") == 2
+    assert sorted(p.name for p in fixture.iterdir()) == ["greeting.py"]
+    assert (fixture / "greeting.py").read_bytes() == source

@@ -5,9 +5,11 @@ the pytest runs tests start); the entry point that autoloads it is checked on it
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from importlib.metadata import entry_points
@@ -15,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from signal_eval_cli import deadline
 
 pytest_plugins = ["pytester"]
 
@@ -292,3 +296,47 @@ def test_the_readme_example_runs_as_written(pytester: pytest.Pytester) -> None:
     result = run(pytester)
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["evals/review.yaml .*", "tests/test_review_quality.py .*"])
+
+
+STUCK = """\
+import time
+
+def create_harness():
+    async def run(input, ctx):
+        if input == "stuck":
+            time.sleep(30)  # a sync call in async code: the loop stops turning
+        ctx.emit("tool:call", {"name": "search", "args": {}})
+    return run
+"""
+
+
+def test_a_harness_blocking_the_event_loop_fails_its_case_instead_of_hanging_pytest(
+    pytester: pytest.Pytester,
+) -> None:
+    """An async harness that blocks the loop for good cannot be interrupted: as ``run``
+    does, the watchdog ends the dataset, the cases that finished keep their verdicts and
+    the rest fail saying where the harness is stuck; pytest goes on (the items, then the
+    fixture's run), without waiting the 30 s out."""
+    cases = "\n".join(
+        f"  - {{id: {i}, input: {i}, assertions: [{{type: tool.called, name: search}}]}}"
+        for i in ("quick", "stuck")
+    )
+    dataset = f"name: stuck\nharness: h.py:create_harness\ndefaultTimeout: 300\ncases:\n{cases}\n"
+    pytester.makefile(".yaml", **{"evals/s": dataset})
+    pytester.makefile(".py", **{"evals/h": STUCK})
+    pytester.makepyfile(
+        test_fixture="""
+        def test_run(signal_eval):
+            result = signal_eval.run("evals/s.yaml")
+            assert [c.passed for c in result.cases] == [True, False]
+            assert "event loop was blocked at h.py:6 in run" in result.cases[1].error
+        """
+    )
+    started = time.monotonic()
+    result = run(pytester, "--signal-eval", "evals/s.yaml", "test_fixture.py")
+    assert time.monotonic() - started < 25
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        ["error: not finished: the event loop was blocked at h.py:6 in run for *"]
+    )
+    assert os._exit is deadline._real_exit  # the stuck harness's refusal does not outlive it

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from signal_eval_cli import InputError, Signal, Trace, evaluate_assertion, read_jsonl, write_jsonl
-from signal_eval_cli.patterns import compile_glob, set_path
+from signal_eval_cli.patterns import compile_glob, set_path, values_equal
 
 # -- Signal --------------------------------------------------------------------------
 
@@ -414,6 +414,46 @@ def test_index_with_hundreds_of_distinct_names() -> None:
         [i for i, n in enumerate(names) if n.startswith("n:9")]
         + [599 - i for i, n in enumerate(names) if n.startswith("n:9")]
     )
+
+
+VALUES = ["Read", "5", 5, True, 1.0, None, ["Read"]]
+call_payloads = st.one_of(
+    st.dictionaries(
+        st.sampled_from(["name", "toolName", "input", "args", "agent"]),
+        st.sampled_from(VALUES),
+        max_size=4,
+    ),
+    st.sampled_from(["Read", None, 5, ["Read"]]),  # no object: not a call, no agent
+)
+
+
+@INDEX_PROPS
+@given(st.lists(st.tuples(st.sampled_from(["tool:call", "agent:activated", "x"]), call_payloads)))
+def test_tool_and_activation_views_agree_with_a_naive_reading(events: list) -> None:
+    t = trace(*events)
+    calls = [p for name, p in events if name == "tool:call" and isinstance(p, dict)]
+    names = [p.get("name", p.get("toolName")) for p in calls]
+    assert (t.tool_call_payloads, t.tool_names) == (calls, names)
+    starts = [
+        (p.get("agent") if isinstance(p, dict) else None, p)
+        for n, p in events
+        if n == "agent:activated"
+    ]
+    assert [(who, s.payload) for who, s in t.activations] == starts
+    for value in VALUES:
+        same = [i for i, n in enumerate(names) if values_equal(value, n)]
+        assert t.tool_inputs(value) == [calls[i].get("input", calls[i].get("args")) for i in same]
+        of_agent = [p for who, p in starts if values_equal(value, who)]
+        assert [s.payload for s in t.activations_of(value)] == of_agent
+
+
+@pytest.mark.parametrize("field", ["inputTokens", "outputTokens", "cost"])
+def test_a_boolean_in_any_usage_field_is_no_number(field: str) -> None:
+    payload = {"usage": {"inputTokens": 2, "outputTokens": 3}, "cost": 0.5}
+    (payload["usage"] if field != "cost" else payload)[field] = True
+    m = trace(("provider:end", payload), ("provider:end", payload)).metrics
+    expected = {"inputTokens": (0, 6, 1.0), "outputTokens": (4, 0, 1.0), "cost": (4, 6, 0.0)}
+    assert (m.input_tokens, m.output_tokens, m.cost) == expected[field]
 
 
 STATE_KEYS = ["a", "a.b", "a.c", "a.b.d", "b", "c.x"]

@@ -33,7 +33,10 @@ from signal_eval_cli.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 ALL = sorted(p.name for p in FIXTURES.iterdir())
-WITH_TOOLS = [n for n in ALL if "simple" not in n]
+FAILED_RUNS = {  # runs cut short: not the scripted conversation to its end
+    n for n in ALL if any(k in n for k in ("max_turns", "_error", "_refused", "_limit"))
+}
+WITH_TOOLS = [n for n in ALL if "simple" not in n and n not in FAILED_RUNS]
 NO_INPUT = {
     "langgraph_updates.jsonl",
     "langgraph_messages.jsonl",
@@ -99,9 +102,10 @@ def test_drafted_assertions_state_trajectory_arguments_status_and_output(name: s
     ]
     steps = case.assertions[0]["patterns"]
     loop = name.startswith("otel_openai")  # a plain client loop: no handoff; a raise is text
+    one_agent = loop or name.startswith("otel_vercel_ai")  # the AI SDK's: no handoff either
     ends = {"to": "weather"} if name in NO_AGENTS else {"from": "triage", "to": "weather"}
     handoff = {"pattern": "agent:handoff", "payload": ends}
-    assert (handoff in steps) is not loop
+    assert (handoff in steps) is not one_agent
     assert [s["payload"]["name"] for s in steps if s["pattern"] == "tool:call"] == [
         "get_weather",
         "get_weather",

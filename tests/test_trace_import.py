@@ -325,6 +325,24 @@ OTHER_INSTRUMENTATIONS = [  # tests/record_otel_instrumentations.py, protobuf's 
 ]
 
 
+VERCEL_AI = ["otel_vercel_ai.json", "otel_vercel_ai_streamed.json"]  # record_vercel_ai.mjs
+
+
+@pytest.mark.parametrize("name", VERCEL_AI)
+def test_the_vercel_ai_sdks_telemetry_gives_the_runs_facts(name: str) -> None:
+    """TypeScript's AI SDK (generateText, streamText) names its operations in
+    ``ai.operationId`` and keeps the messages in ``ai.*`` attributes: read as GenAI's.
+    Its tool spans record the raise (get_alerts: error); the call's ``functionId`` is the
+    agent."""
+    trace = import_trace(FIXTURES / name)
+    assert facts(trace) == {**LOOP_FACTS, "calls": SUPPORT_FACTS["calls"]}
+    assert [a for a, _ in trace.activations] == ["weather"]
+    assert {s.agent for s in trace.matching("provider:*")} == {"weather"}
+    first, second, _ = trace.matching("tool:call")
+    assert first.parent == second.parent  # one model turn
+    assert not list(trace.matching("span:*"))  # every span read
+
+
 @pytest.mark.parametrize("name", OPENAI_V2 + OTHER_INSTRUMENTATIONS)
 def test_openai_v2_instrumentation_gives_input_output_and_tool_calls(name: str) -> None:
     """``opentelemetry-instrumentation-openai-v2`` (and OpenInference's and OpenLLMetry's
@@ -1001,3 +1019,141 @@ def test_an_id_of_the_wrong_type_is_a_located_error_not_a_crash(tmp_path: Path) 
         warnings.simplefilter("ignore", TraceGap)
         with pytest.raises(InputError, match=r"t.jsonl: not a valid langgraph-updates trace: "):
             import_trace(path)
+
+
+# A run that failed says so: the framework's error on the agent's span (max turns passed,
+# the provider refusing a call) is an agent:error, a failed model call a provider:error.
+MAX_TURNS = [
+    "agents_max_turns.json",
+    "otel_agents_bridge_max_turns.json",
+    "otel_openinference_agents_max_turns.json",
+]
+
+
+@pytest.mark.parametrize("name", MAX_TURNS)
+def test_a_run_past_max_turns_fails_its_agent(name: str) -> None:
+    trace = import_trace(FIXTURES / name)
+    (error,) = trace.matching("agent:error")
+    assert error.payload["agent"] == "weather" and error.agent == "weather"
+    assert "Max turns exceeded" in error.payload["error"]
+    assert [s.name for s in trace][-3:] == ["agent:error", "text:complete", "harness:end"]
+    assert not passes(trace, {"type": "agent.completed", "agentId": "weather"})
+    assert passes(trace, {"type": "agent.completed", "agentId": "triage"})
+    assert not passes(trace, {"type": "signal.not", "pattern": "agent:error"})
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["agents_model_error.json", "otel_openai_model_error.json", "otel_pydantic_ai_refused.json"],
+)
+def test_a_model_call_the_provider_refused_is_a_provider_error(name: str) -> None:
+    trace = import_trace(FIXTURES / name)
+    (failed,) = trace.matching("provider:error")
+    assert "context too long" in failed.payload["error"]
+    assert trace.by_id(failed.parent).name == "provider:start"  # type: ignore[union-attr]
+    assert not list(trace.matching("provider:end")) and not list(trace.matching("tool:*"))
+    assert trace.input == "What is the weather in Paris and Rome?"  # though no call said it
+    if name.startswith("otel_openai"):  # a plain client loop: no agents
+        return
+    agent = "weather" if "pydantic" in name else "triage"
+    assert failed.agent == agent
+    (error,) = trace.matching("agent:error")
+    assert error.payload["agent"] == agent and "context too long" in error.payload["error"]
+    assert not passes(trace, {"type": "agent.completed", "agentId": agent})
+
+
+def test_a_failed_model_call_is_no_missing_content(tmp_path: Path) -> None:
+    """A call that failed has no answer: no warning that the file lacks messages."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        import_trace(FIXTURES / "otel_pydantic_ai_refused.json")
+
+
+def test_a_pydantic_ai_run_past_its_request_limit_fails_after_its_tool_calls() -> None:
+    trace = import_trace(FIXTURES / "otel_pydantic_ai_request_limit.json")
+    assert [c.payload["input"] for c in trace.matching("tool:call")] == [
+        {"city": "Paris"},
+        {"city": "Rome"},
+    ]
+    (error,) = trace.matching("agent:error")
+    assert error.payload["agent"] == "weather" and "UsageLimitExceeded" in error.payload["error"]
+    assert [s.name for s in trace][-3:] == ["agent:error", "text:complete", "harness:end"]
+
+
+@pytest.mark.parametrize("name", sorted(SUPPORT))
+def test_a_run_that_ended_well_has_no_agent_or_provider_error(name: str) -> None:
+    trace = import_trace(FIXTURES / name)
+    assert not list(trace.matching("agent:error")) and not list(trace.matching("provider:error"))
+    assert passes(trace, {"type": "agent.completed", "agentId": "weather"})
+
+
+def test_a_langgraph_node_that_raised_ends_the_stream_and_fails() -> None:
+    """astream_events records no error: the exception ends the stream inside the node."""
+    with pytest.warns(TraceGap, match="the stream ends inside node 'publish'"):
+        trace = import_trace(FIXTURES / "langgraph_node_error_events.jsonl")
+    (error,) = trace.matching("agent:error")
+    assert error.payload["agent"] == "publish" and "never finished" in error.payload["error"]
+    assert passes(trace, {"type": "agent.completed", "agentId": "answer"})
+    assert not passes(trace, {"type": "agent.completed", "agentId": "publish"})
+
+
+def test_an_on_chain_error_event_names_the_nodes_error(tmp_path: Path) -> None:
+    """A recorder that keeps callback errors (``on_chain_error``) gives the message; a
+    node that ended is no failure, however the stream ends."""
+    lines = (FIXTURES / "langgraph_node_error_events.jsonl").read_text().splitlines()
+    start = next(json.loads(x) for x in lines if '"on_chain_start"' in x and '"publish"' in x)
+    error = {**start, "event": "on_chain_error", "data": {"error": "RuntimeError('down')"}}
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([*lines, json.dumps(error)]) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no gap: the error was recorded
+        trace = import_trace(path)
+    (failed,) = trace.matching("agent:error")
+    assert failed.payload == {"agent": "publish", "error": "RuntimeError('down')"}
+    answer = FIXTURES / "langgraph_simple_answer_events.jsonl"
+    cut = tmp_path / "cut.jsonl"  # the graph's own end missing, every node ended
+    cut.write_text("\n".join(answer.read_text().splitlines()[:-1]) + "\n")
+    assert not list(import_trace(cut).matching("agent:error"))
+
+
+def test_a_guardrail_tripwire_fails_the_agent_it_guards() -> None:
+    """The SDK puts the tripwire's error on the ``turn`` span: the agent it ran in failed."""
+    trace = import_trace(FIXTURES / "agents_guardrail_error.json")
+    (error,) = trace.matching("agent:error")
+    assert error.payload == {"agent": "triage", "error": "Guardrail tripwire triggered"}
+    (guard,) = trace.matching("span:guardrail")
+    assert guard.payload["triggered"] is True and guard.agent == "triage"
+    assert not passes(trace, {"type": "agent.completed", "agentId": "triage"})
+    assert not list(trace.matching("provider:*"))  # stopped before the model was called
+
+
+def test_a_langgraph_run_id_of_any_json_type_is_read(tmp_path: Path) -> None:
+    """A hand-edited or foreign file may hold anything as ``run_id``: never a crash."""
+    lines = (FIXTURES / "langgraph_node_error_events.jsonl").read_text().splitlines()
+    events = [{**json.loads(line), "run_id": {"id": [i % 3]}} for i, line in enumerate(lines)]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    with pytest.warns(TraceGap):
+        trace = import_trace(path)
+    assert [a for a, _ in trace.activations] == ["answer", "publish"]
+
+
+def test_an_otlp_file_of_spans_nothing_reads_says_so(tmp_path: Path) -> None:
+    """Spans of no GenAI convention (a web server's, a framework we do not know) are kept,
+    and the import warns that model, tool and agent assertions will find nothing."""
+    span = {
+        "traceId": "0af7651916cd43dd8448eb211c80319c",
+        "spanId": "b7ad6b7169203331",
+        "name": "GET /checkout",
+        "startTimeUnixNano": "1700000000000000000",
+        "endTimeUnixNano": "1700000000500000000",
+        "attributes": [{"key": "http.route", "value": {"stringValue": "/checkout"}}],
+    }
+    path = tmp_path / "web.json"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    with pytest.warns(TraceGap, match="none of its spans is a model call"):
+        trace = import_trace(path)
+    assert [s.name for s in trace][1] == "span:other"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a file of GenAI spans: no such warning
+        import_trace(FIXTURES / "otel_vercel_ai.json")

@@ -11,7 +11,7 @@ from signal_eval_cli.assertions.helpers import PREVIEW_ITEMS, count_outcome, sho
 from signal_eval_cli.assertions.options import Field, NotRequired
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import assertion
-from signal_eval_cli.patterns import equal_to, match_pattern, values_equal
+from signal_eval_cli.patterns import equal_to, match_pattern, values_equal, where_equal
 
 
 def _called_names(ctx: EvalContext) -> list[Any]:
@@ -20,7 +20,7 @@ def _called_names(ctx: EvalContext) -> list[Any]:
 
 def _calls_of(name: Any, names: list[Any]) -> int:
     """How many calls are named ``name``: strictly, so ``5`` is not ``"5"``."""
-    return sum(map(equal_to(name), names))
+    return len(where_equal(names, name))
 
 
 class ToolOptions(Notes):
@@ -93,10 +93,10 @@ def tool_called_with(a: CalledWithOptions, ctx: EvalContext) -> Outcome:
     name, args, status = a["name"], a["args"], a.get("status")
     if status is not None:
         return _called_with_status(name, args, status, ctx)
-    calls = ctx.trace.tool_inputs(name)
-    match = next((c for c in calls if match_pattern(args, c)), None)
+    match = next((c for c in ctx.trace.iter_tool_inputs(name) if match_pattern(args, c)), None)
     if match is not None:
         return Outcome(True, f"'{name}' called with {short(match)}", args, match)
+    calls = ctx.trace.tool_inputs(name)
     if not calls:
         return Outcome(False, f"tool '{name}' was never called", args)
     inputs = calls[:PREVIEW_ITEMS]
@@ -205,5 +205,10 @@ def _contains_all(names: list[str], wanted: list[str]) -> bool:
 
 def _first_distinct(names: list[Any]) -> list[str]:
     """The first distinct names, for a message (a name that is not a string is shown as JSON)."""
+    try:  # at C speed, when every distinct name is a string (True would be 1, and 1.0)
+        distinct = list(dict.fromkeys(names))
+        names = distinct if all(isinstance(name, str) for name in distinct) else names
+    except TypeError:  # a name that is a list or an object: no hash
+        pass
     shown = dict.fromkeys(name if isinstance(name, str) else short(name) for name in names)
     return list(shown)[:PREVIEW_ITEMS]

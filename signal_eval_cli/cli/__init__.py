@@ -163,7 +163,7 @@ def main_and_exit() -> NoReturn:
     nothing needs. What a normal exit does that matters still happens, in its order:
     other non-daemon threads are joined, ``atexit`` handlers run (cassettes saved,
     proxies stopped), files left open (a harness's log) and the standard streams are
-    flushed; then ``os._exit``. Anything unusual (an exit message, a stream that cannot
+    flushed; the processes a harness left running are killed; then ``os._exit``. Anything unusual (an exit message, a stream that cannot
     be flushed, an exception) takes the normal way.
     """
     code = 0
@@ -183,6 +183,9 @@ def main_and_exit() -> NoReturn:
         sys.stderr.flush()
     except (OSError, ValueError):  # a closed pipe: Python's own exit reports it
         sys.exit(code)
+    scope = sys.modules.get("signal_eval_cli.process_scope")  # a command that ran harnesses
+    if scope is not None:  # ends what they left running: it would hold a `| cat` open
+        scope.kill_descendants()
     deadline = sys.modules.get("signal_eval_cli.deadline")  # a run may leave os._exit
     if deadline is not None:  # refused (a harness stuck for good): end the process anyway
         deadline.exit_process(code)

@@ -47,7 +47,11 @@ class Command(TyperCommand):
             reconfigure = getattr(stream, "reconfigure", None)
             if reconfigure is not None:
                 reconfigure(errors="backslashreplace")
-        return super().invoke(ctx)
+        from signal_eval_cli.cli.common import stdout_for_files  # common imports this module
+
+        given = {max(p.opts, key=len): ctx.params.get(p.name) for p in self.params}
+        with stdout_for_files(given):
+            return super().invoke(ctx)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         flags = {

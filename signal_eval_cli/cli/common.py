@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, cast
 
@@ -18,11 +19,23 @@ from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.results import CaseResult, SignalsPolicy
 
 
+class _Console(Console):
+    """A console whose reader going away (``| head``) silences it, and no more: rich's
+    own handling ends the process (exit 1), before the command writes its reports."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        with contextlib.suppress(OSError, ValueError):  # no descriptor (a test's buffer)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.file.fileno())  # what else is written there, too
+            os.close(devnull)
+
+
 def _console(*, stderr: bool = False) -> Console:
     """Rich console; logs (no terminal, no COLUMNS) get 120 columns instead of 80."""
-    console = Console(stderr=stderr)
+    console = _Console(stderr=stderr)
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(stderr=stderr, width=120)
+        console = _Console(stderr=stderr, width=120)
     return console
 
 
@@ -145,12 +158,45 @@ def check_outputs(*paths: Path | None, inputs: Iterable[Path | str] = ()) -> Non
         fail_input(exc)
 
 
+STDOUT = Path("/dev/stdout")
+"""What ``-`` names in an option that writes a file: the standard output."""
+
+
 def file_path(value: str) -> Path:
-    """A report option's file, as typed. One ending in ``/`` names a directory: exit 2
-    (``Path`` would drop the slash, and the report would become a file named after it)."""
+    """A report option's file, as typed; ``-`` is the standard output (:data:`STDOUT`).
+    One ending in ``/`` names a directory: exit 2 (``Path`` would drop the slash, and the
+    report would become a file named after it)."""
+    if value == "-":
+        return STDOUT
     if value.endswith(("/", os.sep)):
         fail_input(InputError([Problem(value, 0, 0, "is a directory: give a file path in it")]))
     return Path(value)
+
+
+def place_path(value: str) -> Path:
+    """An option's folder, or file read as well as written (``--out-dir``,
+    ``--case-into``): ``-`` cannot be the standard output there (exit 2), nor become a
+    file or folder named ``-``."""
+    if value == "-":
+        raise typer.BadParameter("- (stdout) holds no folder or dataset: give a path")
+    return Path(value)
+
+
+@contextlib.contextmanager
+def stdout_for_files(options: Mapping[str, Any]) -> Iterator[None]:
+    """While a command writes one of its files to stdout (``-o -``, ``--junit
+    /dev/stdout``), what it prints for people (tables, notes) goes to stderr: stdout holds
+    the file alone, for a pipe (``| jq``). Two such files would be mixed there: exit 2.
+    ``options``: each option's name and its value."""
+    names = [n for n, v in options.items() if isinstance(v, Path) and files.is_stdout(v)]
+    if len(names) > 1:
+        given = ", ".join(names)
+        fail_input(InputError(f"{given}: only one of them can write to stdout (-)"))
+    was, out.stderr = out.stderr, out.stderr or bool(names)
+    try:
+        yield
+    finally:
+        out.stderr = was
 
 
 def file_option(*names: str, help: str) -> Any:

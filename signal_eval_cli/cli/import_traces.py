@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from signal_eval_cli.cli.command import VerboseOpt
-from signal_eval_cli.cli.common import EXIT_OK, err, fail_input, file_option, out
+from signal_eval_cli.cli.common import EXIT_OK, err, fail_input, file_option, out, place_path
 from signal_eval_cli.errors import InputError
 
 __all__ = ["import_command"]
@@ -23,11 +23,15 @@ def import_command(
         Path | None, file_option("--output", "-o", help="Write the one trace's JSONL here.")
     ] = None,
     out_dir: Annotated[
-        Path | None, typer.Option(help="Write DIR/<trace name>.jsonl for each trace.")
+        Path | None,
+        typer.Option(
+            parser=place_path, metavar="<path>", help="Write DIR/<trace name>.jsonl for each trace."
+        ),
     ] = None,
     case_into: Annotated[
         Path | None,
         typer.Option(
+            parser=place_path,
             metavar="DATASET",
             help="Append a test case per trace to this dataset (created if missing): its "
             "input, and assertions that pass on the trace (trajectory, tool arguments, output).",

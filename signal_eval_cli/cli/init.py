@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from signal_eval_cli.cli.command import VerboseOpt
-from signal_eval_cli.cli.common import fail_input, out
+from signal_eval_cli.cli.common import fail_input, out, place_path
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.starter import DATASET, init_project
 
@@ -19,7 +19,9 @@ __all__ = ["init_command"]
 def init_command(
     directory: Annotated[
         Path,
-        typer.Argument(metavar="[DIR]", help="Where to write it (created if missing)."),
+        typer.Argument(
+            metavar="[DIR]", parser=place_path, help="Where to write it (created if missing)."
+        ),
     ] = Path("."),
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the starter's files if they exist.")

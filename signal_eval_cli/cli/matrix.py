@@ -11,6 +11,7 @@ Each variant's model calls go through its own model proxy and cassette (see
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Annotated
 
@@ -44,7 +45,10 @@ from signal_eval_cli.configured_runs import run_matrix_configured
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.interrupts import interrupts
 from signal_eval_cli.matrix import MatrixOptions, VariantResult, check_cassette_names, load_matrix
+from signal_eval_cli.matrix_files import MatrixFile
+from signal_eval_cli.process_scope import mark_children
 from signal_eval_cli.reports.console_matrix import print_matrix, variant_line
+from signal_eval_cli.run_config import files_read
 from signal_eval_cli.scenarios.runner import ScenarioResult
 
 __all__ = ["matrix_command"]
@@ -86,6 +90,11 @@ def matrix_command(
         check_cassette_names([v.id for v in matrix.variants])
     except InputError as exc:
         fail_input(exc)
+    if isinstance(matrix, MatrixFile):  # no report over a file a variant reads
+        read = [
+            files_read(matrix.dataset, v.harness, v.params, v.base_dir) for v in matrix.variants
+        ]
+        check_outputs(*reports.values(), inputs=[file, *itertools.chain(*read)])
     progress = Progress(None, quiet=quiet)  # its total once the journal is read
 
     def variant_done(variant: VariantResult) -> None:
@@ -103,6 +112,7 @@ def matrix_command(
         on_variant_case=lambda variant, result: progress(result, label=variant),
         shard=chosen_shard,
     )
+    mark_children()  # what the harnesses leave running ends with the command, orphans too
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         running = run_matrix_configured(
             matrix,

@@ -43,10 +43,11 @@ from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.deadline import exit_process
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.interrupts import interrupts
+from signal_eval_cli.process_scope import kill_descendants, mark_children
 from signal_eval_cli.reports.console import TableChoice, print_dataset
 from signal_eval_cli.reports.reporters import reports_per_dataset
 from signal_eval_cli.results import DatasetResult, SignalsPolicy
-from signal_eval_cli.run_config import load_datasets
+from signal_eval_cli.run_config import files_read, load_datasets
 from signal_eval_cli.runner import RunOptions
 
 __all__ = ["run_command"]
@@ -153,6 +154,12 @@ def run_command(
         )
     except InputError as exc:
         fail_input(exc)
+    for dataset, each in zip(datasets, paths, strict=True):  # no report over what it reads
+        if dataset is not None:
+            read = files_read(dataset, harness, params, Path.cwd())
+            if traces is not None:  # a file of the traces' folder is a trace it reads
+                read += [p for p in each.values() if p and p.parent.resolve() == traces.resolve()]
+            check_outputs(*each.values(), inputs=read)
     totals: list[DatasetResult] = []
     for dataset, its_reports in zip(datasets, paths, strict=True):
         if dataset is None:
@@ -210,6 +217,7 @@ def run_dataset_command(
         progress.__exit__()
         finish_stalled(result, reason, (reports, signals, table))
 
+    mark_children()  # what the harness leaves running ends with the command, orphans too
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         running = run_configured(
             dataset,
@@ -249,4 +257,5 @@ def finish_stalled(
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
+        kill_descendants()  # what the harness started: it would hold a `| cat` open
         exit_process(EXIT_FAILED)  # not os._exit: the stuck harness's refusal is in place

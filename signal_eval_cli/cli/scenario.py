@@ -40,12 +40,15 @@ from signal_eval_cli.cli.report_options import ReportPaths, report_options, writ
 from signal_eval_cli.configured_runs import run_scenarios_configured
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.interrupts import interrupts
+from signal_eval_cli.process_scope import mark_children
 from signal_eval_cli.reports.console_scenarios import run_summary, scenario_tables
 from signal_eval_cli.scenarios import (
+    Scenario,
     ScenarioResult,
     find_scenarios,
     update_run,
 )
+from signal_eval_cli.workpaths import fixture_dir
 
 __all__ = ["scenario_command", "scenario_tables"]
 
@@ -117,12 +120,14 @@ def scenario_command(
     except KeyboardInterrupt:  # nothing ran yet
         err.print("interrupted", style="yellow")
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    _refuse_reports_in_fixtures(reports, scenarios, root)
     progress = Progress(None, quiet=quiet)  # its total once the journal is read
 
     def complete(result: ScenarioResult) -> None:
         name = f"{result.id} (run {result.run + 1})" if repeat > 1 else result.id
         progress.tick(name, "pass" if result.passed else "FAIL")
 
+    mark_children()  # what an agent leaves running ends with the command, orphans too
     with interrupts() as caught:  # SIGTERM/SIGHUP like Ctrl-C; later ones wait for the write
         running = run_scenarios_configured(
             scenarios,
@@ -158,3 +163,19 @@ def scenario_command(
     if run.interrupted:
         raise typer.Exit(caught.exit_code)
     raise typer.Exit(EXIT_OK if all(s.passed for s in run.scenarios) else EXIT_FAILED)
+
+
+def _refuse_reports_in_fixtures(
+    reports: ReportPaths, scenarios: list[Scenario], root: Path | None
+) -> None:
+    """A report inside a scenario's fixture would replace one of its files, or add one
+    that every later copy of it holds: the fixture is never written to (exit 2)."""
+    fixtures = {fixture_dir(s, root).resolve() for s in scenarios}
+    problems = []
+    for path in filter(None, reports.values()):
+        inside = [f for f in fixtures if path.resolve().is_relative_to(f)]
+        if inside:
+            message = f"is inside the fixture {inside[0]}, which a run never writes to"
+            problems.append(Problem(str(path), 0, 0, message))
+    if problems:
+        fail_input(InputError(problems))

@@ -13,7 +13,7 @@ from typing import Any
 
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.entrypoints import load_object
-from signal_eval_cli.harness.protocol import HarnessContext
+from signal_eval_cli.harness.protocol import HarnessContext, kept_on_failure
 from signal_eval_cli.signals import Signal
 from signal_eval_cli.traces.mapping import to_signals
 
@@ -47,10 +47,18 @@ class GraphHarness:
 
         dumpd = _dumpd()
         reader = LangGraphReader()
-        events = self.graph.astream_events(graph_input(input), self.config, version="v2")
-        async for event in events:
-            reader.event(dumpd(event))
-        return to_signals(reader.facts)
+
+        async def stream() -> None:
+            events = self.graph.astream_events(graph_input(input), self.config, version="v2")
+            async for event in events:
+                reader.event(dumpd(event))
+
+        def signals(failure: BaseException | None) -> list[Signal]:
+            # the exception ends the stream inside the node that raised: it is its error
+            reader.close(None if failure is None else f"{type(failure).__name__}: {failure}")
+            return to_signals(reader.facts)
+
+        return await kept_on_failure(ctx, stream(), signals)
 
 
 def create_harness(

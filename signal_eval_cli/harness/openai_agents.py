@@ -15,7 +15,7 @@ from typing import Any
 
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.entrypoints import load_object
-from signal_eval_cli.harness.protocol import HarnessContext
+from signal_eval_cli.harness.protocol import HarnessContext, kept_on_failure
 from signal_eval_cli.signals import Signal
 from signal_eval_cli.traces.mapping import ModelCall, to_signals
 
@@ -89,7 +89,9 @@ class AgentsHarness:
         trace_id = agents.gen_trace_id()
         recorder.runs[trace_id] = []
         deltas: list[list[str]] = []
-        try:
+        outputs: list[Any] = []
+
+        async def stream() -> None:
             with agents.trace(f"signal-eval {ctx.case_id}", trace_id=trace_id):
                 result = agents.Runner.run_streamed(
                     self.agent,
@@ -98,18 +100,25 @@ class AgentsHarness:
                 )
                 async for event in result.stream_events():
                     _collect_delta(event, deltas)
-            items = recorder.runs[trace_id]
+            outputs.append(result.final_output)
+
+        def signals(failure: BaseException | None) -> list[Signal]:
+            facts = facts_from_items(recorder.runs[trace_id])  # a failed agent's span says why
+            calls = sorted(
+                (s for s in facts.steps if isinstance(s, ModelCall)), key=lambda c: c.start
+            )
+            for call, chunks in zip(calls, deltas, strict=False):
+                call.deltas = chunks
+            if facts.output is None and outputs and outputs[0] is not None:
+                facts.output = str(outputs[0])
+            if facts.input is None:
+                facts.input = input
+            return to_signals(facts)
+
+        try:
+            return await kept_on_failure(ctx, stream(), signals)
         finally:
             recorder.runs.pop(trace_id, None)
-        facts = facts_from_items(items)
-        calls = sorted((s for s in facts.steps if isinstance(s, ModelCall)), key=lambda c: c.start)
-        for call, chunks in zip(calls, deltas, strict=False):
-            call.deltas = chunks
-        if facts.output is None and result.final_output is not None:
-            facts.output = str(result.final_output)
-        if facts.input is None:
-            facts.input = input
-        return to_signals(facts)
 
 
 def _collect_delta(event: Any, deltas: list[list[str]]) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.entrypoints import load_factory
-from signal_eval_cli.harness.protocol import HarnessContext
+from signal_eval_cli.harness.protocol import HarnessContext, kept_on_failure
 from signal_eval_cli.signals import Signal
 from signal_eval_cli.traces.mapping import to_signals
 
@@ -111,31 +111,37 @@ class OtelHarness:
 
         capture = _Capture.install()
         tracer = trace.get_tracer("signal-eval")
-        with tracer.start_as_current_span(f"signal-eval {ctx.case_id}") as root:
-            trace_id = root.get_span_context().trace_id
-            capture.runs[trace_id] = []
-            capture.events[trace_id] = []
-            try:
+        root = tracer.start_span(f"signal-eval {ctx.case_id}")
+        trace_id, root_id = root.get_span_context().trace_id, root.get_span_context().span_id
+        capture.runs[trace_id] = []
+        capture.events[trace_id] = []
+        answers: list[Any] = []
+
+        async def traced() -> None:
+            with trace.use_span(root, end_on_exit=True):
                 if inspect.iscoroutinefunction(self.target):
                     answer = await self.target(input)
                 else:  # a thread keeps the loop free; it copies the context, span included
                     answer = await asyncio.to_thread(self.target, input)
                     if inspect.isawaitable(answer):
                         answer = await answer
-            except BaseException:
-                capture.runs.pop(trace_id, None)
-                capture.events.pop(trace_id, None)
-                raise
-        await asyncio.sleep(0)  # processors run at span end: the root has ended now
-        root_id = root.get_span_context().span_id
-        spans = [s for s in capture.runs.pop(trace_id, []) if s.context.span_id != root_id]
-        events = capture.events.pop(trace_id, [])
-        facts = facts_from_request(spans_to_otlp(spans, events))
-        if facts.input is None:
-            facts.input = input
-        if isinstance(answer, str) and answer:
-            facts.output = answer
-        return to_signals(facts)
+                answers.append(answer)
+            await asyncio.sleep(0)  # processors run at span end: the root has ended now
+
+        def signals(failure: BaseException | None) -> list[Signal]:
+            spans = [s for s in capture.runs[trace_id] if s.context.span_id != root_id]
+            facts = facts_from_request(spans_to_otlp(spans, capture.events[trace_id]))
+            if facts.input is None:
+                facts.input = input
+            if answers and isinstance(answers[0], str) and answers[0]:
+                facts.output = answers[0]
+            return to_signals(facts)
+
+        try:
+            return await kept_on_failure(ctx, traced(), signals)
+        finally:
+            capture.runs.pop(trace_id, None)
+            capture.events.pop(trace_id, None)
 
 
 def create_harness(target: str, dataset_dir: Path | None = None) -> OtelHarness:

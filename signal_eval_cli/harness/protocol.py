@@ -31,6 +31,7 @@ __all__ = [
     "HarnessRaised",
     "RunFunction",
     "collect",
+    "kept_on_failure",
     "runs_on_loop",
     "wants_proxy",
 ]
@@ -201,6 +202,27 @@ async def collect(
     else:
         _record_all(ctx, result)
     return ctx.signals
+
+
+async def kept_on_failure(
+    ctx: HarnessContext,
+    run: Awaitable[Any],
+    signals: Callable[[BaseException | None], list[Signal]],
+) -> list[Signal]:
+    """``signals(None)`` once ``run`` has finished: a live harness that maps what a
+    framework reported at the end. When the framework raises mid-run (max turns passed, a
+    node's exception, a refused model call) it has still done part of the work:
+    ``signals(error)`` are recorded in the case's trace before the error fails the case,
+    as a harness that emits as it goes keeps them. The framework's error stays the
+    case's: one from mapping what it left is not raised in its place."""
+    try:
+        await run
+    except Exception as failure:
+        with contextlib.suppress(Exception):
+            for signal in signals(failure):
+                ctx.record(signal)
+        raise
+    return signals(None)
 
 
 class HarnessRaised(Exception):

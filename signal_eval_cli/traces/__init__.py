@@ -103,7 +103,7 @@ def _langgraph(method: str) -> Callable[[Source], Facts]:
                 feed(value)
             except TraceFormatError as exc:
                 raise TraceFormatError(str(exc), number) from None
-        reader.finish()
+        reader.close()
         return reader.facts
 
     return read

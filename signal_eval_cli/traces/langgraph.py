@@ -100,6 +100,11 @@ _NO_INPUT_GAP = (
     '(stream ["values", "updates", "messages"] or astream_events to keep it)'
 )
 UPDATES_GAP, MESSAGES_GAP = _NO_INPUT_GAP.format("updates"), _NO_INPUT_GAP.format("messages")
+UNFINISHED = "node {!r} never finished: the stream ends inside it"
+UNFINISHED_GAP = (
+    "the stream ends inside node {!r}, before the graph's end: the node raised (the "
+    "exception ends astream_events) or the run was cut off; it is taken as failed"
+)
 VALUES_GAP = (
     'astream(stream_mode="values") does not say which node ran: no agent activations, '
     'and model and tool calls are not attributed to agents (stream ["values", "updates", '
@@ -165,6 +170,15 @@ def _user_text(messages: Any) -> str | None:
     return None
 
 
+def _run_of(event: Mapping[str, Any]) -> str:
+    """Which node run an event belongs to: its ``run_id`` (as text, whatever a file holds
+    there), else its node's name."""
+    run_id = event.get("run_id")
+    return (
+        str(run_id) if run_id else f"node:{as_mapping(event.get('metadata')).get('langgraph_node')}"
+    )
+
+
 class LangGraphReader:
     """Accumulates node runs and returned messages; line numbers stand for time."""
 
@@ -178,6 +192,7 @@ class LangGraphReader:
         self.answers: dict[str, list[tuple[float, dict[str, Any]]]] = {}  # node -> model ends
         self.step: tuple[Any, Any] = (None, None)  # the node run the last message came from
         self.clock = 0.0
+        self.running: dict[str, AgentRun] = {}  # node runs started, not yet ended (by run id)
 
     def tick(self) -> float:
         self.clock += 1.0
@@ -260,9 +275,12 @@ class LangGraphReader:
             )
         )
 
-    def node_start(self, node: str, at: float) -> None:
-        if not node.startswith("__"):
-            self.facts.steps.append(AgentRun(node, at, at))
+    def node_start(self, node: str, at: float) -> AgentRun | None:
+        if node.startswith("__"):
+            return None
+        run = AgentRun(node, at, at)
+        self.facts.steps.append(run)
+        return run
 
     # -- astream_events v2 ----------------------------------------------------------------
 
@@ -278,10 +296,15 @@ class LangGraphReader:
             if not event.get("parent_ids") and self.facts.input is None:
                 self.facts.input = _input_of(data.get("input"))
                 self.facts.start = at
-            elif is_node:
-                self.node_start(str(node), at)
+            elif is_node and (run := self.node_start(str(node), at)) is not None:
+                self.running[_run_of(event)] = run
+        elif kind == "on_chain_error" and is_node:
+            run = self.running.pop(_run_of(event), None)
+            if run is not None:
+                run.end, run.error = at, str(data.get("error") or "the node raised")
         elif kind == "on_chain_end":
             if is_node:
+                self.running.pop(_run_of(event), None)
                 self._unreturned_answers(str(node), data.get("output"))
                 self.node_output(str(node), data.get("output"), at)
             elif not event.get("parent_ids"):
@@ -382,6 +405,21 @@ class LangGraphReader:
         else:
             self.finish()
             self.node_output(node, {"messages": [msg]}, at)
+
+    def close(self, error: str | None = None) -> None:
+        """At the end of the stream: what is still open is finished. A node that started and
+        never ended, in a graph that never ended, is where the run stopped: the node raised
+        (``astream_events`` records no error, the exception ends the stream) or the run was
+        cut off. Either way it did not complete: an ``agent:error``, with the ``error`` that
+        ended the stream when it is known (a live run), else a gap saying it was cut."""
+        self.finish()
+        if self.facts.end is not None:
+            return
+        for run in self.running.values():
+            run.end, run.error = self.clock, error or UNFINISHED.format(run.name)
+            if error is None:
+                self.facts.gaps.add(UNFINISHED_GAP.format(run.name))
+        self.running.clear()
 
     def finish(self) -> None:
         """The model call whose chunks were being merged, now that they have all come."""

@@ -52,6 +52,7 @@ class AgentRun:
     name: str
     start: float
     end: float | None = None
+    error: str | None = None  # why the run failed (max turns, a guardrail): an agent:error
 
 
 @dataclass
@@ -65,6 +66,7 @@ class ModelCall:
     text: str = ""
     requests: list[ToolRequest] = field(default_factory=list)
     deltas: list[str] = field(default_factory=list)
+    error: str | None = None  # the call failed: a provider:error where its provider:end would be
 
 
 @dataclass
@@ -349,13 +351,21 @@ def to_signals(facts: Facts) -> list[Signal]:
     last_text = ""
     for step in steps:
         if isinstance(step, AgentRun):
-            out.emit(step.start, "agent:activated", {"agent": step.name}, step.name)
+            activated = out.emit(step.start, "agent:activated", {"agent": step.name}, step.name)
+            if step.error is not None:
+                at = step.end if step.end is not None else step.start
+                failure = {"agent": step.name, "error": step.error}
+                out.emit(at, "agent:error", failure, step.name, activated)
         elif isinstance(step, ModelCall):
             start = out.emit(step.start, "provider:start", {"model": step.model}, step.agent)
             starts_of[id(step)] = start
             end_at = step.end if step.end is not None else step.start
             for chunk in step.deltas:
                 out.emit(step.start, "text:delta", {"content": chunk}, step.agent, start)
+            if step.error is not None:  # as a provider's own failed call says it
+                refused = {"model": step.model, "error": step.error, "code": None}
+                out.emit(end_at, "provider:error", refused, step.agent, start)
+                continue
             end: dict[str, Any] = {
                 "model": step.model,
                 "usage": {

@@ -114,15 +114,20 @@ def facts_from_items(items: list[Any]) -> Facts:
     names = {i: s["span_data"].get("name") for i, s in spans.items()}
     kinds = {i: s["span_data"].get("type") for i, s in spans.items()}
 
-    def agent_of(span: Mapping[str, Any]) -> str | None:
+    def agent_span_of(span: Mapping[str, Any]) -> str | None:
+        """The id of the agent span the span ran in."""
         seen: set[str] = set()
         parent = span.get("parent_id")
         while isinstance(parent, str) and parent in spans and parent not in seen:
             seen.add(parent)
             if kinds[parent] == "agent":
-                return str(names[parent])
+                return parent
             parent = spans[parent].get("parent_id")
         return None
+
+    def agent_of(span: Mapping[str, Any]) -> str | None:
+        within = agent_span_of(span)
+        return None if within is None else str(names[within])
 
     ordered = sorted(
         spans.items(), key=lambda kv: _seconds(kv[1].get("started_at"), kv[0], "started_at") or 0.0
@@ -135,9 +140,34 @@ def facts_from_items(items: list[Any]) -> Facts:
             raise TraceFormatError("span has no 'started_at'", span_id)
         bounds += [start, end if end is not None else start]
         facts.steps.append(_step(span_id, span, start, end, agent_of(span), facts))
+    runs = {i: step for (i, _), step in zip(ordered, facts.steps, strict=True)}
+    for span_id, span in ordered:  # a turn's error (a guardrail's tripwire) is its agent's
+        within = agent_span_of(span)
+        run = runs.get(within) if within is not None else None
+        if kinds[span_id] not in _OWN_ERRORS and isinstance(run, AgentRun) and run.error is None:
+            run.error = _failure(span, "agent failed")
     if bounds:
         facts.start, facts.end = min(bounds), max(bounds)
     return facts
+
+
+# Spans whose error is their own step's (a failed tool, model call or agent): any other
+# span's error (a ``turn`` span's guardrail tripwire) is the failure of the agent it ran in.
+_OWN_ERRORS = frozenset({"agent", "function", "generation", "response"})
+
+
+def _failure(span: Mapping[str, Any], failed: str) -> str | None:
+    """Why the span failed, from the SDK's ``error: {message, data}`` (a tool's own error
+    is ``data.error``; an agent's is the message: ``Max turns exceeded``, a guardrail's
+    tripwire); None when it did not."""
+    error = span.get("error")
+    if error is None:
+        return None
+    if not isinstance(error, Mapping):
+        return str(error) or failed
+    detail = error.get("data")
+    cause = detail.get("error") if isinstance(detail, Mapping) else None
+    return str(cause or error.get("message") or failed)
 
 
 def _tokens(usage: Any, key: str) -> int | None:
@@ -156,7 +186,7 @@ def _step(
     data = span["span_data"]
     kind = data.get("type")
     if kind == "agent":
-        return AgentRun(str(data.get("name")), start, end)
+        return AgentRun(str(data.get("name")), start, end, _failure(span, "agent failed"))
     if kind in ("generation", "response"):
         if kind == "response" and "output" not in data:
             facts.gaps.add(RESPONSE_GAP)
@@ -173,17 +203,9 @@ def _step(
             _tokens(usage, "output_tokens"),
             text,
             requests,
+            error=_failure(span, "model call failed"),
         )
     if kind == "function":
-        error = span.get("error")
-        message = None
-        if isinstance(error, Mapping):
-            detail = error.get("data")
-            message = str(
-                (detail.get("error") if isinstance(detail, Mapping) else None)
-                or error.get("message")
-                or "tool failed"
-            )
         return ToolRun(
             str(data.get("name")),
             parse_arguments(data.get("input")),
@@ -191,7 +213,7 @@ def _step(
             end,
             agent,
             result=data.get("output"),
-            error=message,
+            error=_failure(span, "tool failed"),
             span_id=span_id,
         )
     if kind == "handoff":

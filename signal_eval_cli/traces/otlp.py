@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from signal_eval_cli.errors import shorten
+from signal_eval_cli.traces import vercel_ai
 from signal_eval_cli.traces.mapping import (
     AgentRun,
     Facts,
@@ -61,6 +62,7 @@ ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "input.value")  # not tool.parame
 RESULT_KEYS = ("gen_ai.tool.call.result", "output.value")
 OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.completion", "output.value")
 INPUT_KEYS = ("gen_ai.input.messages", "gen_ai.prompt")
+AGENT_INPUT_KEYS = ("pydantic_ai.all_messages",)  # an agent run's conversation (Pydantic AI)
 
 
 CONTENT_GAP = (
@@ -69,6 +71,13 @@ CONTENT_GAP = (
     "sends them as log events, which a trace file does not hold; set "
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true and fold them in with "
     "otlp_encode.spans_to_otlp(spans, events), or run it live with the otel harness)"
+)
+
+
+UNREAD_GAP = (
+    "none of its spans is a model call, tool run or agent run signal-eval reads (no "
+    "gen_ai.operation.name, openinference.span.kind or the Vercel AI SDK's ai.operationId): "
+    "they are kept as span:* signals, and model, tool and agent assertions find nothing"
 )
 
 
@@ -216,7 +225,9 @@ class _Span:
         self.start = start
         self.end = _nanos(raw, "endTimeUnixNano", self.id)
         operation = self.attributes.get("gen_ai.operation.name")
-        if operation is None:
+        if operation is None and "ai.operationId" in self.attributes:
+            operation = vercel_ai.operation(self.attributes)  # the Vercel AI SDK's
+        elif operation is None:
             operation = OPENINFERENCE_KINDS.get(str(self.attributes.get("openinference.span.kind")))
             if operation == "chat":  # its messages as GenAI's, where those are absent
                 for side, messages in chat_messages(self.attributes).items():
@@ -252,6 +263,8 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
         if isinstance(step, ModelCall):
             asked.append((step, _messages(_first(span.attributes, INPUT_KEYS))))
     _runs_from_messages(facts, asked)
+    if spans and all(isinstance(step, Other) for step in facts.steps):
+        facts.gaps.add(UNREAD_GAP)
     if roots:
         facts.start = min(s.start for s in roots)
         facts.end = max((s.end or s.start) for s in roots)
@@ -305,10 +318,13 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
     attributes, operation = span.attributes, span.operation
     name = _first(attributes, AGENT_NAME_KEYS)
     if operation in AGENT_OPERATIONS and name:
-        return AgentRun(str(name), span.start, span.end)
+        if facts.input is None:  # its first model call may have failed before it said
+            facts.input = _first_user_text(_messages(_first(attributes, AGENT_INPUT_KEYS)))
+        return AgentRun(str(name), span.start, span.end, _failed(span.raw, attributes))
     if operation in MODEL_OPERATIONS:
+        error = _failed(span.raw, attributes)
         output = _messages(_first(attributes, OUTPUT_KEYS))
-        if output is None:
+        if output is None and error is None:  # a failed call has no answer to carry
             facts.gaps.add(CONTENT_GAP)
         text, requests = model_output(output)
         if facts.input is None:
@@ -322,6 +338,7 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
             _int(_first(attributes, OUTPUT_TOKENS)),
             text if isinstance(text, str) else "",
             requests,
+            error=error,
         )
     if operation in TOOL_OPERATIONS and (ends := handoff(str(span.raw.get("name")), attributes)):
         return Handoff(ends[0] or agent, ends[1], span.start)
