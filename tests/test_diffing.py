@@ -403,7 +403,6 @@ def test_huge_files_take_the_snake_shortcut_like_git(
     assert any(taken)
 
 
-
 @pytest.mark.parametrize("max_cost", [3, 8, 40])
 def test_replayed_search_steps_give_the_searched_result(
     max_cost: int, monkeypatch: pytest.MonkeyPatch
