@@ -565,7 +565,8 @@ _payload = operator.attrgetter("payload")
 
 def _dict_values(payloads: Iterable[Any], key: str) -> list[Any] | None:
     """``payload.get(key)`` of every payload, at C speed: a million-signal trace has tens
-    of thousands. None when some payload is no dict: the caller reads them its own way."""
+    of thousands. None when some payload is no dict: the caller reads them its own way.
+    (A payload is JSON's: a dict subclass's own ``get``, were it to differ, is not asked.)"""
     try:
         return list(map(dict.get, payloads, itertools.repeat(key)))
     except TypeError:

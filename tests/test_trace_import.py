@@ -1136,3 +1136,24 @@ def test_a_langgraph_run_id_of_any_json_type_is_read(tmp_path: Path) -> None:
     with pytest.warns(TraceGap):
         trace = import_trace(path)
     assert [a for a, _ in trace.activations] == ["answer", "publish"]
+
+
+def test_an_otlp_file_of_spans_nothing_reads_says_so(tmp_path: Path) -> None:
+    """Spans of no GenAI convention (a web server's, a framework we do not know) are kept,
+    and the import warns that model, tool and agent assertions will find nothing."""
+    span = {
+        "traceId": "0af7651916cd43dd8448eb211c80319c",
+        "spanId": "b7ad6b7169203331",
+        "name": "GET /checkout",
+        "startTimeUnixNano": "1700000000000000000",
+        "endTimeUnixNano": "1700000000500000000",
+        "attributes": [{"key": "http.route", "value": {"stringValue": "/checkout"}}],
+    }
+    path = tmp_path / "web.json"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    with pytest.warns(TraceGap, match="none of its spans is a model call"):
+        trace = import_trace(path)
+    assert [s.name for s in trace][1] == "span:other"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a file of GenAI spans: no such warning
+        import_trace(FIXTURES / "otel_vercel_ai.json")

@@ -74,6 +74,13 @@ CONTENT_GAP = (
 )
 
 
+UNREAD_GAP = (
+    "none of its spans is a model call, tool run or agent run signal-eval reads (no "
+    "gen_ai.operation.name, openinference.span.kind or the Vercel AI SDK's ai.operationId): "
+    "they are kept as span:* signals, and model, tool and agent assertions find nothing"
+)
+
+
 def looks_like(document: Any) -> bool:
     return isinstance(document, Mapping) and isinstance(document.get("resourceSpans"), list)
 
@@ -256,6 +263,8 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
         if isinstance(step, ModelCall):
             asked.append((step, _messages(_first(span.attributes, INPUT_KEYS))))
     _runs_from_messages(facts, asked)
+    if spans and all(isinstance(step, Other) for step in facts.steps):
+        facts.gaps.add(UNREAD_GAP)
     if roots:
         facts.start = min(s.start for s in roots)
         facts.end = max((s.end or s.start) for s in roots)
