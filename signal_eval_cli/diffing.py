@@ -13,7 +13,6 @@ import string
 from collections import Counter
 from dataclasses import dataclass
 from itertools import compress, count, pairwise
-from operator import le, not_
 from typing import Literal, NamedTuple
 
 # xdiff's tuning constants (xdiffi.c / xprepare.c); changing any of them changes output.
@@ -165,7 +164,7 @@ def _mark_changes(ids_a: list[int], ids_b: list[int], ch_a: list[bool], ch_b: li
         tail += 1
     keep_a = _kept_lines(ids_a, head, len(ids_a) - tail, Counter(ids_b), ch_a)
     keep_b = _kept_lines(ids_b, head, len(ids_b) - tail, Counter(ids_a), ch_b)
-    search = _Search(list(map(ids_a.__getitem__, keep_a)), list(map(ids_b.__getitem__, keep_b)))
+    search = _Search([ids_a[i] for i in keep_a], [ids_b[i] for i in keep_b])
     changed_a, changed_b = search.changed_lines()
     for i in changed_a:
         ch_a[keep_a[i]] = True
@@ -210,31 +209,27 @@ class _Search:
     """xdl_recs_cmp / xdl_split: divide-and-conquer Myers over the kept (interned) lines.
 
     ``kvdf``/``kvdb`` hold the furthest x reached on each diagonal d = x - y going forward
-    and backward.  x counts from ``len(b) + 1`` (``self.shift``) so that every diagonal
-    index is positive and a search step reads and writes its diagonals as list slices.  A
-    path strays at most one line past its box per step, and there are fewer steps than
-    lines, so padding both sides with sentinels that never match lets the steps compare
-    first and check the bounds only on a match.
+    and backward.  Diagonals run from -(len(b) + 1) to len(a) + 1, so negative indexes wrap
+    into the top of the lists without clashing.  A path strays at most one line past its box
+    per step, and there are fewer steps than lines, so padding both sides with sentinels
+    that never match lets the hot loops compare first and check the bounds only on a match.
     """
 
     def __init__(self, a: list[int], b: list[int]) -> None:
         ndiags = len(a) + len(b) + 3
+        self.kvdf, self.kvdb = [0] * ndiags, [0] * ndiags
         self.max_cost = max(_bogosqrt(ndiags), MAX_COST_MIN)
-        self.shift = len(b) + 2
-        self.kvdf, self.kvdb = [0] * (ndiags + 1), [0] * (ndiags + 1)
-        self.diags = list(range(ndiags + 1))  # the diagonals' numbers, made once
         self.size = len(a), len(b)
-        self.a, self.b = [-1] * self.shift + a + [-1] * ndiags, b + [-2] * ndiags
+        self.a, self.b = a + [-1] * ndiags, b + [-2] * ndiags
         # ap[x] is a[x - 1]: the backward search looks at the lines just above its point.
         self.ap, self.bp = [-1, *self.a], [-2, *self.b]
-        self.trails: dict[tuple[bool, int, int], _Trail] = {}
 
     def changed_lines(self) -> tuple[list[int], list[int]]:
         """Indexes (into a and b) of the lines that are not part of the common subsequence."""
-        a, b, shift = self.a, self.b, self.shift
+        a, b = self.a, self.b
         out_a: list[int] = []
         out_b: list[int] = []
-        boxes = [(shift, shift + self.size[0], 0, self.size[1], False)]
+        boxes = [(0, self.size[0], 0, self.size[1], False)]
         while boxes:
             off1, lim1, off2, lim2, need_min = boxes.pop()
             while off1 < lim1 and off2 < lim2 and a[off1] == b[off2]:
@@ -242,7 +237,7 @@ class _Search:
             while off1 < lim1 and off2 < lim2 and a[lim1 - 1] == b[lim2 - 1]:
                 lim1, lim2 = lim1 - 1, lim2 - 1
             if off1 == lim1 or off2 == lim2:
-                out_a += range(off1 - shift, lim1 - shift)
+                out_a += range(off1, lim1)
                 out_b += range(off2, lim2)
             else:
                 i1, i2, min_lo, min_hi = self._split((off1, lim1, off2, lim2), need_min)
@@ -251,14 +246,9 @@ class _Search:
         return out_a, out_b
 
     def _split(self, box: _Box, need_min: bool) -> _Split:
-        """Meet in the middle, or give up on optimality once the search gets costly.
-
-        A box shares its start with the box it was cut from (and its end with another),
-        so its forward (backward) search repeats that box's first steps as long as they
-        stay inside it: those steps are replayed from ``_Trail`` instead of recomputed.
-        """
-        a, b, ap, bp, kvdf, kvdb = self.a, self.b, self.ap, self.bp, self.kvdf, self.kvdb
-        diags = self.diags
+        """Meet in the middle, or give up on optimality once the search gets costly."""
+        a, b, kvdf, kvdb = self.a, self.b, self.kvdf, self.kvdb
+        ap, bp = self.ap, self.bp
         off1, lim1, off2, lim2 = box
         dmin, dmax = off1 - lim2, lim1 - off2
         fmid, bmid = off1 - off2, lim1 - lim2
@@ -266,8 +256,6 @@ class _Search:
         fmin = fmax = fmid
         bmin = bmax = bmid
         kvdf[fmid], kvdb[bmid] = off1, lim1
-        fwd = self._trail((True, off1, off2), box)
-        bwd = self._trail((False, lim1, lim2), box)
         cost = 0
         while True:
             cost += 1
@@ -282,31 +270,21 @@ class _Search:
                 kvdf[fmax + 1] = -1
             else:
                 fmax -= 1
-            step = fwd.replay(cost, fmin, fmax)
-            if step is not None:
-                kvdf[fmin : fmax + 1 : 2], got_snake = step
-                if odd:
-                    met = _meeting(kvdb, kvdf, max(fmin, bmin), min(fmax, bmax))
-                    if met is not None:
-                        return kvdf[met], kvdf[met] - met, True, True
-            else:
-                hi = kvdf[fmax + 1]
-                for d, lo in zip(
-                    diags[fmax : fmin - 1 : -2], kvdf[fmax - 1 : fmin - 2 : -2], strict=True
-                ):
-                    i1 = hi if lo < hi else lo + 1
-                    hi = lo
-                    if a[i1] == b[i1 - d] and i1 < lim1 and i1 - d < lim2:
-                        start = i1
+            hi = kvdf[fmax + 1]
+            for d in range(fmax, fmin - 1, -2):
+                lo = kvdf[d - 1]
+                i1 = hi if lo < hi else lo + 1
+                hi = lo
+                if a[i1] == b[i1 - d] and i1 < lim1 and i1 - d < lim2:
+                    start = i1
+                    i1 += 1
+                    while a[i1] == b[i1 - d] and i1 < lim1 and i1 - d < lim2:
                         i1 += 1
-                        while a[i1] == b[i1 - d] and i1 < lim1 and i1 - d < lim2:
-                            i1 += 1
-                        if i1 - start > SNAKE_CNT:
-                            got_snake = True
-                    kvdf[d] = i1
-                    if odd and bmin <= d <= bmax and kvdb[d] <= i1:
-                        return i1, i1 - d, True, True
-                fwd.record(fmin, fmax, kvdf[fmin : fmax + 1 : 2], got_snake)
+                    if i1 - start > SNAKE_CNT:
+                        got_snake = True
+                kvdf[d] = i1
+                if odd and bmin <= d <= bmax and kvdb[d] <= i1:
+                    return i1, i1 - d, True, True
 
             if bmin > dmin:
                 bmin -= 1
@@ -318,34 +296,21 @@ class _Search:
                 kvdb[bmax + 1] = LINE_MAX
             else:
                 bmax -= 1
-            step = bwd.replay(cost, bmin, bmax)
-            if step is not None:
-                kvdb[bmin : bmax + 1 : 2], snake = step
-                got_snake = got_snake or snake
-                if not odd:
-                    met = _meeting(kvdb, kvdf, max(fmin, bmin), min(fmax, bmax))
-                    if met is not None:
-                        return kvdb[met], kvdb[met] - met, True, True
-            else:
-                snake = False
-                hi = kvdb[bmax + 1]
-                for d, lo in zip(
-                    diags[bmax : bmin - 1 : -2], kvdb[bmax - 1 : bmin - 2 : -2], strict=True
-                ):
-                    i1 = lo if lo < hi else hi - 1
-                    hi = lo
-                    if ap[i1] == bp[i1 - d] and i1 > off1 and i1 - d > off2:
-                        start = i1
+            hi = kvdb[bmax + 1]
+            for d in range(bmax, bmin - 1, -2):
+                lo = kvdb[d - 1]
+                i1 = lo if lo < hi else hi - 1
+                hi = lo
+                if ap[i1] == bp[i1 - d] and i1 > off1 and i1 - d > off2:
+                    start = i1
+                    i1 -= 1
+                    while ap[i1] == bp[i1 - d] and i1 > off1 and i1 - d > off2:
                         i1 -= 1
-                        while ap[i1] == bp[i1 - d] and i1 > off1 and i1 - d > off2:
-                            i1 -= 1
-                        if start - i1 > SNAKE_CNT:
-                            snake = True
-                    kvdb[d] = i1
-                    if not odd and fmin <= d <= fmax and i1 <= kvdf[d]:
-                        return i1, i1 - d, True, True
-                bwd.record(bmin, bmax, kvdb[bmin : bmax + 1 : 2], snake)
-                got_snake = got_snake or snake
+                    if start - i1 > SNAKE_CNT:
+                        got_snake = True
+                kvdb[d] = i1
+                if not odd and fmin <= d <= fmax and i1 <= kvdf[d]:
+                    return i1, i1 - d, True, True
 
             if need_min:
                 continue
@@ -355,15 +320,6 @@ class _Search:
                     return spl
             if cost >= self.max_cost:
                 return self._furthest_split(box, (fmin, fmax), (bmin, bmax))
-
-    def _trail(self, start: tuple[bool, int, int], box: _Box) -> _Trail:
-        """The steps searched before from this start, if they were searched in a box around
-        this one (else a new, empty trail)."""
-        trail = self.trails.get(start)
-        if trail is None or not trail.encloses(box):
-            trail = self.trails[start] = _Trail(start[0], box)
-        trail.enter(box)
-        return trail
 
     def _snake_split(
         self, box: _Box, fwd: tuple[int, int, int], bwd: tuple[int, int, int], cost: int
@@ -427,68 +383,6 @@ class _Search:
         if (lim1 + lim2) - bbest < fbest - (off1 + off2):
             return fbest1, fbest - fbest1, True, False
         return bbest1, bbest - bbest1, False, True
-
-
-class _Trail:
-    """The steps of the searches from one start (a box's first or last corner).
-
-    Step k holds the diagonal range, where its furthest points start in ``points`` (one
-    flat list: a list per step would be one more object for the cyclic GC to walk), and
-    whether it found a long snake.  Steps computed in a box B' hold for a box B inside it
-    as long as every point stays within B (``x <= lim1`` and ``y <= lim2`` going forward,
-    ``x >= off1`` and ``y >= off2`` going backward) with the same range: then no bound of
-    B cut a snake or the range that B' did not.  ``box`` is the innermost box searched.
-    """
-
-    def __init__(self, forward: bool, box: _Box) -> None:
-        self.forward, self.box = forward, box
-        self.steps: list[tuple[int, int, int, bool]] = []
-        self.points: list[int] = []
-        self.cost = 0  # steps of the current search replayed or recorded so far
-
-    def encloses(self, box: _Box) -> bool:
-        off1, lim1, off2, lim2 = self.box
-        return off1 <= box[0] and box[1] <= lim1 and off2 <= box[2] and box[3] <= lim2
-
-    def enter(self, box: _Box) -> None:
-        self.box, self.cost = box, 0
-
-    def replay(self, cost: int, lo: int, hi: int) -> tuple[list[int], bool] | None:
-        """Step ``cost`` if it was searched before and holds in this box, else None."""
-        if cost > len(self.steps) or self.cost < cost - 1:
-            return None
-        step_lo, step_hi, start, snake = self.steps[cost - 1]
-        if step_lo != lo or step_hi != hi:
-            return None
-        points = self.points[start : start + (hi - lo) // 2 + 1]
-        off1, lim1, off2, lim2 = self.box
-        if self.forward:
-            furthest = max(points)  # and y = x - d is at most furthest - lo
-            if furthest > lim1 or furthest - lo > lim2:
-                return None
-        else:
-            furthest = min(points)
-            if furthest < off1 or furthest - hi < off2:
-                return None
-        self.cost = cost
-        return points, snake
-
-    def record(self, lo: int, hi: int, points: list[int], snake: bool) -> None:
-        """Keep a step computed in the current box (dropping the old ones from here on)."""
-        if self.cost < len(self.steps):
-            del self.points[self.steps[self.cost][2] :]
-            del self.steps[self.cost :]
-        self.cost += 1
-        self.steps.append((lo, hi, len(self.points), snake))
-        self.points += points
-
-
-def _meeting(kvdb: list[int], kvdf: list[int], lo: int, hi: int) -> int | None:
-    """The highest diagonal in lo..hi (step 2) where the backward path reached the forward one."""
-    met = list(
-        compress(range(lo, hi + 1, 2), map(le, kvdb[lo : hi + 1 : 2], kvdf[lo : hi + 1 : 2]))
-    )
-    return met[-1] if met else None
 
 
 # --- sliding change groups (xdl_change_compact) -------------------------------------------
@@ -656,7 +550,7 @@ def _changes(ch_a: list[bool], ch_b: list[bool]) -> list[_Change]:
 
 def _fences(changed: list[bool]) -> list[int]:
     """-1, every unchanged line, then the end: group k lies between fences k and k + 1."""
-    return [-1, *compress(count(), map(not_, changed))]
+    return [-1, *[i for i, flag in enumerate(changed) if not flag]]
 
 
 # --- output -------------------------------------------------------------------------------

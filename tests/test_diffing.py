@@ -403,56 +403,6 @@ def test_huge_files_take_the_snake_shortcut_like_git(
     assert any(taken)
 
 
-@pytest.mark.parametrize("max_cost", [3, 8, 40])
-def test_replayed_search_steps_give_the_searched_result(
-    max_cost: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A box replays the steps its enclosing box searched from the same corner, only while
-    they stay inside it; the changed lines equal those of searching every step afresh.
-
-    A low cost limit makes many boxes end in the furthest-reaching split, whose halves
-    share a corner with their parent: replays happen, and some are refused.
-    """
-    rng = random.Random(max_cost)
-    replays = {"used": 0, "refused": 0}
-    original = diffing._Trail.replay
-
-    def counted(self: diffing._Trail, cost: int, lo: int, hi: int) -> Any:
-        step = original(self, cost, lo, hi)
-        if step is not None:
-            replays["used"] += 1
-        elif cost <= len(self.steps) and self.cost == cost - 1:
-            replays["refused"] += 1
-        return step
-
-    def changed(a: list[int], b: list[int], replay: bool) -> tuple[list[int], list[int]]:
-        search = diffing._Search(a, b)
-        search.max_cost = max_cost
-        if not replay:
-            search.trails = _NoTrails()
-        return search.changed_lines()
-
-    monkeypatch.setattr(diffing._Trail, "replay", counted)
-    for _ in range(30):
-        a = [rng.randrange(12) for _ in range(rng.randint(50, 300))]
-        b = [x for x in a if rng.random() < 0.7]
-        for at in sorted(rng.sample(range(len(b) + 1), len(b) // 3), reverse=True):
-            b.insert(at, rng.randrange(6, 18))
-        assert changed(a, b, replay=True) == changed(a, b, replay=False)
-    assert replays["used"] > 100
-    assert replays["refused"] > 0
-
-
-class _NoTrails(dict[tuple[bool, int, int], "diffing._Trail"]):
-    """Forgets every trail: each search computes all of its steps."""
-
-    def __setitem__(self, key: tuple[bool, int, int], value: diffing._Trail) -> None:
-        pass
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        return None
-
-
 # --- normalize_diff -------------------------------------------------------------------------
 
 GIT_OUTPUT = "\n".join(
