@@ -1157,3 +1157,18 @@ def test_an_otlp_file_of_spans_nothing_reads_says_so(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a file of GenAI spans: no such warning
         import_trace(FIXTURES / "otel_vercel_ai.json")
+
+
+def test_a_handoff_spans_error_does_not_fail_its_agent(tmp_path: Path) -> None:
+    """The SDK marks the handoff span ``Multiple handoffs requested`` when a model asks for
+    two and goes on with the first: the agent handed off, it did not fail."""
+    document = json.loads((FIXTURES / "agents_support.json").read_text())
+    for item in document["data"]:
+        if item.get("span_data", {}).get("type") == "handoff":
+            item["error"] = {"message": "Multiple handoffs requested", "data": {}}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    trace = import_trace(path)
+    assert list(trace.matching("agent:handoff"))
+    assert not list(trace.matching("agent:error"))
+    assert passes(trace, {"type": "agent.completed", "agentId": "triage"})

@@ -151,9 +151,10 @@ def facts_from_items(items: list[Any]) -> Facts:
     return facts
 
 
-# Spans whose error is their own step's (a failed tool, model call or agent): any other
-# span's error (a ``turn`` span's guardrail tripwire) is the failure of the agent it ran in.
-_OWN_ERRORS = frozenset({"agent", "function", "generation", "response"})
+# Spans whose error is their own step's (a failed tool, model call or agent; a handoff's
+# ``Multiple handoffs requested``, which the SDK notes and goes on past): any other span's
+# error (a ``turn`` span's guardrail tripwire) is the failure of the agent it ran in.
+_OWN_ERRORS = frozenset({"agent", "function", "generation", "response", "handoff"})
 
 
 def _failure(span: Mapping[str, Any], failed: str) -> str | None:
