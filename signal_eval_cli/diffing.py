@@ -12,7 +12,8 @@ import re
 import string
 from collections import Counter
 from dataclasses import dataclass
-from itertools import compress, count, pairwise
+from itertools import compress, count, pairwise, repeat
+from operator import not_
 from typing import Literal, NamedTuple
 
 # xdiff's tuning constants (xdiffi.c / xprepare.c); changing any of them changes output.
@@ -164,7 +165,7 @@ def _mark_changes(ids_a: list[int], ids_b: list[int], ch_a: list[bool], ch_b: li
         tail += 1
     keep_a = _kept_lines(ids_a, head, len(ids_a) - tail, Counter(ids_b), ch_a)
     keep_b = _kept_lines(ids_b, head, len(ids_b) - tail, Counter(ids_a), ch_b)
-    search = _Search([ids_a[i] for i in keep_a], [ids_b[i] for i in keep_b])
+    search = _Search(list(map(ids_a.__getitem__, keep_a)), list(map(ids_b.__getitem__, keep_b)))
     changed_a, changed_b = search.changed_lines()
     for i in changed_a:
         ch_a[keep_a[i]] = True
@@ -177,10 +178,10 @@ def _kept_lines(
 ) -> list[int]:
     """xdl_cleanup_records: lines without a match (or frequent ones amid such) are changed."""
     frequent = min(_bogosqrt(len(ids)), MAX_EQLIMIT)
-    matches = [other.get(x, 0) for x in ids[lo:hi]]
+    matches = map(other.get, ids[lo:hi], repeat(0))
     kinds = [0 if n == 0 else 2 if n >= frequent else 1 for n in matches]
     keep = [k == 1 or (k == 2 and not _in_discard_run(kinds, j)) for j, k in enumerate(kinds)]
-    changed[lo:hi] = [not k for k in keep]
+    changed[lo:hi] = map(not_, keep)
     return list(compress(range(lo, hi), keep))
 
 
@@ -412,6 +413,13 @@ class _Groups:
         self.start, self.end = start, self.changed.index(False, start)
         return True
 
+    def stuck(self) -> bool:
+        """Neither slide is possible, as for most groups: nothing to compact."""
+        start, end, ids = self.start, self.end, self.ids
+        return (start == 0 or ids[start - 1] != ids[end - 1]) and (
+            end == len(ids) or ids[start] != ids[end]
+        )
+
     def faces_change(self) -> bool:
         return self.fences[self.index + 1] - self.fences[self.index] > 1
 
@@ -438,6 +446,8 @@ class _Groups:
 def _compact(g: _Groups, lines: list[str]) -> None:
     """Slide each group as far as it goes, merging neighbours, then settle it where git does."""
     while g.advance():
+        if g.stuck():
+            continue
         earliest_end, aligned_end = _slide_through(g)
         if g.end == earliest_end:
             continue
@@ -550,7 +560,7 @@ def _changes(ch_a: list[bool], ch_b: list[bool]) -> list[_Change]:
 
 def _fences(changed: list[bool]) -> list[int]:
     """-1, every unchanged line, then the end: group k lies between fences k and k + 1."""
-    return [-1, *[i for i, flag in enumerate(changed) if not flag]]
+    return [-1, *compress(count(), map(not_, changed))]
 
 
 # --- output -------------------------------------------------------------------------------
