@@ -4,6 +4,7 @@ before a run an output it could not write (:func:`check_outputs`)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -21,6 +22,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "check_outputs",
+    "check_readable",
     "is_stdout",
     "replace_file",
     "utf8",
@@ -146,6 +148,18 @@ def _stream_fd(path: str | Path) -> int | None:
         return None
     stdout, stderr, dev_fd, proc_fd = found.groups()
     return 1 if stdout else 2 if stderr else int(dev_fd or proc_fd)
+
+
+def check_readable(path: str | Path) -> None:
+    """Raise :class:`OSError`, as reading it would, unless ``path`` is a file or a pipe
+    (symlinks followed; a pipe: ``<(curl …)``, ``/dev/stdin`` piped): a device given as
+    an input (``/dev/zero``, ``/dev/urandom``, a terminal) is read for ever, and the
+    command would hang."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        raise OSError(errno.EINVAL, "a device, not a file", str(path))
 
 
 def is_stdout(path: str | Path) -> bool:

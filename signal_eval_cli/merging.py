@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.files import check_readable
 from signal_eval_cli.fingerprint import digest
 from signal_eval_cli.journal import JournalHeader, Key, read_journal
 from signal_eval_cli.kinds import Result
@@ -41,6 +42,7 @@ class _Part:
 
 def _is_journal(path: Path) -> bool:
     try:
+        check_readable(path)  # a device would be read for ever
         with open(path, "rb") as handle:
             return b'"signalEvalJournal"' in handle.readline(4096)
     except OSError:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from signal_eval_cli.case_index import SEAL_KEY, open_sealed
+from signal_eval_cli.cli import app
+from signal_eval_cli.dataset import load_dataset
 from signal_eval_cli.errors import InputError, closest, edit_distance
 from signal_eval_cli.limits import MAX_ALIAS_NODES, MAX_DEPTH, JsonProblem, loads_json
 from signal_eval_cli.loading import parse_yaml
@@ -210,3 +214,28 @@ def test_non_finite_numbers_are_written_as_null_and_read_back_as_nan(tmp_path: P
     for lean in (False, True):
         loaded = load_result(path, lean=lean).cases[0]
         assert loaded.metrics.cost != loaded.metrics.cost  # NaN
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "matrix", "report", "compare"])
+def test_a_device_given_as_an_input_is_refused_not_read_for_ever(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/dev/zero`` as a dataset, a result or any input was read until memory ran out (a
+    hang): a device is no file, exit 2. A pipe (``<(curl …)``) is still read."""
+    monkeypatch.chdir(tmp_path)
+    argv = [command, "/dev/zero", *(["/dev/zero"] if command == "compare" else [])]
+    done = CliRunner().invoke(
+        app, [*argv, *(["--markdown", "x.md"] if command == "report" else [])]
+    )
+    assert done.exit_code == 2, done.output
+    assert "/dev/zero: cannot read" in done.output and "a device, not a file" in done.output
+
+
+def test_a_dataset_read_from_a_pipe_still_runs(tmp_path: Path) -> None:
+    read, write = os.pipe()
+    os.write(write, b"name: piped\ncases:\n  - {id: a, input: x, assertions: []}\n")
+    os.close(write)
+    try:
+        assert load_dataset(f"/proc/self/fd/{read}").name == "piped"
+    finally:
+        os.close(read)
