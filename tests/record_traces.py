@@ -119,7 +119,9 @@ async def record_otel_openai_model_error(server: MockLLMServer) -> dict[str, Any
     return await record_otel_openai(server.openai_base_url)
 
 
-async def record_otel_agents(base_url: str, *, max_turns: int | None = None) -> dict[str, Any]:
+async def record_otel_agents(
+    base_url: str, *, max_turns: int | None = None, guarded: bool = False
+) -> dict[str, Any]:
     """OTLP/JSON of the Agents SDK run through the OpenTelemetry GenAI bridge."""
     from agents import set_trace_processors
     from opentelemetry.instrumentation.openai_agents import OpenAIAgentsInstrumentor
@@ -137,7 +139,9 @@ async def record_otel_agents(base_url: str, *, max_turns: int | None = None) -> 
     instrumentor = OpenAIAgentsInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     try:
-        await _run_agent(base_url, streamed=False, simple=False, max_turns=max_turns)
+        await _run_agent(
+            base_url, streamed=False, simple=False, max_turns=max_turns, guarded=guarded
+        )
     finally:
         instrumentor.uninstrument()
     return spans_to_otlp(exporter.get_finished_spans())
@@ -261,6 +265,9 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "otel_agents_bridge.json": json.dumps(await record_otel_agents(url), indent=1),
         "otel_agents_bridge_max_turns.json": json.dumps(
             await record_otel_agents(url, max_turns=2), indent=1
+        ),
+        "otel_agents_bridge_guardrail_error.json": json.dumps(
+            await record_otel_agents(url, guarded=True), indent=1
         ),
         "otel_openai.json": json.dumps(await record_otel_openai(url), indent=1),
         "otel_openai_model_error.json": json.dumps(

@@ -1121,6 +1121,10 @@ def test_a_guardrail_tripwire_fails_the_agent_it_guards() -> None:
     trace = import_trace(FIXTURES / "agents_guardrail_error.json")
     (error,) = trace.matching("agent:error")
     assert error.payload == {"agent": "triage", "error": "Guardrail tripwire triggered"}
+    bridged = import_trace(FIXTURES / "otel_agents_bridge_guardrail_error.json")
+    (error,) = bridged.matching("agent:error")  # the OTel bridge's turn span: status ERROR
+    assert error.payload["agent"] == "triage" and "tripwire" in error.payload["error"]
+    assert not passes(bridged, {"type": "agent.completed", "agentId": "triage"})
     (guard,) = trace.matching("span:guardrail")
     assert guard.payload["triggered"] is True and guard.agent == "triage"
     assert not passes(trace, {"type": "agent.completed", "agentId": "triage"})
@@ -1172,3 +1176,27 @@ def test_a_handoff_spans_error_does_not_fail_its_agent(tmp_path: Path) -> None:
     assert list(trace.matching("agent:handoff"))
     assert not list(trace.matching("agent:error"))
     assert passes(trace, {"type": "agent.completed", "agentId": "triage"})
+
+
+def test_a_failed_span_of_no_genai_operation_fails_no_agent(tmp_path: Path) -> None:
+    """An HTTP request that failed inside an agent (a 503 its client retried) is kept with
+    its error; the agent that went on is not failed by it."""
+    document = json.loads((FIXTURES / "otel_agents_bridge.json").read_text())
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    agent = next(s for s in spans if s["name"] == "invoke_agent weather")
+    request = {
+        **agent,
+        "spanId": "00000000000000aa",
+        "parentSpanId": agent["spanId"],
+        "name": "POST",
+        "attributes": [{"key": "http.response.status_code", "value": {"intValue": "503"}}],
+        "status": {"code": 2, "message": "503 Service Unavailable"},
+    }
+    spans.append(request)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    trace = import_trace(path)
+    (kept,) = (s for s in trace.matching("span:other") if s.payload["name"] == "POST")
+    assert kept.payload["error"] == "503 Service Unavailable"
+    assert not list(trace.matching("agent:error"))
+    assert passes(trace, {"type": "agent.completed", "agentId": "weather"})

@@ -242,17 +242,21 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
     spans = {s.id: s for s in map(_Span, spans_of(document))}
     facts = Facts(transfer_calls_are_handoffs=True)
 
-    def agent_of(span: _Span) -> str | None:
+    def agent_span_of(span: _Span) -> _Span | None:
+        """The agent span the span ran in."""
         seen: set[str] = set()
         parent = span.parent
         while parent in spans and parent not in seen:
             seen.add(parent)
             owner = spans[parent]
-            name = _first(owner.attributes, AGENT_NAME_KEYS)
-            if owner.operation in AGENT_OPERATIONS and name:
-                return str(name)
+            if owner.operation in AGENT_OPERATIONS and _first(owner.attributes, AGENT_NAME_KEYS):
+                return owner
             parent = owner.parent
         return None
+
+    def agent_of(span: _Span) -> str | None:
+        owner = agent_span_of(span)
+        return None if owner is None else str(_first(owner.attributes, AGENT_NAME_KEYS))
 
     roots = [s for s in spans.values() if s.parent not in spans]
     ordered = sorted(spans.values(), key=lambda s: s.start)
@@ -262,6 +266,12 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
         facts.steps.append(step)
         if isinstance(step, ModelCall):
             asked.append((step, _messages(_first(span.attributes, INPUT_KEYS))))
+    runs = {s.id: step for s, step in zip(ordered, facts.steps, strict=True)}
+    for span, step in zip(ordered, facts.steps, strict=True):  # a failed turn: its agent's
+        owner = agent_span_of(span)
+        run = None if owner is None else runs[owner.id]
+        if isinstance(run, AgentRun) and run.error is None:
+            run.error = _agent_failure(span, step)
     _runs_from_messages(facts, asked)
     if spans and all(isinstance(step, Other) for step in facts.steps):
         facts.gaps.add(UNREAD_GAP)
@@ -274,6 +284,15 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
             if facts.input is not None:
                 break
     return facts
+
+
+def _agent_failure(span: _Span, step: Any) -> str | None:
+    """A failed span of the agent framework's own that is no step we read (the Agents SDK
+    bridge's ``turn`` span, status ERROR from a guardrail's tripwire) is the failure of the
+    agent it ran in. A failed span of no GenAI operation (an HTTP request retried) is not."""
+    if isinstance(step, Other) and "gen_ai.operation.name" in span.attributes:
+        return step.payload.get("error")  # type: ignore[no-any-return]
+    return None
 
 
 def _tool_responses(messages: Any) -> Iterator[tuple[Any, Any]]:
