@@ -1200,3 +1200,36 @@ def test_a_failed_span_of_no_genai_operation_fails_no_agent(tmp_path: Path) -> N
     assert kept.payload["error"] == "503 Service Unavailable"
     assert not list(trace.matching("agent:error"))
     assert passes(trace, {"type": "agent.completed", "agentId": "weather"})
+
+
+def test_vercel_ai_telemetry_without_outputs_warns_of_missing_content(tmp_path: Path) -> None:
+    """``experimental_telemetry: {recordOutputs: false}`` leaves no ``ai.response.*`` on the
+    model calls: the answer is unknown, said as for any GenAI span without messages (it read
+    as an empty answer, in silence)."""
+    document = json.loads((FIXTURES / "otel_vercel_ai.json").read_text())
+    for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        span["attributes"] = [
+            a
+            for a in span["attributes"]
+            if a["key"] not in ("ai.response.text", "ai.response.toolCalls")
+        ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    with pytest.warns(TraceGap, match="carry no messages"):
+        import_trace(path)
+
+
+def test_vercel_ai_generate_object_answers_with_its_object(tmp_path: Path) -> None:
+    """``generateObject`` keeps its answer in ``ai.response.object`` (JSON): the answer."""
+    document = json.loads((FIXTURES / "otel_vercel_ai.json").read_text())
+    answer = '{"city":"Paris","forecast":"sunny"}'
+    for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for attribute in span["attributes"]:
+            if attribute["key"] == "ai.response.text":
+                attribute.update(key="ai.response.object", value={"stringValue": answer})
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(path)
+    assert [s.payload["content"] for s in trace.matching("text:complete")] == [answer]

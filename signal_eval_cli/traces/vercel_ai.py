@@ -22,6 +22,7 @@ __all__ = ["operation"]
 _CALLS = ("generateText", "streamText", "generateObject", "streamObject")
 _MODEL_CALLS = frozenset(f"ai.{c}.{step}" for c in _CALLS for step in ("doGenerate", "doStream"))
 _RUNS = frozenset(f"ai.{c}" for c in _CALLS)
+_ANSWER_KEYS = ("ai.response.text", "ai.response.object", "ai.response.toolCalls")
 
 
 def operation(attributes: dict[str, Any]) -> str | None:
@@ -29,7 +30,8 @@ def operation(attributes: dict[str, Any]) -> str | None:
     kind = attributes.get("ai.operationId")
     if kind in _MODEL_CALLS:
         _add(attributes, "gen_ai.input.messages", _json(attributes.get("ai.prompt.messages")))
-        _add(attributes, "gen_ai.output.messages", [_answer(attributes)])
+        if any(key in attributes for key in _ANSWER_KEYS):  # none: recordOutputs was false
+            _add(attributes, "gen_ai.output.messages", [_answer(attributes)])
         _add(attributes, "gen_ai.request.model", attributes.get("ai.model.id"))
         _add(attributes, "gen_ai.usage.input_tokens", attributes.get("ai.usage.promptTokens"))
         _add(attributes, "gen_ai.usage.output_tokens", attributes.get("ai.usage.completionTokens"))
@@ -65,8 +67,9 @@ def _json(value: Any) -> Any:
 
 
 def _answer(attributes: Mapping[str, Any]) -> dict[str, Any]:
-    """The model's answer as a Chat Completions message: its text and the tool calls it
-    requested (``{toolCallId, toolName, input}``; ``args`` in older versions)."""
+    """The model's answer as a Chat Completions message: its text (``generateObject``'s
+    object, as JSON) and the tool calls it requested (``{toolCallId, toolName, input}``;
+    ``args`` in older versions)."""
     calls = _json(attributes.get("ai.response.toolCalls"))
     requested = [
         {
@@ -80,7 +83,7 @@ def _answer(attributes: Mapping[str, Any]) -> dict[str, Any]:
         for call in (calls if isinstance(calls, list) else [])
         if isinstance(call, Mapping)
     ]
-    text = attributes.get("ai.response.text")
+    text = attributes.get("ai.response.text", attributes.get("ai.response.object"))
     return {
         "role": "assistant",
         "content": text if isinstance(text, str) else "",
