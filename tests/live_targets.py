@@ -3,10 +3,12 @@ whose URL the test puts in ``SIGNAL_EVAL_MOCK_URL``."""
 
 from __future__ import annotations
 
+import asyncio
+import operator
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -34,6 +36,34 @@ def simple_agent() -> Any:
 def failing_graph() -> Any:
     """The answer graph whose ``publish`` node raises after the model answered."""
     return script.langgraph_answer_graph(_url(), failing_publish=True)
+
+
+class Log(TypedDict):
+    log: Annotated[list[str], operator.add]
+
+
+def parallel_failing_graph() -> Any:
+    """Two nodes from the start: ``publish`` raises once ``index`` has started, and
+    ``index``, which would wait for ever, is cancelled by LangGraph."""
+    from langgraph.graph import END, START, StateGraph
+
+    started = asyncio.Event()
+
+    async def index(state: Log) -> Log:
+        started.set()
+        await asyncio.Event().wait()
+        return {"log": ["indexed"]}
+
+    async def publish(state: Log) -> Log:
+        await started.wait()
+        raise RuntimeError("publishing service unavailable")
+
+    graph = StateGraph(Log)
+    for name, node in (("index", index), ("publish", publish)):
+        graph.add_node(name, node)
+        graph.add_edge(START, name)
+        graph.add_edge(name, END)
+    return graph.compile()
 
 
 def graph() -> Any:

@@ -126,6 +126,19 @@ def test_a_langgraph_node_that_raises_fails_with_its_error(mock_url: str) -> Non
     }
 
 
+def test_a_langgraph_nodes_error_is_not_given_to_the_nodes_it_cancelled() -> None:
+    """LangGraph names the task that raised in a note on its exception: a node running
+    beside it, cancelled, failed too, but not with that error."""
+    graph = {"graph": "live_targets.py:parallel_failing_graph"}
+    error, trace = live_failing("langgraph", graph, {"log": []})
+    assert isinstance(error, RuntimeError)
+    failed = {s.payload["agent"]: s.payload["error"] for s in trace.matching("agent:error")}
+    assert failed == {
+        "publish": "RuntimeError: publishing service unavailable",
+        "index": "stopped: node 'publish' raised RuntimeError: publishing service unavailable",
+    }
+
+
 def test_an_otel_run_whose_model_call_is_refused_keeps_the_failed_call() -> None:
     with MockLLMServer(responder=script.responder) as server:
         server.fail_next(Fault.status_code(400, "bad request: context too long"))

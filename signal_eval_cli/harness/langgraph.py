@@ -8,6 +8,7 @@ reader: a live run and an imported JSONL of it give the same signals.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +56,24 @@ class GraphHarness:
 
         def signals(failure: BaseException | None) -> list[Signal]:
             # the exception ends the stream inside the node that raised: it is its error
-            reader.close(None if failure is None else f"{type(failure).__name__}: {failure}")
+            if failure is None:
+                reader.close()
+            else:
+                reader.close(f"{type(failure).__name__}: {failure}", raised_in(failure))
             return to_signals(reader.facts)
 
         return await kept_on_failure(ctx, stream(), signals)
+
+
+_TASK_NOTE = re.compile(r"During task with name '(.*)' and id ")
+
+
+def raised_in(failure: BaseException) -> list[str]:
+    """The nodes an exception came out of, innermost first: LangGraph notes each task it
+    leaves on it (``During task with name 'x' and id ...``; no notes before Python 3.11)."""
+    notes = getattr(failure, "__notes__", None)
+    found = (_TASK_NOTE.match(n) for n in notes if isinstance(n, str)) if notes else ()
+    return [m.group(1) for m in found if m]
 
 
 def create_harness(

@@ -21,7 +21,7 @@ a ``transfer_to_X`` call is a handoff. Lines carry no clock: line order is time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from signal_eval_cli.traces.mapping import (
@@ -101,6 +101,7 @@ _NO_INPUT_GAP = (
 )
 UPDATES_GAP, MESSAGES_GAP = _NO_INPUT_GAP.format("updates"), _NO_INPUT_GAP.format("messages")
 UNFINISHED = "node {!r} never finished: the stream ends inside it"
+STOPPED = "stopped: node {!r} raised {}"
 UNFINISHED_GAP = (
     "the stream ends inside node {!r}, before the graph's end: the node raised (the "
     "exception ends astream_events) or the run was cut off; it is taken as failed"
@@ -406,19 +407,26 @@ class LangGraphReader:
             self.finish()
             self.node_output(node, {"messages": [msg]}, at)
 
-    def close(self, error: str | None = None) -> None:
+    def close(self, error: str | None = None, raised: Sequence[str] = ()) -> None:
         """At the end of the stream: what is still open is finished. A node that started and
         never ended, in a graph that never ended, is where the run stopped: the node raised
         (``astream_events`` records no error, the exception ends the stream) or the run was
         cut off. Either way it did not complete: an ``agent:error``, with the ``error`` that
-        ended the stream when it is known (a live run), else a gap saying it was cut."""
+        ended the stream when it is known (a live run), else a gap saying it was cut. The
+        nodes the error is known to have ``raised`` through (innermost first) have it; a node
+        running beside them was stopped by it (LangGraph cancels it), it did not raise it."""
         self.finish()
         if self.facts.end is not None:
             return
         for run in self.running.values():
-            run.end, run.error = self.clock, error or UNFINISHED.format(run.name)
+            run.end = self.clock
             if error is None:
+                run.error = UNFINISHED.format(run.name)
                 self.facts.gaps.add(UNFINISHED_GAP.format(run.name))
+            elif raised and run.name not in raised:
+                run.error = STOPPED.format(raised[0], error)
+            else:
+                run.error = error
         self.running.clear()
 
     def finish(self) -> None:
