@@ -12,6 +12,8 @@ may run without any framework.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import Any
 
 from mock_servers import Call, Reply, ToolUse
@@ -199,10 +201,14 @@ def langgraph_graph(base_url: str, *, simple: bool = False) -> Any:
     return graph.compile()
 
 
-def langgraph_answer_graph(base_url: str, *, failing_publish: bool = False) -> Any:
+PUBLISHING = threading.Event()  # a hanging publish node has started
+
+
+def langgraph_answer_graph(base_url: str, *, publish: str | None = None) -> Any:
     """One ``answer`` node keeping the simple agent's reply in a state field of its own
     (``{"question", "answer"}``, no ``messages``), as many LangGraph apps keep state.
-    ``failing_publish``: a ``publish`` node after it raises, and the run stops there."""
+    ``publish``: a ``publish`` node after it that ``"raise"``s (the run stops there) or
+    ``"hang"``s (waits for good, as a stuck call does, once it has set ``PUBLISHING``)."""
     from typing import TypedDict
 
     from langchain_core.messages import HumanMessage, SystemMessage
@@ -221,14 +227,17 @@ def langgraph_answer_graph(base_url: str, *, failing_publish: bool = False) -> A
         reply = await llm.ainvoke([SystemMessage(SIMPLE_PROMPT), HumanMessage(state["question"])])
         return {"answer": str(reply.content)}
 
-    async def publish(state: State) -> State:
+    async def publishing(state: State) -> State:
+        if publish == "hang":
+            PUBLISHING.set()
+            await asyncio.Event().wait()
         raise RuntimeError("publishing service unavailable")
 
     graph = StateGraph(State)
     graph.add_node("answer", answer)
     graph.add_edge(START, "answer")
-    if failing_publish:
-        graph.add_node("publish", publish)
+    if publish is not None:
+        graph.add_node("publish", publishing)
         graph.add_edge("answer", "publish")
         graph.add_edge("publish", END)
     else:

@@ -35,7 +35,12 @@ def simple_agent() -> Any:
 
 def failing_graph() -> Any:
     """The answer graph whose ``publish`` node raises after the model answered."""
-    return script.langgraph_answer_graph(_url(), failing_publish=True)
+    return script.langgraph_answer_graph(_url(), publish="raise")
+
+
+def hanging_graph() -> Any:
+    """The answer graph whose ``publish`` node waits for good after the model answered."""
+    return script.langgraph_answer_graph(_url(), publish="hang")
 
 
 class Log(TypedDict):

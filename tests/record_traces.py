@@ -213,7 +213,7 @@ async def record_langgraph_answer(base_url: str) -> str:
 
 async def record_langgraph_failing(base_url: str) -> str:
     """``astream_events`` JSONL of a graph whose second node raises, up to the raise."""
-    graph = script.langgraph_answer_graph(base_url, failing_publish=True)
+    graph = script.langgraph_answer_graph(base_url, publish="raise")
     lines = []
     try:
         async for event in graph.astream_events({"question": "Hi"}, version="v2"):

@@ -209,3 +209,27 @@ def test_run_a_live_harness_from_a_dataset(
         )
         assert result.returncode == code, result.stdout + result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_a_live_run_cut_off_by_its_timeout_keeps_what_it_did(mock_url: str) -> None:
+    """The case's timeout cancels the framework mid-run (the runner's deadline cancels the
+    harness in its own task): the trace keeps the calls made, and the node it was stuck in
+    ends with an agent:error saying it was cut off."""
+    params = {"graph": "live_targets.py:hanging_graph"}
+    harness = resolve_harness("langgraph", params, base_dir=HERE)
+    ctx = HarnessContext(case_id="slow")
+
+    async def cut_once_publishing() -> None:
+        script.PUBLISHING.clear()
+        run = asyncio.ensure_future(harness.run({"question": "Hi"}, ctx))
+        while not script.PUBLISHING.is_set() and not run.done():
+            await asyncio.sleep(0.01)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    asyncio.run(cut_once_publishing())
+    trace = Trace(ctx.signals)
+    assert [s.name for s in trace.matching("provider:*")] == ["provider:start", "provider:end"]
+    (cut,) = trace.matching("agent:error")
+    assert cut.payload["agent"] == "publish" and "time ran out" in cut.payload["error"]

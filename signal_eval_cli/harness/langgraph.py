@@ -8,6 +8,7 @@ reader: a live run and an imported JSONL of it give the same signals.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,8 @@ class GraphHarness:
             # the exception ends the stream inside the node that raised: it is its error
             if failure is None:
                 reader.close()
+            elif isinstance(failure, asyncio.CancelledError):  # the case's timeout, Ctrl-C
+                reader.close("cut off: the case's time ran out (or the run stopped) here")
             else:
                 reader.close(f"{type(failure).__name__}: {failure}", raised_in(failure))
             return to_signals(reader.facts)

@@ -211,13 +211,14 @@ async def kept_on_failure(
 ) -> list[Signal]:
     """``signals(None)`` once ``run`` has finished: a live harness that maps what a
     framework reported at the end. When the framework raises mid-run (max turns passed, a
-    node's exception, a refused model call) it has still done part of the work:
-    ``signals(error)`` are recorded in the case's trace before the error fails the case,
-    as a harness that emits as it goes keeps them. The framework's error stays the
-    case's: one from mapping what it left is not raised in its place."""
+    node's exception, a refused model call), or the case's timeout cancels it, it has
+    still done part of the work: ``signals(error)`` are recorded in the case's trace
+    before the error fails the case, as a harness that emits as it goes keeps them. The
+    framework's error stays the case's: one from mapping what it left is not raised in
+    its place."""
     try:
         await run
-    except Exception as failure:
+    except (Exception, asyncio.CancelledError) as failure:
         with contextlib.suppress(Exception):
             for signal in signals(failure):
                 ctx.record(signal)
