@@ -31,6 +31,7 @@ from signal_eval_cli.assertions import (
     evaluate_assertion,
     registry,
 )
+from signal_eval_cli.assertions.documents import plugin_schema
 from signal_eval_cli.assertions.options import NotRequired, Required, field_schema
 from signal_eval_cli.assertions.schema import generated_texts
 from signal_eval_cli.dataset import EvalCase, EvalDataset
@@ -466,3 +467,37 @@ def test_the_schema_module_writes_the_schemas(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     for file in (ROOT / "schemas").glob("*.schema.json"):
         assert (tmp_path / file.name).read_text() == file.read_text(), file.name
+
+
+@pytest.mark.usefixtures("scratch_registry")
+def test_only_a_type_beyond_the_built_in_ones_gets_a_generated_schema() -> None:
+    named_unknown = {"cases": [{"assertions": [{"type": "words.max", "value": 1}]}]}
+    assert registry.is_builtin(registry.definitions()["output.contains"])
+    assert plugin_schema(named_unknown) is None  # nobody registered words.max: the committed ones
+    assertion("words.max", schema=WORDS)(_words_max)
+    assert not registry.is_builtin(registry.definitions()["words.max"])
+    generated = plugin_schema(named_unknown)
+    assert generated is not None and "words.max" in generated
+
+
+def test_user_regexes_are_found_anywhere_in_an_assertion() -> None:
+    assert registry.uses_regex({"type": "output.matches", "regex": "a+"}) is True
+    matcher = {"type": "tool.calledWith", "args": {"command": {"matches": "x"}}}
+    assert registry.uses_regex({"type": "not", "assertion": matcher}) is True
+    assert registry.uses_regex({"type": "output.contains", "text": "regex"}) is False
+
+
+def test_plugins_load_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    groups: list[str] = []
+
+    def entry_points(group: str) -> list[Any]:
+        groups.append(group)
+        return []
+
+    monkeypatch.setattr(registry, "_plugins_loaded", False)
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    registry.load_plugins()
+    registry.load_plugins()
+    assert groups == [registry.ENTRY_POINT_GROUP]

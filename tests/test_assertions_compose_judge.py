@@ -49,6 +49,9 @@ def test_all(review: Trace) -> None:
 def test_any(review: Trace) -> None:
     result = passes({"type": "any", "assertions": [NO, YES2]}, review)
     assert result.message.startswith("metric.cost.max passed")
+    first = passes({"type": "any", "assertions": [NO, YES, YES2]}, review)
+    assert first.children is not None  # the first that passed speaks for the rest
+    assert first.message == f"output.contains passed: {first.children[1].message}"
     failed = fails({"type": "any", "assertions": [NO, NO2]}, review)
     assert "none of 2 passed" in failed.message
     assert "'XSS' not found" in failed.message and "Grep" in failed.message

@@ -822,11 +822,12 @@ def test_the_judge_request_carries_output_criteria_and_trajectory_on_demand() ->
         {"type": "llm.judge", "criteria": ["x"], "minScore": 1, "includeTrajectory": True}, judge
     )
     plain, with_trajectory = judge.requests
-    assert (plain.output, plain.criteria, plain.rubric, plain.trajectory) == (
+    assert (plain.output, plain.criteria, plain.rubric, plain.trajectory, plain.temperature) == (
         "Straße: ok",
         ["x"],
         "r",
         None,
+        0.0,
     )
     assert with_trajectory.trajectory is not None
     assert with_trajectory.trajectory.splitlines()[:2] == ["#0 harness:start", "#1 agent:activated"]
@@ -843,6 +844,8 @@ def test_a_long_trajectory_for_the_judge_says_how_many_signals_it_left_out() -> 
     ]
     assert render_trajectory(t, limit=20).splitlines()[-1] == "#9 end"  # deltas skipped
     assert len(render_trajectory(t, limit=20).splitlines()) == 9
+    long = render_trajectory(trace(*[f"s:{i}" for i in range(205)])).splitlines()
+    assert (len(long), long[-2], long[-1]) == (201, "#199 s:199", "… (5 more signals)")
 
 
 def test_file_assertions_in_a_workspace(tmp_path: Path) -> None:

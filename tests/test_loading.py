@@ -121,6 +121,9 @@ cases:
         ("output.matches", "regex", '"(unclosed"', "invalid regex"),
         ("signal.contains", "pattern", '"***"', "bad pattern"),
         ("signal.contains", "pattern", '""', "should be non-empty"),
+        ("signal.contains", "pattern", '" tool:call"', "leading or trailing whitespace"),
+        ("signal.contains", "pattern", '" a***"', "leading or trailing whitespace"),  # one problem
+        ("output.json", "schema", "{type: 5}", "invalid JSON Schema"),
     ],
 )
 def test_bad_regex_or_glob_is_a_located_load_error(
@@ -364,3 +367,26 @@ def test_a_trace_byte_that_is_not_utf8_is_located_too(tmp_path: Path) -> None:
     with pytest.raises(InputError) as raised:
         Source.read(path)
     assert str(raised.value).startswith(f"{path}:2:11: not UTF-8 text"), raised.value
+
+
+def test_bad_glob_in_a_trajectory_step_or_under_not_is_located(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+name: demo
+cases:
+  - id: a
+    input: {}
+    assertions:
+      - type: signal.trajectory
+        patterns:
+          - pattern: "a***"
+      - type: not
+        assertion:
+          type: signal.contains
+          pattern: "b***"
+""",
+    )
+    found = problems(path)
+    assert [f.split(": ", 1)[0] for f in found] == [f"{path}:8:22", f"{path}:12:20"], found
+    assert all("'***' is ambiguous" in f for f in found)

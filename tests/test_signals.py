@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from signal_eval_cli import InputError, Signal, Trace, evaluate_assertion, read_jsonl, write_jsonl
 from signal_eval_cli.patterns import compile_glob, set_path, values_equal
+from signal_eval_cli.signals import ToolCall, elapsed_ms
 
 # -- Signal --------------------------------------------------------------------------
 
@@ -645,3 +646,16 @@ def test_now_iso_writes_what_datetime_isoformat_writes(
     expected = when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     assert module.now_iso() == expected
     assert module.now_iso() == expected  # the cached second
+
+
+def test_elapsed_ms_between_two_stamps_is_never_negative_and_0_when_unreadable() -> None:
+    assert elapsed_ms("2026-11-27T21:00:00.250Z", "2026-11-27T21:00:01.750Z") == 1500.0
+    assert elapsed_ms("2026-11-27T21:00:01.000Z", "2026-11-27T21:00:00.000Z") == 0.0
+    unreadable = elapsed_ms("not a time", "2026-11-27T21:00:00.000Z")
+    assert (type(unreadable), unreadable) == (float, 0.0)
+
+
+def test_a_tool_call_built_without_a_result_has_no_status() -> None:
+    call = ToolCall("t1", "Bash", {"command": "ls"}, 0)
+    assert (call.has_result, call.status) == (False, None)
+    assert ToolCall("t1", "Bash", {}, 0, result="ok", has_result=True).status == "ok"
