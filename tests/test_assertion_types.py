@@ -479,6 +479,13 @@ def test_only_a_type_beyond_the_built_in_ones_gets_a_generated_schema() -> None:
     generated = plugin_schema(named_unknown)
     assert generated is not None and "words.max" in generated
 
+    def outside(a: Any, ctx: EvalContext) -> Outcome:
+        return Outcome(True, "")
+
+    outside.__module__ = "house_plugin.output"  # a family's module name, not this package's
+    assertion("house.outside")(outside)
+    assert not registry.is_builtin(registry.definitions()["house.outside"])
+
 
 def test_user_regexes_are_found_anywhere_in_an_assertion() -> None:
     assert registry.uses_regex({"type": "output.matches", "regex": "a+"}) is True
@@ -498,6 +505,8 @@ def test_plugins_load_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(registry, "_plugins_loaded", False)
     monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
-    registry.load_plugins()
+    registry.resolve(["output.contains", 5])  # types registered already: no plugin to load
+    assert groups == []
+    registry.resolve(["output.contains", "house.unknown"])
     registry.load_plugins()
     assert groups == [registry.ENTRY_POINT_GROUP]

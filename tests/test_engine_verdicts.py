@@ -4,6 +4,7 @@ for every assertion type (issue 19): a wrong verdict or a garbled message fails 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
 import time
 from datetime import datetime, timezone
@@ -30,7 +31,7 @@ from signal_eval_cli.assertions.helpers import PREVIEW_ITEMS, bounds, short
 from signal_eval_cli.assertions.judge import render_trajectory
 from signal_eval_cli.assertions.outcome import VALUE_LIMIT, capped
 from signal_eval_cli.assertions.signal import trajectory_pins
-from signal_eval_cli.jsjson import js_number
+from signal_eval_cli.jsjson import js_number, js_stringify
 from signal_eval_cli.patterns import matcher_problems, pattern_problems, values_equal
 from signal_eval_cli.regex_budget import REGEX_BUDGET_MS
 from signal_eval_cli.signals import new_signal_id, now_iso
@@ -1353,6 +1354,13 @@ def test_js_number_writes_one_digit_mantissas_without_a_point() -> None:
     assert [js_number(v) for v in (1e21, 2e22, 1e-7, 1.5e-7, 1.5e21, -3e-9)] == [
         "1e+21", "2e+22", "1e-7", "1.5e-7", "1.5e+21", "-3e-9"
     ]  # fmt: skip
+
+
+def test_js_stringify_writes_a_string_enum_member_as_its_value() -> None:
+    class Kind(str, enum.Enum):  # str() of a member is 'Kind.A' on Python 3.11
+        A = "a"
+
+    assert js_stringify({"kind": Kind.A}) == '{"kind":"a"}'
 
 
 def test_a_schema_mismatch_names_its_first_three_errors() -> None:
