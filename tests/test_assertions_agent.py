@@ -116,6 +116,12 @@ def test_caused_by_trigger_glob_is_whole_name() -> None:
     fails({"type": "agent.causedBy", "agentId": "fixer", "triggerPattern": "review:*:x"}, run())
 
 
+def test_caused_by_a_trigger_that_is_no_name_is_no_trigger() -> None:
+    t = trace(("agent:activated", {"agent": "w", "trigger": 5}, "w"))
+    result = fails({"type": "agent.causedBy", "agentId": "w", "triggerPattern": "**"}, t)
+    assert (result.errored, result.actual) == (False, [None])
+
+
 def test_caused_by_never_activated() -> None:
     result = fails({"type": "agent.causedBy", "agentId": "nobody", "triggerPattern": "**"}, run())
     assert "never activated" in result.message

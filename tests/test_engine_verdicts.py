@@ -1502,3 +1502,10 @@ def test_trajectory_pins_follow_the_verdicts_search(
     if assertion["patterns"] and "mode" not in assertion:  # a mode may fail on extra signals
         verdict = evaluate_assertion({"type": "signal.trajectory", **assertion}, t)
         assert verdict.passed is (pins[1] is None)
+
+
+def test_only_tests_result_signals_are_test_reports() -> None:
+    t = trace(("harness:start", {"input": {}}), ("text:complete", {"content": "x"}))
+    for a in ({"type": "tests.pass", "ids": ["a"]}, {"type": "tests.count", "min": 1}):
+        result = evaluate_assertion(a, t)
+        assert (result.passed, result.errored, result.message) == (False, True, WITHOUT), a
