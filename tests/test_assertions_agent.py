@@ -122,6 +122,13 @@ def test_caused_by_a_trigger_that_is_no_name_is_no_trigger() -> None:
     assert (result.errored, result.actual) == (False, [None])
 
 
+def test_caused_by_reads_the_name_of_a_trigger_recorded_whole() -> None:
+    t = trace(
+        ("agent:activated", {"agent": "w", "trigger": {"name": "task:ready", "id": "s0"}}, "w")
+    )
+    passes({"type": "agent.causedBy", "agentId": "w", "triggerPattern": "task:*"}, t)
+
+
 def test_caused_by_never_activated() -> None:
     result = fails({"type": "agent.causedBy", "agentId": "nobody", "triggerPattern": "**"}, run())
     assert "never activated" in result.message
