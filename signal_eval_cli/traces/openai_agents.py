@@ -125,10 +125,7 @@ def facts_from_items(items: list[Any]) -> Facts:
             parent = spans[parent].get("parent_id")
         return None
 
-    def agent_of(span: Mapping[str, Any]) -> str | None:
-        within = agent_span_of(span)
-        return None if within is None else str(names[within])
-
+    owners = {i: agent_span_of(s) for i, s in spans.items()}  # read once: both passes ask
     ordered = sorted(
         spans.items(), key=lambda kv: _seconds(kv[1].get("started_at"), kv[0], "started_at") or 0.0
     )
@@ -139,10 +136,12 @@ def facts_from_items(items: list[Any]) -> Facts:
         if start is None:
             raise TraceFormatError("span has no 'started_at'", span_id)
         bounds += [start, end if end is not None else start]
-        facts.steps.append(_step(span_id, span, start, end, agent_of(span), facts))
+        owner = owners[span_id]
+        agent = None if owner is None else str(names[owner])
+        facts.steps.append(_step(span_id, span, start, end, agent, facts))
     runs = {i: step for (i, _), step in zip(ordered, facts.steps, strict=True)}
     for span_id, span in ordered:  # a turn's error (a guardrail's tripwire) is its agent's
-        within = agent_span_of(span)
+        within = owners[span_id]
         run = runs.get(within) if within is not None else None
         if kinds[span_id] not in _OWN_ERRORS and isinstance(run, AgentRun) and run.error is None:
             run.error = _failure(span, "agent failed")

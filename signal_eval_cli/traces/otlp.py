@@ -254,21 +254,20 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
             parent = owner.parent
         return None
 
-    def agent_of(span: _Span) -> str | None:
-        owner = agent_span_of(span)
-        return None if owner is None else str(_first(owner.attributes, AGENT_NAME_KEYS))
-
+    owners = {i: agent_span_of(s) for i, s in spans.items()}  # read once: both passes ask
     roots = [s for s in spans.values() if s.parent not in spans]
     ordered = sorted(spans.values(), key=lambda s: s.start)
     asked: list[tuple[ModelCall, Any]] = []
     for span in ordered:
-        step = _step(span, agent_of(span), facts)
+        owner = owners[span.id]
+        agent = None if owner is None else str(_first(owner.attributes, AGENT_NAME_KEYS))
+        step = _step(span, agent, facts)
         facts.steps.append(step)
         if isinstance(step, ModelCall):
             asked.append((step, _messages(_first(span.attributes, INPUT_KEYS))))
     runs = {s.id: step for s, step in zip(ordered, facts.steps, strict=True)}
     for span, step in zip(ordered, facts.steps, strict=True):  # a failed turn: its agent's
-        owner = agent_span_of(span)
+        owner = owners[span.id]
         run = None if owner is None else runs[owner.id]
         if isinstance(run, AgentRun) and run.error is None:
             run.error = _agent_failure(span, step)
