@@ -85,10 +85,11 @@ def files_read(
     (``agents``, ``cassette``; ``params`` merged over the spec's) and the recordings it
     replays (the harness's, the judge's, the model proxy's cassettes)."""
     home = base_dir_of(dataset.path) if dataset.path is not None else Path.cwd()
-    spec: object = harness if harness is not None else dataset.harness
-    factory, named = spec, dict(params or {})
-    if isinstance(spec, HarnessSpec):
-        factory, named = spec.factory, {**spec.params, **named}
+    factory: str | None = None  # none (a run of recorded traces): only params name files
+    named = dict(params or {})
+    if harness is not None or dataset.harness is not None:
+        spec = harness_spec(dataset, harness, named)
+        factory, named = spec.factory, dict(spec.params)
     where = (base_dir or home) if harness is not None else home
     found = [] if dataset.path is None else [Path(dataset.path)]
     if isinstance(factory, str):
