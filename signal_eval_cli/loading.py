@@ -40,7 +40,14 @@ from signal_eval_cli.schema_check import (
 if TYPE_CHECKING:  # imported when a document has a problem to word (it takes a while)
     import jsonschema
 
-__all__ = ["SCHEMA_DIR", "Document", "load_document", "schema_validator", "validate_document"]
+__all__ = [
+    "SCHEMA_DIR",
+    "Document",
+    "load_document",
+    "schema_problems",
+    "schema_validator",
+    "validate_document",
+]
 
 JsonPath = tuple[str | int, ...]
 _YAML11_BOOLEANS = {"yes", "no", "on", "off", "y", "n", "true", "false"}
@@ -482,19 +489,26 @@ def _validate_document(doc: Document, schema: str) -> list[Problem]:
     if plugins is not None:
         valid = schema_check(schema, plugins)(doc.data)
     if not valid:
-        data, kept = failing_items(schema, doc.data, plugins)
-
-        def path_of(error: jsonschema.ValidationError) -> JsonPath:
-            path = tuple(error.absolute_path)
-            if len(path) > 1 and path[0] in kept and isinstance(path[1], int):
-                return (path[0], kept[str(path[0])][path[1]], *path[2:])
-            return path
-
-        errors = list(schema_validator(schema, plugins).iter_errors(data))
-        doc.locate(path_of(error) for error in errors)
-        problems = [p for error in errors for p in _explain(doc, error, path_of)]
+        problems = schema_problems(doc, schema, plugins)
     problems.extend(_semantic_problems(doc))  # on the well-typed parts: all problems at once
     return _unique(problems)
+
+
+def schema_problems(doc: Document, schema: str, generated: str | None = None) -> list[Problem]:
+    """``doc``'s located problems against ``schemas/<schema>.schema.json`` (with
+    ``generated``: see :func:`.schema_check.schema_documents`), from jsonschema: ask
+    only of a document the quick check does not vouch for (it takes a while)."""
+    data, kept = failing_items(schema, doc.data, generated)
+
+    def path_of(error: jsonschema.ValidationError) -> JsonPath:
+        path = tuple(error.absolute_path)
+        if len(path) > 1 and path[0] in kept and isinstance(path[1], int):
+            return (path[0], kept[str(path[0])][path[1]], *path[2:])
+        return path
+
+    errors = list(schema_validator(schema, generated).iter_errors(data))
+    doc.locate(path_of(error) for error in errors)
+    return [p for error in errors for p in _explain(doc, error, path_of)]
 
 
 def _unique(problems: list[Problem]) -> list[Problem]:

@@ -46,6 +46,7 @@ from signal_eval_cli.kinds import (
 )
 from signal_eval_cli.limits import JsonProblem, loads_json
 from signal_eval_cli.redaction import redact_text
+from signal_eval_cli.result_check import result_problems
 from signal_eval_cli.results import RESULT_SCHEMA_VERSION, SignalsPolicy
 
 __all__ = ["load_result", "register_result_kind", "result_to_json", "save_result"]
@@ -192,6 +193,8 @@ def _load_result(path: str | Path, lean: bool) -> Result:
     sealed = open_sealed(raw) if lean else None
     data = sealed.head if sealed is not None else _parse(name, raw)
     kind, loaded = _type_for(name, data)
+    if problems := result_problems(name, raw, data, kind):
+        raise InputError(problems)
     try:
         result = loaded.from_dict(data)
     except _MALFORMED as exc:

@@ -52,6 +52,17 @@ _TYPES: dict[str, Check] = {
     "null": lambda v: v is None,
 }
 
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+"""The exact Python types of each JSON type, as parsed (``bool`` is no integer)."""
+
 
 @cache
 def schema_documents(generated: str | None = None) -> dict[str, Any]:
@@ -159,8 +170,11 @@ class _Compiler:
 
     def _type(self, rule: Any, schema: Any, base: str) -> Check:
         names = rule if isinstance(rule, list) else [rule]
-        checks = [_TYPES.get(n, _never) for n in names]
-        return checks[0] if len(checks) == 1 else lambda v: any(c(v) for c in checks)
+        if len(names) == 1:
+            return _TYPES.get(names[0], _never)
+        # one set lookup, not a check per name (``["number", "null"]`` on every metric)
+        allowed = frozenset(t for n in names for t in _PYTHON_TYPES.get(n, ()))
+        return lambda v: type(v) in allowed
 
     def _const(self, rule: Any, schema: Any, base: str) -> Check:
         return self._enum([rule], schema, base)
@@ -371,15 +385,36 @@ def schema_check(name: str, generated: str | None = None) -> Check:
 @cache
 def _item_checks(name: str, generated: str | None = None) -> dict[str, Check]:
     """The top-level lists of ``name`` whose schema says nothing of the list as a whole
-    (``{"type": "array", "items": ...}``): a check for one item of each."""
+    (``{"type": "array", "items": ...}``): a check for one item of each. Found in the
+    root's properties and in those of the schemas it applies to the whole document
+    (``$ref``, ``allOf``, an ``if``'s ``then``/``else``: a result's ``cases``); an item
+    is vouched for when every one of its key's item schemas vouches for it."""
     root, base = _root(name, generated)
     compiler = _Compiler(generated)
-    return {
-        key: compiler.compile(prop["items"], base)
-        for key, prop in root.get("properties", {}).items()
-        if isinstance(prop, dict) and prop.keys() <= {"type", "items", "description"}
-        and prop.get("type") == "array" and "items" in prop
-    }  # fmt: skip
+    found: dict[str, list[Check]] = {}
+    seen: set[int] = set()
+
+    def visit(schema: Any, base: str) -> None:
+        if not isinstance(schema, dict) or id(schema) in seen:
+            return
+        seen.add(id(schema))
+        if isinstance(schema.get("$id"), str):
+            base = urljoin(base, schema["$id"])
+        for key, prop in schema.get("properties", {}).items():
+            plain = (
+                isinstance(prop, dict) and prop.keys() <= {"type", "items", "description"}
+                and prop.get("type") == "array" and "items" in prop
+            )  # fmt: skip
+            found.setdefault(key, []).append(
+                compiler.compile(prop["items"], base) if plain else _never
+            )
+        for branch in [*schema.get("allOf", []), schema.get("then"), schema.get("else")]:
+            visit(branch, base)
+        if isinstance(schema.get("$ref"), str):
+            visit(*_resolve(schema["$ref"], base, generated))
+
+    visit(root, base)
+    return {key: _all_of(checks) for key, checks in found.items() if _never not in checks}
 
 
 def failing_items(

@@ -286,14 +286,17 @@ def test_negative_zero_stays_negative_zero(tmp_path: Path) -> None:
     assert lean == comparison_json(base, cand, lean=False) and '"minLatencyMs": 0.0' in lean
 
 
-def test_values_json_cannot_hold_read_back_as_a_full_load_reads_them(tmp_path: Path) -> None:
-    """The index holds what from_dict makes of a line, not the Python value saved."""
+def test_values_json_cannot_hold_are_refused_by_both_loads(tmp_path: Path) -> None:
+    """Values JSON cannot hold are written as strings (``"passed": "0"``): both loads
+    refuse the file (the lean one at its head's counts), neither reads ``bool("0")``."""
     odd: Any = CaseResult("a", Decimal(0), name=Path("n"))  # type: ignore[arg-type]
-    base = saved(dataset(case("a", False)), tmp_path / "base.json")
     cand = saved(dataset(odd, case("b", False)), tmp_path / "cand.json")
-    assert load_result(cand, lean=True).cases[0].passed is True  # bool("0"), as in full
-    assert load_result(cand, lean=True).cases[0].name == "n"
-    assert comparison_json(base, cand, lean=True) == comparison_json(base, cand, lean=False)
+    with pytest.raises(InputError) as lean:
+        load_result(cand, lean=True)
+    with pytest.raises(InputError) as full:
+        load_result(cand)
+    assert set(lean.value.problems) < set(full.value.problems)
+    assert "'passed': expected true or false, got a string" in str(full.value)
 
 
 def test_a_case_laid_out_over_several_lines_gets_no_index(tmp_path: Path) -> None:

@@ -462,3 +462,69 @@ def test_a_negative_zero_latency_aggregates_as_zero_in_any_order() -> None:
         figures = AggregateMetrics.of(order).to_dict()
         assert json.dumps(figures) == json.dumps(AggregateMetrics.of(cases).to_dict())
         assert "-0.0" not in json.dumps(figures)
+
+
+# -- a hand-edited file: its fields' types are checked, located ---------------------------------
+
+
+def edited(path: Path, old: str, new: str) -> Path:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("lean", [True, False])
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ('"passed": false', '"passed": "false"', "'passed': expected true or false, got a string"),
+        ('"skipped": false', '"skipped": 0', "'skipped': expected true or false, got a whole"),
+        ('"interrupted": false', '"interrupted": "false"', "'interrupted': expected true or"),
+        ('"caseId": "b"', '"caseId": 7', "'caseId': expected a string, got a whole number"),
+        ('"cost": 0.01', '"cost": "0.01"', "'cost': expected a number or null, got a string"),
+        ('"outcomes": [true', '"outcomes": ["yes"', "expected true or false, got a string"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_a_located_error(
+    tmp_path: Path, lean: bool, old: str, new: str, where: str
+) -> None:
+    """``"passed": "false"`` read as passed (bool of a string) and gated a merge."""
+    path = tmp_path / "r.json"
+    save_result(dataset(case("a"), case("b", False), case("c", outcomes=[True, False])), path)
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if old in text)
+    with pytest.raises(InputError) as raised:
+        load_result(edited(path, old, new), lean=lean)
+    (problem,) = raised.value.problems
+    assert (problem.file, problem.line) == (str(path), line)
+    bad = new.rsplit(" ", 1)[1].lstrip("[")  # the column is the bad value's
+    assert path.read_text().splitlines()[line - 1][problem.column - 1 :].startswith(bad)
+    assert where in problem.message
+
+
+def test_what_the_writer_writes_reads_back_without_a_type_problem(tmp_path: Path) -> None:
+    """Not a schema check: NaN and infinities (written as null), a negative latency, a
+    missing optional field, an added key and a plugin's result kind all read back."""
+    metrics = CaseMetrics(-5.0, float("nan"), 1, float("inf"), -0.5, 0)
+    path = tmp_path / "r.json"
+    save_result(dataset(CaseResult("a", False, metrics=metrics, duration_ms=-1.0)), path)
+    data = json.loads(path.read_text())
+    del data["caseIndex"], data["caseIndexSha256"], data["skippedCases"]
+    del data["cases"][0]["skipped"], data["cases"][0]["metrics"]["cost"]
+    data["note"] = "added by hand"
+    path.write_text(json.dumps(data))
+    (loaded,) = load_result(path).cases
+    assert loaded.metrics.latency_ms == -5.0 and loaded.duration_ms == -1.0
+    assert loaded.metrics.total_tokens != loaded.metrics.total_tokens  # NaN
+
+
+def test_only_the_cases_the_quick_check_doubts_are_walked_by_jsonschema() -> None:
+    """One bad case of many is found without jsonschema walking them all: the result
+    schema's ``cases`` (under ``allOf``/``then``/``$ref``) are narrowed like a dataset's."""
+    from signal_eval_cli.result_check import _reading_schemas
+    from signal_eval_cli.schema_check import failing_items
+
+    data = dataset(*(case(f"c{i}") for i in range(50))).to_dict()
+    data["cases"][17]["passed"] = "no"
+    narrowed, kept = failing_items("result", data, _reading_schemas())
+    assert kept["cases"] == [17] and narrowed["cases"] == [data["cases"][17]]
