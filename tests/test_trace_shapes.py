@@ -144,3 +144,22 @@ def test_an_interrupt_is_kept_and_the_resumed_run_is_one_trace(name: str) -> Non
     assert names.index("langgraph:interrupt") > names.index("provider:end")
     assert not list(trace.matching("agent:error"))
     assert trace.output == "Hello there, friend."
+
+
+def test_a_span_kept_as_recorded_shows_the_attributes_the_file_holds(tmp_path: Path) -> None:
+    """The AI SDK's ``ai.generateText`` with no ``functionId`` is no agent run: kept as
+    ``span:other``, its attributes are the file's, not the GenAI keys read from them."""
+    document = json.loads((FIXTURES / "otel_vercel_ai.json").read_text())
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for span in spans:
+        span["attributes"] = [
+            a for a in span["attributes"] if a["key"] != "ai.telemetry.functionId"
+        ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    trace = quietly(path)
+    (kept,) = [s for s in trace.matching("span:*") if s.payload["name"] == "ai.generateText"]
+    written = next(s for s in spans if s["name"] == "ai.generateText")["attributes"]
+    assert sorted(kept.payload["attributes"]) == sorted(a["key"] for a in written)
+    assert not any(k.startswith("gen_ai.") for k in kept.payload["attributes"])
+    assert trace.count("provider:end") == 3  # its model calls are read all the same

@@ -210,7 +210,10 @@ def _first_user_text(messages: Any) -> str | None:
 
 
 class _Span:
-    __slots__ = ("attributes", "end", "id", "operation", "parent", "raw", "start")
+    """A span's ids, times and operation; ``attributes`` as read (a convention's own keys
+    added as GenAI's), ``recorded`` as the file holds them (what a ``span:*`` shows)."""
+
+    __slots__ = ("attributes", "end", "id", "operation", "parent", "raw", "recorded", "start")
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         self.raw = raw
@@ -218,7 +221,7 @@ class _Span:
         if not self.id:
             raise TraceFormatError(f"span {raw.get('name')!r} has no 'spanId'")
         self.parent = _hex_id(raw.get("parentSpanId")) or None
-        self.attributes = _attributes(raw.get("attributes"))
+        self.attributes = self.recorded = _attributes(raw.get("attributes"))
         start = _nanos(raw, "startTimeUnixNano", self.id)
         if start is None:
             raise TraceFormatError("span has no 'startTimeUnixNano'", self.id)
@@ -226,15 +229,17 @@ class _Span:
         self.end = _nanos(raw, "endTimeUnixNano", self.id)
         operation = self.attributes.get("gen_ai.operation.name")
         if operation is None and "ai.operationId" in self.attributes:
+            self.attributes = dict(self.recorded)  # read as GenAI's, kept as written
             operation = vercel_ai.operation(self.attributes)  # the Vercel AI SDK's
         elif operation is None:
             operation = OPENINFERENCE_KINDS.get(str(self.attributes.get("openinference.span.kind")))
             if operation == "chat":  # its messages as GenAI's, where those are absent
+                self.attributes = dict(self.recorded)
                 for side, messages in chat_messages(self.attributes).items():
                     self.attributes.setdefault(f"gen_ai.{side}.messages", messages)
             elif node := langgraph_node(str(raw.get("name")), self.attributes):
                 operation = "invoke_agent"  # a LangGraph node run is an agent's, as imported
-                self.attributes.setdefault("agent.name", node)
+                self.attributes = {"agent.name": node, **self.recorded}
         self.operation = operation
 
 
@@ -380,7 +385,7 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
     payload = {
         "name": span.raw.get("name"),
         "spanId": span.id,
-        "attributes": attributes,
+        "attributes": span.recorded,
     }
     if _failed(span.raw, attributes):
         payload["error"] = _failed(span.raw, attributes)
