@@ -163,3 +163,60 @@ def test_a_span_kept_as_recorded_shows_the_attributes_the_file_holds(tmp_path: P
     assert sorted(kept.payload["attributes"]) == sorted(a["key"] for a in written)
     assert not any(k.startswith("gen_ai.") for k in kept.payload["attributes"])
     assert trace.count("provider:end") == 3  # its model calls are read all the same
+
+
+def test_openinferences_guardrail_tripwire_fails_the_agent_it_guards() -> None:
+    """OpenInference's Agents SDK instrumentation: the tripwire's error is on the ``turn``
+    CHAIN span (status ERROR), the agent it ran in failed (it read as completed)."""
+    trace = quietly(FIXTURES / "otel_openinference_agents_guardrail_error.json")
+    (error,) = trace.matching("agent:error")
+    assert error.payload["agent"] == "triage" and "tripwire" in error.payload["error"]
+    assert not passes(trace, {"type": "agent.completed", "agentId": "triage"})
+    assert not list(trace.matching("provider:*"))
+
+
+REACT_OTEL = [
+    "otel_openinference_langgraph_react_tool_error.json",
+    "otel_openllmetry_langgraph_react_tool_error.jsonl",
+]
+
+
+@pytest.mark.parametrize("name", REACT_OTEL)
+def test_the_react_agent_under_otel_gives_the_langgraph_facts(name: str) -> None:
+    """OpenInference's and OpenLLMetry's LangChain instrumentations of the react agent whose
+    tool raises: node runs are agents, the tools' arguments and results are what the model
+    asked and saw (OpenLLMetry writes LangChain's callback arguments and ToolMessage around
+    them), the raised tool is a failed call whose error is the exception, without the
+    traceback OpenInference appends."""
+    trace = quietly(FIXTURES / name)
+    recorded = import_trace(FIXTURES / "langgraph_react_tool_error_events.jsonl")
+    calls = [(c.name, c.input, c.id, c.status) for c in trace.tool_calls]
+    assert calls == [(c.name, c.input, c.id, c.status) for c in recorded.tool_calls]
+    results = {s.payload["id"]: s.payload for s in trace.matching("tool:result")}
+    assert results["call_paris"]["result"] == "Paris: sunny"
+    assert "alerts service down for Paris" in results["call_alerts"]["error"]
+    assert "Traceback" not in json.dumps([s.payload for s in trace])
+    errors = {s.payload["agent"]: s.payload["error"] for s in trace.matching("agent:error")}
+    assert errors.pop("tools") == results["call_alerts"]["error"]
+    assert errors in ({}, {"react": results["call_alerts"]["error"]})  # OpenLLMetry's agent
+    agents = [s.payload["agent"] for s in trace.matching("agent:activated")]
+    assert [a for a in agents if a != "react"] == ["agent", "tools", "tools"]
+    assert agents.count("react") <= 1  # its workflow span is the same run, not another
+    (turn,) = trace.matching("provider:end")
+    assert turn.agent == "agent" and turn.payload["usage"] == {"inputTokens": 25, "outputTokens": 9}
+    right = {"type": "tool.calledWith", "name": "get_alerts", "args": {"city": "Paris"}}
+    assert passes(trace, {**right, "status": "error"})
+    assert not passes(trace, {**right, "args": {"city": "Rome"}})
+
+
+def test_collector_lines_in_any_order_give_the_same_trace(tmp_path: Path) -> None:
+    """A collector's file exporter writes one request per line as spans arrive (children
+    before parents); lines in another order (files concatenated) are the same trace."""
+    path = FIXTURES / "otel_openllmetry_langgraph_react_tool_error.jsonl"
+    lines = path.read_text().splitlines()
+    shuffled = tmp_path / "t.jsonl"
+    shuffled.write_text("\n".join(reversed(lines)) + "\n")
+    ours, theirs = quietly(path), quietly(shuffled)
+    assert [(s.name, s.payload, s.agent) for s in ours] == [
+        (s.name, s.payload, s.agent) for s in theirs
+    ]

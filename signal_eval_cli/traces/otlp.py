@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from signal_eval_cli.errors import shorten
-from signal_eval_cli.traces import vercel_ai
+from signal_eval_cli.traces import traceloop, vercel_ai
 from signal_eval_cli.traces.mapping import (
     AgentRun,
     Facts,
@@ -181,10 +181,13 @@ def _failed(span: Mapping[str, Any], attributes: Mapping[str, Any]) -> str | Non
     status = as_mapping(span.get("status"))
     code = status.get("code")
     if code in (2, "2", "STATUS_CODE_ERROR") or attributes.get("error.type"):
-        return str(
-            status.get("message") or _exception(span) or attributes.get("error.type") or "error"
-        )
+        message = str(status.get("message") or "").split(TRACEBACK, 1)[0].strip()
+        return str(message or _exception(span) or attributes.get("error.type") or "error")
     return None
+
+
+TRACEBACK = "Traceback (most recent call last):"
+"""What OpenInference appends to a status message: the error is what comes before it."""
 
 
 def _exception(span: Mapping[str, Any]) -> str | None:
@@ -228,7 +231,10 @@ class _Span:
         self.start = start
         self.end = _nanos(raw, "endTimeUnixNano", self.id)
         operation = self.attributes.get("gen_ai.operation.name")
-        if operation is None and "ai.operationId" in self.attributes:
+        if "traceloop.span.kind" in self.attributes:  # OpenLLMetry's
+            self.attributes = dict(self.recorded)
+            operation = traceloop.operation(self.attributes, operation)
+        elif operation is None and "ai.operationId" in self.attributes:
             self.attributes = dict(self.recorded)  # read as GenAI's, kept as written
             operation = vercel_ai.operation(self.attributes)  # the Vercel AI SDK's
         elif operation is None:
@@ -290,11 +296,15 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
     return facts
 
 
+FRAMEWORK_KEYS = frozenset({"gen_ai.operation.name", "openinference.span.kind"})
+
+
 def _agent_failure(span: _Span, step: Any) -> str | None:
-    """A failed span of the agent framework's own that is no step we read (the Agents SDK
-    bridge's ``turn`` span, status ERROR from a guardrail's tripwire) is the failure of the
-    agent it ran in. A failed span of no GenAI operation (an HTTP request retried) is not."""
-    if isinstance(step, Other) and "gen_ai.operation.name" in span.attributes:
+    """A failed span of the agent framework's own that is no step we read (the Agents SDK's
+    ``turn`` span, status ERROR from a guardrail's tripwire, through the OTel bridge or
+    OpenInference) is the failure of the agent it ran in. A failed span of neither a GenAI
+    operation nor an OpenInference kind (an HTTP request retried) is not."""
+    if isinstance(step, Other) and FRAMEWORK_KEYS & span.attributes.keys():
         return step.payload.get("error")  # type: ignore[no-any-return]
     return None
 
@@ -340,7 +350,7 @@ def _int(value: Any) -> int | None:
 def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
     attributes, operation = span.attributes, span.operation
     name = _first(attributes, AGENT_NAME_KEYS)
-    if operation in AGENT_OPERATIONS and name:
+    if operation in AGENT_OPERATIONS and name and name != agent:  # not its own run again
         if facts.input is None:  # its first model call may have failed before it said
             facts.input = _first_user_text(_messages(_first(attributes, AGENT_INPUT_KEYS)))
         return AgentRun(str(name), span.start, span.end, _failed(span.raw, attributes))
