@@ -723,3 +723,53 @@ def test_a_stream_without_end_is_cut_off_before_it_fills_the_memory(
         assert "the answer's body is larger than 1 MiB" in str(raised.value)
     finally:
         server.close()
+
+
+HEADS = [
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n",
+    b"HTTP/1.1 204 No Content\r\n\r\n",
+    b"HTTP/1.1 200 OK\nContent-Length: 2\nX-A: b\n\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-A: b\n\r\n",
+]
+
+
+@pytest.mark.parametrize("head", HEADS, ids=["crlf", "no-headers", "bare-lf", "mixed"])
+def test_a_head_is_found_once_all_of_it_has_come_in_any_pieces(head: bytes) -> None:
+    """The connection keeps what arrives and looks for the head's end in it: every
+    prefix of a head is an incomplete one, and the whole one (the body after it) is
+    the head as the header parser takes it, CRLF-joined."""
+    from signal_eval_cli.transport.client import _head_end
+
+    for size in range(len(head)):
+        assert _head_end(bytearray(head[:size])) is None, head[:size]
+    block, length = _head_end(bytearray(head + b"{}")) or (b"", 0)
+    assert length == len(head)
+    assert block == b"\r\n".join(head.replace(b"\r\n", b"\n").rstrip(b"\n").split(b"\n"))
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 200 OK\r\nX-A: " + b"a" * 70_000,  # never ends
+        b"HTTP/1.1 200 OK\nX-A: " + b"a" * 70_000,
+        b"HTTP/1.1 200 OK\r\nX-A: " + b"a" * 70_000 + b"\r\nContent-Length: 2\r\n\r\n{}",
+    ],
+    ids=["crlf", "bare-lf", "ended"],
+)
+def test_an_answer_head_larger_than_64_kib_is_a_connection_error(answer: bytes) -> None:
+    """At once, not a wait for the timeout (the server keeps the connection open)."""
+    failure = failure_of(answer)
+    assert failure.code == "connection_error"
+    assert "the answer's head is too large" in str(failure)
+
+
+def test_an_answer_longer_than_the_connection_buffers_is_read_whole() -> None:
+    """The connection stops reading while a few reads' worth wait unread, and reads on
+    when the answer's reader wants more: 4 MiB come through whole, as one answer."""
+    text = "y" * 4 * 2**20
+    server = RawServer(lambda n: whole(completion(text)))
+    try:
+        assert two_texts(server) == [text, text]
+        assert server.connections == 1
+    finally:
+        server.close()

@@ -106,25 +106,142 @@ class ConnectError(ClientError):
     refused the tunnel): the request was never sent."""
 
 
-class _Connection:
-    __slots__ = ("deadline", "expired", "reader", "writer")
+_HIGH_WATER = 2 * _READ
+"""Bytes kept unread before the connection stops reading (until a read wants more)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
+
+def _head_end(buffer: bytearray) -> tuple[bytes, int] | None:
+    """The head block at the start of ``buffer`` (its blank line dropped) and its length
+    with that line; None while it has not all come. Lines end with CRLF; a server that
+    ends them with a bare LF is read too (RFC 9112 2.2), as aiohttp and the SDKs' httpx
+    read it: its head would otherwise never end. A start line ended by CRLF makes it a
+    CRLF head (the blank line right after it, or after the last header's CRLF)."""
+    end = buffer.find(b"\n")
+    if end < 0:
+        return None
+    if end and buffer[end - 1] == 13:  # "\r"
+        if len(buffer) < end + 3:
+            return None
+        if buffer[end + 1 : end + 3] == b"\r\n":
+            return bytes(buffer[: end - 1]), end + 3
+        last = buffer.find(b"\n\r\n", end + 1)
+        if last < 0:
+            return None
+        return bytes(buffer[: last - 1 if buffer[last - 1] == 13 else last]), last + 3
+    lines: list[bytes] = []
+    start = 0
+    while True:
+        end = buffer.find(b"\n", start)
+        if end < 0:
+            return None
+        line = bytes(buffer[start:end]).rstrip(b"\r\n")
+        start = end + 1
+        if not line:
+            return b"\r\n".join(lines), start
+        lines.append(line)
+
+
+class _Connection(asyncio.Protocol):
+    """One connection as a protocol: what arrives is kept in :attr:`buffer` and wakes the
+    read waiting for it, and an answer is read in two steps (its head, then its body),
+    each taken whole from the buffer when it has come. asyncio's streams did it in three
+    layers (a protocol feeding a ``StreamReader``, written through a ``StreamWriter``)
+    and five reads an answer, each with its own wait."""
+
+    __slots__ = ("buffer", "deadline", "eof", "error", "expired", "paused", "transport", "waiter")
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport = None  # type: ignore[assignment]  # connection_made
+        self.buffer = bytearray()
+        self.eof = False
+        """Nothing more will come (the server closed, or the connection broke: :attr:`error`)."""
+        self.error: BaseException | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        self.paused = False
         self.deadline = 0.0
         """When the read under way (if one is) has waited too long."""
         self.expired = False
 
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if len(self.buffer) > _HIGH_WATER and not self.paused:  # a body read slower than sent
+            self.paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self._wake()
+        return False  # close: a server that stopped sending ends the exchange
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof = True
+        self.error = exc
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _more(self) -> bool:
+        """Wait for more bytes: False when none will come (a broken connection raises)."""
+        if self.error is not None:
+            raise self.error
+        if self.eof:
+            return False
+        if self.paused:
+            self.paused = False
+            self.transport.resume_reading()
+        self.waiter = waiter = asyncio.get_running_loop().create_future()
+        await waiter
+        return True
+
+    def _take(self, size: int) -> bytes:
+        buffer = self.buffer
+        data = bytes(buffer[:size])
+        del buffer[:size]
+        return data
+
+    async def head(self) -> bytes:
+        """An answer's head block, its blank line dropped: see :func:`_head_end`."""
+        while True:
+            found = _head_end(self.buffer)
+            if found is not None and found[1] <= MAX_HEAD:
+                del self.buffer[: found[1]]
+                return found[0]
+            if found is not None or len(self.buffer) > MAX_HEAD:
+                raise asyncio.LimitOverrunError("the head is too long", len(self.buffer))
+            if not await self._more():
+                raise asyncio.IncompleteReadError(self._take(len(self.buffer)), None)
+
+    async def exactly(self, size: int) -> bytes:
+        """The next ``size`` bytes."""
+        while len(self.buffer) < size:
+            if not await self._more():
+                raise asyncio.IncompleteReadError(self._take(len(self.buffer)), size)
+        return self._take(size)
+
+    async def some(self, most: int) -> bytes:
+        """What has come (at most ``most`` bytes; waits for some); ``b""`` at the end."""
+        while not self.buffer:
+            if not await self._more():
+                return b""
+        return self._take(most)
+
     def usable(self) -> bool:
-        return not self.reader.at_eof() and not self.writer.is_closing()
+        return not self.eof and not self.transport.is_closing()
 
     def idle(self) -> bool:
         """Open and with nothing to read, as a kept connection is: one the server closed
         (or wrote to unasked) is readable before the event loop has seen it (say, while
         a case's CPU work holds the loop), and a request sent on it would be lost."""
-        if not self.usable():
+        if self.buffer or not self.usable():  # bytes no request asked for
             return False
-        sock = self.writer.get_extra_info("socket")
+        sock = self.transport.get_extra_info("socket")
         if sock is None or not hasattr(select, "poll"):
             return True
         poll = select.poll()  # not select.select: it fails on descriptors above 1023
@@ -132,7 +249,7 @@ class _Connection:
         return not poll.poll(0)
 
     def close(self) -> None:
-        self.writer.close()
+        self.transport.close()
 
 
 class Response:
@@ -173,9 +290,7 @@ class Response:
         if length is not None and length > MAX_ANSWER:
             raise self._too_large()
         if length is not None and length >= 0 and self._decoder is None:
-            data: bytes = await self._client.io(
-                self._connection, self._connection.reader.readexactly(length)
-            )
+            data: bytes = await self._client.io(self._connection, self._connection.exactly(length))
             self._done = True
             return data
         return b"".join([piece async for piece in self.chunks()])
@@ -198,13 +313,12 @@ class Response:
 
     async def _pieces(self) -> AsyncGenerator[bytes, None]:
         connection, io = self._connection, self._client.io
-        reader = connection.reader
         length = self._length
         decoder = self._decoder
         if length is None:
             chunked = Chunked(1 << 62)
             while True:
-                data = await io(connection, reader.read(_READ))
+                data = await io(connection, connection.some(_READ))
                 if not data:
                     raise ClientError("the server closed the connection in a chunked answer")
                 try:
@@ -220,7 +334,9 @@ class Response:
         else:
             left = length
             while left:
-                data = await io(connection, reader.read(_READ if left < 0 else min(left, _READ)))
+                data = await io(
+                    connection, connection.some(_READ if left < 0 else min(left, _READ))
+                )
                 if not data:
                     if left < 0:
                         break
@@ -327,7 +443,7 @@ class Client:
         now = loop.time()
         for connection in [c for c in self._reading if c.deadline <= now]:
             connection.expired = True
-            connection.writer.transport.abort()
+            connection.transport.abort()
         self._watchdog = loop.call_later(min(1.0, self.read_timeout / 4), self._watch)
 
     async def io(self, connection: _Connection, read: Any) -> Any:
@@ -397,7 +513,7 @@ class Client:
             while True:
                 connection, reused = await self._connection(origin, proxy)
                 try:
-                    connection.writer.write(message)
+                    connection.transport.write(message)
                     return await self._answer(origin, connection, method)
                 except ClientError as exc:
                     connection.close()
@@ -413,7 +529,7 @@ class Client:
 
     async def _answer(self, origin: _Origin, connection: _Connection, method: str) -> Response:
         while True:
-            head = await self._head(connection)
+            head: bytes = await self.io(connection, connection.head())
             try:
                 start, headers = parse_head(head)
                 version, status_text = start.split(" ", 2)[:2]
@@ -436,28 +552,6 @@ class Client:
                 return response
             # 1xx (103 Early Hints): the answer follows
 
-    async def _head(self, connection: _Connection) -> bytes:
-        """An answer's head block, its blank line dropped. Lines end with CRLF; a server
-        that ends them with a bare LF is read too (RFC 9112 2.2), as aiohttp and the SDKs'
-        httpx read it: its head would otherwise never end. Three reads for a CRLF head
-        (about 6 us of CPU more than one; a read a line would cost 20 us)."""
-        reader, io = connection.reader, self.io
-        start: bytes = await io(connection, reader.readuntil(b"\n"))
-        if start.endswith(b"\r\n"):
-            # the blank line comes next (no headers), else it follows the last header's CRLF
-            after: bytes = await io(connection, reader.readexactly(2))
-            if after == b"\r\n":
-                return start[:-2]
-            rest: bytes = await io(connection, reader.readuntil(b"\n\r\n"))
-            return (start + after + rest)[:-4]
-        lines, size = [start.rstrip(b"\n")], len(start)
-        while line := (await io(connection, reader.readuntil(b"\n"))).rstrip(b"\r\n"):
-            lines.append(line)
-            size += len(line)
-            if size > MAX_HEAD:
-                raise ClientError("the answer's head is too large", answered=True)
-        return b"\r\n".join(lines)
-
     async def _connection(self, origin: _Origin, proxy: Proxy | None) -> tuple[_Connection, bool]:
         idle = self.idle.get(origin)
         while idle:
@@ -470,19 +564,20 @@ class Client:
         where = f"{host}:{port}" + (
             f" through the proxy {proxy.host}:{proxy.port}" if proxy else ""
         )
+        loop = asyncio.get_running_loop()
         try:
             if proxy is None or tls is None:
-                reader, writer = await asyncio.wait_for(
-                    asyncio.open_connection(
+                _, connection = await asyncio.wait_for(
+                    loop.create_connection(
+                        _Connection,
                         *((host, port) if proxy is None else (proxy.host, proxy.port)),
                         ssl=tls,
                         server_hostname=host if tls is not None else None,
-                        limit=MAX_HEAD,
                     ),
                     self.connect_timeout,
                 )
             else:
-                reader, writer = await asyncio.wait_for(
+                connection = await asyncio.wait_for(
                     self._tunnel(proxy, host, port, tls), self.connect_timeout
                 )
         except (asyncio.TimeoutError, TimeoutError):
@@ -492,11 +587,9 @@ class Client:
         except OSError as exc:
             why = exc.strerror or str(exc) or type(exc).__name__
             raise ConnectError(f"Cannot connect to host {where} [{why}]") from exc
-        return _Connection(reader, writer), False
+        return connection, False
 
-    async def _tunnel(
-        self, proxy: Proxy, host: str, port: int, tls: Any
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    async def _tunnel(self, proxy: Proxy, host: str, port: int, tls: Any) -> _Connection:
         """A TLS connection to ``host`` through ``proxy``'s ``CONNECT`` tunnel (the proxy
         sees only where to, never the request). On a socket of its own, so that TLS can
         start on it after the proxy's answer on any Python version."""
@@ -519,9 +612,10 @@ class Client:
             status = start.split(" ", 2)[1:2]
             if not status or not status[0].startswith("2"):
                 raise ConnectionError(f"the proxy refused the tunnel: {start[:120]}")
-            return await asyncio.open_connection(
-                sock=sock, ssl=tls, server_hostname=host, limit=MAX_HEAD
+            _, connection = await loop.create_connection(
+                _Connection, sock=sock, ssl=tls, server_hostname=host
             )
+            return connection
         except BaseException:
             sock.close()
             raise
