@@ -220,3 +220,11 @@ def test_collector_lines_in_any_order_give_the_same_trace(tmp_path: Path) -> Non
     assert [(s.name, s.payload, s.agent) for s in ours] == [
         (s.name, s.payload, s.agent) for s in theirs
     ]
+
+
+@pytest.mark.parametrize("name", ["agents_responses.json", "agents_responses_streamed.json"])
+def test_a_responses_model_call_names_its_model(name: str) -> None:
+    """The SDK's default Responses model: ``export_span`` keeps the response's model (the
+    SDK's own export has none, warned of: every call read as model null)."""
+    trace = import_trace(FIXTURES / name)
+    assert {s.payload["model"] for s in trace.matching("provider:*")} == {"mock-model"}
