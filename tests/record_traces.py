@@ -191,6 +191,9 @@ async def _langgraph_lines(base_url: str, mode: str, simple: bool) -> list[str]:
     state = {"messages": [("user", "Hi" if simple else script.QUESTION)]}
     if mode == "events":
         return [_dumps(e) async for e in graph.astream_events(state, version="v2")]
+    if mode == "chat":  # tokens and custom events, as chat UIs stream: no "updates"
+        stream = graph.astream(state, stream_mode=["messages", "custom"])
+        return [_dumps(list(item)) async for item in stream]
     if mode in ("updates", "values", "messages"):  # one mode, as most code streams
         stream = graph.astream(state, stream_mode=mode)  # messages: (message, metadata)
         return [_dumps(list(i) if isinstance(i, tuple) else i) async for i in stream]
@@ -199,8 +202,9 @@ async def _langgraph_lines(base_url: str, mode: str, simple: bool) -> list[str]:
 
 
 async def record_langgraph(base_url: str, mode: str = "events", *, simple: bool = False) -> str:
-    """JSONL of ``astream_events(version="v2")``, of multi-mode ``astream`` (``stream``),
-    or of one-mode ``astream`` (``updates``, ``values``, ``messages``)."""
+    """JSONL of ``astream_events(version="v2")``, of multi-mode ``astream`` (``stream``;
+    ``chat``: ``["messages", "custom"]``), or of one-mode ``astream`` (``updates``,
+    ``values``, ``messages``)."""
     return "\n".join(await _langgraph_lines(base_url, mode, simple)) + "\n"
 
 
@@ -290,6 +294,7 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_updates.jsonl": await record_langgraph(url, "updates"),
         "langgraph_values.jsonl": await record_langgraph(url, "values"),
         "langgraph_messages.jsonl": await record_langgraph(url, "messages"),
+        "langgraph_stream_chat.jsonl": await record_langgraph(url, "chat"),
         "langgraph_simple_events.jsonl": await record_langgraph(url, "events", simple=True),
         "langgraph_simple_answer_events.jsonl": await record_langgraph_answer(url),
         "langgraph_subgraph_events.jsonl": await record_langgraph_subgraph(url),

@@ -40,6 +40,7 @@ WITH_TOOLS = [n for n in ALL if "simple" not in n and n not in FAILED_RUNS]
 NO_INPUT = {
     "langgraph_updates.jsonl",
     "langgraph_messages.jsonl",
+    "langgraph_stream_chat.jsonl",
 }  # astream in these modes: no input
 NO_AGENTS = {"langgraph_values.jsonl"}  # "values" does not say which node ran
 

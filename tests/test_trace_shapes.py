@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from trace_facts import SUPPORT_FACTS, facts
 
 from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
 from signal_eval_cli.traces import TraceGap
@@ -228,3 +229,17 @@ def test_a_responses_model_call_names_its_model(name: str) -> None:
     SDK's own export has none, warned of: every call read as model null)."""
     trace = import_trace(FIXTURES / name)
     assert {s.payload["model"] for s in trace.matching("provider:*")} == {"mock-model"}
+
+
+def test_a_stream_of_messages_without_updates_gives_the_runs_facts() -> None:
+    """``astream(stream_mode=["messages", "custom"])``, as chat UIs stream: its model calls
+    (chunks merged) and tool results are in its ``messages`` items (it read as nothing at
+    all); no input (no "values"), warned."""
+    with pytest.warns(TraceGap, match='without "values" holds no input'):
+        trace = import_trace(FIXTURES / "langgraph_stream_chat.jsonl")
+    assert facts(trace) == {**SUPPORT_FACTS, "input": None}
+    full = import_trace(FIXTURES / "langgraph_stream.jsonl")
+    same = ("agent:activated", "agent:handoff", "tool:call", "tool:result", "text:delta")
+    assert [(s.name, s.payload, s.agent) for s in trace if s.name in same] == [
+        (s.name, s.payload, s.agent) for s in full if s.name in same
+    ]

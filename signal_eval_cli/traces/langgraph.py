@@ -39,7 +39,9 @@ from signal_eval_cli.traces.source import TraceFormatError
 
 __all__ = ["LangGraphReader", "looks_like_events", "looks_like_stream", "message"]
 
-STREAM_MODES = frozenset({"values", "updates", "messages", "custom", "debug", "tasks"})
+STREAM_MODES = frozenset(
+    {"values", "updates", "messages", "custom", "debug", "tasks", "checkpoints"}
+)
 
 
 def looks_like_events(first: Any) -> bool:
@@ -218,6 +220,8 @@ class LangGraphReader:
         self.raised: dict[str, ToolRun] = {}  # tool runs that raised, by call id, unreturned
         self.raised_in: dict[str, str] = {}  # run id -> the error of a tool that raised in it
         self.ended = False  # the graph's own end was seen (astream_events)
+        self.updated = False  # a multi-mode stream has "updates" (the nodes' own messages)
+        self.held: list[tuple[float, Any]] = []  # its "messages" items, read if it has not
         self.paused = False  # an interrupt() paused the graph: it waits, it did not fail
 
     def tick(self) -> float:
@@ -395,14 +399,15 @@ class LangGraphReader:
             raise TraceFormatError("not an astream record ([mode, chunk])")
         at = self.tick()
         mode, chunk = item[-2], item[-1]
+        if mode in ("updates", "messages") and self.facts.start is None:
+            self.facts.gaps.add(STREAM_INPUT_GAP)  # no values line first: no input
         if mode == "values":
             if self.facts.input is None and isinstance(chunk, Mapping):
                 self.facts.input = _input_of(chunk)
                 self.facts.start = at
             self.facts.end = at
         elif mode == "updates":
-            if self.facts.start is None:  # no values line first: no input
-                self.facts.gaps.add(STREAM_INPUT_GAP)
+            self.updated = True
             self._updates(chunk, at)
         elif mode == "messages":
             piece, metadata = [*chunk, None, None][:2] if isinstance(chunk, list) else [None, None]
@@ -412,6 +417,8 @@ class LangGraphReader:
             is_chunk = msg is not None and str(msg.get("type")).endswith("Chunk")
             if is_chunk and isinstance(content, str) and content and isinstance(node, str):
                 self.deltas.setdefault(node, []).append(content)
+            if looks_like_messages(chunk):
+                self.held.append((at, chunk))
         else:
             self.facts.steps.append(Other(f"langgraph:{mode}", chunk, at))
 
@@ -442,14 +449,17 @@ class LangGraphReader:
             raise TraceFormatError(
                 'not an astream(stream_mode="messages") record ([message, metadata])'
             )
-        msg, metadata = message(pair[0]) or {}, as_mapping(pair[1])
-        node = metadata.get("langgraph_node")
-        node = node if isinstance(node, str) else None
         at = self.tick()
         if self.facts.start is None:
             self.facts.start = at
             self.facts.gaps.add(MESSAGES_GAP)
         self.facts.end = at
+        self._message(pair, at)
+
+    def _message(self, pair: list[Any], at: float) -> None:
+        msg, metadata = message(pair[0]) or {}, as_mapping(pair[1])
+        node = metadata.get("langgraph_node")
+        node = node if isinstance(node, str) else None
         step = (node, metadata.get("langgraph_step"))
         if node is not None and step != self.step:
             self.finish()
@@ -474,7 +484,12 @@ class LangGraphReader:
         node), else a gap saying it was cut. The nodes the error is known to have ``raised``
         through (innermost first) have it; a node running beside them was stopped by it
         (LangGraph cancels it), it did not raise it. A stream that ends with a model's tool
-        calls unanswered, with no end of its own, was cut there too (:meth:`_unanswered`)."""
+        calls unanswered, with no end of its own, was cut there too (:meth:`_unanswered`).
+        A multi-mode stream without ``"updates"`` (``["messages", "custom"]``, as chat UIs
+        stream) has its model calls and tool results in its ``"messages"`` items: read now."""
+        for at, pair in [] if self.updated else self.held:
+            self._message(pair, at)
+        self.held.clear()
         self.finish()
         self.facts.steps.extend(self.raised.values())  # no message returned their error
         self.raised.clear()
