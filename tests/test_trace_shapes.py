@@ -243,3 +243,24 @@ def test_a_stream_of_messages_without_updates_gives_the_runs_facts() -> None:
     assert [(s.name, s.payload, s.agent) for s in trace if s.name in same] == [
         (s.name, s.payload, s.agent) for s in full if s.name in same
     ]
+
+
+def test_a_subgraph_cut_inside_names_the_node_it_stopped_in(tmp_path: Path) -> None:
+    """A stream cut inside a subgraph's node: that node never finished (warned), and the
+    subgraph's node around it did not finish because of it, as its error says (both had
+    read 'never finished: the stream ends inside it', as if two nodes had failed)."""
+    lines = (FIXTURES / "langgraph_subgraph_events.jsonl").read_text().splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"on_tool_start"' in line)
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines[: cut + 1]) + "\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = import_trace(path)
+    assert [str(w.message).count("the stream ends inside node") for w in caught] == [1]
+    assert "node 'tools'" in str(caught[0].message)
+    errors = {s.payload["agent"]: s.payload["error"] for s in trace.matching("agent:error")}
+    assert errors == {
+        "tools": "node 'tools' never finished: the stream ends inside it",
+        "research": "node 'research' never finished: node 'tools' inside it did not",
+    }
+    assert passes(trace, {"type": "agent.completed", "agentId": "weather"})

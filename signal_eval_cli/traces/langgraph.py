@@ -109,6 +109,7 @@ STREAM_INPUT_GAP = (
 )
 UNFINISHED = "node {!r} never finished: the stream ends inside it"
 STOPPED = "stopped: node {!r} raised {}"
+INSIDE = "node {!r} never finished: node {!r} inside it did not"
 UNFINISHED_GAP = (
     "the stream ends inside node {!r}, before the graph's end: the node raised (the "
     "exception ends astream_events) or the run was cut off; it is taken as failed"
@@ -219,6 +220,7 @@ class LangGraphReader:
         self.running: dict[str, AgentRun] = {}  # node runs started, not yet ended (by run id)
         self.raised: dict[str, ToolRun] = {}  # tool runs that raised, by call id, unreturned
         self.raised_in: dict[str, str] = {}  # run id -> the error of a tool that raised in it
+        self.within: dict[str, set[str]] = {}  # node run id -> the runs it ran inside
         self.ended = False  # the graph's own end was seen (astream_events)
         self.updated = False  # a multi-mode stream has "updates" (the nodes' own messages)
         self.held: list[tuple[float, Any]] = []  # its "messages" items, read if it has not
@@ -329,6 +331,8 @@ class LangGraphReader:
                 self.facts.start = at
             elif is_node and (run := self.node_start(str(node), at)) is not None:
                 self.running[_run_of(event)] = run
+                parents = event.get("parent_ids")
+                self.within[_run_of(event)] = {str(p) for p in parents or ()}
         elif kind == "on_chain_error" and is_node:
             run = self.running.pop(_run_of(event), None)
             if run is not None:
@@ -501,12 +505,15 @@ class LangGraphReader:
     def _unfinished(self, error: str | None, raised: Sequence[str]) -> None:
         failed = {key: self.raised_in[key] for key in self.running if key in self.raised_in}
         known = next(((self.running[k].name, e) for k, e in failed.items()), None)
+        inner = {o: k for k in self.running for o in self.within.get(k, ()) if o in self.running}
         for key, run in self.running.items():
             run.end = self.clock
             if error is None and key in failed:
                 run.error = failed[key]  # a tool raised in it
             elif error is None and known is not None:
                 run.error = STOPPED.format(*known)
+            elif error is None and key in inner:  # a subgraph's node: where it stopped is inside
+                run.error = INSIDE.format(run.name, self.running[inner[key]].name)
             elif error is None:
                 run.error = UNFINISHED.format(run.name)
                 self.facts.gaps.add(UNFINISHED_GAP.format(run.name))
