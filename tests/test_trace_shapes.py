@@ -264,3 +264,35 @@ def test_a_subgraph_cut_inside_names_the_node_it_stopped_in(tmp_path: Path) -> N
         "research": "node 'research' never finished: node 'tools' inside it did not",
     }
     assert passes(trace, {"type": "agent.completed", "agentId": "weather"})
+
+
+def test_model_calls_without_usage_are_warned_of(tmp_path: Path) -> None:
+    """A model streamed without usage (ChatOpenAI without ``stream_usage``) has no
+    ``usage_metadata``: its calls count 0 tokens, said, not silent."""
+    lines = (FIXTURES / "langgraph_events.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    for event in events:  # every message of the file, wherever it is
+        text = json.dumps(event)
+        event.clear()
+        event.update(json.loads(text.replace('"usage_metadata"', '"no_usage"')))
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    with pytest.warns(TraceGap, match="4 of its model calls carry no token usage"):
+        trace = import_trace(path)
+    assert trace.metrics.input_tokens == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        import_trace(FIXTURES / "langgraph_events.jsonl")
+
+
+def test_an_agents_sdk_stream_without_usage_is_warned_of(tmp_path: Path) -> None:
+    """The Agents SDK's streamed Chat Completions without ``include_usage`` write zeros."""
+    document = json.loads((FIXTURES / "agents_support_streamed.json").read_text())
+    for item in document["data"]:
+        usage = item.get("span_data", {}).get("usage")
+        if isinstance(usage, dict):
+            usage.update(input_tokens=0, output_tokens=0)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    with pytest.warns(TraceGap, match="4 of its model calls carry no token usage"):
+        import_trace(path)
