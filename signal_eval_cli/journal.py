@@ -35,6 +35,7 @@ from typing import IO, Any
 
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.files import atomic_write_bytes, utf8
+from signal_eval_cli.result_check import journal_entry_problems
 from signal_eval_cli.sharding import shard_ids
 
 __all__ = [
@@ -320,6 +321,8 @@ def read_journal(path: Path) -> JournalContents:
             raise InputError(
                 [Problem(name, number, 1, f"damaged journal entry: {type(exc).__name__}: {exc}")]
             ) from None
+        if problems := journal_entry_problems(name, number, line, header.kind, entry):
+            raise InputError(problems)
         entries[key] = result
     return JournalContents(header, entries, path)
 

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # imported when a document has a problem to word (it takes a 
 __all__ = [
     "SCHEMA_DIR",
     "Document",
+    "explain_error",
     "load_document",
     "schema_problems",
     "schema_validator",
@@ -508,7 +509,7 @@ def schema_problems(doc: Document, schema: str, generated: str | None = None) ->
 
     errors = list(schema_validator(schema, generated).iter_errors(data))
     doc.locate(path_of(error) for error in errors)
-    return [p for error in errors for p in _explain(doc, error, path_of)]
+    return [p for error in errors for p in explain_error(doc, error, path_of)]
 
 
 def _unique(problems: list[Problem]) -> list[Problem]:
@@ -541,7 +542,7 @@ def kind_of(value: Any) -> str:
     return "a mapping" if isinstance(value, Mapping) else "a list"
 
 
-def _explain(
+def explain_error(
     doc: Document,
     error: jsonschema.ValidationError,
     path_of: Callable[[jsonschema.ValidationError], JsonPath],
@@ -553,7 +554,7 @@ def _explain(
     path = path_of(error)
     if error.validator in ("allOf", "if", "then", "else") and error.context:
         for sub in error.context:
-            yield from _explain(doc, sub, path_of)
+            yield from explain_error(doc, sub, path_of)
         return
     where = _describe_owner(doc.data, path)
     if error.validator == "additionalProperties":

@@ -13,16 +13,23 @@ of its load time); only a file it does not vouch for is walked by ``jsonschema``
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import cache
 from typing import Any
 
 from signal_eval_cli.case_index import INDEX_KEY
-from signal_eval_cli.errors import Problem
-from signal_eval_cli.loading import Document, schema_problems
-from signal_eval_cli.schema_check import schema_check, schema_documents
+from signal_eval_cli.errors import Problem, shorten
+from signal_eval_cli.loading import (
+    Document,
+    explain_error,
+    kind_of,
+    schema_problems,
+    schema_validator,
+)
+from signal_eval_cli.schema_check import definition_check, schema_check, schema_documents
 
-__all__ = ["result_problems"]
+__all__ = ["journal_entry_problems", "result_problems"]
 
 _RELAXED = frozenset(
     {"required", "minimum", "maximum", "exclusiveMinimum", "minItems", "minLength",
@@ -84,3 +91,45 @@ def result_problems(name: str, raw: bytes, data: dict[str, Any], kind: str) -> l
         return []
     doc = Document(name, checked, {}, {}, source=raw.decode("utf-8"))
     return schema_problems(doc, "result", reading)
+
+
+_UNIT_ID = {"dataset": "caseId", "matrix": "caseId"}
+"""The id key of a journal unit's result, by the journal's kind (a scenario's: ``id``)."""
+
+
+def journal_entry_problems(
+    name: str, number: int, line: bytes, kind: str, entry: dict[str, Any]
+) -> list[Problem]:
+    """The problems of line ``number`` of the journal ``name`` (a run of ``kind``), which
+    holds ``entry``: its ``result`` must not be another unit's, must say whether it
+    passed, and (a case of a dataset or a matrix) be typed as a results file's case is.
+    Located in the line."""
+    result, unit = entry["result"], entry["case"]
+    id_key = _UNIT_ID.get(kind, "id")
+    found: list[tuple[tuple[str, ...], str]] = []
+    if id_key in result and result[id_key] != unit:
+        other, own = shorten(repr(result[id_key])), shorten(repr(unit))
+        found.append((("result",), f"its result is {id_key} {other}, not {own}"))
+    if "passed" not in result:
+        found.append((("result",), "its result has no 'passed'"))
+    elif id_key != "caseId" and type(result["passed"]) is not bool:
+        got = kind_of(result["passed"])
+        found.append((("result", "passed"), f"'passed': expected true or false, got {got}"))
+    reading = _reading_schemas()
+    typed = id_key != "caseId" or definition_check("result", "caseResult", reading)(result)
+    if typed and not found:
+        return []
+    doc = Document(name, entry, {}, {}, source=line.decode("utf-8"))
+    problems = doc.problems((path, f"damaged journal entry: {message}") for path, message in found)
+    if not typed:
+        case = schema_validator("result", reading).evolve(
+            schema={"$ref": "result.schema.json#/$defs/caseResult"}
+        )
+        errors = list(case.iter_errors(result))
+
+        def path_of(error: Any) -> tuple[str | int, ...]:
+            return ("result", *error.absolute_path)
+
+        doc.locate(map(path_of, errors))
+        problems += [p for error in errors for p in explain_error(doc, error, path_of)]
+    return [dataclasses.replace(p, line=number) for p in problems]

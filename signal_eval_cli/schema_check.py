@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
-__all__ = ["SCHEMA_DIR", "Check", "failing_items", "schema_check", "schema_documents"]
+__all__ = [
+    "SCHEMA_DIR",
+    "Check",
+    "definition_check",
+    "failing_items",
+    "schema_check",
+    "schema_documents",
+]
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 
@@ -380,6 +387,13 @@ def schema_check(name: str, generated: str | None = None) -> Check:
     """True only when ``data`` is certainly valid against ``schemas/<name>.schema.json``
     (with ``generated``: see :func:`schema_documents`)."""
     return _Compiler(generated).compile(*_root(name, generated))
+
+
+@cache
+def definition_check(name: str, definition: str, generated: str | None = None) -> Check:
+    """:func:`schema_check` for ``#/$defs/<definition>`` of ``schemas/<name>.schema.json``."""
+    root, base = _root(name, generated)
+    return _Compiler(generated).compile(root["$defs"][definition], base)
 
 
 @cache

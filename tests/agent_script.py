@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import warnings
 from typing import Any
 
 from mock_servers import Call, Reply, ToolUse
@@ -24,6 +25,7 @@ ANSWER = "Paris and Rome are sunny today."
 TRIAGE_PROMPT = "You are triage: hand weather questions to the weather agent."
 WEATHER_PROMPT = "You are weather: look the weather up with your tools."
 SIMPLE_PROMPT = "You are simple: answer directly."
+REACT_PROMPT = "You are react: look the weather and its alerts up at once."
 
 
 def responder(call: Call) -> Reply:
@@ -32,6 +34,15 @@ def responder(call: Call) -> Reply:
     assistant_turns = _assistant_turns(call.body)
     if system.startswith("You are simple"):
         return Reply("Hello there, friend.", input_tokens=12, output_tokens=4)
+    if system.startswith("You are react"):  # both tools at once: get_alerts raises
+        return Reply(
+            tool_calls=[
+                ToolUse("get_weather", {"city": "Paris"}, "call_paris"),
+                ToolUse("get_alerts", {"city": "Paris"}, "call_alerts"),
+            ],
+            input_tokens=25,
+            output_tokens=9,
+        )
     if system.startswith("You are triage"):
         return Reply(
             tool_calls=[ToolUse("transfer_to_weather", {}, "call_handoff")],
@@ -243,6 +254,54 @@ def langgraph_answer_graph(base_url: str, *, publish: str | None = None) -> Any:
     else:
         graph.add_edge("answer", END)
     return graph.compile()
+
+
+def langgraph_react_agent(base_url: str) -> Any:
+    """LangGraph's prebuilt ``create_react_agent`` (a ``ToolNode`` with its default error
+    handling: a tool's ``ValueError`` is raised, not returned), asked for both tools in one
+    response: ``get_weather`` and ``get_alerts`` run as parallel tasks, and the run ends
+    with ``get_alerts``' exception."""
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.prebuilt import create_react_agent
+
+    llm = ChatOpenAI(
+        model=MODEL, base_url=base_url, api_key="sk-mock", max_retries=0, stream_usage=True
+    )
+    with warnings.catch_warnings():  # moved to langchain.agents in 1.0, still LangGraph's
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return create_react_agent(
+            llm, [tool(get_weather), tool(get_alerts)], prompt=REACT_PROMPT, name="react"
+        )
+
+
+def langgraph_interrupt_graph(base_url: str) -> Any:
+    """``answer`` then ``approve``, which asks a human (``interrupt``) before it goes on;
+    with a checkpointer, so a ``Command(resume=...)`` on the same thread finishes it."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_openai import ChatOpenAI
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.types import interrupt
+
+    llm = ChatOpenAI(
+        model=MODEL, base_url=base_url, api_key="sk-mock", max_retries=0, stream_usage=True
+    )
+
+    async def answer(state):  # type: ignore[no-untyped-def]  # LangGraph reads no annotation here
+        return {"messages": [await llm.ainvoke([SystemMessage(SIMPLE_PROMPT), *state["messages"]])]}
+
+    def approve(state):  # type: ignore[no-untyped-def]
+        verdict = interrupt({"question": "publish?", "draft": state["messages"][-1].content})
+        return {"messages": [HumanMessage(f"approved: {verdict}")]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("answer", answer)
+    graph.add_node("approve", approve)
+    graph.add_edge(START, "answer")
+    graph.add_edge("answer", "approve")
+    graph.add_edge("approve", END)
+    return graph.compile(checkpointer=InMemorySaver())
 
 
 def langgraph_subgraph_graph(base_url: str) -> Any:

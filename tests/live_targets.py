@@ -103,3 +103,8 @@ async def openai_loop(question: str) -> str:
         return await script.openai_tool_loop(_url(), question, stream=True)
     finally:
         instrumentor.uninstrument()
+
+
+def react_agent() -> Any:
+    """The prebuilt react agent whose ``get_alerts`` raises (ToolNode's default handling)."""
+    return script.langgraph_react_agent(_url())

@@ -191,6 +191,9 @@ async def _langgraph_lines(base_url: str, mode: str, simple: bool) -> list[str]:
     state = {"messages": [("user", "Hi" if simple else script.QUESTION)]}
     if mode == "events":
         return [_dumps(e) async for e in graph.astream_events(state, version="v2")]
+    if mode == "chat":  # tokens and custom events, as chat UIs stream: no "updates"
+        stream = graph.astream(state, stream_mode=["messages", "custom"])
+        return [_dumps(list(item)) async for item in stream]
     if mode in ("updates", "values", "messages"):  # one mode, as most code streams
         stream = graph.astream(state, stream_mode=mode)  # messages: (message, metadata)
         return [_dumps(list(i) if isinstance(i, tuple) else i) async for i in stream]
@@ -199,8 +202,9 @@ async def _langgraph_lines(base_url: str, mode: str, simple: bool) -> list[str]:
 
 
 async def record_langgraph(base_url: str, mode: str = "events", *, simple: bool = False) -> str:
-    """JSONL of ``astream_events(version="v2")``, of multi-mode ``astream`` (``stream``),
-    or of one-mode ``astream`` (``updates``, ``values``, ``messages``)."""
+    """JSONL of ``astream_events(version="v2")``, of multi-mode ``astream`` (``stream``;
+    ``chat``: ``["messages", "custom"]``), or of one-mode ``astream`` (``updates``,
+    ``values``, ``messages``)."""
     return "\n".join(await _langgraph_lines(base_url, mode, simple)) + "\n"
 
 
@@ -237,6 +241,42 @@ async def record_langgraph_subgraph(base_url: str, *, events: bool = True) -> st
     return "\n".join([_dumps(list(item)) async for item in stream]) + "\n"
 
 
+async def record_langgraph_react(base_url: str, *, events: bool = True) -> str:
+    """JSONL of the prebuilt react agent whose tool raises, up to the raise:
+    ``astream_events``, else ``astream(stream_mode=["updates", "messages"],
+    subgraphs=True)`` (``[namespace, mode, chunk]``, no ``values``: no input)."""
+    graph = script.langgraph_react_agent(base_url)
+    state = {"messages": [("user", script.QUESTION)]}
+    if events:
+        stream = graph.astream_events(state, version="v2")
+    else:
+        stream = graph.astream(state, stream_mode=["updates", "messages"], subgraphs=True)
+    lines = []
+    try:
+        async for item in stream:
+            lines.append(_dumps(list(item) if isinstance(item, tuple) else item))
+    except ValueError:
+        pass  # what a user's recorder keeps: the stream up to the exception
+    return "\n".join(lines) + "\n"
+
+
+async def record_langgraph_interrupt(base_url: str, *, events: bool = True) -> str:
+    """JSONL of two streams on one thread: the run up to its ``interrupt()``, then its
+    ``Command(resume="yes")``: ``astream_events``, else ``astream(stream_mode="updates")``."""
+    from langgraph.types import Command
+
+    graph = script.langgraph_interrupt_graph(base_url)
+    config = {"configurable": {"thread_id": "support-1"}}
+    lines = []
+    for input in ({"messages": [("user", "Hi")]}, Command(resume="yes")):
+        if events:
+            stream = graph.astream_events(input, config, version="v2")
+        else:
+            stream = graph.astream(input, config, stream_mode="updates")
+        lines += [_dumps(item) async for item in stream]
+    return "\n".join(lines) + "\n"
+
+
 async def _record_all(server: MockLLMServer) -> dict[str, str]:
     url = server.openai_base_url
     return {
@@ -254,11 +294,18 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_updates.jsonl": await record_langgraph(url, "updates"),
         "langgraph_values.jsonl": await record_langgraph(url, "values"),
         "langgraph_messages.jsonl": await record_langgraph(url, "messages"),
+        "langgraph_stream_chat.jsonl": await record_langgraph(url, "chat"),
         "langgraph_simple_events.jsonl": await record_langgraph(url, "events", simple=True),
         "langgraph_simple_answer_events.jsonl": await record_langgraph_answer(url),
         "langgraph_subgraph_events.jsonl": await record_langgraph_subgraph(url),
         "langgraph_node_error_events.jsonl": await record_langgraph_failing(url),
         "langgraph_subgraph_stream.jsonl": await record_langgraph_subgraph(url, events=False),
+        "langgraph_react_tool_error_events.jsonl": await record_langgraph_react(url),
+        "langgraph_react_tool_error_stream.jsonl": await record_langgraph_react(url, events=False),
+        "langgraph_simple_interrupt_events.jsonl": await record_langgraph_interrupt(url),
+        "langgraph_simple_interrupt_updates.jsonl": await record_langgraph_interrupt(
+            url, events=False
+        ),
         "agents_max_turns.json": json.dumps(await record_agents(url, max_turns=2), indent=1),
         "agents_model_error.json": json.dumps(await record_agents_model_error(server), indent=1),
         "agents_guardrail_error.json": json.dumps(await record_agents(url, guarded=True), indent=1),

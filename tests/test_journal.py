@@ -459,3 +459,31 @@ def test_a_value_json_cannot_write_is_recorded_as_text_not_a_crash(tmp_path: Pat
         "(1, 2)": "tuple key",
     }
     assert read_journal(path).entries == {("", "a"): kept}
+
+
+@pytest.mark.parametrize(
+    ("kind", "result", "message"),
+    [
+        ("dataset", {"caseId": "a", "passed": "false"}, ":2:66: 'passed': expected true or false"),
+        ("dataset", {"caseId": "a", "passed": False, "metrics": {"cost": "1"}}, "'cost': expected"),
+        (
+            "dataset",
+            {"caseId": "b", "passed": True},
+            ":2:40: damaged journal entry: its result is caseId 'b', not 'a'",
+        ),
+        ("matrix", {"caseId": "a"}, "damaged journal entry: its result has no 'passed'"),
+        ("scenarios", {"id": "a", "passed": 1}, ":2:62: damaged journal entry: 'passed': expected"),
+    ],
+    ids=["string-passed", "string-cost", "another-case", "no-passed", "scenario-passed"],
+)
+def test_a_journal_entry_edited_by_hand_is_a_located_error(
+    tmp_path: Path, kind: str, result: dict[str, Any], message: str
+) -> None:
+    """``"passed": "false"`` in a journal was resumed as a pass (exit 0), and a result
+    with no ``passed`` ended the resumed run in a traceback."""
+    path = tmp_path / "out.json.journal.jsonl"
+    Journal.start(path, JournalHeader(kind, "d", ["a"], {})).close()
+    with path.open("a", encoding="utf-8") as journal:
+        journal.write(json.dumps({"variant": "", "case": "a", "result": result}) + "\n")
+    with pytest.raises(InputError, match=message):
+        read_journal(path)

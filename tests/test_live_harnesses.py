@@ -139,6 +139,18 @@ def test_a_langgraph_nodes_error_is_not_given_to_the_nodes_it_cancelled() -> Non
     }
 
 
+def test_a_react_agents_raising_tool_gives_the_imported_failed_call(mock_url: str) -> None:
+    """The prebuilt react agent run live: the tool that raised is a failed call, as in its
+    recorded ``astream_events`` (the node's error is the exception LangGraph raised)."""
+    error, trace = live_failing("langgraph", {"graph": "live_targets.py:react_agent"}, "Hi")
+    assert isinstance(error, ValueError)
+    recorded = import_trace(FIXTURES / "langgraph_react_tool_error_events.jsonl")
+    failed_call = ("get_alerts", {"city": "Paris"}, "error")  # get_weather, run beside it,
+    assert failed_call in facts(trace)["calls"] and failed_call in facts(recorded)["calls"]
+    errors = [s.payload["error"] for s in trace.matching("agent:error")]  # may be cancelled
+    assert "ValueError: alerts service down for Paris" in errors
+
+
 def test_an_otel_run_whose_model_call_is_refused_keeps_the_failed_call() -> None:
     with MockLLMServer(responder=script.responder) as server:
         server.fail_next(Fault.status_code(400, "bad request: context too long"))

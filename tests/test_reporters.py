@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from signal_eval_cli.compare import compare
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.persistence import load_result, save_result
 from signal_eval_cli.reports.html import generate_html_report
@@ -103,8 +102,8 @@ def test_an_added_reporter_is_written_by_every_command(driver: Path, tmp_path: P
     assert done.returncode == 0, done.stderr
     assert count("compare.txt") == "Comparison - failed\n"
     done = run(driver, "report", comparison, "--junit", tmp_path / "c.xml")
-    assert done.returncode == 2, done.stderr
-    assert "--junit does not take a comparison result" in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert 'name="(merge gate)"' in count("c.xml")
 
     done = run(driver, "report", merged, "--count", tmp_path / "report.txt")
     assert done.returncode == 0, done.stderr
@@ -144,9 +143,9 @@ def test_write_reports_is_one_library_call(tmp_path: Path) -> None:
 def test_write_reports_refuses_what_a_format_does_not_take(tmp_path: Path) -> None:
     saved = tmp_path / "r.json"
     save_result(result(), saved)
-    comparison = compare(load_result(saved), load_result(saved))
-    with pytest.raises(InputError, match="--junit does not take a comparison result"):
-        write_reports(comparison, {"junit": tmp_path / "j.xml", "html": tmp_path / "c.html"})
+    custom = CustomResult("x", [CaseResult("a", passed=True)])
+    with pytest.raises(InputError, match="--junit does not take a custom result"):
+        write_reports(custom, {"html": tmp_path / "c.html", "junit": tmp_path / "j.xml"})
     assert not (tmp_path / "c.html").exists()  # refused before anything is written
     with pytest.raises(ValueError, match="no reporter named pdf"):
         write_reports(result(), {"pdf": tmp_path / "r.pdf"})

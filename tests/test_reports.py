@@ -171,9 +171,54 @@ def test_junit_matrix_has_a_suite_per_variant() -> None:
     assert root.get("tests") == "15" and root.get("failures") == "2"
 
 
-def test_junit_refuses_a_comparison() -> None:
-    with pytest.raises(TypeError, match="JUnit"):
-        junit_xml(comparison())
+def test_junit_of_a_comparison_fails_the_critical_regressions_and_the_gate() -> None:
+    """``compare --junit``: CI gates on compare as on run. A case fails for each critical
+    regression; an improvement passes, saying so; a case not compared is skipped; the
+    merge gate is a test case of its own, failing when the comparison blocks."""
+    result = comparison()
+    assert result.summary.should_block
+    root = ET.fromstring(junit_xml(result))
+    (suite,) = root.findall("testsuite")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert suite.get("name") == "compare: code-review"
+    assert [f.get("type") for f in cases["ok"].findall("failure")] == ["pass_to_fail"]
+    assert cases["wrong"].find("failure") is None
+    assert "fail_to_pass" in (cases["wrong"].findtext("system-out") or "")
+    assert "new" in (cases["new"].findtext("system-out") or "")
+    assert cases["boom"].find("failure") is None and cases["boom"].find("system-out") is None
+    removed = {*result.removed_cases, *result.skipped_cases}
+    assert removed and all(cases[c].find("skipped") is not None for c in removed)
+    gate = cases["(merge gate)"].find("failure")
+    assert gate is not None and gate.get("message") == result.summary.block_reason
+    assert len(cases) == len(suite) == int(suite.get("tests", "0"))
+    assert (suite.get("failures"), root.get("failures")) == ("2", "2")
+    assert suite.get("skipped") == str(len(removed))
+
+
+def test_junit_of_a_matrix_comparison_has_a_suite_per_variant() -> None:
+    from signal_eval_cli.compare import compare_matrices
+
+    root = ET.fromstring(junit_xml(compare_matrices(matrix(), matrix())))
+    names = [s.get("name") for s in root.findall("testsuite")]
+    assert names == ["compare: review matrix / detailed", "compare: review matrix / mixed"]
+    assert root.get("failures") == "0"
+
+
+def test_compare_writes_junit_and_gates(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from signal_eval_cli.cli import app
+    from signal_eval_cli.persistence import save_result
+
+    save_result(dataset(case("a"), case("b")), tmp_path / "base.json")
+    save_result(dataset(case("a", False), case("b")), tmp_path / "cand.json")
+    argv = ["compare", "base.json", "cand.json", "--junit", "out.xml", "--fail-on-regression"]
+    done = CliRunner().invoke(
+        app, [str(tmp_path / a) if ".json" in a or ".xml" in a else a for a in argv]
+    )
+    assert done.exit_code == 1, done.output
+    failed = ET.parse(tmp_path / "out.xml").getroot().iter("failure")
+    assert [f.get("type") for f in failed] == ["pass_to_fail", "blocked"]
 
 
 # -- JSON ----------------------------------------------------------------------------------------

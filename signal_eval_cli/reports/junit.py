@@ -13,7 +13,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from signal_eval_cli.assertions.outcome import capped
 from signal_eval_cli.files import atomic_write_text
@@ -24,6 +24,8 @@ from signal_eval_cli.results import CaseResult
 from signal_eval_cli.stats import pass_rate_stats
 
 if TYPE_CHECKING:
+    from signal_eval_cli.compare.matrix import MatrixComparison
+    from signal_eval_cli.comparison import CaseChange, Comparison, Regression
     from signal_eval_cli.matrix_model import MatrixResult
 
 __all__ = ["junit_xml", "write_junit_report", "write_report"]
@@ -166,8 +168,8 @@ def write_junit_report(result: Result, path: str | Path) -> None:
 
 def write_report(result: Result, path: Path, context: ReportContext) -> None:
     """``--junit`` (:data:`~signal_eval_cli.reports.reporters.REPORTERS`): one test case
-    per case (per variant for a matrix); a comparison has no cases of its own, so it has
-    no JUnit report."""
+    per case (per variant for a matrix); for a comparison, per compared case and the
+    merge gate."""
     write_junit_report(result, path)
 
 
@@ -189,9 +191,89 @@ def _matrix_suites(result: MatrixResult) -> list[ET.Element]:
     ]
 
 
+def _comparison_suite(name: str, comparison: Comparison) -> ET.Element:
+    """A comparison as CI reads a test run: a case is a failure for each critical
+    regression (what gates the merge), passes otherwise (warnings, improvements and the
+    changes in its output), is skipped when it was not compared (skipped on a side,
+    removed); and one test case, the merge gate, fails when the comparison blocks."""
+    changes: dict[str, list[CaseChange]] = {}
+    for change in [*comparison.regressions, *comparison.improvements]:
+        changes.setdefault(change.case_id, []).append(change)
+    suite = ET.Element("testsuite", {"name": _clean(name)})
+    counts = {"failure": 0, "skipped": 0}
+    ids = dict.fromkeys([*changes, *comparison.unchanged, *comparison.new_cases])
+    for case_id in ids:
+        element = ET.SubElement(
+            suite, "testcase", {"classname": _clean(name), "name": _clean(case_id), "time": "0.000"}
+        )
+        lines = ["new: not in the baseline"] if case_id in comparison.new_cases else []
+        for change in changes.get(case_id, []):
+            text = f"{change.type}: {change.description}"
+            severity = getattr(change, "severity", "improvement")  # only a Regression has one
+            if severity != "critical":
+                lines.append(f"{text} ({severity})")
+                continue
+            message = _clean(truncate(text, MESSAGE_LIMIT))
+            failure = ET.SubElement(element, "failure", {"message": message, "type": change.type})
+            failure.text = _clean("\n".join(_regression_lines(cast("Regression", change))))
+        counts["failure"] += element.find("failure") is not None
+        if lines:  # after any failure, as the JUnit schema orders them
+            ET.SubElement(element, "system-out").text = _clean("\n".join(lines))
+    for case_id, why in [
+        *((c, "skipped on a side: not compared") for c in comparison.skipped_cases),
+        *((c, "removed: not in the candidate") for c in comparison.removed_cases),
+    ]:
+        element = ET.SubElement(
+            suite, "testcase", {"classname": _clean(name), "name": _clean(case_id), "time": "0.000"}
+        )
+        ET.SubElement(element, "skipped", {"message": why})
+        counts["skipped"] += 1
+    gate = ET.SubElement(
+        suite, "testcase", {"classname": _clean(name), "name": "(merge gate)", "time": "0.000"}
+    )
+    summary = comparison.summary
+    if summary.should_block:
+        reason = _clean(summary.block_reason or "the comparison blocks the merge")
+        ET.SubElement(gate, "failure", {"message": reason, "type": "blocked"}).text = reason
+        counts["failure"] += 1
+    ET.SubElement(gate, "system-out").text = f"verdict: {summary.verdict}"
+    suite.attrib.update(
+        {
+            "tests": str(len(suite)),
+            "failures": str(counts["failure"]),
+            "errors": "0",
+            "skipped": str(counts["skipped"]),
+            "time": "0.000",
+        }
+    )
+    return suite
+
+
+def _regression_lines(regression: Regression) -> list[str]:
+    lines = [regression.description]
+    if regression.error:
+        lines.append(f"error: {regression.error}")
+    for a in regression.failed_assertions:
+        lines.append(f"{assertion_label(a.assertion)}: {a.message}")
+    return lines
+
+
+def _comparison_suites(result: Comparison) -> list[ET.Element]:
+    return [_comparison_suite(f"compare: {result.name}", result)]
+
+
+def _matrix_comparison_suites(result: MatrixComparison) -> list[ET.Element]:
+    return [
+        _comparison_suite(f"compare: {result.name} / {v.variant_id}", v.comparison)
+        for v in result.variants
+    ]
+
+
 _RENDERS: dict[str, Callable[[Any], list[ET.Element]]] = {
     "dataset": _run_suites,
     "scenarios": _run_suites,
     "matrix": _matrix_suites,
+    "comparison": _comparison_suites,
+    "matrixComparison": _matrix_comparison_suites,
 }
 """The test suites of each result kind: a kind missing here has no JUnit report."""

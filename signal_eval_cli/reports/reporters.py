@@ -53,7 +53,7 @@ REPORTERS: list[Reporter] = [
         "junit",
         ("--junit",),
         "Write a JUnit XML report.",
-        frozenset({"dataset", "scenarios", "matrix"}),
+        RESULT_KINDS,
         appends=False,
         noun="JUnit report",
         writer=f"{_HERE}.junit:write_report",

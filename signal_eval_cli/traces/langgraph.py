@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from signal_eval_cli.traces.mapping import (
+    HANDOFF_PREFIXES,
     AgentRun,
     Facts,
     ModelCall,
@@ -38,7 +39,9 @@ from signal_eval_cli.traces.source import TraceFormatError
 
 __all__ = ["LangGraphReader", "looks_like_events", "looks_like_stream", "message"]
 
-STREAM_MODES = frozenset({"values", "updates", "messages", "custom", "debug", "tasks"})
+STREAM_MODES = frozenset(
+    {"values", "updates", "messages", "custom", "debug", "tasks", "checkpoints"}
+)
 
 
 def looks_like_events(first: Any) -> bool:
@@ -100,11 +103,21 @@ _NO_INPUT_GAP = (
     '(stream ["values", "updates", "messages"] or astream_events to keep it)'
 )
 UPDATES_GAP, MESSAGES_GAP = _NO_INPUT_GAP.format("updates"), _NO_INPUT_GAP.format("messages")
+STREAM_INPUT_GAP = (
+    'astream(stream_mode=[...]) without "values" holds no input: the trace\'s input is '
+    'unknown (add "values" to the modes, or stream astream_events, to keep it)'
+)
 UNFINISHED = "node {!r} never finished: the stream ends inside it"
 STOPPED = "stopped: node {!r} raised {}"
+INSIDE = "node {!r} never finished: node {!r} inside it did not"
 UNFINISHED_GAP = (
     "the stream ends inside node {!r}, before the graph's end: the node raised (the "
     "exception ends astream_events) or the run was cut off; it is taken as failed"
+)
+UNANSWERED = "its tool calls ({}) were never answered: the stream ends before their results"
+UNANSWERED_GAP = (
+    "the stream ends with tool calls ({}) the model asked for and no result, before the "
+    "graph's end: a tool raised or the run was cut off; the agent that asked is taken as failed"
 )
 VALUES_GAP = (
     'astream(stream_mode="values") does not say which node ran: no agent activations, '
@@ -171,6 +184,17 @@ def _user_text(messages: Any) -> str | None:
     return None
 
 
+def _error_text(error: Any) -> str | None:
+    """An exception as an event holds it: ``dumpd``'s ``{"repr": ...}``, else its text."""
+    if isinstance(error, Mapping) and isinstance(error.get("repr"), str):
+        return str(error["repr"])
+    return None if error is None or error == "" else str(error)
+
+
+def _is_transfer(name: str) -> bool:
+    return name.startswith(HANDOFF_PREFIXES)
+
+
 def _run_of(event: Mapping[str, Any]) -> str:
     """Which node run an event belongs to: its ``run_id`` (as text, whatever a file holds
     there), else its node's name."""
@@ -194,6 +218,13 @@ class LangGraphReader:
         self.step: tuple[Any, Any] = (None, None)  # the node run the last message came from
         self.clock = 0.0
         self.running: dict[str, AgentRun] = {}  # node runs started, not yet ended (by run id)
+        self.raised: dict[str, ToolRun] = {}  # tool runs that raised, by call id, unreturned
+        self.raised_in: dict[str, str] = {}  # run id -> the error of a tool that raised in it
+        self.within: dict[str, set[str]] = {}  # node run id -> the runs it ran inside
+        self.ended = False  # the graph's own end was seen (astream_events)
+        self.updated = False  # a multi-mode stream has "updates" (the nodes' own messages)
+        self.held: list[tuple[float, Any]] = []  # its "messages" items, read if it has not
+        self.paused = False  # an interrupt() paused the graph: it waits, it did not fail
 
     def tick(self) -> float:
         self.clock += 1.0
@@ -263,6 +294,7 @@ class LangGraphReader:
         error = None
         if msg.get("status") == "error":  # ToolNode writes "Error: <repr>\n Please fix ..."
             error = result.split("\n", 1)[0].removeprefix("Error: ").strip() or "tool failed"
+        self.raised.pop(str(call_id), None)  # its on_tool_error, said by the message
         self.facts.steps.append(
             ToolRun(
                 str(msg.get("name")),
@@ -299,10 +331,14 @@ class LangGraphReader:
                 self.facts.start = at
             elif is_node and (run := self.node_start(str(node), at)) is not None:
                 self.running[_run_of(event)] = run
+                parents = event.get("parent_ids")
+                self.within[_run_of(event)] = {str(p) for p in parents or ()}
         elif kind == "on_chain_error" and is_node:
             run = self.running.pop(_run_of(event), None)
             if run is not None:
-                run.end, run.error = at, str(data.get("error") or "the node raised")
+                run.end, run.error = at, _error_text(data.get("error")) or "the node raised"
+        elif kind == "on_tool_error":
+            self._tool_raised(event, data, at)
         elif kind == "on_chain_end":
             if is_node:
                 self.running.pop(_run_of(event), None)
@@ -310,6 +346,9 @@ class LangGraphReader:
                 self.node_output(str(node), data.get("output"), at)
             elif not event.get("parent_ids"):
                 self.facts.end = at
+                self.ended = True
+        elif kind == "on_chain_stream" and not event.get("parent_ids"):
+            self._interrupts(as_mapping(data.get("chunk")), at)
         elif kind == "on_chat_model_end":
             answer = message(data.get("output"))
             if answer is not None and isinstance(node, str):
@@ -323,6 +362,26 @@ class LangGraphReader:
             self.facts.steps.append(
                 Other(f"langgraph:{kind}", {"name": name, "data": data}, at, node)
             )
+
+    def _tool_raised(self, event: Mapping[str, Any], data: Mapping[str, Any], at: float) -> None:
+        """A tool that raised (``on_tool_error``): a failed call, unless its node returns
+        it as a message (``ToolNode(handle_tool_errors=True)``); the node it raised in
+        (its run among the event's parents) has its error, should the stream end there."""
+        call_id = data.get("tool_call_id") or event.get("run_id")
+        error = _error_text(data.get("error")) or "tool failed"
+        node = as_mapping(event.get("metadata")).get("langgraph_node")
+        input = self.requested.get(str(call_id), data.get("input"))
+        run = ToolRun(str(event.get("name")), input, at, at, node, id=call_id, error=error)
+        self.raised[str(call_id)] = run
+        parents = event.get("parent_ids")
+        for parent in parents if isinstance(parents, list) else []:
+            self.raised_in.setdefault(str(parent), error)
+
+    def _interrupts(self, chunk: Mapping[str, Any], at: float) -> None:
+        """``interrupt()`` paused the graph for a human: kept as ``langgraph:interrupt``."""
+        if "__interrupt__" in chunk:
+            self.paused = True
+            self.facts.steps.append(Other("langgraph:interrupt", chunk["__interrupt__"], at))
 
     def _unreturned_answers(self, node: str, output: Any) -> None:
         """The model calls of a node that returns no AI message (a state without
@@ -344,17 +403,16 @@ class LangGraphReader:
             raise TraceFormatError("not an astream record ([mode, chunk])")
         at = self.tick()
         mode, chunk = item[-2], item[-1]
+        if mode in ("updates", "messages") and self.facts.start is None:
+            self.facts.gaps.add(STREAM_INPUT_GAP)  # no values line first: no input
         if mode == "values":
             if self.facts.input is None and isinstance(chunk, Mapping):
                 self.facts.input = _input_of(chunk)
                 self.facts.start = at
             self.facts.end = at
         elif mode == "updates":
-            for node, output in (chunk or {}).items() if isinstance(chunk, Mapping) else []:
-                if str(node).startswith("__"):
-                    continue
-                self.node_start(str(node), at)
-                self.node_output(str(node), output, at)
+            self.updated = True
+            self._updates(chunk, at)
         elif mode == "messages":
             piece, metadata = [*chunk, None, None][:2] if isinstance(chunk, list) else [None, None]
             msg = message(piece)
@@ -363,8 +421,19 @@ class LangGraphReader:
             is_chunk = msg is not None and str(msg.get("type")).endswith("Chunk")
             if is_chunk and isinstance(content, str) and content and isinstance(node, str):
                 self.deltas.setdefault(node, []).append(content)
+            if looks_like_messages(chunk):
+                self.held.append((at, chunk))
         else:
             self.facts.steps.append(Other(f"langgraph:{mode}", chunk, at))
+
+    def _updates(self, chunk: Any, at: float) -> None:
+        """``{node: update}``: each node that ran and what it returned."""
+        self._interrupts(as_mapping(chunk), at)
+        for node, output in (chunk or {}).items() if isinstance(chunk, Mapping) else []:
+            if str(node).startswith("__"):
+                continue
+            self.node_start(str(node), at)
+            self.node_output(str(node), output, at)
 
     # -- astream in one mode -------------------------------------------------------------------
 
@@ -374,7 +443,7 @@ class LangGraphReader:
             raise TraceFormatError('not an astream(stream_mode="updates") record ({node: update})')
         if self.facts.input is None:
             self.facts.gaps.add(UPDATES_GAP)
-        self.stream_item(["updates", chunk])
+        self._updates(chunk, self.tick())
 
     def messages_item(self, item: Any) -> None:
         """``[message, metadata]``: a model's streamed chunks, merged per message id into
@@ -384,14 +453,17 @@ class LangGraphReader:
             raise TraceFormatError(
                 'not an astream(stream_mode="messages") record ([message, metadata])'
             )
-        msg, metadata = message(pair[0]) or {}, as_mapping(pair[1])
-        node = metadata.get("langgraph_node")
-        node = node if isinstance(node, str) else None
         at = self.tick()
         if self.facts.start is None:
             self.facts.start = at
             self.facts.gaps.add(MESSAGES_GAP)
         self.facts.end = at
+        self._message(pair, at)
+
+    def _message(self, pair: list[Any], at: float) -> None:
+        msg, metadata = message(pair[0]) or {}, as_mapping(pair[1])
+        node = metadata.get("langgraph_node")
+        node = node if isinstance(node, str) else None
         step = (node, metadata.get("langgraph_step"))
         if node is not None and step != self.step:
             self.finish()
@@ -412,15 +484,37 @@ class LangGraphReader:
         never ended, in a graph that never ended, is where the run stopped: the node raised
         (``astream_events`` records no error, the exception ends the stream) or the run was
         cut off. Either way it did not complete: an ``agent:error``, with the ``error`` that
-        ended the stream when it is known (a live run), else a gap saying it was cut. The
-        nodes the error is known to have ``raised`` through (innermost first) have it; a node
-        running beside them was stopped by it (LangGraph cancels it), it did not raise it."""
+        ended the stream when it is known (a live run; a tool's ``on_tool_error`` in the
+        node), else a gap saying it was cut. The nodes the error is known to have ``raised``
+        through (innermost first) have it; a node running beside them was stopped by it
+        (LangGraph cancels it), it did not raise it. A stream that ends with a model's tool
+        calls unanswered, with no end of its own, was cut there too (:meth:`_unanswered`).
+        A multi-mode stream without ``"updates"`` (``["messages", "custom"]``, as chat UIs
+        stream) has its model calls and tool results in its ``"messages"`` items: read now."""
+        for at, pair in [] if self.updated else self.held:
+            self._message(pair, at)
+        self.held.clear()
         self.finish()
-        if self.facts.end is not None:
-            return
-        for run in self.running.values():
+        self.facts.steps.extend(self.raised.values())  # no message returned their error
+        self.raised.clear()
+        if self.facts.end is None:
+            self._unfinished(error, raised)
+        if not self.ended and not self.paused:
+            self._unanswered()
+
+    def _unfinished(self, error: str | None, raised: Sequence[str]) -> None:
+        failed = {key: self.raised_in[key] for key in self.running if key in self.raised_in}
+        known = next(((self.running[k].name, e) for k, e in failed.items()), None)
+        inner = {o: k for k in self.running for o in self.within.get(k, ()) if o in self.running}
+        for key, run in self.running.items():
             run.end = self.clock
-            if error is None:
+            if error is None and key in failed:
+                run.error = failed[key]  # a tool raised in it
+            elif error is None and known is not None:
+                run.error = STOPPED.format(*known)
+            elif error is None and key in inner:  # a subgraph's node: where it stopped is inside
+                run.error = INSIDE.format(run.name, self.running[inner[key]].name)
+            elif error is None:
                 run.error = UNFINISHED.format(run.name)
                 self.facts.gaps.add(UNFINISHED_GAP.format(run.name))
             elif raised and run.name not in raised:
@@ -428,6 +522,31 @@ class LangGraphReader:
             else:
                 run.error = error
         self.running.clear()
+
+    def _unanswered(self) -> None:
+        """The last model call asked for tools whose results never came, and no node is
+        known to have failed: the stream stops where they ran (a tool raised, or the run
+        was cut off; ``astream`` records no error). The agent that asked did not finish."""
+        steps = self.facts.steps
+        if any(isinstance(s, AgentRun) and s.error for s in steps):
+            return
+        calls = [s for s in steps if isinstance(s, ModelCall)]
+        answered = {s.id for s in steps if isinstance(s, ToolRun)}
+        if not calls or steps.index(calls[-1]) < max(
+            (i for i, s in enumerate(steps) if isinstance(s, ToolRun) and s.id is None), default=-1
+        ):
+            return
+        waiting = [r.name for r in calls[-1].requests if r.id not in answered]
+        waiting = [name for name in waiting if not _is_transfer(name)]
+        if not waiting:
+            return
+        names = ", ".join(waiting)
+        self.facts.gaps.add(UNANSWERED_GAP.format(names))
+        agent = calls[-1].agent
+        for run in reversed(steps):
+            if isinstance(run, AgentRun) and run.name == agent:
+                run.end, run.error = self.clock, UNANSWERED.format(names)
+                break
 
     def finish(self) -> None:
         """The model call whose chunks were being merged, now that they have all come."""

@@ -1,0 +1,266 @@
+"""Trace shapes real users record beyond the scripted support conversation (fixtures
+recorded by tests/record_traces.py): LangGraph's prebuilt react agent whose tool raises,
+in ``astream_events`` and in a multi-mode ``astream`` with subgraphs, and a run paused
+by ``interrupt()`` then resumed on the same thread.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from trace_facts import SUPPORT_FACTS, facts
+
+from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
+from signal_eval_cli.traces import TraceGap
+
+FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+RAISED = "ValueError('alerts service down for Paris')"
+
+
+def passes(trace: Trace, assertion: dict[str, Any]) -> bool:
+    return evaluate_assertion(assertion, EvalContext(trace)).passed
+
+
+def quietly(path: Path) -> Trace:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceGap)
+        return import_trace(path)
+
+
+def test_a_react_agents_tool_that_raised_is_a_failed_call_and_its_nodes_error() -> None:
+    """``on_tool_error`` is the call's result: the tool ran and failed. The exception ends
+    the stream inside the ``tools`` node, which has the tool's error (no gap: it is known),
+    not 'never finished'; the parallel call beside it kept its result."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(FIXTURES / "langgraph_react_tool_error_events.jsonl")
+    results = {s.payload["id"]: s.payload for s in trace.matching("tool:result")}
+    assert results["call_alerts"]["error"] == RAISED
+    assert results["call_paris"] == {
+        "id": "call_paris",
+        "name": "get_weather",
+        "result": "Paris: sunny",
+    }
+    (call,) = [s for s in trace.matching("tool:call") if s.payload["name"] == "get_alerts"]
+    assert call.payload["input"] == {"city": "Paris"} and call.agent == "tools"
+    (turn,) = trace.matching("provider:start")
+    assert call.parent == turn.id  # requested by the model's one response
+    (error,) = trace.matching("agent:error")
+    assert error.payload == {"agent": "tools", "error": RAISED}
+    assert passes(trace, {"type": "tool.failed", "name": "get_alerts"})
+    assert not passes(trace, {"type": "tool.failed", "name": "get_weather"})
+    assert passes(trace, {"type": "tool.parallel", "tools": ["get_weather", "get_alerts"]})
+    assert not passes(trace, {"type": "agent.completed", "agentId": "tools"})
+    assert passes(trace, {"type": "agent.completed", "agentId": "agent"})
+
+
+def test_a_returned_tool_error_is_one_failed_call_not_two() -> None:
+    """Under ``handle_tool_errors=True`` the tool's ``on_tool_error`` and the error message
+    its node returns are the same call: one result, the message's text."""
+    trace = import_trace(FIXTURES / "langgraph_events.jsonl")
+    alerts = [s for s in trace.matching("tool:result") if s.payload["name"] == "get_alerts"]
+    assert len(alerts) == 1 and alerts[0].payload["result"].startswith("Error: ValueError")
+    assert not list(trace.matching("agent:error"))
+
+
+def test_a_node_running_beside_the_one_a_tool_raised_in_was_stopped(tmp_path: Path) -> None:
+    """Two parallel ``tools`` tasks, one raising: the other, cut off with it, was stopped
+    by that error; it did not raise it."""
+    lines = (FIXTURES / "langgraph_react_tool_error_events.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    paris = next(
+        e for e in events if e["event"] == "on_chain_end" and e["name"] == "tools"
+    )  # the get_weather task's end: without it, that task is still running
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in events if e is not paris) + "\n")
+    trace = quietly(path)
+    errors = sorted(s.payload["error"] for s in trace.matching("agent:error"))
+    assert errors == [RAISED, f"stopped: node 'tools' raised {RAISED}"]
+
+
+def test_a_stream_cut_with_tool_calls_unanswered_fails_the_agent_that_asked() -> None:
+    """``astream(stream_mode=["updates", "messages"], subgraphs=True)`` records no error:
+    the stream stops after the model asked for get_alerts, whose result never came. That
+    is no success: the agent that asked failed, and the gaps say so and that no input is
+    in the file (no "values" mode)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = import_trace(FIXTURES / "langgraph_react_tool_error_stream.jsonl")
+    said = " ".join(str(w.message) for w in caught)
+    assert "tool calls (get_alerts) the model asked for and no result" in said
+    assert 'without "values" holds no input' in said
+    (error,) = trace.matching("agent:error")
+    assert (
+        error.payload["agent"] == "agent"
+        and "(get_alerts) were never answered" in error.payload["error"]
+    )
+    assert not passes(trace, {"type": "agent.completed", "agentId": "agent"})
+    assert passes(
+        trace,
+        {
+            "type": "tool.calledWith",
+            "name": "get_weather",
+            "args": {"city": "Paris"},
+            "status": "ok",
+        },
+    )
+    assert trace.input is None
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "langgraph_updates.jsonl",
+        "langgraph_messages.jsonl",
+        "langgraph_values.jsonl",
+        "langgraph_subgraph_stream.jsonl",
+    ],
+)
+def test_a_stream_whose_tool_calls_were_all_answered_is_no_failure(name: str) -> None:
+    """The support conversation streamed whole: every call answered, nothing failed."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = import_trace(FIXTURES / name)
+    assert not any("no result" in str(w.message) for w in caught)
+    assert not list(trace.matching("agent:error")) and trace.count("tool:result") == 3
+
+
+@pytest.mark.parametrize(
+    "name", ["langgraph_simple_interrupt_events.jsonl", "langgraph_simple_interrupt_updates.jsonl"]
+)
+def test_an_interrupt_is_kept_and_the_resumed_run_is_one_trace(name: str) -> None:
+    """``interrupt()`` pauses the graph (no failure): kept as ``langgraph:interrupt`` with
+    what it asked; the ``Command(resume=...)`` stream on the same thread goes on in the
+    same trace: approve ran twice (paused, then resumed), and nothing failed."""
+    trace = quietly(FIXTURES / name)
+    (paused,) = trace.matching("langgraph:interrupt")
+    assert "publish?" in json.dumps(paused.payload)
+    agents = [s.payload["agent"] for s in trace.matching("agent:activated")]
+    assert agents[0] == "answer" and agents.count("approve") >= 1
+    names = [s.name for s in trace]
+    assert names.index("langgraph:interrupt") > names.index("provider:end")
+    assert not list(trace.matching("agent:error"))
+    assert trace.output == "Hello there, friend."
+
+
+def test_a_span_kept_as_recorded_shows_the_attributes_the_file_holds(tmp_path: Path) -> None:
+    """The AI SDK's ``ai.generateText`` with no ``functionId`` is no agent run: kept as
+    ``span:other``, its attributes are the file's, not the GenAI keys read from them."""
+    document = json.loads((FIXTURES / "otel_vercel_ai.json").read_text())
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for span in spans:
+        span["attributes"] = [
+            a for a in span["attributes"] if a["key"] != "ai.telemetry.functionId"
+        ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    trace = quietly(path)
+    (kept,) = [s for s in trace.matching("span:*") if s.payload["name"] == "ai.generateText"]
+    written = next(s for s in spans if s["name"] == "ai.generateText")["attributes"]
+    assert sorted(kept.payload["attributes"]) == sorted(a["key"] for a in written)
+    assert not any(k.startswith("gen_ai.") for k in kept.payload["attributes"])
+    assert trace.count("provider:end") == 3  # its model calls are read all the same
+
+
+def test_openinferences_guardrail_tripwire_fails_the_agent_it_guards() -> None:
+    """OpenInference's Agents SDK instrumentation: the tripwire's error is on the ``turn``
+    CHAIN span (status ERROR), the agent it ran in failed (it read as completed)."""
+    trace = quietly(FIXTURES / "otel_openinference_agents_guardrail_error.json")
+    (error,) = trace.matching("agent:error")
+    assert error.payload["agent"] == "triage" and "tripwire" in error.payload["error"]
+    assert not passes(trace, {"type": "agent.completed", "agentId": "triage"})
+    assert not list(trace.matching("provider:*"))
+
+
+REACT_OTEL = [
+    "otel_openinference_langgraph_react_tool_error.json",
+    "otel_openllmetry_langgraph_react_tool_error.jsonl",
+]
+
+
+@pytest.mark.parametrize("name", REACT_OTEL)
+def test_the_react_agent_under_otel_gives_the_langgraph_facts(name: str) -> None:
+    """OpenInference's and OpenLLMetry's LangChain instrumentations of the react agent whose
+    tool raises: node runs are agents, the tools' arguments and results are what the model
+    asked and saw (OpenLLMetry writes LangChain's callback arguments and ToolMessage around
+    them), the raised tool is a failed call whose error is the exception, without the
+    traceback OpenInference appends."""
+    trace = quietly(FIXTURES / name)
+    recorded = import_trace(FIXTURES / "langgraph_react_tool_error_events.jsonl")
+    calls = [(c.name, c.input, c.id, c.status) for c in trace.tool_calls]
+    assert calls == [(c.name, c.input, c.id, c.status) for c in recorded.tool_calls]
+    results = {s.payload["id"]: s.payload for s in trace.matching("tool:result")}
+    assert results["call_paris"]["result"] == "Paris: sunny"
+    assert "alerts service down for Paris" in results["call_alerts"]["error"]
+    assert "Traceback" not in json.dumps([s.payload for s in trace])
+    errors = {s.payload["agent"]: s.payload["error"] for s in trace.matching("agent:error")}
+    assert errors.pop("tools") == results["call_alerts"]["error"]
+    assert errors in ({}, {"react": results["call_alerts"]["error"]})  # OpenLLMetry's agent
+    agents = [s.payload["agent"] for s in trace.matching("agent:activated")]
+    assert [a for a in agents if a != "react"] == ["agent", "tools", "tools"]
+    assert agents.count("react") <= 1  # its workflow span is the same run, not another
+    (turn,) = trace.matching("provider:end")
+    assert turn.agent == "agent" and turn.payload["usage"] == {"inputTokens": 25, "outputTokens": 9}
+    right = {"type": "tool.calledWith", "name": "get_alerts", "args": {"city": "Paris"}}
+    assert passes(trace, {**right, "status": "error"})
+    assert not passes(trace, {**right, "args": {"city": "Rome"}})
+
+
+def test_collector_lines_in_any_order_give_the_same_trace(tmp_path: Path) -> None:
+    """A collector's file exporter writes one request per line as spans arrive (children
+    before parents); lines in another order (files concatenated) are the same trace."""
+    path = FIXTURES / "otel_openllmetry_langgraph_react_tool_error.jsonl"
+    lines = path.read_text().splitlines()
+    shuffled = tmp_path / "t.jsonl"
+    shuffled.write_text("\n".join(reversed(lines)) + "\n")
+    ours, theirs = quietly(path), quietly(shuffled)
+    assert [(s.name, s.payload, s.agent) for s in ours] == [
+        (s.name, s.payload, s.agent) for s in theirs
+    ]
+
+
+@pytest.mark.parametrize("name", ["agents_responses.json", "agents_responses_streamed.json"])
+def test_a_responses_model_call_names_its_model(name: str) -> None:
+    """The SDK's default Responses model: ``export_span`` keeps the response's model (the
+    SDK's own export has none, warned of: every call read as model null)."""
+    trace = import_trace(FIXTURES / name)
+    assert {s.payload["model"] for s in trace.matching("provider:*")} == {"mock-model"}
+
+
+def test_a_stream_of_messages_without_updates_gives_the_runs_facts() -> None:
+    """``astream(stream_mode=["messages", "custom"])``, as chat UIs stream: its model calls
+    (chunks merged) and tool results are in its ``messages`` items (it read as nothing at
+    all); no input (no "values"), warned."""
+    with pytest.warns(TraceGap, match='without "values" holds no input'):
+        trace = import_trace(FIXTURES / "langgraph_stream_chat.jsonl")
+    assert facts(trace) == {**SUPPORT_FACTS, "input": None}
+    full = import_trace(FIXTURES / "langgraph_stream.jsonl")
+    same = ("agent:activated", "agent:handoff", "tool:call", "tool:result", "text:delta")
+    assert [(s.name, s.payload, s.agent) for s in trace if s.name in same] == [
+        (s.name, s.payload, s.agent) for s in full if s.name in same
+    ]
+
+
+def test_a_subgraph_cut_inside_names_the_node_it_stopped_in(tmp_path: Path) -> None:
+    """A stream cut inside a subgraph's node: that node never finished (warned), and the
+    subgraph's node around it did not finish because of it, as its error says (both had
+    read 'never finished: the stream ends inside it', as if two nodes had failed)."""
+    lines = (FIXTURES / "langgraph_subgraph_events.jsonl").read_text().splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"on_tool_start"' in line)
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines[: cut + 1]) + "\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = import_trace(path)
+    assert [str(w.message).count("the stream ends inside node") for w in caught] == [1]
+    assert "node 'tools'" in str(caught[0].message)
+    errors = {s.payload["agent"]: s.payload["error"] for s in trace.matching("agent:error")}
+    assert errors == {
+        "tools": "node 'tools' never finished: the stream ends inside it",
+        "research": "node 'research' never finished: node 'tools' inside it did not",
+    }
+    assert passes(trace, {"type": "agent.completed", "agentId": "weather"})
