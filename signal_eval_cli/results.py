@@ -187,7 +187,9 @@ class CaseResult:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CaseResult:
+    def from_dict(cls, data: Mapping[str, Any], signals: list[Signal] | None = None) -> CaseResult:
+        """``signals``: the case's signals, when the caller has them as ``data["signals"]``
+        reads back (a run's own, just recorded: see :attr:`JournalPlan.signals`)."""
         # Runs once per case of a loaded file: one lookup per key, and positional
         # arguments (in field order: keyword arguments cost more than twice as much).
         get = data.get
@@ -196,7 +198,7 @@ class CaseResult:
             str(data["caseId"]),
             bool(data["passed"]),
             [_assertion_from_dict(a) for a in get("assertions", ())],
-            [Signal.from_dict(s) for s in get("signals", ())],
+            [Signal.from_dict(s) for s in get("signals", ())] if signals is None else signals,
             get("finalState"),
             CaseMetrics.from_dict(get("metrics", _NO_FIELDS)),
             real(get("durationMs", 0.0)),
