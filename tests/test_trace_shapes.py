@@ -296,3 +296,45 @@ def test_an_agents_sdk_stream_without_usage_is_warned_of(tmp_path: Path) -> None
     path.write_text(json.dumps(document))
     with pytest.warns(TraceGap, match="4 of its model calls carry no token usage"):
         import_trace(path)
+
+
+def test_a_stream_of_debug_items_gives_the_runs_facts() -> None:
+    """``astream(stream_mode=["debug"])``: each task's start and result are the node runs,
+    their input and what they returned (it read as nothing but langgraph:debug)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(FIXTURES / "langgraph_stream_debug.jsonl")
+    assert facts(trace) == SUPPORT_FACTS
+    full = import_trace(FIXTURES / "langgraph_stream.jsonl")
+    same = ("agent:activated", "agent:handoff", "tool:call", "tool:result", "provider:end")
+    assert [(s.name, s.payload, s.agent) for s in trace if s.name in same] == [
+        (s.name, s.payload, s.agent) for s in full if s.name in same
+    ]
+
+
+def test_a_tasks_stream_gives_the_node_that_raised_and_its_tool_call() -> None:
+    """``["tasks", "values"]``: a task's result carries the node's error; a ToolNode task
+    of one call (the react agent's) names the call that raised. The last state comes
+    before the failed task: the run still ends after it."""
+    trace = import_trace(FIXTURES / "langgraph_react_tool_error_tasks.jsonl")
+    (error,) = trace.matching("agent:error")
+    assert error.payload == {"agent": "tools", "error": RAISED}
+    assert passes(trace, {"type": "tool.failed", "name": "get_alerts"})
+    ok = {"type": "tool.calledWith", "name": "get_weather", "args": {"city": "Paris"}}
+    assert passes(trace, {**ok, "status": "ok"})
+    assert trace.input == "What is the weather in Paris and Rome?"
+    assert [s.name for s in trace][-2:] == ["text:complete", "harness:end"]
+
+
+def test_a_task_that_never_got_its_result_is_where_the_stream_was_cut(tmp_path: Path) -> None:
+    lines = (FIXTURES / "langgraph_react_tool_error_tasks.jsonl").read_text().splitlines()
+    failed = next(i for i, line in enumerate(lines) if '"error": {' in line)
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines[:failed] + lines[failed + 1 :]) + "\n")
+    with pytest.warns(TraceGap, match="the stream ends inside node 'tools'"):
+        trace = import_trace(path)
+    (error,) = trace.matching("agent:error")
+    assert error.payload == {
+        "agent": "tools",
+        "error": "node 'tools' never finished: the stream ends inside it",
+    }
