@@ -338,3 +338,14 @@ def test_a_task_that_never_got_its_result_is_where_the_stream_was_cut(tmp_path: 
         "agent": "tools",
         "error": "node 'tools' never finished: the stream ends inside it",
     }
+
+
+def test_one_mode_debug_is_read_as_its_tasks_not_refused(tmp_path: Path) -> None:
+    """``astream(stream_mode="debug")`` lines (``{step, type, payload}``) were refused as
+    signals without a name; ``"tasks"`` lines (which have a ``name``) read as signals."""
+    lines = (FIXTURES / "langgraph_stream_debug.jsonl").read_text().splitlines()
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(json.loads(line)[1]) for line in lines) + "\n")
+    trace = import_trace(path)
+    assert facts(trace) == SUPPORT_FACTS
+    assert facts(import_trace(FIXTURES / "langgraph_tasks.jsonl")) == SUPPORT_FACTS
