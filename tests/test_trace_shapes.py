@@ -264,3 +264,88 @@ def test_a_subgraph_cut_inside_names_the_node_it_stopped_in(tmp_path: Path) -> N
         "research": "node 'research' never finished: node 'tools' inside it did not",
     }
     assert passes(trace, {"type": "agent.completed", "agentId": "weather"})
+
+
+def test_model_calls_without_usage_are_warned_of(tmp_path: Path) -> None:
+    """A model streamed without usage (ChatOpenAI without ``stream_usage``) has no
+    ``usage_metadata``: its calls count 0 tokens, said, not silent."""
+    lines = (FIXTURES / "langgraph_events.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    for event in events:  # every message of the file, wherever it is
+        text = json.dumps(event)
+        event.clear()
+        event.update(json.loads(text.replace('"usage_metadata"', '"no_usage"')))
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    with pytest.warns(TraceGap, match="4 of its model calls carry no token usage"):
+        trace = import_trace(path)
+    assert trace.metrics.input_tokens == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        import_trace(FIXTURES / "langgraph_events.jsonl")
+
+
+def test_an_agents_sdk_stream_without_usage_is_warned_of(tmp_path: Path) -> None:
+    """The Agents SDK's streamed Chat Completions without ``include_usage`` write zeros."""
+    document = json.loads((FIXTURES / "agents_support_streamed.json").read_text())
+    for item in document["data"]:
+        usage = item.get("span_data", {}).get("usage")
+        if isinstance(usage, dict):
+            usage.update(input_tokens=0, output_tokens=0)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    with pytest.warns(TraceGap, match="4 of its model calls carry no token usage"):
+        import_trace(path)
+
+
+def test_a_stream_of_debug_items_gives_the_runs_facts() -> None:
+    """``astream(stream_mode=["debug"])``: each task's start and result are the node runs,
+    their input and what they returned (it read as nothing but langgraph:debug)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(FIXTURES / "langgraph_stream_debug.jsonl")
+    assert facts(trace) == SUPPORT_FACTS
+    full = import_trace(FIXTURES / "langgraph_stream.jsonl")
+    same = ("agent:activated", "agent:handoff", "tool:call", "tool:result", "provider:end")
+    assert [(s.name, s.payload, s.agent) for s in trace if s.name in same] == [
+        (s.name, s.payload, s.agent) for s in full if s.name in same
+    ]
+
+
+def test_a_tasks_stream_gives_the_node_that_raised_and_its_tool_call() -> None:
+    """``["tasks", "values"]``: a task's result carries the node's error; a ToolNode task
+    of one call (the react agent's) names the call that raised. The last state comes
+    before the failed task: the run still ends after it."""
+    trace = import_trace(FIXTURES / "langgraph_react_tool_error_tasks.jsonl")
+    (error,) = trace.matching("agent:error")
+    assert error.payload == {"agent": "tools", "error": RAISED}
+    assert passes(trace, {"type": "tool.failed", "name": "get_alerts"})
+    ok = {"type": "tool.calledWith", "name": "get_weather", "args": {"city": "Paris"}}
+    assert passes(trace, {**ok, "status": "ok"})
+    assert trace.input == "What is the weather in Paris and Rome?"
+    assert [s.name for s in trace][-2:] == ["text:complete", "harness:end"]
+
+
+def test_a_task_that_never_got_its_result_is_where_the_stream_was_cut(tmp_path: Path) -> None:
+    lines = (FIXTURES / "langgraph_react_tool_error_tasks.jsonl").read_text().splitlines()
+    failed = next(i for i, line in enumerate(lines) if '"error": {' in line)
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines[:failed] + lines[failed + 1 :]) + "\n")
+    with pytest.warns(TraceGap, match="the stream ends inside node 'tools'"):
+        trace = import_trace(path)
+    (error,) = trace.matching("agent:error")
+    assert error.payload == {
+        "agent": "tools",
+        "error": "node 'tools' never finished: the stream ends inside it",
+    }
+
+
+def test_one_mode_debug_is_read_as_its_tasks_not_refused(tmp_path: Path) -> None:
+    """``astream(stream_mode="debug")`` lines (``{step, type, payload}``) were refused as
+    signals without a name; ``"tasks"`` lines (which have a ``name``) read as signals."""
+    lines = (FIXTURES / "langgraph_stream_debug.jsonl").read_text().splitlines()
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(json.loads(line)[1]) for line in lines) + "\n")
+    trace = import_trace(path)
+    assert facts(trace) == SUPPORT_FACTS
+    assert facts(import_trace(FIXTURES / "langgraph_tasks.jsonl")) == SUPPORT_FACTS

@@ -76,6 +76,28 @@ def looks_like_messages(first: Any) -> bool:
     )
 
 
+def looks_like_tasks(first: Any) -> bool:
+    """A task's start (``{id, name, input, triggers}``) or result (``{id, name, error,
+    result, interrupts}``): ``astream(stream_mode="tasks")``."""
+    chunk = _one_mode_chunk(first)
+    return (
+        isinstance(chunk, Mapping)
+        and "id" in chunk
+        and isinstance(chunk.get("name"), str)
+        and ("triggers" in chunk or {"result", "interrupts"} <= chunk.keys())
+    )
+
+
+def looks_like_debug(first: Any) -> bool:
+    """``{step, timestamp, type, payload}``: ``astream(stream_mode="debug")``."""
+    chunk = _one_mode_chunk(first)
+    return (
+        isinstance(chunk, Mapping)
+        and {"step", "type", "payload"} <= chunk.keys()
+        and chunk.get("type") in ("task", "task_result", "checkpoint")
+    )
+
+
 def looks_like_values(first: Any) -> bool:
     """A state with a ``messages`` list: ``astream(stream_mode="values")``."""
     chunk = _one_mode_chunk(first)
@@ -191,6 +213,17 @@ def _error_text(error: Any) -> str | None:
     return None if error is None or error == "" else str(error)
 
 
+def _is_task(mode: str, chunk: Any) -> bool:
+    """A ``"tasks"`` item, or a ``"debug"`` one about a task (not a checkpoint)."""
+    if mode == "debug":
+        return as_mapping(chunk).get("type") in ("task", "task_result")
+    return mode == "tasks" and isinstance(chunk, Mapping)
+
+
+def _task_mode(item: Mapping[str, Any]) -> str:
+    return "langgraph:debug" if "payload" in item else "langgraph:tasks"
+
+
 def _is_transfer(name: str) -> bool:
     return name.startswith(HANDOFF_PREFIXES)
 
@@ -224,6 +257,7 @@ class LangGraphReader:
         self.ended = False  # the graph's own end was seen (astream_events)
         self.updated = False  # a multi-mode stream has "updates" (the nodes' own messages)
         self.held: list[tuple[float, Any]] = []  # its "messages" items, read if it has not
+        self.tasks: list[tuple[float, Any]] = []  # its "tasks" (and debug) items, likewise
         self.paused = False  # an interrupt() paused the graph: it waits, it did not fail
 
     def tick(self) -> float:
@@ -423,6 +457,8 @@ class LangGraphReader:
                 self.deltas.setdefault(node, []).append(content)
             if looks_like_messages(chunk):
                 self.held.append((at, chunk))
+        elif _is_task(mode, chunk):
+            self.tasks.append((at, chunk))
         else:
             self.facts.steps.append(Other(f"langgraph:{mode}", chunk, at))
 
@@ -444,6 +480,15 @@ class LangGraphReader:
         if self.facts.input is None:
             self.facts.gaps.add(UPDATES_GAP)
         self._updates(chunk, self.tick())
+
+    def tasks_item(self, item: Any) -> None:
+        """A one-mode ``"tasks"`` (or ``"debug"``) item: node runs, read at the end."""
+        chunk = _one_mode_chunk(item)
+        if not (looks_like_tasks(chunk) or looks_like_debug(chunk)):
+            raise TraceFormatError(
+                'not an astream(stream_mode="tasks" or "debug") record (a task or its result)'
+            )
+        self.stream_item(["debug" if "payload" in chunk else "tasks", chunk])
 
     def messages_item(self, item: Any) -> None:
         """``[message, metadata]``: a model's streamed chunks, merged per message id into
@@ -491,16 +536,59 @@ class LangGraphReader:
         calls unanswered, with no end of its own, was cut there too (:meth:`_unanswered`).
         A multi-mode stream without ``"updates"`` (``["messages", "custom"]``, as chat UIs
         stream) has its model calls and tool results in its ``"messages"`` items: read now."""
-        for at, pair in [] if self.updated else self.held:
-            self._message(pair, at)
+        if self.updated:  # the nodes' runs are read from "updates": the tasks are kept
+            self.facts.steps += [Other(_task_mode(t), t, at) for at, t in self.tasks]
+        elif self.tasks:
+            self._task_runs()
+        else:
+            for at, pair in self.held:
+                self._message(pair, at)
         self.held.clear()
+        self.tasks.clear()
         self.finish()
+        if self.facts.end is not None:  # the last state may come before the last steps
+            self.facts.end = max(self.facts.end, self.clock if self.facts.steps else 0.0)
         self.facts.steps.extend(self.raised.values())  # no message returned their error
         self.raised.clear()
         if self.facts.end is None:
             self._unfinished(error, raised)
         if not self.ended and not self.paused:
             self._unanswered()
+
+    def _task_runs(self) -> None:
+        """A stream's ``"tasks"`` items (``"debug"``'s ``task``/``task_result`` payloads):
+        each node run's start, then its result (what it returned) or its error."""
+        started: dict[Any, tuple[AgentRun, Any]] = {}
+        for at, item in self.tasks:
+            task = as_mapping(item.get("payload")) if "payload" in item else item
+            name = str(task.get("name"))
+            if "result" not in task and "error" not in task:
+                if self.facts.input is None:  # the state the first node was given
+                    self.facts.input = _input_of(task.get("input"))
+                if (run := self.node_start(name, at)) is not None:
+                    started[task.get("id")] = (run, task.get("input"))
+                continue
+            began = started.pop(task.get("id"), None)
+            error = _error_text(task.get("error"))
+            if began is not None:
+                began[0].end, began[0].error = at, error
+            input = began[1] if began is not None else None
+            call = as_mapping(as_mapping(input).get("tool_call"))  # a ToolNode task of one call
+            if error is not None and call.get("name"):
+                raised = ToolRun(
+                    str(call["name"]), call.get("args"), at, at, name, id=call.get("id")
+                )
+                raised.error = error
+                self.facts.steps.append(raised)
+            result = task.get("result")
+            if isinstance(result, list):  # [[channel, value], ...]: the writes of older versions
+                result = {
+                    k: v for k, v in (w for w in result if isinstance(w, list) and len(w) == 2)
+                }
+            self.node_output(name, result, at)
+        for run, _ in started.values():  # the stream ends inside it
+            run.end, run.error = self.clock, UNFINISHED.format(run.name)
+            self.facts.gaps.add(UNFINISHED_GAP.format(run.name))
 
     def _unfinished(self, error: str | None, raised: Sequence[str]) -> None:
         failed = {key: self.raised_in[key] for key in self.running if key in self.raised_in}
