@@ -135,7 +135,8 @@ class JournaledRun:
         harness running (a timed-out thread), still changing what the case holds."""
         entry = case_entry(result, variant)
         if entry is not None:
-            self.record(*entry, settled=result.error is None)
+            key, data = entry
+            self.plan.record(key, data, settled=result.error is None, signals=result.signals)
 
     def result(self, ran: _T) -> _T:
         """The results: what the journal holds, built with the timings of ``ran`` (the run

@@ -7,7 +7,6 @@ JSON keys are camelCase as in seed 002; every file carries ``schemaVersion`` and
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -67,6 +66,8 @@ class CaseMetrics:
     def of_runs(cls, runs: list[CaseMetrics]) -> CaseMetrics:
         """A repeated case's metrics: what its runs spent together, and a typical latency
         (the median: one slow run does not make the case slow)."""
+        import statistics  # here: only a repeated case needs it (3 ms of every start)
+
         return cls(
             latency_ms=statistics.median(m.latency_ms for m in runs),
             input_tokens=sum(m.input_tokens for m in runs),
@@ -187,7 +188,9 @@ class CaseResult:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CaseResult:
+    def from_dict(cls, data: Mapping[str, Any], signals: list[Signal] | None = None) -> CaseResult:
+        """``signals``: the case's signals, when the caller has them as ``data["signals"]``
+        reads back (a run's own, just recorded: see :attr:`JournalPlan.signals`)."""
         # Runs once per case of a loaded file: one lookup per key, and positional
         # arguments (in field order: keyword arguments cost more than twice as much).
         get = data.get
@@ -196,7 +199,7 @@ class CaseResult:
             str(data["caseId"]),
             bool(data["passed"]),
             [_assertion_from_dict(a) for a in get("assertions", ())],
-            [Signal.from_dict(s) for s in get("signals", ())],
+            [Signal.from_dict(s) for s in get("signals", ())] if signals is None else signals,
             get("finalState"),
             CaseMetrics.from_dict(get("metrics", _NO_FIELDS)),
             real(get("durationMs", 0.0)),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 from signal_eval_cli.collector import gc_paused
@@ -27,6 +28,7 @@ from signal_eval_cli.journal import (
     slot_run,
 )
 from signal_eval_cli.results import CaseResult, DatasetResult
+from signal_eval_cli.signals import Signal, reads_back_as_itself
 
 __all__ = [
     "RETRY_CHOICES",
@@ -46,6 +48,7 @@ __all__ = [
 ]
 
 _R = TypeVar("_R")
+_NO_SIGNALS: Mapping[Key, list[Signal]] = MappingProxyType({})
 Retry = Literal["errored", "failed"]
 RETRY_CHOICES: tuple[Retry, ...] = ("errored", "failed")
 
@@ -72,6 +75,11 @@ class JournalPlan:
     """Resuming found no journal (the run died before writing one): it starts afresh."""
     written: dict[Key, Mapping[str, Any]] = field(default_factory=dict)
     """The units this run recorded, as the journal holds them (:meth:`Journal.record`)."""
+    signals: dict[Key, list[Signal]] = field(default_factory=dict)
+    """The signals of the recorded cases whose lines hold them as they are: the results
+    take these rather than build them again from the entries, which gives the same
+    signals (:func:`~signal_eval_cli.signals.reads_back_as_itself`), a few microseconds
+    each."""
 
     def finished(self, variant: str = "") -> dict[str, dict[str, Any]]:
         """Kept units of ``variant`` by case id."""
@@ -82,10 +90,23 @@ class JournalPlan:
         own = set(ids)
         return sum(1 for _, case in self.kept if case in own)
 
-    def record(self, key: Key, result: Mapping[str, Any], *, settled: bool = True) -> None:
-        """Into the journal, written and flushed (``settled``: see :meth:`Journal.record`)."""
-        if self.journal is not None:
-            self.written[key] = self.journal.record(key, result, settled=settled)
+    def record(
+        self,
+        key: Key,
+        result: Mapping[str, Any],
+        *,
+        settled: bool = True,
+        signals: list[Signal] | None = None,
+    ) -> None:
+        """Into the journal, written and flushed (``settled``: see :meth:`Journal.record`);
+        ``signals``: the unit's, as its ``result["signals"]`` was written from them."""
+        if self.journal is None:
+            return
+        held = self.written[key] = self.journal.record(key, result, settled=settled)
+        if held is result and signals is not None and all(map(reads_back_as_itself, signals)):
+            self.signals[key] = signals
+        else:  # written otherwise (a value as its text, ...): read back, as a resumed run would
+            self.signals.pop(key, None)
 
     def close(self) -> None:
         if self.journal is not None:
@@ -108,7 +129,7 @@ class JournalPlan:
         if entries is None:
             return ran
         with gc_paused():  # a result per unit, and no cycles: see collector
-            built: _R = build_result(header, entries, ran)
+            built: _R = build_result(header, entries, ran, self.signals)
         return built
 
 
@@ -215,20 +236,23 @@ def build_dataset(
     header: JournalHeader,
     entries: Mapping[Key, Mapping[str, Any]],
     ran: DatasetResult | None = None,
+    signals: Mapping[Key, list[Signal]] = _NO_SIGNALS,
     variant: str = "",
 ) -> DatasetResult:
     """The result of a dataset run from its journal entries, in the header's order.
 
     A case the journal lacks is taken from ``ran`` (a case fail-fast never started, a
-    skipped one) if there; else it is missing and the result is ``interrupted``.
+    skipped one) if there; else it is missing and the result is ``interrupted``. A case
+    in ``signals`` (:attr:`JournalPlan.signals`) has those.
     """
     ran_cases = {c.case_id: c for c in ran.cases} if ran is not None else {}
     cases: list[CaseResult] = []
     own = header.own_ids()
     for case_id in own:
-        data = entries.get((variant, case_id))
+        key = (variant, case_id)
+        data = entries.get(key)
         if data is not None:
-            cases.append(CaseResult.from_dict(data))
+            cases.append(CaseResult.from_dict(data, signals.get(key)))
         elif case_id in ran_cases:
             cases.append(ran_cases[case_id])
     result = DatasetResult(
@@ -250,7 +274,10 @@ def _timed(result: _R, ran: Any) -> _R:
 
 
 def build_matrix(
-    header: JournalHeader, entries: Mapping[Key, Mapping[str, Any]], ran: Any = None
+    header: JournalHeader,
+    entries: Mapping[Key, Mapping[str, Any]],
+    ran: Any = None,
+    signals: Mapping[Key, list[Signal]] = _NO_SIGNALS,
 ) -> Any:
     """A matrix's result from its journal: each variant's cases, then the ranking.
 
@@ -261,7 +288,7 @@ def build_matrix(
     ran_variants = {v.variant_id: v.result for v in ran.variants} if ran is not None else {}
     variants = []
     for v in header.variants:
-        result = build_dataset(header, entries, ran_variants.get(v["id"]), variant=v["id"])
+        result = build_dataset(header, entries, ran_variants.get(v["id"]), signals, v["id"])
         result.shard = None  # the matrix carries it
         if result.cases or v["id"] in ran_variants:
             variants.append(_variant(v, result))
@@ -292,10 +319,14 @@ def _ranked(header: JournalHeader, variants: list[Any], complete: bool, ran: Any
 
 
 def build_scenarios(
-    header: JournalHeader, entries: Mapping[Key, Mapping[str, Any]], ran: Any = None
+    header: JournalHeader,
+    entries: Mapping[Key, Mapping[str, Any]],
+    ran: Any = None,
+    signals: Mapping[Key, list[Signal]] = _NO_SIGNALS,
 ) -> Any:
     """A scenario run's result from its journal, in the header's order (each scenario's
-    runs, when repeated, in run order)."""
+    runs, when repeated, in run order). Its units are read back whole (``signals``: only
+    cases are recorded with theirs)."""
     from signal_eval_cli.scenarios import ScenarioResult, ScenarioRunResult
 
     slots = [str(v["id"]) for v in header.variants] or [""]
@@ -337,12 +368,15 @@ def journal_slots(header: JournalHeader) -> list[str]:
 
 
 def build_scenario_matrix(
-    header: JournalHeader, entries: Mapping[Key, Mapping[str, Any]], ran: Any = None
+    header: JournalHeader,
+    entries: Mapping[Key, Mapping[str, Any]],
+    ran: Any = None,
+    signals: Mapping[Key, list[Signal]] = _NO_SIGNALS,
 ) -> Any:
     """A matrix of agents over scenarios from its journal: each variant's scenario runs
     (``header.metadata["repeat"]`` each), as a matrix variant, then the ranking. ``ran``
     (the :class:`~signal_eval_cli.matrix.MatrixResult` that wrote the lines) lends the
-    timings."""
+    timings; its units are read back whole, as :func:`build_scenarios` reads them."""
     from signal_eval_cli.scenarios import ScenarioResult, ScenarioRunResult
 
     runs = range(max(1, int(header.metadata.get("repeat", 1))))
@@ -362,7 +396,9 @@ def build_scenario_matrix(
     return _ranked(header, variants, complete, ran)
 
 
-_Build = Callable[[JournalHeader, Mapping[Key, Mapping[str, Any]], Any], Any]
+_Build = Callable[
+    [JournalHeader, Mapping[Key, Mapping[str, Any]], Any, Mapping[Key, list[Signal]]], Any
+]
 _BUILDERS: dict[str, _Build] = {
     "dataset": build_dataset,
     "matrix": build_matrix,
@@ -373,10 +409,14 @@ _BUILDERS: dict[str, _Build] = {
 
 
 def build_result(
-    header: JournalHeader, entries: Mapping[Key, Mapping[str, Any]], ran: Any = None
+    header: JournalHeader,
+    entries: Mapping[Key, Mapping[str, Any]],
+    ran: Any = None,
+    signals: Mapping[Key, list[Signal]] = _NO_SIGNALS,
 ) -> Any:
     """A run's result from its journal entries, as its kind of run builds it (a dataset's
     for a kind it does not know); ``ran``, the run that wrote them (maybe partial), lends
-    the timings (and a dataset's cases fail-fast never started)."""
+    the timings (and a dataset's cases fail-fast never started), and ``signals`` the
+    signals of the cases it recorded (:attr:`JournalPlan.signals`)."""
     build: _Build = _BUILDERS.get(header.kind, build_dataset)
-    return build(header, entries, ran)
+    return build(header, entries, ran, signals)

@@ -738,3 +738,18 @@ def write_jsonl(signals: Iterable[Signal], target: str | Path | IO[str]) -> None
         atomic_write_text(target, "".join(lines))
     else:
         target.writelines(lines)
+
+
+def reads_back_as_itself(signal: Signal) -> bool:
+    """Whether ``Signal.from_dict(signal.to_dict())`` is ``signal`` again, field for field
+    (the same payload object): a name, an id and a parent that are text (the forms
+    :meth:`Signal.from_dict` makes), nothing in ``extra``. What a harness emits through
+    its context is."""
+    parent = signal.parent
+    return (
+        type(signal.name) is str
+        and bool(signal.name)
+        and type(signal.id) is str
+        and (parent is None or type(parent) is str)
+        and signal.extra is None
+    )

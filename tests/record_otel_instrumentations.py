@@ -7,7 +7,10 @@ support conversation on the OpenAI Agents SDK under OpenInference;
 ``otel_openinference_langgraph.json``: the same on LangGraph under OpenInference's LangChain
 instrumentation; ``otel_openinference_agents_max_turns.json``: the Agents SDK run stopped by
 ``max_turns=2``; ``otel_pydantic_ai_*.json``: Pydantic AI's weather agent stopped by a refused
-model call and by a request limit. This script wrote them,
+model call and by a request limit; ``otel_openinference_agents_guardrail_error.json``: the Agents
+SDK run stopped by triage's tripwire; ``otel_*_langgraph_react_tool_error.json[l]``: LangGraph's
+prebuilt react agent whose tool raises, under OpenInference and under OpenLLMetry (the latter as
+a Collector's file exporter writes it: a line per request). This script wrote them,
 each encoded as the OpenTelemetry SDK's own OTLP exporter encodes spans, turned
 into JSON by protobuf (base64 ids, enum names): the shape a user gets from
 ``MessageToJson(encode_spans(spans))``. No test imports it, and the test environment does
@@ -15,13 +18,15 @@ not install these instrumentations (they pin their own OpenTelemetry); run it fr
 virtualenv with ``openai openai-agents opentelemetry-sdk opentelemetry-exporter-otlp-proto-common
 openinference-instrumentation-openai openinference-instrumentation-openai-agents
 openinference-instrumentation-langchain langgraph langchain-openai
-opentelemetry-instrumentation-openai pydantic-ai-slim[openai]`` and the repository on ``PYTHONPATH``.
+opentelemetry-instrumentation-openai opentelemetry-instrumentation-langchain pydantic-ai-slim[openai]``
+and the repository on ``PYTHONPATH``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,11 +43,11 @@ async def _loop(url: str, stream: bool) -> str:
     return await script.openai_tool_loop(url, script.QUESTION, stream=stream)
 
 
-async def _agents(url: str, stream: bool, max_turns: int = 10) -> str:
+async def _agents(url: str, stream: bool, max_turns: int = 10, guarded: bool = False) -> str:
     from agents import Runner
-    from agents.exceptions import MaxTurnsExceeded
+    from agents.exceptions import InputGuardrailTripwireTriggered, MaxTurnsExceeded
 
-    agent = script.agents_sdk_agents(url)
+    agent = script.agents_sdk_agents(url, guarded=guarded)
     try:
         if stream:
             result = Runner.run_streamed(agent, script.QUESTION, max_turns=max_turns)
@@ -50,7 +55,7 @@ async def _agents(url: str, stream: bool, max_turns: int = 10) -> str:
                 pass
             return str(result.final_output)
         return str((await Runner.run(agent, script.QUESTION, max_turns=max_turns)).final_output)
-    except MaxTurnsExceeded as failed:  # recorded as far as it got
+    except (MaxTurnsExceeded, InputGuardrailTripwireTriggered) as failed:  # as far as it got
         return f"failed: {failed}"
 
 
@@ -60,7 +65,30 @@ async def _langgraph(url: str, stream: bool) -> str:
     return str(state["messages"][-1].content)
 
 
-def record(instrumentation: str, stream: bool, out: Path, max_turns: int = 10) -> None:
+async def _react(url: str, stream: bool) -> str:
+    """The prebuilt react agent, whose get_alerts raises (the run ends with it)."""
+    try:
+        await script.langgraph_react_agent(url).ainvoke({"messages": [("user", script.QUESTION)]})
+    except ValueError as failed:
+        return f"failed: {failed}"
+    return "answered"
+
+
+def record(
+    instrumentation: str,
+    stream: bool,
+    out: Path,
+    max_turns: int = 10,
+    *,
+    guarded: bool = False,
+    react: bool = False,
+    lines: bool = False,
+) -> None:
+    """``guarded``: the Agents SDK triage with its tripwire guardrail; ``react``: LangGraph's
+    prebuilt react agent (OpenInference's or OpenLLMetry's LangChain instrumentation);
+    ``lines``: written as an OTel Collector's file exporter writes what an SDK sent it span
+    by span (one ``ExportTraceServiceRequest`` per line, hex ids, children first), else
+    as protobuf's JSON of the SDK's OTLP request (compact when ``react``: < 50 KB)."""
     from google.protobuf.json_format import MessageToJson
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.trace import TracerProvider
@@ -76,12 +104,18 @@ def record(instrumentation: str, stream: bool, out: Path, max_turns: int = 10) -
         )
 
         agent = _agents
+    elif instrumentation == "openllmetry-langchain":
+        from opentelemetry.instrumentation.langchain import (
+            LangchainInstrumentor as OpenAIInstrumentor,
+        )
+
+        agent = _react
     elif instrumentation == "openinference-langchain":
         from openinference.instrumentation.langchain import (
             LangChainInstrumentor as OpenAIInstrumentor,
         )
 
-        agent = _langgraph
+        agent = _react if react else _langgraph
     else:  # OpenLLMetry
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
@@ -94,7 +128,7 @@ def record(instrumentation: str, stream: bool, out: Path, max_turns: int = 10) -
 
     async def run(url: str) -> str:
         if agent is _agents:  # the framework's own span is the root
-            return await _agents(url, stream, max_turns)
+            return await _agents(url, stream, max_turns, guarded)
         if agent is not _loop:
             return await agent(url, stream)
         with tracer.start_as_current_span("weather-agent"):
@@ -105,7 +139,15 @@ def record(instrumentation: str, stream: bool, out: Path, max_turns: int = 10) -
             asyncio.run(run(server.openai_base_url))
     finally:
         instrumentor.uninstrument()
-    out.write_text(MessageToJson(encode_spans(spans.get_finished_spans())), encoding="utf-8")
+    finished = spans.get_finished_spans()
+    if lines:
+        from signal_eval_cli.traces.otlp_encode import spans_to_otlp
+
+        compact = {"separators": (",", ":")}
+        text = "".join(json.dumps(spans_to_otlp([span]), **compact) + "\n" for span in finished)
+    else:
+        text = MessageToJson(encode_spans(finished), indent=None if react else 2)
+    out.write_text(text, encoding="utf-8")
     print(f"wrote {out}")
 
 
@@ -114,8 +156,6 @@ def record_pydantic_ai(out: Path, fault: str) -> None:
     stopped by ``fault``: ``refused`` (the first model call gets HTTP 400) or ``limit`` (a
     ``UsageLimits(request_limit=1)`` the second call would pass). Written as spans_to_otlp
     writes it (Pydantic AI sends the messages in span attributes)."""
-    import json
-
     from mock_servers import Fault
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -157,5 +197,11 @@ if __name__ == "__main__":
     record("openinference-langchain", False, FIXTURES / "otel_openinference_langgraph.json")
     out = FIXTURES / "otel_openinference_agents_max_turns.json"
     record("openinference-agents", False, out, max_turns=2)
+    out = FIXTURES / "otel_openinference_agents_guardrail_error.json"
+    record("openinference-agents", False, out, guarded=True)
+    out = FIXTURES / "otel_openinference_langgraph_react_tool_error.json"
+    record("openinference-langchain", False, out, react=True)
+    out = FIXTURES / "otel_openllmetry_langgraph_react_tool_error.jsonl"
+    record("openllmetry-langchain", False, out, lines=True)
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_refused.json", "refused")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_request_limit.json", "limit")

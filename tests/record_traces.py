@@ -191,7 +191,10 @@ async def _langgraph_lines(base_url: str, mode: str, simple: bool) -> list[str]:
     state = {"messages": [("user", "Hi" if simple else script.QUESTION)]}
     if mode == "events":
         return [_dumps(e) async for e in graph.astream_events(state, version="v2")]
-    if mode in ("updates", "values", "messages"):  # one mode, as most code streams
+    if mode in ("chat", "debug"):  # no "updates": tokens and custom events, as chat UIs
+        modes = ["messages", "custom"] if mode == "chat" else ["debug"]  # stream; or debug
+        return [_dumps(list(item)) async for item in graph.astream(state, stream_mode=modes)]
+    if mode in ("updates", "values", "messages", "tasks"):  # one mode, as most code streams
         stream = graph.astream(state, stream_mode=mode)  # messages: (message, metadata)
         return [_dumps(list(i) if isinstance(i, tuple) else i) async for i in stream]
     stream = graph.astream(state, stream_mode=["values", "updates", "messages"])
@@ -199,8 +202,9 @@ async def _langgraph_lines(base_url: str, mode: str, simple: bool) -> list[str]:
 
 
 async def record_langgraph(base_url: str, mode: str = "events", *, simple: bool = False) -> str:
-    """JSONL of ``astream_events(version="v2")``, of multi-mode ``astream`` (``stream``),
-    or of one-mode ``astream`` (``updates``, ``values``, ``messages``)."""
+    """JSONL of ``astream_events(version="v2")``, of multi-mode ``astream`` (``stream``;
+    ``chat``: ``["messages", "custom"]``; ``debug``: ``["debug"]``), or of one-mode ``astream`` (``updates``,
+    ``values``, ``messages``, ``tasks``)."""
     return "\n".join(await _langgraph_lines(base_url, mode, simple)) + "\n"
 
 
@@ -237,14 +241,17 @@ async def record_langgraph_subgraph(base_url: str, *, events: bool = True) -> st
     return "\n".join([_dumps(list(item)) async for item in stream]) + "\n"
 
 
-async def record_langgraph_react(base_url: str, *, events: bool = True) -> str:
+async def record_langgraph_react(base_url: str, *, events: bool = True, tasks: bool = False) -> str:
     """JSONL of the prebuilt react agent whose tool raises, up to the raise:
     ``astream_events``, else ``astream(stream_mode=["updates", "messages"],
-    subgraphs=True)`` (``[namespace, mode, chunk]``, no ``values``: no input)."""
+    subgraphs=True)`` (``[namespace, mode, chunk]``, no ``values``: no input), or with
+    ``tasks`` ``astream(stream_mode=["tasks", "values"])``."""
     graph = script.langgraph_react_agent(base_url)
     state = {"messages": [("user", script.QUESTION)]}
     if events:
         stream = graph.astream_events(state, version="v2")
+    elif tasks:
+        stream = graph.astream(state, stream_mode=["tasks", "values"])
     else:
         stream = graph.astream(state, stream_mode=["updates", "messages"], subgraphs=True)
     lines = []
@@ -290,6 +297,9 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_updates.jsonl": await record_langgraph(url, "updates"),
         "langgraph_values.jsonl": await record_langgraph(url, "values"),
         "langgraph_messages.jsonl": await record_langgraph(url, "messages"),
+        "langgraph_tasks.jsonl": await record_langgraph(url, "tasks"),
+        "langgraph_stream_chat.jsonl": await record_langgraph(url, "chat"),
+        "langgraph_stream_debug.jsonl": await record_langgraph(url, "debug"),
         "langgraph_simple_events.jsonl": await record_langgraph(url, "events", simple=True),
         "langgraph_simple_answer_events.jsonl": await record_langgraph_answer(url),
         "langgraph_subgraph_events.jsonl": await record_langgraph_subgraph(url),
@@ -297,6 +307,9 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_subgraph_stream.jsonl": await record_langgraph_subgraph(url, events=False),
         "langgraph_react_tool_error_events.jsonl": await record_langgraph_react(url),
         "langgraph_react_tool_error_stream.jsonl": await record_langgraph_react(url, events=False),
+        "langgraph_react_tool_error_tasks.jsonl": await record_langgraph_react(
+            url, events=False, tasks=True
+        ),
         "langgraph_simple_interrupt_events.jsonl": await record_langgraph_interrupt(url),
         "langgraph_simple_interrupt_updates.jsonl": await record_langgraph_interrupt(
             url, events=False

@@ -187,3 +187,40 @@ def test_a_run_s_result_is_what_its_journal_holds_built_as_its_kind(tmp_path: Pa
     scenarios.order = ["s"]
     assert build_result(scenarios, entries).kind == "scenarios"
     assert build_result(scenarios, entries).scenarios[0].tags == ["t"]
+
+
+def test_a_run_s_cases_are_built_with_their_signals_as_the_journal_holds_them(
+    tmp_path: Path,
+) -> None:
+    """The cases a run recorded come back as their entries build them: the signals a
+    harness emits (text ids and parents) are taken as they are, one of another form (a
+    number as parent, a key of its own, a name that is not text) is built from its
+    entry, and a case whose line holds a value as its text is read back from the line."""
+    from results_helpers import dataset
+
+    from signal_eval_cli.journaled import JournaledRun
+    from signal_eval_cli.results import CaseResult
+    from signal_eval_cli.signals import Signal
+
+    data = _dataset(tmp_path)
+    header = dataset_header(
+        data, RunOptions(), ProviderPolicy(), harness=None, params={}, traces=None
+    )
+    plain = [Signal("harness:start", {"state": [1]}, "sig_1", "t", None, None)]
+    plain.append(Signal("agent:activated", {"agent": "x"}, "sig_2", "t", "x", "sig_1"))
+    odd = [*plain, Signal("custom", None, "sig_3", "t", 5, 7)]  # type: ignore[arg-type]
+    odd.append(Signal("custom", 1, "sig_4", None, extra={"runId": "r"}))
+    cases = [case("a"), case("b"), case("c")]
+    cases[0].signals, cases[1].signals = plain, odd
+    cases[2].signals = [Signal("custom", {"when": {1, 2}}, "sig_5", "t")]  # a set: as text
+    run = JournaledRun(tmp_path / "out.json", header)
+    for each in cases:
+        run.record_case(each)
+    built = run.result(dataset(*cases)).cases
+    assert built[0].signals == plain and built[0].signals[1] is plain[1]
+    assert built[1] == CaseResult.from_dict(cases[1].to_dict("all"))
+    assert [s.parent for s in built[1].signals] == [None, "sig_1", "7", None]
+    assert built[1].signals[3].extra == {"runId": "r"}
+    assert built[2].signals[0].payload == {"when": "{1, 2}"}
+    for each, again in zip(cases[:2], built[:2], strict=True):
+        assert again.to_dict("all") == CaseResult.from_dict(each.to_dict("all")).to_dict("all")

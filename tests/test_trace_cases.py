@@ -40,6 +40,7 @@ WITH_TOOLS = [n for n in ALL if "simple" not in n and n not in FAILED_RUNS]
 NO_INPUT = {
     "langgraph_updates.jsonl",
     "langgraph_messages.jsonl",
+    "langgraph_stream_chat.jsonl",
 }  # astream in these modes: no input
 NO_AGENTS = {"langgraph_values.jsonl"}  # "values" does not say which node ran
 
@@ -379,3 +380,28 @@ def test_traces_given_a_file_says_it_wants_the_directory(tmp_path: Path) -> None
         RecordedTraces(trace, ["a"])
     with pytest.raises(InputError, match="traces directory not found"):
         RecordedTraces(tmp_path / "none", ["a"])
+
+
+@pytest.mark.parametrize("name", sorted(FAILED_RUNS))
+def test_a_case_drafted_from_a_failed_run_states_the_failure(name: str) -> None:
+    """Each failure (an agent's error, a refused model call) is an assertion: the case
+    passes on its trace and fails on the same run without the failure."""
+    t = import_trace(FIXTURES / name)
+    case = draft_case(t, "c")
+    failures = [s for s in t if s.name in ("agent:error", "provider:error")]
+    stated = [a for a in case.assertions if a.get("pattern") in ("agent:error", "provider:error")]
+    assert failures and len(stated) == len({json.dumps(a) for a in stated})
+    assert {(a["pattern"], a["payload"].get("agent")) for a in stated} == {
+        (s.name, s.payload.get("agent")) for s in failures
+    }
+    assert all(verdicts(case, t).values())
+
+    def went_well(signals: list[Signal]) -> None:
+        signals[:] = [s for s in signals if s.name not in ("agent:error", "provider:error")]
+
+    assert verdicts(case, mutated(t, went_well))["signal.contains"] is False
+
+
+def test_a_case_drafted_from_a_run_that_went_well_states_no_failure() -> None:
+    case = draft_case(import_trace(FIXTURES / "agents_support.json"), "c")
+    assert not [a for a in case.assertions if a["type"] == "signal.contains"]

@@ -42,6 +42,7 @@ SUPPORT = {
     # triage hands off by a Command, weather ⇄ tools in a subgraph (its state repeats them)
     "langgraph_subgraph_events.jsonl": "langgraph-events",
     "langgraph_subgraph_stream.jsonl": "langgraph-stream",
+    "langgraph_tasks.jsonl": "langgraph-tasks",  # astream(stream_mode="tasks")
 }
 SIMPLE = ["agents_simple.json", "langgraph_simple_events.jsonl"]
 
@@ -301,11 +302,11 @@ def test_a_plain_responses_export_warns_of_what_it_lacks(tmp_path: Path) -> None
     data = json.loads((FIXTURES / "agents_responses.json").read_text(encoding="utf-8"))
     for item in data["data"]:
         if item.get("span_data", {}).get("type") == "response":
-            for key in ("input", "output"):
+            for key in ("model", "input", "output"):
                 del item["span_data"][key]
     plain = tmp_path / "plain.json"
     plain.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.warns(TraceGap, match="holds no model input or output"):
+    with pytest.warns(TraceGap, match="holds no model, input or output"):
         trace = import_trace(plain)
     lacking = {**SUPPORT_FACTS, "input": None, "output": ""}
     assert facts(trace) == lacking

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from trace_facts import SUPPORT_FACTS, facts
 
 from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
 from signal_eval_cli.traces import TraceGap
@@ -144,3 +145,207 @@ def test_an_interrupt_is_kept_and_the_resumed_run_is_one_trace(name: str) -> Non
     assert names.index("langgraph:interrupt") > names.index("provider:end")
     assert not list(trace.matching("agent:error"))
     assert trace.output == "Hello there, friend."
+
+
+def test_a_span_kept_as_recorded_shows_the_attributes_the_file_holds(tmp_path: Path) -> None:
+    """The AI SDK's ``ai.generateText`` with no ``functionId`` is no agent run: kept as
+    ``span:other``, its attributes are the file's, not the GenAI keys read from them."""
+    document = json.loads((FIXTURES / "otel_vercel_ai.json").read_text())
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for span in spans:
+        span["attributes"] = [
+            a for a in span["attributes"] if a["key"] != "ai.telemetry.functionId"
+        ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    trace = quietly(path)
+    (kept,) = [s for s in trace.matching("span:*") if s.payload["name"] == "ai.generateText"]
+    written = next(s for s in spans if s["name"] == "ai.generateText")["attributes"]
+    assert sorted(kept.payload["attributes"]) == sorted(a["key"] for a in written)
+    assert not any(k.startswith("gen_ai.") for k in kept.payload["attributes"])
+    assert trace.count("provider:end") == 3  # its model calls are read all the same
+
+
+def test_openinferences_guardrail_tripwire_fails_the_agent_it_guards() -> None:
+    """OpenInference's Agents SDK instrumentation: the tripwire's error is on the ``turn``
+    CHAIN span (status ERROR), the agent it ran in failed (it read as completed)."""
+    trace = quietly(FIXTURES / "otel_openinference_agents_guardrail_error.json")
+    (error,) = trace.matching("agent:error")
+    assert error.payload["agent"] == "triage" and "tripwire" in error.payload["error"]
+    assert not passes(trace, {"type": "agent.completed", "agentId": "triage"})
+    assert not list(trace.matching("provider:*"))
+
+
+REACT_OTEL = [
+    "otel_openinference_langgraph_react_tool_error.json",
+    "otel_openllmetry_langgraph_react_tool_error.jsonl",
+]
+
+
+@pytest.mark.parametrize("name", REACT_OTEL)
+def test_the_react_agent_under_otel_gives_the_langgraph_facts(name: str) -> None:
+    """OpenInference's and OpenLLMetry's LangChain instrumentations of the react agent whose
+    tool raises: node runs are agents, the tools' arguments and results are what the model
+    asked and saw (OpenLLMetry writes LangChain's callback arguments and ToolMessage around
+    them), the raised tool is a failed call whose error is the exception, without the
+    traceback OpenInference appends."""
+    trace = quietly(FIXTURES / name)
+    recorded = import_trace(FIXTURES / "langgraph_react_tool_error_events.jsonl")
+    calls = [(c.name, c.input, c.id, c.status) for c in trace.tool_calls]
+    assert calls == [(c.name, c.input, c.id, c.status) for c in recorded.tool_calls]
+    results = {s.payload["id"]: s.payload for s in trace.matching("tool:result")}
+    assert results["call_paris"]["result"] == "Paris: sunny"
+    assert "alerts service down for Paris" in results["call_alerts"]["error"]
+    assert "Traceback" not in json.dumps([s.payload for s in trace])
+    errors = {s.payload["agent"]: s.payload["error"] for s in trace.matching("agent:error")}
+    assert errors.pop("tools") == results["call_alerts"]["error"]
+    assert errors in ({}, {"react": results["call_alerts"]["error"]})  # OpenLLMetry's agent
+    agents = [s.payload["agent"] for s in trace.matching("agent:activated")]
+    assert [a for a in agents if a != "react"] == ["agent", "tools", "tools"]
+    assert agents.count("react") <= 1  # its workflow span is the same run, not another
+    (turn,) = trace.matching("provider:end")
+    assert turn.agent == "agent" and turn.payload["usage"] == {"inputTokens": 25, "outputTokens": 9}
+    right = {"type": "tool.calledWith", "name": "get_alerts", "args": {"city": "Paris"}}
+    assert passes(trace, {**right, "status": "error"})
+    assert not passes(trace, {**right, "args": {"city": "Rome"}})
+
+
+def test_collector_lines_in_any_order_give_the_same_trace(tmp_path: Path) -> None:
+    """A collector's file exporter writes one request per line as spans arrive (children
+    before parents); lines in another order (files concatenated) are the same trace."""
+    path = FIXTURES / "otel_openllmetry_langgraph_react_tool_error.jsonl"
+    lines = path.read_text().splitlines()
+    shuffled = tmp_path / "t.jsonl"
+    shuffled.write_text("\n".join(reversed(lines)) + "\n")
+    ours, theirs = quietly(path), quietly(shuffled)
+    assert [(s.name, s.payload, s.agent) for s in ours] == [
+        (s.name, s.payload, s.agent) for s in theirs
+    ]
+
+
+@pytest.mark.parametrize("name", ["agents_responses.json", "agents_responses_streamed.json"])
+def test_a_responses_model_call_names_its_model(name: str) -> None:
+    """The SDK's default Responses model: ``export_span`` keeps the response's model (the
+    SDK's own export has none, warned of: every call read as model null)."""
+    trace = import_trace(FIXTURES / name)
+    assert {s.payload["model"] for s in trace.matching("provider:*")} == {"mock-model"}
+
+
+def test_a_stream_of_messages_without_updates_gives_the_runs_facts() -> None:
+    """``astream(stream_mode=["messages", "custom"])``, as chat UIs stream: its model calls
+    (chunks merged) and tool results are in its ``messages`` items (it read as nothing at
+    all); no input (no "values"), warned."""
+    with pytest.warns(TraceGap, match='without "values" holds no input'):
+        trace = import_trace(FIXTURES / "langgraph_stream_chat.jsonl")
+    assert facts(trace) == {**SUPPORT_FACTS, "input": None}
+    full = import_trace(FIXTURES / "langgraph_stream.jsonl")
+    same = ("agent:activated", "agent:handoff", "tool:call", "tool:result", "text:delta")
+    assert [(s.name, s.payload, s.agent) for s in trace if s.name in same] == [
+        (s.name, s.payload, s.agent) for s in full if s.name in same
+    ]
+
+
+def test_a_subgraph_cut_inside_names_the_node_it_stopped_in(tmp_path: Path) -> None:
+    """A stream cut inside a subgraph's node: that node never finished (warned), and the
+    subgraph's node around it did not finish because of it, as its error says (both had
+    read 'never finished: the stream ends inside it', as if two nodes had failed)."""
+    lines = (FIXTURES / "langgraph_subgraph_events.jsonl").read_text().splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"on_tool_start"' in line)
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines[: cut + 1]) + "\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = import_trace(path)
+    assert [str(w.message).count("the stream ends inside node") for w in caught] == [1]
+    assert "node 'tools'" in str(caught[0].message)
+    errors = {s.payload["agent"]: s.payload["error"] for s in trace.matching("agent:error")}
+    assert errors == {
+        "tools": "node 'tools' never finished: the stream ends inside it",
+        "research": "node 'research' never finished: node 'tools' inside it did not",
+    }
+    assert passes(trace, {"type": "agent.completed", "agentId": "weather"})
+
+
+def test_model_calls_without_usage_are_warned_of(tmp_path: Path) -> None:
+    """A model streamed without usage (ChatOpenAI without ``stream_usage``) has no
+    ``usage_metadata``: its calls count 0 tokens, said, not silent."""
+    lines = (FIXTURES / "langgraph_events.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    for event in events:  # every message of the file, wherever it is
+        text = json.dumps(event)
+        event.clear()
+        event.update(json.loads(text.replace('"usage_metadata"', '"no_usage"')))
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    with pytest.warns(TraceGap, match="4 of its model calls carry no token usage"):
+        trace = import_trace(path)
+    assert trace.metrics.input_tokens == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        import_trace(FIXTURES / "langgraph_events.jsonl")
+
+
+def test_an_agents_sdk_stream_without_usage_is_warned_of(tmp_path: Path) -> None:
+    """The Agents SDK's streamed Chat Completions without ``include_usage`` write zeros."""
+    document = json.loads((FIXTURES / "agents_support_streamed.json").read_text())
+    for item in document["data"]:
+        usage = item.get("span_data", {}).get("usage")
+        if isinstance(usage, dict):
+            usage.update(input_tokens=0, output_tokens=0)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    with pytest.warns(TraceGap, match="4 of its model calls carry no token usage"):
+        import_trace(path)
+
+
+def test_a_stream_of_debug_items_gives_the_runs_facts() -> None:
+    """``astream(stream_mode=["debug"])``: each task's start and result are the node runs,
+    their input and what they returned (it read as nothing but langgraph:debug)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(FIXTURES / "langgraph_stream_debug.jsonl")
+    assert facts(trace) == SUPPORT_FACTS
+    full = import_trace(FIXTURES / "langgraph_stream.jsonl")
+    same = ("agent:activated", "agent:handoff", "tool:call", "tool:result", "provider:end")
+    assert [(s.name, s.payload, s.agent) for s in trace if s.name in same] == [
+        (s.name, s.payload, s.agent) for s in full if s.name in same
+    ]
+
+
+def test_a_tasks_stream_gives_the_node_that_raised_and_its_tool_call() -> None:
+    """``["tasks", "values"]``: a task's result carries the node's error; a ToolNode task
+    of one call (the react agent's) names the call that raised. The last state comes
+    before the failed task: the run still ends after it."""
+    trace = import_trace(FIXTURES / "langgraph_react_tool_error_tasks.jsonl")
+    (error,) = trace.matching("agent:error")
+    assert error.payload == {"agent": "tools", "error": RAISED}
+    assert passes(trace, {"type": "tool.failed", "name": "get_alerts"})
+    ok = {"type": "tool.calledWith", "name": "get_weather", "args": {"city": "Paris"}}
+    assert passes(trace, {**ok, "status": "ok"})
+    assert trace.input == "What is the weather in Paris and Rome?"
+    assert [s.name for s in trace][-2:] == ["text:complete", "harness:end"]
+
+
+def test_a_task_that_never_got_its_result_is_where_the_stream_was_cut(tmp_path: Path) -> None:
+    lines = (FIXTURES / "langgraph_react_tool_error_tasks.jsonl").read_text().splitlines()
+    failed = next(i for i, line in enumerate(lines) if '"error": {' in line)
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines[:failed] + lines[failed + 1 :]) + "\n")
+    with pytest.warns(TraceGap, match="the stream ends inside node 'tools'"):
+        trace = import_trace(path)
+    (error,) = trace.matching("agent:error")
+    assert error.payload == {
+        "agent": "tools",
+        "error": "node 'tools' never finished: the stream ends inside it",
+    }
+
+
+def test_one_mode_debug_is_read_as_its_tasks_not_refused(tmp_path: Path) -> None:
+    """``astream(stream_mode="debug")`` lines (``{step, type, payload}``) were refused as
+    signals without a name; ``"tasks"`` lines (which have a ``name``) read as signals."""
+    lines = (FIXTURES / "langgraph_stream_debug.jsonl").read_text().splitlines()
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(json.loads(line)[1]) for line in lines) + "\n")
+    trace = import_trace(path)
+    assert facts(trace) == SUPPORT_FACTS
+    assert facts(import_trace(FIXTURES / "langgraph_tasks.jsonl")) == SUPPORT_FACTS

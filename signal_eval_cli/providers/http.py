@@ -260,9 +260,9 @@ class HTTPProvider:
             deltas=answer.deltas,
         )
 
-    @asynccontextmanager
-    async def _response(self, body: dict[str, Any], label: str) -> AsyncIterator[Response]:
-        """The response to ``body`` posted to the API; a status of 400 or more raises.
+    async def _answered(self, body: dict[str, Any], label: str) -> Response:
+        """The response to ``body`` posted to the API, for the caller to release; a status
+        of 300 or more raises (the connection released).
 
         A 307/308 to the same server (or to its ``https``) is followed with the same POST,
         up to :data:`MAX_REDIRECTS` times, as the SDKs follow it (a gateway moving ``http``
@@ -273,6 +273,8 @@ class HTTPProvider:
         data = json.dumps(body).encode()
         for hop in range(MAX_REDIRECTS + 1):
             response = await self.client().request("POST", url, self._headers, data)
+            if response.status < 300:  # the usual answer: nothing more to look at
+                return response
             try:
                 where = response.headers.get("location")
                 moved = urljoin(url, where) if where and response.status in (307, 308) else None
@@ -285,24 +287,25 @@ class HTTPProvider:
             response.release()
             url = moved
         try:
-            if response.status >= 300:
-                raw = await response.read()
-                if response.status < 400:
-                    moved_to = f"redirects to {where}" if where else "with no Location to follow"
-                    raise ProviderCallError(
-                        f"{label}: HTTP {response.status}: {url} {moved_to}: "
-                        f"set the base URL to where the API is",
-                        code="bad_request",
-                        status=response.status,
-                    )
-                raise http_status_error(response.status, response.headers.by_name, raw, label=label)
-            yield response
+            raw = await response.read()
+            if response.status < 400:
+                moved_to = f"redirects to {where}" if where else "with no Location to follow"
+                raise ProviderCallError(
+                    f"{label}: HTTP {response.status}: {url} {moved_to}: "
+                    f"set the base URL to where the API is",
+                    code="bad_request",
+                    status=response.status,
+                )
+            raise http_status_error(response.status, response.headers.by_name, raw, label=label)
         finally:
             response.release()
 
     async def _post(self, body: dict[str, Any], label: str) -> Answer:
-        async with self._response(body, label) as response:
+        response = await self._answered(body, label)
+        try:
             raw = await response.read()
+        finally:
+            response.release()
         if not raw.strip():  # a 204, or a 200 with nothing in it: say so, not "not JSON"
             raise malformed(label, f"the body is empty (HTTP {response.status})")
         try:
@@ -318,8 +321,11 @@ class HTTPProvider:
         An event that is not JSON is ``malformed_response``; an event cut off before its
         blank line is dropped, as the SDKs drop it.
         """
-        async with self._response(body, label) as response:
+        response = await self._answered(body, label)
+        try:
             yield self._decoded(response, label)
+        finally:
+            response.release()
 
     async def _decoded(self, response: Response, label: str) -> AsyncIterator[Any]:
         buffer = b""

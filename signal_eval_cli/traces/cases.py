@@ -41,6 +41,9 @@ def draft_case(trace: Trace, id: str) -> EvalCase:
             assertions.append(check)
     for names in _parallel_turns(trace):
         assertions.append({"type": "tool.parallel", "tools": names})
+    for check in _failures(trace):
+        if check not in assertions:
+            assertions.append(check)
     if trace.output:
         assertions.append({"type": "output.contains", "text": trace.output})
     return EvalCase(id=id, input=trace.input, assertions=assertions)
@@ -94,6 +97,20 @@ def _literal_object(value: Mapping[str, Any]) -> dict[str, Any]:
     """An object pattern (a deep subset: a key left out still matches)."""
     out = {str(k): _literal(v) for k, v in value.items()}
     return {k: v for k, v in out.items() if v is not _UNWRITABLE}
+
+
+_FAILURES = {"agent:error": ("agent", "error"), "provider:error": ("model", "error")}
+
+
+def _failures(trace: Trace) -> Iterable[dict[str, Any]]:
+    """Each failure the run had (an agent that failed, a model call refused): a case
+    drafted from a failed run states it, so it does not pass on a run that went well."""
+    for signal in trace:
+        if signal.name in _FAILURES:
+            fields = as_mapping(signal.payload)
+            keys = [k for k in _FAILURES[signal.name] if fields.get(k) is not None]
+            payload = _literal_object({k: fields[k] for k in keys})
+            yield {"type": "signal.contains", "pattern": signal.name, "payload": payload}
 
 
 def _parallel_turns(trace: Trace) -> list[list[str]]:

@@ -39,7 +39,9 @@ from signal_eval_cli.traces.source import TraceFormatError
 
 __all__ = ["LangGraphReader", "looks_like_events", "looks_like_stream", "message"]
 
-STREAM_MODES = frozenset({"values", "updates", "messages", "custom", "debug", "tasks"})
+STREAM_MODES = frozenset(
+    {"values", "updates", "messages", "custom", "debug", "tasks", "checkpoints"}
+)
 
 
 def looks_like_events(first: Any) -> bool:
@@ -71,6 +73,28 @@ def looks_like_messages(first: Any) -> bool:
         and len(pair) == 2
         and message(pair[0]) is not None
         and isinstance(pair[1], Mapping)
+    )
+
+
+def looks_like_tasks(first: Any) -> bool:
+    """A task's start (``{id, name, input, triggers}``) or result (``{id, name, error,
+    result, interrupts}``): ``astream(stream_mode="tasks")``."""
+    chunk = _one_mode_chunk(first)
+    return (
+        isinstance(chunk, Mapping)
+        and "id" in chunk
+        and isinstance(chunk.get("name"), str)
+        and ("triggers" in chunk or {"result", "interrupts"} <= chunk.keys())
+    )
+
+
+def looks_like_debug(first: Any) -> bool:
+    """``{step, timestamp, type, payload}``: ``astream(stream_mode="debug")``."""
+    chunk = _one_mode_chunk(first)
+    return (
+        isinstance(chunk, Mapping)
+        and {"step", "type", "payload"} <= chunk.keys()
+        and chunk.get("type") in ("task", "task_result", "checkpoint")
     )
 
 
@@ -107,6 +131,7 @@ STREAM_INPUT_GAP = (
 )
 UNFINISHED = "node {!r} never finished: the stream ends inside it"
 STOPPED = "stopped: node {!r} raised {}"
+INSIDE = "node {!r} never finished: node {!r} inside it did not"
 UNFINISHED_GAP = (
     "the stream ends inside node {!r}, before the graph's end: the node raised (the "
     "exception ends astream_events) or the run was cut off; it is taken as failed"
@@ -188,6 +213,17 @@ def _error_text(error: Any) -> str | None:
     return None if error is None or error == "" else str(error)
 
 
+def _is_task(mode: str, chunk: Any) -> bool:
+    """A ``"tasks"`` item, or a ``"debug"`` one about a task (not a checkpoint)."""
+    if mode == "debug":
+        return as_mapping(chunk).get("type") in ("task", "task_result")
+    return mode == "tasks" and isinstance(chunk, Mapping)
+
+
+def _task_mode(item: Mapping[str, Any]) -> str:
+    return "langgraph:debug" if "payload" in item else "langgraph:tasks"
+
+
 def _is_transfer(name: str) -> bool:
     return name.startswith(HANDOFF_PREFIXES)
 
@@ -217,7 +253,11 @@ class LangGraphReader:
         self.running: dict[str, AgentRun] = {}  # node runs started, not yet ended (by run id)
         self.raised: dict[str, ToolRun] = {}  # tool runs that raised, by call id, unreturned
         self.raised_in: dict[str, str] = {}  # run id -> the error of a tool that raised in it
+        self.within: dict[str, set[str]] = {}  # node run id -> the runs it ran inside
         self.ended = False  # the graph's own end was seen (astream_events)
+        self.updated = False  # a multi-mode stream has "updates" (the nodes' own messages)
+        self.held: list[tuple[float, Any]] = []  # its "messages" items, read if it has not
+        self.tasks: list[tuple[float, Any]] = []  # its "tasks" (and debug) items, likewise
         self.paused = False  # an interrupt() paused the graph: it waits, it did not fail
 
     def tick(self) -> float:
@@ -325,6 +365,8 @@ class LangGraphReader:
                 self.facts.start = at
             elif is_node and (run := self.node_start(str(node), at)) is not None:
                 self.running[_run_of(event)] = run
+                parents = event.get("parent_ids")
+                self.within[_run_of(event)] = {str(p) for p in parents or ()}
         elif kind == "on_chain_error" and is_node:
             run = self.running.pop(_run_of(event), None)
             if run is not None:
@@ -395,14 +437,15 @@ class LangGraphReader:
             raise TraceFormatError("not an astream record ([mode, chunk])")
         at = self.tick()
         mode, chunk = item[-2], item[-1]
+        if mode in ("updates", "messages") and self.facts.start is None:
+            self.facts.gaps.add(STREAM_INPUT_GAP)  # no values line first: no input
         if mode == "values":
             if self.facts.input is None and isinstance(chunk, Mapping):
                 self.facts.input = _input_of(chunk)
                 self.facts.start = at
             self.facts.end = at
         elif mode == "updates":
-            if self.facts.start is None:  # no values line first: no input
-                self.facts.gaps.add(STREAM_INPUT_GAP)
+            self.updated = True
             self._updates(chunk, at)
         elif mode == "messages":
             piece, metadata = [*chunk, None, None][:2] if isinstance(chunk, list) else [None, None]
@@ -412,6 +455,10 @@ class LangGraphReader:
             is_chunk = msg is not None and str(msg.get("type")).endswith("Chunk")
             if is_chunk and isinstance(content, str) and content and isinstance(node, str):
                 self.deltas.setdefault(node, []).append(content)
+            if looks_like_messages(chunk):
+                self.held.append((at, chunk))
+        elif _is_task(mode, chunk):
+            self.tasks.append((at, chunk))
         else:
             self.facts.steps.append(Other(f"langgraph:{mode}", chunk, at))
 
@@ -434,6 +481,15 @@ class LangGraphReader:
             self.facts.gaps.add(UPDATES_GAP)
         self._updates(chunk, self.tick())
 
+    def tasks_item(self, item: Any) -> None:
+        """A one-mode ``"tasks"`` (or ``"debug"``) item: node runs, read at the end."""
+        chunk = _one_mode_chunk(item)
+        if not (looks_like_tasks(chunk) or looks_like_debug(chunk)):
+            raise TraceFormatError(
+                'not an astream(stream_mode="tasks" or "debug") record (a task or its result)'
+            )
+        self.stream_item(["debug" if "payload" in chunk else "tasks", chunk])
+
     def messages_item(self, item: Any) -> None:
         """``[message, metadata]``: a model's streamed chunks, merged per message id into
         the call they make up, and the whole messages a node returned (tool results)."""
@@ -442,14 +498,17 @@ class LangGraphReader:
             raise TraceFormatError(
                 'not an astream(stream_mode="messages") record ([message, metadata])'
             )
-        msg, metadata = message(pair[0]) or {}, as_mapping(pair[1])
-        node = metadata.get("langgraph_node")
-        node = node if isinstance(node, str) else None
         at = self.tick()
         if self.facts.start is None:
             self.facts.start = at
             self.facts.gaps.add(MESSAGES_GAP)
         self.facts.end = at
+        self._message(pair, at)
+
+    def _message(self, pair: list[Any], at: float) -> None:
+        msg, metadata = message(pair[0]) or {}, as_mapping(pair[1])
+        node = metadata.get("langgraph_node")
+        node = node if isinstance(node, str) else None
         step = (node, metadata.get("langgraph_step"))
         if node is not None and step != self.step:
             self.finish()
@@ -474,8 +533,21 @@ class LangGraphReader:
         node), else a gap saying it was cut. The nodes the error is known to have ``raised``
         through (innermost first) have it; a node running beside them was stopped by it
         (LangGraph cancels it), it did not raise it. A stream that ends with a model's tool
-        calls unanswered, with no end of its own, was cut there too (:meth:`_unanswered`)."""
+        calls unanswered, with no end of its own, was cut there too (:meth:`_unanswered`).
+        A multi-mode stream without ``"updates"`` (``["messages", "custom"]``, as chat UIs
+        stream) has its model calls and tool results in its ``"messages"`` items: read now."""
+        if self.updated:  # the nodes' runs are read from "updates": the tasks are kept
+            self.facts.steps += [Other(_task_mode(t), t, at) for at, t in self.tasks]
+        elif self.tasks:
+            self._task_runs()
+        else:
+            for at, pair in self.held:
+                self._message(pair, at)
+        self.held.clear()
+        self.tasks.clear()
         self.finish()
+        if self.facts.end is not None:  # the last state may come before the last steps
+            self.facts.end = max(self.facts.end, self.clock if self.facts.steps else 0.0)
         self.facts.steps.extend(self.raised.values())  # no message returned their error
         self.raised.clear()
         if self.facts.end is None:
@@ -483,15 +555,53 @@ class LangGraphReader:
         if not self.ended and not self.paused:
             self._unanswered()
 
+    def _task_runs(self) -> None:
+        """A stream's ``"tasks"`` items (``"debug"``'s ``task``/``task_result`` payloads):
+        each node run's start, then its result (what it returned) or its error."""
+        started: dict[Any, tuple[AgentRun, Any]] = {}
+        for at, item in self.tasks:
+            task = as_mapping(item.get("payload")) if "payload" in item else item
+            name = str(task.get("name"))
+            if "result" not in task and "error" not in task:
+                if self.facts.input is None:  # the state the first node was given
+                    self.facts.input = _input_of(task.get("input"))
+                if (run := self.node_start(name, at)) is not None:
+                    started[task.get("id")] = (run, task.get("input"))
+                continue
+            began = started.pop(task.get("id"), None)
+            error = _error_text(task.get("error"))
+            if began is not None:
+                began[0].end, began[0].error = at, error
+            input = began[1] if began is not None else None
+            call = as_mapping(as_mapping(input).get("tool_call"))  # a ToolNode task of one call
+            if error is not None and call.get("name"):
+                raised = ToolRun(
+                    str(call["name"]), call.get("args"), at, at, name, id=call.get("id")
+                )
+                raised.error = error
+                self.facts.steps.append(raised)
+            result = task.get("result")
+            if isinstance(result, list):  # [[channel, value], ...]: the writes of older versions
+                result = {
+                    k: v for k, v in (w for w in result if isinstance(w, list) and len(w) == 2)
+                }
+            self.node_output(name, result, at)
+        for run, _ in started.values():  # the stream ends inside it
+            run.end, run.error = self.clock, UNFINISHED.format(run.name)
+            self.facts.gaps.add(UNFINISHED_GAP.format(run.name))
+
     def _unfinished(self, error: str | None, raised: Sequence[str]) -> None:
         failed = {key: self.raised_in[key] for key in self.running if key in self.raised_in}
         known = next(((self.running[k].name, e) for k, e in failed.items()), None)
+        inner = {o: k for k in self.running for o in self.within.get(k, ()) if o in self.running}
         for key, run in self.running.items():
             run.end = self.clock
             if error is None and key in failed:
                 run.error = failed[key]  # a tool raised in it
             elif error is None and known is not None:
                 run.error = STOPPED.format(*known)
+            elif error is None and key in inner:  # a subgraph's node: where it stopped is inside
+                run.error = INSIDE.format(run.name, self.running[inner[key]].name)
             elif error is None:
                 run.error = UNFINISHED.format(run.name)
                 self.facts.gaps.add(UNFINISHED_GAP.format(run.name))

@@ -331,6 +331,9 @@ def to_signals(facts: Facts) -> list[Signal]:
         if isinstance(step, ModelCall):
             step.requests = [r for r in step.requests if not _handoff_target(r.name)]
     facts.steps = steps
+    unmetered = sum(1 for s in steps if isinstance(s, ModelCall) and _unmetered(s))
+    if unmetered:
+        facts.gaps.add(USAGE_GAP.format(unmetered))
     links = _link_turns(facts)
     starts = [s.start for s in steps]
     begin = facts.start if facts.start is not None else min(starts, default=0.0)
@@ -413,6 +416,19 @@ def _emit_tool(
     out.emit(
         max(at, run.end if run.end is not None else at), "tool:result", result, run.agent, call
     )
+
+
+USAGE_GAP = (
+    "{} of its model calls carry no token usage: their provider:end counts 0 tokens (a "
+    "streamed call the provider was not asked for usage: LangChain's stream_usage=True, "
+    "OpenAI's stream_options.include_usage, the Agents SDK's ModelSettings(include_usage=True))"
+)
+
+
+def _unmetered(call: ModelCall) -> bool:
+    """No usage, or none but zeros (the Agents SDK's streamed Chat Completions without
+    include_usage): no call a provider answered read no token."""
+    return call.error is None and not call.input_tokens and not call.output_tokens
 
 
 def _handoffs_from_transfers(steps: list[Step]) -> list[Step]:

@@ -5,10 +5,10 @@ The records are what a ``TracingProcessor`` sees and the SDK's backend exporter 
 
 A ``response`` span (the SDK's default ``OpenAIResponsesModel``) exports only
 ``response_id`` and ``usage``: the tool calls, handoffs and tokens are still in the
-file (``function``/``handoff`` spans, usage), but the model's input, its answer and its
+file (``function``/``handoff`` spans, usage), but the model's name, input, answer and
 tool-call ids are not. Such a file imports with a :class:`~signal_eval_cli.traces.source.TraceGap`
 saying so; :func:`export_span` (what the live harness keeps) adds them back as
-``input`` and ``output`` (the Responses output items), which the importer reads.
+``model``, ``input`` and ``output`` (the Responses output items), which the importer reads.
 """
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ from signal_eval_cli.traces.source import TraceFormatError
 __all__ = ["export_span", "facts_from_items", "looks_like", "records"]
 
 RESPONSE_GAP = (
-    "the SDK's export of a 'response' span holds no model input or output (only "
-    "response_id and usage): the trace's input and final answer are unknown and tool calls "
-    "have no ids; record with signal_eval_cli.traces.openai_agents.export_span to keep them"
+    "the SDK's export of a 'response' span holds no model, input or output (only "
+    "response_id and usage): the models, the trace's input and final answer are unknown and "
+    "tool calls have no ids; record with signal_eval_cli.traces.openai_agents.export_span to "
+    "keep them"
 )
 
 
@@ -53,6 +54,7 @@ def export_span(span: Any) -> dict[str, Any] | None:
         body = dict(exported["span_data"])
         body["input"] = _jsonable(data.input)
         body["output"] = _jsonable(response.output) if response is not None else None
+        body["model"] = getattr(response, "model", None)
         exported = {**exported, "span_data": body}
     return exported  # type: ignore[no-any-return]
 

@@ -79,13 +79,16 @@ def langgraph_node(name: str, attributes: Mapping[str, Any]) -> str | None:
 
 def tool_output(value: Any) -> Any:
     """A tool's result: the content of a LangChain ``ToolMessage`` serialized as
-    ``{"type": "tool", "data": {"content": ...}}``, else ``value`` as it is."""
-    message = _json(value) if isinstance(value, str) and value.startswith("{") else None
-    if isinstance(message, Mapping) and message.get("type") == "tool":
-        data = message.get("data")
-        if isinstance(data, Mapping) and "content" in data:
-            return data["content"]
-    return value
+    ``{"type": "tool", "data": {"content": ...}}`` or by ``dumpd`` (``{"lc": 1, "kwargs":
+    {"type": "tool", "content": ...}}``), text or parsed, else ``value`` as it is."""
+    message = _json(value) if isinstance(value, str) and value.startswith("{") else value
+    if isinstance(message, Mapping) and message.get("lc") == 1:
+        message = {"type": None, "data": message.get("kwargs")}  # its fields are kwargs
+    if not isinstance(message, Mapping) or not isinstance(message.get("data"), Mapping):
+        return value
+    data = message["data"]
+    is_tool = "tool" in (message.get("type"), data.get("type"))
+    return data["content"] if is_tool and "content" in data else value
 
 
 def _json(value: Any) -> Any:

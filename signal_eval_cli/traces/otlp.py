@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from signal_eval_cli.errors import shorten
-from signal_eval_cli.traces import vercel_ai
+from signal_eval_cli.traces import traceloop, vercel_ai
 from signal_eval_cli.traces.mapping import (
     AgentRun,
     Facts,
@@ -181,10 +181,13 @@ def _failed(span: Mapping[str, Any], attributes: Mapping[str, Any]) -> str | Non
     status = as_mapping(span.get("status"))
     code = status.get("code")
     if code in (2, "2", "STATUS_CODE_ERROR") or attributes.get("error.type"):
-        return str(
-            status.get("message") or _exception(span) or attributes.get("error.type") or "error"
-        )
+        message = str(status.get("message") or "").split(TRACEBACK, 1)[0].strip()
+        return str(message or _exception(span) or attributes.get("error.type") or "error")
     return None
+
+
+TRACEBACK = "Traceback (most recent call last):"
+"""What OpenInference appends to a status message: the error is what comes before it."""
 
 
 def _exception(span: Mapping[str, Any]) -> str | None:
@@ -210,7 +213,10 @@ def _first_user_text(messages: Any) -> str | None:
 
 
 class _Span:
-    __slots__ = ("attributes", "end", "id", "operation", "parent", "raw", "start")
+    """A span's ids, times and operation; ``attributes`` as read (a convention's own keys
+    added as GenAI's), ``recorded`` as the file holds them (what a ``span:*`` shows)."""
+
+    __slots__ = ("attributes", "end", "id", "operation", "parent", "raw", "recorded", "start")
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         self.raw = raw
@@ -218,23 +224,28 @@ class _Span:
         if not self.id:
             raise TraceFormatError(f"span {raw.get('name')!r} has no 'spanId'")
         self.parent = _hex_id(raw.get("parentSpanId")) or None
-        self.attributes = _attributes(raw.get("attributes"))
+        self.attributes = self.recorded = _attributes(raw.get("attributes"))
         start = _nanos(raw, "startTimeUnixNano", self.id)
         if start is None:
             raise TraceFormatError("span has no 'startTimeUnixNano'", self.id)
         self.start = start
         self.end = _nanos(raw, "endTimeUnixNano", self.id)
         operation = self.attributes.get("gen_ai.operation.name")
-        if operation is None and "ai.operationId" in self.attributes:
+        if "traceloop.span.kind" in self.attributes:  # OpenLLMetry's
+            self.attributes = dict(self.recorded)
+            operation = traceloop.operation(self.attributes, operation)
+        elif operation is None and "ai.operationId" in self.attributes:
+            self.attributes = dict(self.recorded)  # read as GenAI's, kept as written
             operation = vercel_ai.operation(self.attributes)  # the Vercel AI SDK's
         elif operation is None:
             operation = OPENINFERENCE_KINDS.get(str(self.attributes.get("openinference.span.kind")))
             if operation == "chat":  # its messages as GenAI's, where those are absent
+                self.attributes = dict(self.recorded)
                 for side, messages in chat_messages(self.attributes).items():
                     self.attributes.setdefault(f"gen_ai.{side}.messages", messages)
             elif node := langgraph_node(str(raw.get("name")), self.attributes):
                 operation = "invoke_agent"  # a LangGraph node run is an agent's, as imported
-                self.attributes.setdefault("agent.name", node)
+                self.attributes = {"agent.name": node, **self.recorded}
         self.operation = operation
 
 
@@ -285,11 +296,15 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
     return facts
 
 
+FRAMEWORK_KEYS = frozenset({"gen_ai.operation.name", "openinference.span.kind"})
+
+
 def _agent_failure(span: _Span, step: Any) -> str | None:
-    """A failed span of the agent framework's own that is no step we read (the Agents SDK
-    bridge's ``turn`` span, status ERROR from a guardrail's tripwire) is the failure of the
-    agent it ran in. A failed span of no GenAI operation (an HTTP request retried) is not."""
-    if isinstance(step, Other) and "gen_ai.operation.name" in span.attributes:
+    """A failed span of the agent framework's own that is no step we read (the Agents SDK's
+    ``turn`` span, status ERROR from a guardrail's tripwire, through the OTel bridge or
+    OpenInference) is the failure of the agent it ran in. A failed span of neither a GenAI
+    operation nor an OpenInference kind (an HTTP request retried) is not."""
+    if isinstance(step, Other) and FRAMEWORK_KEYS & span.attributes.keys():
         return step.payload.get("error")  # type: ignore[no-any-return]
     return None
 
@@ -335,7 +350,7 @@ def _int(value: Any) -> int | None:
 def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
     attributes, operation = span.attributes, span.operation
     name = _first(attributes, AGENT_NAME_KEYS)
-    if operation in AGENT_OPERATIONS and name:
+    if operation in AGENT_OPERATIONS and name and name != agent:  # not its own run again
         if facts.input is None:  # its first model call may have failed before it said
             facts.input = _first_user_text(_messages(_first(attributes, AGENT_INPUT_KEYS)))
         return AgentRun(str(name), span.start, span.end, _failed(span.raw, attributes))
@@ -380,7 +395,7 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
     payload = {
         "name": span.raw.get("name"),
         "spanId": span.id,
-        "attributes": attributes,
+        "attributes": span.recorded,
     }
     if _failed(span.raw, attributes):
         payload["error"] = _failed(span.raw, attributes)
