@@ -6,7 +6,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -190,11 +190,14 @@ def check_harness(
     provider: str | None = None,
     recording: bool = False,
     base_dir: Path | None = None,
+    inputs: Sequence[Any] | None = None,
 ) -> None:
     """What ``validate`` (and ``run``, before any case) can check without running a case:
     the factory imports and is callable, takes ``params``, and (when it has a
     ``check_params(params, base_dir, dataset_path, recording)`` hook, as ``reactive`` does
-    for its agents file and cassette) that its params are sound. ``provider`` is ``run
+    for its agents file and cassette) that its params are sound; with the cases'
+    ``inputs``, what a ``check_inputs(params, base_dir, inputs)`` hook finds in them (a
+    reactive prompt's ``{input.x}`` that no input holds). ``provider`` is ``run
     --provider``, which replaces the params' one for a factory that declares it;
     ``recording`` is ``run --record``/``--record-missing`` (the run writes the cassette).
     ``base_dir``, ``dataset_path``: as :func:`resolve_harness` takes them."""
@@ -216,6 +219,9 @@ def check_harness(
     check = getattr(factory, "check_params", None)
     if callable(check):
         check(params, base_dir, dataset_path, recording)
+    check_inputs = getattr(factory, "check_inputs", None)
+    if inputs is not None and callable(check_inputs):
+        check_inputs(params, base_dir, inputs)
 
 
 def _declares(factory: Callable[..., Any], name: str) -> bool:
