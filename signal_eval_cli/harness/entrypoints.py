@@ -17,6 +17,7 @@ __all__ = [
     "BUILT_IN",
     "ENTRY_POINT_GROUP",
     "check_harness",
+    "forget_harness_files",
     "load_factory",
     "load_object",
     "resolve_harness",
@@ -96,11 +97,24 @@ def _import_module(name: str, base_dir: Path | None) -> Any:
         raise
 
 
+_FILE_MODULE = "signal_eval_user_"
+"""The prefix of the module name a harness file (``h.py:create``) is imported under."""
+
+
+def forget_harness_files() -> None:
+    """Have the next run import each harness file anew, as a run of the CLI does in its
+    own process: its module's globals (a counter, a list of calls) start from its code
+    again, not from what an earlier run in this process left (the pytest plugin's runs).
+    Within one run a file is imported once, however many times its factory is loaded."""
+    for name in [n for n in sys.modules if n.startswith(_FILE_MODULE)]:
+        del sys.modules[name]
+
+
 def _import_file(spec: str, file_part: str, base_dir: Path | None) -> Any:
     path = resolve_from(file_part, base_dir)
     if not path.is_file():
         raise _fail(spec, f"file not found: {path}")
-    name = f"signal_eval_user_{abs(hash(str(path.resolve())))}"
+    name = f"{_FILE_MODULE}{abs(hash(str(path.resolve())))}"
     if name in sys.modules:
         return sys.modules[name]
     module_spec = importlib.util.spec_from_file_location(name, path)
