@@ -349,3 +349,18 @@ def test_one_mode_debug_is_read_as_its_tasks_not_refused(tmp_path: Path) -> None
     trace = import_trace(path)
     assert facts(trace) == SUPPORT_FACTS
     assert facts(import_trace(FIXTURES / "langgraph_tasks.jsonl")) == SUPPORT_FACTS
+
+
+def test_an_agents_sdk_file_of_several_runs_says_so(tmp_path: Path) -> None:
+    """A processor that keeps every run in one file: the runs are read as one, warned."""
+    first = json.loads((FIXTURES / "agents_simple.json").read_text())["data"]
+    second = json.loads((FIXTURES / "agents_support.json").read_text())["data"]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in first + second))
+    with pytest.warns(TraceGap, match="it holds 2 traces"):
+        trace = import_trace(path)
+    assert trace.count("agent:activated") == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        import_trace(FIXTURES / "agents_support.json")
+        import_trace(FIXTURES / "otel_openai.json")  # a trace per call made outside a span

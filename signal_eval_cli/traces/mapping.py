@@ -29,6 +29,7 @@ __all__ = [
     "ToolRun",
     "as_mapping",
     "model_output",
+    "note_traces",
     "parse_arguments",
     "to_signals",
 ]
@@ -114,6 +115,22 @@ class Facts:
     transfer_calls_are_handoffs: bool = False
     timed: bool = True  # False: times are only an order (no clock), so no timestamps
     gaps: set[str] = field(default_factory=set)  # what the file cannot say (warned on import)
+
+
+MANY_TRACES = (
+    "it holds {} traces (several runs, or a run continued in another, such as a "
+    "previous_response_id): they are read as one run, their steps in time order; put one "
+    "run in a file to evaluate each on its own"
+)
+
+
+def note_traces(facts: Facts, trace_ids: set[Any]) -> None:
+    """Warn when a file's spans belong to more than one trace (``None``: no id given), in
+    a format where a run is one trace (the Agents SDK's; not OTel's, where model calls made
+    outside any span are each a trace of their own)."""
+    found = trace_ids - {None, ""}
+    if len(found) > 1:
+        facts.gaps.add(MANY_TRACES.format(len(found)))
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:
