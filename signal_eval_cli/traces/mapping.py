@@ -8,6 +8,7 @@ assertion reads, so a format only has to say *what happened*, never how to spell
 
 from __future__ import annotations
 
+import ast
 import bisect
 import datetime as _dt
 import functools
@@ -209,9 +210,26 @@ def _genai_parts(parts: list[Any]) -> tuple[str, list[ToolRequest]]:
             continue
         if part.get("type") == "tool_call":
             requests.append(ToolRequest(part.get("id"), str(part.get("name")), _args(part)))
+        elif part.get("type") == "text" and (written := _repr_message(part.get("content"))):
+            said, asked = model_output(written)
+            text.append(said)
+            requests.extend(asked)
         elif part.get("type") == "text":
             text.append(str(part.get("content") or ""))
     return "".join(text), requests
+
+
+def _repr_message(content: Any) -> Mapping[str, Any] | None:
+    """A Chat Completions message written as its Python repr in a text part, as the Agents
+    SDK's OTel bridge (``opentelemetry-instrumentation-openai-agents-v2``) writes a turn
+    that called tools: ``"{'content': None, 'role': 'assistant', 'tool_calls': [...]}"``."""
+    if not (isinstance(content, str) and content.startswith("{'") and "'role': " in content):
+        return None
+    try:
+        message = ast.literal_eval(content)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return message if isinstance(message, Mapping) and "role" in message else None
 
 
 # -- facts → signals -----------------------------------------------------------------
