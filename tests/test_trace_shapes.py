@@ -364,3 +364,19 @@ def test_an_agents_sdk_file_of_several_runs_says_so(tmp_path: Path) -> None:
         warnings.simplefilter("error")
         import_trace(FIXTURES / "agents_support.json")
         import_trace(FIXTURES / "otel_openai.json")  # a trace per call made outside a span
+
+
+def test_a_pydantic_ai_structured_answer_is_the_runs_output() -> None:
+    """Pydantic AI's ``output_type`` answer is the ``final_result`` tool's arguments, not
+    text the model wrote: the agent run's ``final_result`` is the output (it read as empty).
+    A tool's ``ModelRetry`` is a failed call; the run went on and completed."""
+    trace = import_trace(FIXTURES / "otel_pydantic_ai_structured.json")
+    assert json.loads(trace.output) == {"city": "Paris", "forecast": "sunny"}
+    assert passes(trace, {"type": "output.contains", "text": "sunny"})
+    statuses = [(c.name, c.input["city"], c.status) for c in trace.tool_calls]
+    assert statuses == [
+        ("get_weather", "Paris", "ok"),
+        ("recheck", "Paris", "error"),
+        ("recheck", "Rome", "ok"),
+    ]
+    assert passes(trace, {"type": "agent.completed", "agentId": "weather"})
