@@ -215,6 +215,13 @@ async def record_langgraph_answer(base_url: str) -> str:
     return "\n".join([_dumps(e) async for e in events]) + "\n"
 
 
+async def record_langgraph_lookup(base_url: str) -> str:
+    """``astream_events`` JSONL of a graph whose node calls a tool itself."""
+    graph = script.langgraph_lookup_graph(base_url)
+    events = graph.astream_events({"question": "Hi"}, version="v2")
+    return "\n".join([_dumps(e) async for e in events]) + "\n"
+
+
 async def record_langgraph_failing(base_url: str) -> str:
     """``astream_events`` JSONL of a graph whose second node raises, up to the raise."""
     graph = script.langgraph_answer_graph(base_url, publish="raise")
@@ -329,6 +336,7 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
             url, events=False
         ),
         "langgraph_paused_before_tools_updates.jsonl": await record_langgraph_paused(url),
+        "langgraph_tool_in_node_events.jsonl": await record_langgraph_lookup(url),
         "agents_max_turns.json": json.dumps(await record_agents(url, max_turns=2), indent=1),
         "agents_model_error.json": json.dumps(await record_agents_model_error(server), indent=1),
         "agents_guardrail_error.json": json.dumps(await record_agents(url, guarded=True), indent=1),

@@ -424,3 +424,29 @@ def test_a_stream_that_would_not_show_an_interrupt_fails_no_agent(tmp_path: Path
         trace = import_trace(path)
     assert not list(trace.matching("agent:error"))
     assert trace.count("tool:call") == 1  # get_weather's, from its ToolMessage
+
+
+def test_a_tool_a_node_calls_itself_is_a_tool_call() -> None:
+    """A node that calls a tool itself and keeps the result in a state field returns no
+    ToolMessage: its ``on_tool_end`` is the call (it was dropped); ToolNode's results,
+    which messages return, still count once (test_a_returned_tool_error_is_one...)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(FIXTURES / "langgraph_tool_in_node_events.jsonl")
+    (call,) = trace.tool_calls
+    assert (call.name, call.input, call.status) == ("get_weather", {"city": "Paris"}, "ok")
+    assert [s.agent for s in trace.matching("tool:*")] == ["lookup", "lookup"]
+    (result,) = trace.matching("tool:result")
+    assert result.payload["result"] == "Paris: sunny" and result.payload["id"]
+    assert passes(
+        trace,
+        {
+            "type": "signal.trajectory",
+            "mode": "strict",
+            "patterns": [
+                {"pattern": "agent:activated", "payload": {"agent": "lookup"}},
+                {"pattern": "tool:call", "payload": {"name": "get_weather"}},
+                {"pattern": "agent:activated", "payload": {"agent": "answer"}},
+            ],
+        },
+    )

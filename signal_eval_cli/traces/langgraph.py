@@ -259,6 +259,7 @@ class LangGraphReader:
         self.raised: dict[str, ToolRun] = {}  # tool runs that raised, by call id, unreturned
         self.raised_in: dict[str, str] = {}  # run id -> the error of a tool that raised in it
         self.within: dict[str, set[str]] = {}  # node run id -> the runs it ran inside
+        self.tool_ends: dict[str, list[tuple[float, Mapping[str, Any]]]] = {}  # run id -> ends
         self.ended = False  # the graph's own end was seen (astream_events)
         self.shows_interrupts = False  # events or "updates": an interrupt() would be seen
         self.updated = False  # a multi-mode stream has "updates" (the nodes' own messages)
@@ -380,11 +381,14 @@ class LangGraphReader:
                 run.end, run.error = at, _error_text(data.get("error")) or "the node raised"
         elif kind == "on_tool_error":
             self._tool_raised(event, data, at)
+        elif kind == "on_tool_end":
+            self._tool_ended(event, at)
         elif kind == "on_chain_end":
             if is_node:
                 self.running.pop(_run_of(event), None)
                 self._unreturned_answers(str(node), data.get("output"))
                 self.node_output(str(node), data.get("output"), at)
+                self._unreturned_tools(str(node), _run_of(event))
             elif not event.get("parent_ids"):
                 self.facts.end = at
                 self.ended = True
@@ -417,6 +421,33 @@ class LangGraphReader:
         parents = event.get("parent_ids")
         for parent in parents if isinstance(parents, list) else []:
             self.raised_in.setdefault(str(parent), error)
+
+    def _tool_ended(self, event: Mapping[str, Any], at: float) -> None:
+        """A tool's ``on_tool_end``, kept by the node run it ran in until that node ends."""
+        parents = event.get("parent_ids")
+        inside = (
+            [str(p) for p in parents if str(p) in self.running] if isinstance(parents, list) else []
+        )
+        if inside:
+            self.tool_ends.setdefault(inside[-1], []).append((at, event))
+
+    def _unreturned_tools(self, node: str, run: str) -> None:
+        """The tools a node ran whose results it returned in no ``ToolMessage`` (a node
+        that calls a tool itself and keeps the result in a field of its own): tool runs
+        from their ``on_tool_end``. A result a message returned counts once."""
+        for at, event in self.tool_ends.pop(run, []):
+            data = as_mapping(event.get("data"))
+            output = data.get("output")
+            msg = message(output)
+            if msg is not None and _kind(msg) == "tool":
+                if self._first_time(msg):
+                    self._tool_result(node, msg, at)
+                continue
+            name, input = str(event.get("name")), data.get("input")
+            run_id = str(event.get("run_id") or "") or None  # its id: no model named the call
+            self.facts.steps.append(
+                ToolRun(name, input, at, at, node, result=output, span_id=run_id)
+            )
 
     def _interrupts(self, chunk: Mapping[str, Any], at: float) -> None:
         """``interrupt()`` paused the graph for a human: kept as ``langgraph:interrupt``."""
