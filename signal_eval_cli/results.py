@@ -7,7 +7,6 @@ JSON keys are camelCase as in seed 002; every file carries ``schemaVersion`` and
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -67,6 +66,8 @@ class CaseMetrics:
     def of_runs(cls, runs: list[CaseMetrics]) -> CaseMetrics:
         """A repeated case's metrics: what its runs spent together, and a typical latency
         (the median: one slow run does not make the case slow)."""
+        import statistics  # here: only a repeated case needs it (3 ms of every start)
+
         return cls(
             latency_ms=statistics.median(m.latency_ms for m in runs),
             input_tokens=sum(m.input_tokens for m in runs),

@@ -194,7 +194,7 @@ async def _langgraph_lines(base_url: str, mode: str, simple: bool) -> list[str]:
     if mode in ("chat", "debug"):  # no "updates": tokens and custom events, as chat UIs
         modes = ["messages", "custom"] if mode == "chat" else ["debug"]  # stream; or debug
         return [_dumps(list(item)) async for item in graph.astream(state, stream_mode=modes)]
-    if mode in ("updates", "values", "messages"):  # one mode, as most code streams
+    if mode in ("updates", "values", "messages", "tasks"):  # one mode, as most code streams
         stream = graph.astream(state, stream_mode=mode)  # messages: (message, metadata)
         return [_dumps(list(i) if isinstance(i, tuple) else i) async for i in stream]
     stream = graph.astream(state, stream_mode=["values", "updates", "messages"])
@@ -204,7 +204,7 @@ async def _langgraph_lines(base_url: str, mode: str, simple: bool) -> list[str]:
 async def record_langgraph(base_url: str, mode: str = "events", *, simple: bool = False) -> str:
     """JSONL of ``astream_events(version="v2")``, of multi-mode ``astream`` (``stream``;
     ``chat``: ``["messages", "custom"]``; ``debug``: ``["debug"]``), or of one-mode ``astream`` (``updates``,
-    ``values``, ``messages``)."""
+    ``values``, ``messages``, ``tasks``)."""
     return "\n".join(await _langgraph_lines(base_url, mode, simple)) + "\n"
 
 
@@ -297,6 +297,7 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_updates.jsonl": await record_langgraph(url, "updates"),
         "langgraph_values.jsonl": await record_langgraph(url, "values"),
         "langgraph_messages.jsonl": await record_langgraph(url, "messages"),
+        "langgraph_tasks.jsonl": await record_langgraph(url, "tasks"),
         "langgraph_stream_chat.jsonl": await record_langgraph(url, "chat"),
         "langgraph_stream_debug.jsonl": await record_langgraph(url, "debug"),
         "langgraph_simple_events.jsonl": await record_langgraph(url, "events", simple=True),

@@ -42,6 +42,7 @@ SUPPORT = {
     # triage hands off by a Command, weather ⇄ tools in a subgraph (its state repeats them)
     "langgraph_subgraph_events.jsonl": "langgraph-events",
     "langgraph_subgraph_stream.jsonl": "langgraph-stream",
+    "langgraph_tasks.jsonl": "langgraph-tasks",  # astream(stream_mode="tasks")
 }
 SIMPLE = ["agents_simple.json", "langgraph_simple_events.jsonl"]
 

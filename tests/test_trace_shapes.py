@@ -338,3 +338,66 @@ def test_a_task_that_never_got_its_result_is_where_the_stream_was_cut(tmp_path: 
         "agent": "tools",
         "error": "node 'tools' never finished: the stream ends inside it",
     }
+
+
+def test_one_mode_debug_is_read_as_its_tasks_not_refused(tmp_path: Path) -> None:
+    """``astream(stream_mode="debug")`` lines (``{step, type, payload}``) were refused as
+    signals without a name; ``"tasks"`` lines (which have a ``name``) read as signals."""
+    lines = (FIXTURES / "langgraph_stream_debug.jsonl").read_text().splitlines()
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(json.loads(line)[1]) for line in lines) + "\n")
+    trace = import_trace(path)
+    assert facts(trace) == SUPPORT_FACTS
+    assert facts(import_trace(FIXTURES / "langgraph_tasks.jsonl")) == SUPPORT_FACTS
+
+
+def test_an_agents_sdk_file_of_several_runs_says_so(tmp_path: Path) -> None:
+    """A processor that keeps every run in one file: the runs are read as one, warned."""
+    first = json.loads((FIXTURES / "agents_simple.json").read_text())["data"]
+    second = json.loads((FIXTURES / "agents_support.json").read_text())["data"]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in first + second))
+    with pytest.warns(TraceGap, match="it holds 2 traces"):
+        trace = import_trace(path)
+    assert trace.count("agent:activated") == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        import_trace(FIXTURES / "agents_support.json")
+        import_trace(FIXTURES / "otel_openai.json")  # a trace per call made outside a span
+
+
+def test_a_pydantic_ai_structured_answer_is_the_runs_output() -> None:
+    """Pydantic AI's ``output_type`` answer is the ``final_result`` tool's arguments, not
+    text the model wrote: the agent run's ``final_result`` is the output (it read as empty).
+    A tool's ``ModelRetry`` is a failed call; the run went on and completed."""
+    trace = import_trace(FIXTURES / "otel_pydantic_ai_structured.json")
+    assert json.loads(trace.output) == {"city": "Paris", "forecast": "sunny"}
+    assert passes(trace, {"type": "output.contains", "text": "sunny"})
+    statuses = [(c.name, c.input["city"], c.status) for c in trace.tool_calls]
+    assert statuses == [
+        ("get_weather", "Paris", "ok"),
+        ("recheck", "Paris", "error"),
+        ("recheck", "Rome", "ok"),
+    ]
+    assert passes(trace, {"type": "agent.completed", "agentId": "weather"})
+
+
+@pytest.mark.parametrize(
+    ("name", "own_name"),
+    [
+        ("otel_agents_bridge.json", "agents_support.json"),
+        ("otel_agents_bridge_max_turns.json", "agents_max_turns.json"),
+    ],
+)
+def test_the_otel_bridges_tool_turns_name_their_calls(name: str, own_name: str) -> None:
+    """The Agents SDK's OTel bridge writes a turn that called tools as the message's Python
+    repr in a text part: it read as that text, no tool calls, and each tool call got its
+    span's id. The turn's calls and their ids are those of the SDK's own export."""
+    trace = quietly(FIXTURES / name)
+    own = quietly(FIXTURES / own_name)
+    asked = [c for s in trace.matching("provider:end") for c in s.payload.get("toolCalls", [])]
+    assert asked == [
+        c for s in own.matching("provider:end") for c in s.payload.get("toolCalls", [])
+    ]
+    assert [c.id for c in trace.tool_calls] == [c.id for c in own.tool_calls]
+    assert not any("'role'" in str(s.payload.get("output")) for s in trace.matching("provider:end"))

@@ -41,7 +41,8 @@ def import_command(
         str | None,
         typer.Option(
             help="openai-agents, otlp, langgraph-events, langgraph-stream, langgraph-updates, "
-            "langgraph-values, langgraph-messages or signals (default: detected from the "
+            "langgraph-values, langgraph-messages, langgraph-tasks (tasks or debug) or signals "
+            "(default: detected from the "
             "content)."
         ),
     ] = None,

@@ -49,6 +49,8 @@ def detect_format(source: Source) -> str:
         return "langgraph-stream"
     if langgraph.looks_like_messages(value):
         return "langgraph-messages"
+    if langgraph.looks_like_tasks(value) or langgraph.looks_like_debug(value):
+        return "langgraph-tasks"
     if isinstance(value, dict) and isinstance(value.get("name"), str):
         return "signals"
     if langgraph.looks_like_values(value):
@@ -118,6 +120,7 @@ FORMATS: dict[str, Callable[[Source], Facts | list[Signal]]] = {
     "langgraph-updates": _langgraph("updates_item"),
     "langgraph-messages": _langgraph("messages_item"),
     "langgraph-values": _langgraph("values_item"),
+    "langgraph-tasks": _langgraph("tasks_item"),  # "debug" too
 }
 
 

@@ -76,6 +76,28 @@ def looks_like_messages(first: Any) -> bool:
     )
 
 
+def looks_like_tasks(first: Any) -> bool:
+    """A task's start (``{id, name, input, triggers}``) or result (``{id, name, error,
+    result, interrupts}``): ``astream(stream_mode="tasks")``."""
+    chunk = _one_mode_chunk(first)
+    return (
+        isinstance(chunk, Mapping)
+        and "id" in chunk
+        and isinstance(chunk.get("name"), str)
+        and ("triggers" in chunk or {"result", "interrupts"} <= chunk.keys())
+    )
+
+
+def looks_like_debug(first: Any) -> bool:
+    """``{step, timestamp, type, payload}``: ``astream(stream_mode="debug")``."""
+    chunk = _one_mode_chunk(first)
+    return (
+        isinstance(chunk, Mapping)
+        and {"step", "type", "payload"} <= chunk.keys()
+        and chunk.get("type") in ("task", "task_result", "checkpoint")
+    )
+
+
 def looks_like_values(first: Any) -> bool:
     """A state with a ``messages`` list: ``astream(stream_mode="values")``."""
     chunk = _one_mode_chunk(first)
@@ -458,6 +480,15 @@ class LangGraphReader:
         if self.facts.input is None:
             self.facts.gaps.add(UPDATES_GAP)
         self._updates(chunk, self.tick())
+
+    def tasks_item(self, item: Any) -> None:
+        """A one-mode ``"tasks"`` (or ``"debug"``) item: node runs, read at the end."""
+        chunk = _one_mode_chunk(item)
+        if not (looks_like_tasks(chunk) or looks_like_debug(chunk)):
+            raise TraceFormatError(
+                'not an astream(stream_mode="tasks" or "debug") record (a task or its result)'
+            )
+        self.stream_item(["debug" if "payload" in chunk else "tasks", chunk])
 
     def messages_item(self, item: Any) -> None:
         """``[message, metadata]``: a model's streamed chunks, merged per message id into
