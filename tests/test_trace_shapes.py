@@ -401,3 +401,26 @@ def test_the_otel_bridges_tool_turns_name_their_calls(name: str, own_name: str) 
     ]
     assert [c.id for c in trace.tool_calls] == [c.id for c in own.tool_calls]
     assert not any("'role'" in str(s.payload.get("output")) for s in trace.matching("provider:end"))
+
+
+def test_a_graph_paused_before_its_tools_is_no_failure() -> None:
+    """``interrupt_before=["tools"]``: the stream ends with tool calls asked and no result,
+    and an ``__interrupt__``: a pause, kept as such; no agent failed, no cut warned of."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = import_trace(FIXTURES / "langgraph_paused_before_tools_updates.jsonl")
+    assert not any("no result" in str(w.message) for w in caught)
+    assert trace.count("langgraph:interrupt") == 1
+    assert not list(trace.matching("agent:error"))
+
+
+def test_a_stream_that_would_not_show_an_interrupt_fails_no_agent(tmp_path: Path) -> None:
+    """Without "updates" (nor events) a pause before the tools and a cut look the same: the
+    unanswered calls are warned of, no agent is taken as failed."""
+    lines = (FIXTURES / "langgraph_react_tool_error_stream.jsonl").read_text().splitlines()
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(x for x in lines if json.loads(x)[1] == "messages") + "\n")
+    with pytest.warns(TraceGap, match=r"tool calls \(get_alerts\) .* or the graph paused"):
+        trace = import_trace(path)
+    assert not list(trace.matching("agent:error"))
+    assert trace.count("tool:call") == 1  # get_weather's, from its ToolMessage

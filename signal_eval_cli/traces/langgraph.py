@@ -137,6 +137,11 @@ UNFINISHED_GAP = (
     "exception ends astream_events) or the run was cut off; it is taken as failed"
 )
 UNANSWERED = "its tool calls ({}) were never answered: the stream ends before their results"
+UNANSWERED_UNSURE_GAP = (
+    "the stream ends with tool calls ({}) the model asked for and no result: a tool raised, "
+    "the run was cut off, or the graph paused before its tools (an interrupt, which these "
+    'stream modes do not show; add "updates" to see it); no agent is taken as failed'
+)
 UNANSWERED_GAP = (
     "the stream ends with tool calls ({}) the model asked for and no result, before the "
     "graph's end: a tool raised or the run was cut off; the agent that asked is taken as failed"
@@ -255,6 +260,7 @@ class LangGraphReader:
         self.raised_in: dict[str, str] = {}  # run id -> the error of a tool that raised in it
         self.within: dict[str, set[str]] = {}  # node run id -> the runs it ran inside
         self.ended = False  # the graph's own end was seen (astream_events)
+        self.shows_interrupts = False  # events or "updates": an interrupt() would be seen
         self.updated = False  # a multi-mode stream has "updates" (the nodes' own messages)
         self.held: list[tuple[float, Any]] = []  # its "messages" items, read if it has not
         self.tasks: list[tuple[float, Any]] = []  # its "tasks" (and debug) items, likewise
@@ -355,6 +361,7 @@ class LangGraphReader:
         if not isinstance(event, Mapping) or not isinstance(event.get("event"), str):
             raise TraceFormatError("not an astream_events record (no 'event')")
         at = self.tick()
+        self.shows_interrupts = True
         kind, name = event["event"], event.get("name")
         metadata, data = as_mapping(event.get("metadata")), as_mapping(event.get("data"))
         node = metadata.get("langgraph_node")
@@ -464,6 +471,7 @@ class LangGraphReader:
 
     def _updates(self, chunk: Any, at: float) -> None:
         """``{node: update}``: each node that ran and what it returned."""
+        self.shows_interrupts = True
         self._interrupts(as_mapping(chunk), at)
         for node, output in (chunk or {}).items() if isinstance(chunk, Mapping) else []:
             if str(node).startswith("__"):
@@ -614,7 +622,10 @@ class LangGraphReader:
     def _unanswered(self) -> None:
         """The last model call asked for tools whose results never came, and no node is
         known to have failed: the stream stops where they ran (a tool raised, or the run
-        was cut off; ``astream`` records no error). The agent that asked did not finish."""
+        was cut off; ``astream`` records no error). The agent that asked did not finish,
+        unless the graph paused there (``interrupt_before=["tools"]``): a stream that would
+        show an interrupt (``astream_events``, ``"updates"``) showed none; one that would
+        not (``"values"``, ``"messages"`` alone) is only warned of."""
         steps = self.facts.steps
         if any(isinstance(s, AgentRun) and s.error for s in steps):
             return
@@ -629,6 +640,9 @@ class LangGraphReader:
         if not waiting:
             return
         names = ", ".join(waiting)
+        if not self.shows_interrupts:
+            self.facts.gaps.add(UNANSWERED_UNSURE_GAP.format(names))
+            return
         self.facts.gaps.add(UNANSWERED_GAP.format(names))
         agent = calls[-1].agent
         for run in reversed(steps):
