@@ -55,9 +55,15 @@ from signal_eval_cli.run_journals import (
     scenarios_header,
 )
 from signal_eval_cli.runner import select_cases
-from signal_eval_cli.scenarios import Scenario, ScenarioResult, ScenarioRunResult, find_scenarios
+from signal_eval_cli.scenarios import (
+    Scenario,
+    ScenarioResult,
+    ScenarioRunResult,
+    find_scenarios,
+)
 from signal_eval_cli.scenarios.matrix import ScenarioMatrix
 from signal_eval_cli.scenarios.proxying import ScenarioProxies, stop_scenario_proxies
+from signal_eval_cli.scenarios.runner import check_scenarios
 from signal_eval_cli.sharding import take_shard
 from signal_eval_cli.signals import now_iso
 
@@ -105,6 +111,7 @@ async def run_matrix_configured(
     started = now_iso()
     if isinstance(matrix, ScenarioMatrix):
         repeat = options.repeat or 1
+        check_scenarios(matrix.scenarios)  # before the fixtures are hashed: a fixture of / is not
         header = scenario_matrix_header(matrix, repeat=repeat, shard=options.shard)
         matrix = replace(
             matrix, scenarios=take_shard(matrix.scenarios, header.order, options.shard)
@@ -206,6 +213,7 @@ async def run_scenarios_configured(
     part = as_shard(choices.get("shard"))
     executor, where = executor_of(choices)
     root = Path(root) if root is not None else None
+    check_scenarios(chosen, root)  # before the fixtures are hashed: a fixture of / is not
     header = scenarios_header(chosen, root=root, repeat=repeat, shard=part)
     chosen = take_shard(chosen, header.order, part)
     journal = journal_of(choices, header, policy.note)

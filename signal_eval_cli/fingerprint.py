@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,15 +89,30 @@ def harness_identity(factory: str, base_dir: Path | None) -> str:
 
 
 def tree_hash(root: Path) -> str:
-    """SHA-256 over a directory's relative paths and file contents (a fixture)."""
+    """SHA-256 over a directory's relative paths and what each entry holds (a fixture)."""
     sha = hashlib.sha256()
     for directory, dirs, files in sorted(os.walk(root)):
         dirs.sort()
         for name in sorted(files):
             path = Path(directory, name)
             sha.update(str(path.relative_to(root)).encode() + b"\0")
-            sha.update((_file_hash(path) or "unreadable").encode() + b"\0")
+            sha.update(_entry_hash(path).encode() + b"\0")
     return "sha256:" + sha.hexdigest()[:32]
+
+
+def _entry_hash(path: Path) -> str:
+    """A regular file's content hash; a symlink's target, never followed (it may lead
+    anywhere: to /dev/zero, or out of the tree); another kind's type, never opened
+    (opening a FIFO waits for a writer forever, a device reads forever)."""
+    try:
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
+            return "symlink:" + os.readlink(path)
+    except OSError:
+        return "unreadable"
+    if not stat.S_ISREG(mode):
+        return f"special:{stat.S_IFMT(mode):o}"
+    return _file_hash(path) or "unreadable"
 
 
 def digest(fingerprint: Mapping[str, str]) -> str:

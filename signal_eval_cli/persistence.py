@@ -35,7 +35,7 @@ from typing import Any
 
 from signal_eval_cli.case_index import INDEX_KEY, build_index, open_sealed, seal
 from signal_eval_cli.collector import gc_paused
-from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.errors import InputError, Problem, undecodable
 from signal_eval_cli.files import atomic_write_bytes, check_readable, utf8
 from signal_eval_cli.kinds import (
     RESULT_KINDS,
@@ -217,8 +217,8 @@ _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, OverflowError, Re
 def _parse(name: str, raw: bytes) -> Any:
     try:
         return loads_json(raw.decode("utf-8"), check_depth=False)
-    except UnicodeDecodeError:
-        raise InputError([Problem(name, 1, 1, "not a result file: not UTF-8 text")]) from None
+    except UnicodeDecodeError as exc:  # at the first byte that is not UTF-8
+        raise InputError([undecodable(name, exc, "not a result file: not UTF-8 text")]) from None
     except JsonProblem as exc:
         raise InputError(
             [Problem(name, exc.line, exc.column, f"not a result file: {exc.message}")]

@@ -264,13 +264,20 @@ def run_watched(dataset: str | Path | EvalDataset, **kwargs: Any) -> DatasetResu
     and nothing can interrupt it. The CLI's watchdog then ends the process; pytest must
     go on: the watchdog's result (the cases that finished, the rest failed saying where
     the harness is stuck) is returned, and the stuck thread is left behind, its run
-    cancelled should the harness ever return."""
+    cancelled should the harness ever return. So the harness runs off the main thread:
+    what only the main thread may do (``signal.signal``, ``loop.add_signal_handler``)
+    a harness cannot do here, as it could not in any threaded server either.
+
+    A harness file (``h.py:create``) is imported anew for each run, as each CLI run
+    imports it in a process of its own: its globals do not carry from test to test."""
     import asyncio
     import threading
 
     from signal_eval_cli.configured_dataset import run_configured
     from signal_eval_cli.deadline import refusals_ended
+    from signal_eval_cli.harness.entrypoints import forget_harness_files
 
+    forget_harness_files()  # a run starts from the harness file's code, as the CLI's does
     ended = threading.Event()
     outcome: list[Any] = []  # the first of: the result, what the run raised, the stall's
     running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = []

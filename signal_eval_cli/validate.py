@@ -58,6 +58,7 @@ def check_dataset(
             dataset_path=Path(doc.path),
             provider=provider,
             recording=recording,
+            inputs=[case.input for case in dataset.cases],
         )
     except InputError as exc:
         raise InputError(

@@ -151,15 +151,41 @@ def record(
     print(f"wrote {out}")
 
 
+def _forecaster(call: Any) -> Any:
+    """The model of the ``structured`` run: get_weather, then ``recheck`` (which asks for a
+    retry) twice, then the answer as the ``final_result`` tool's arguments."""
+    from mock_servers import Reply, ToolUse
+
+    turn = script._assistant_turns(call.body)
+    steps = [
+        ToolUse("get_weather", {"city": "Paris"}, "call_paris"),
+        ToolUse("recheck", {"city": "Paris"}, "call_recheck"),
+        ToolUse("recheck", {"city": "Rome"}, "call_recheck_2"),
+        ToolUse("final_result", {"city": "Paris", "forecast": "sunny"}, "call_final"),
+    ]
+    return Reply(tool_calls=[steps[min(turn, 3)]], input_tokens=30 + turn, output_tokens=5)
+
+
+def recheck(city: str) -> str:
+    """Check a city's weather again (Paris: asks the model to retry)."""
+    from pydantic_ai import ModelRetry
+
+    if city == "Paris":
+        raise ModelRetry("try another city")
+    return f"{city}: sunny"
+
+
 def record_pydantic_ai(out: Path, fault: str) -> None:
     """The weather agent on Pydantic AI, its own instrumentation (``InstrumentationSettings``),
     stopped by ``fault``: ``refused`` (the first model call gets HTTP 400) or ``limit`` (a
-    ``UsageLimits(request_limit=1)`` the second call would pass). Written as spans_to_otlp
-    writes it (Pydantic AI sends the messages in span attributes)."""
+    ``UsageLimits(request_limit=1)`` the second call would pass); or, ``structured``, run to
+    its ``output_type`` answer (a ``Forecast``) past a tool's ``ModelRetry``. Written as
+    spans_to_otlp writes it (Pydantic AI sends the messages in span attributes)."""
     from mock_servers import Fault
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from pydantic import BaseModel
     from pydantic_ai import Agent, UsageLimits
     from pydantic_ai.exceptions import AgentRunError
     from pydantic_ai.models.instrumented import InstrumentationSettings
@@ -168,18 +194,24 @@ def record_pydantic_ai(out: Path, fault: str) -> None:
 
     from signal_eval_cli.traces.otlp_encode import spans_to_otlp
 
+    class Forecast(BaseModel):
+        city: str
+        forecast: str
+
     spans = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(spans))
-    with MockLLMServer(responder=script.responder) as server:
+    structured = fault == "structured"
+    with MockLLMServer(responder=_forecaster if structured else script.responder) as server:
         if fault == "refused":
             server.fail_next(Fault.status_code(400, "bad request: context too long"))
         client = OpenAIProvider(base_url=server.openai_base_url, api_key="sk-mock")
-        agent = Agent(
+        agent: Any = Agent(
             OpenAIChatModel(script.MODEL, provider=client),
             name="weather",
             instructions=script.WEATHER_PROMPT,
-            tools=[script.get_weather, script.get_alerts],
+            tools=[script.get_weather, recheck if structured else script.get_alerts],
+            output_type=Forecast if structured else str,
         )
         agent.instrument = InstrumentationSettings(tracer_provider=provider)
         limits = UsageLimits(request_limit=1) if fault == "limit" else None
@@ -204,4 +236,5 @@ if __name__ == "__main__":
     out = FIXTURES / "otel_openllmetry_langgraph_react_tool_error.jsonl"
     record("openllmetry-langchain", False, out, lines=True)
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_refused.json", "refused")
+    record_pydantic_ai(FIXTURES / "otel_pydantic_ai_structured.json", "structured")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_request_limit.json", "limit")

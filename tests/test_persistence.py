@@ -528,3 +528,17 @@ def test_only_the_cases_the_quick_check_doubts_are_walked_by_jsonschema() -> Non
     data["cases"][17]["passed"] = "no"
     narrowed, kept = failing_items("result", data, _reading_schemas())
     assert kept["cases"] == [17] and narrowed["cases"] == [data["cases"][17]]
+
+
+def test_a_byte_that_is_not_utf8_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    save_result(dataset(case("a"), case("b")), path)
+    data = path.read_bytes()
+    at = data.index(b'"caseId": "b"') + len(b'"caseId": "')
+    path.write_bytes(data[:at] + b"\xe9" + data[at + 1 :])
+    with pytest.raises(InputError) as raised:
+        load_result(path)
+    (problem,) = raised.value.problems
+    line = data[:at].count(b"\n") + 1
+    assert (problem.line, problem.column) == (line, at - data.rfind(b"\n", 0, at))
+    assert problem.message == "not a result file: not UTF-8 text"

@@ -346,3 +346,28 @@ def test_a_harness_blocking_the_event_loop_fails_its_case_instead_of_hanging_pyt
         for thread in stuck:
             thread.join(timeout=60)
     assert stuck and not any(t.is_alive() for t in stuck)
+
+
+def test_each_run_imports_the_harness_file_anew_and_once(tmp_path: Path) -> None:
+    """A harness file's globals carried from one test's run to the next (a list of calls
+    the second run found holding the first's), where each CLI run starts afresh; within a
+    run, the file is imported once (the check before the cases, then the run)."""
+    from signal_eval_cli.pytest_plugin import run_watched
+
+    (tmp_path / "h.py").write_text(
+        "from pathlib import Path\n"
+        "Path(__file__).with_name('imports.log').open('a').write('import\\n')\n"
+        "RUNS = []\n\n"
+        "async def harness(input, ctx):\n"
+        "    RUNS.append(input)\n"
+        "    ctx.emit('text:complete', {'content': f'run {len(RUNS)}'})\n\n"
+        "def create():\n"
+        "    return harness\n"
+    )
+    (tmp_path / "d.yaml").write_text(
+        "name: d\nharness: h.py:create\ncases:\n"
+        "  - {id: a, input: x, assertions: [{type: output.contains, text: run 1}]}\n"
+    )
+    first = run_watched(tmp_path / "d.yaml")
+    assert first.passed and (tmp_path / "imports.log").read_text() == "import\n"
+    assert run_watched(tmp_path / "d.yaml").passed, "the second run saw the first's RUNS"

@@ -677,3 +677,34 @@ def test_signal_eval_validate_knows_agents_files(tmp_path: Path) -> None:
     bad.write_text("agents:\n  - id: a\n    activate_on: []\n")
     kind, found = validate_path(bad)
     assert kind == "invalid" and str(found[0]).startswith(f"{bad}:3:18:")
+
+
+def test_a_placeholder_that_can_never_name_a_value_is_a_located_error(tmp_path: Path) -> None:
+    """``{input.nope}`` (no case's input holds it) and ``{answer}`` (no such root) rendered
+    as nothing in every case, in silence. ``validate`` and ``run`` refuse them before any
+    case, located; an input field that only some cases hold stays optional."""
+    from signal_eval_cli.loading import load_document
+    from signal_eval_cli.validate import check_dataset
+
+    (tmp_path / "d.yaml").write_text(
+        "name: d\nharness: {factory: reactive, params: {agents: a.yaml, provider: 'openai:m'}}\n"
+        "defaultAssertions: [{type: output.contains, text: x}]\n"
+        "cases:\n  - {id: one, input: {who: x}}\n  - {id: two, input: {whom: y}}\n"
+    )
+
+    def problems(prompt: str) -> list[str]:
+        agents = {"agents": [{"id": "a", "activate_on": "harness:start", "prompt": prompt}]}
+        (tmp_path / "a.yaml").write_text(yaml.safe_dump(agents))
+        try:
+            check_dataset(load_document(tmp_path / "d.yaml"))
+        except InputError as exc:
+            return [str(p) for p in exc.problems]
+        return []
+
+    assert problems("hi {input.who} {input.whom} {state.later} {{literal}}") == []
+    (typo,) = problems("hi {input.nope}")
+    assert typo.startswith(f"{tmp_path / 'd.yaml'}:2:")  # at the agents param
+    assert "agent 'a' names {input.nope}, which no case's input holds" in typo
+    (root,) = problems("hi {answer}")
+    assert root.startswith(f"{tmp_path / 'a.yaml'}:")
+    assert "placeholder {answer} names no value" in root

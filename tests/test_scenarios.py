@@ -384,3 +384,17 @@ def test_a_top_level_typo_of_a_known_field_is_still_an_error(
 def test_nested_objects_stay_strict(tmp_path: Path, change: dict[str, Any], field: str) -> None:
     messages = problems(write(tmp_path, minimal(**change)))
     assert any(f"unknown field '{field}'" in m for m in messages), messages
+
+
+def test_a_scenario_that_checks_nothing_is_refused(tmp_path: Path) -> None:
+    """``goals: []`` with no assertions passed whatever the agent did, as a case with no
+    assertions would (which a dataset refuses): located at the goals."""
+    (tmp_path / "fx").mkdir()
+    path = tmp_path / "s.yaml"
+    head = "id: s\nadapterId: python-pytest\nfixture: {path: fx}\ngoals: []\n"
+    path.write_text(head)
+    _, problems = validate_path(path)
+    assert [(p.line, p.column) for p in problems] == [(4, 8)]
+    assert "nothing would be checked" in problems[0].message
+    path.write_text(head + "assertions: [{type: signal.not, pattern: 'error:*'}]\n")
+    assert validate_path(path) == ("scenario", [])

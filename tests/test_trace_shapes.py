@@ -349,3 +349,104 @@ def test_one_mode_debug_is_read_as_its_tasks_not_refused(tmp_path: Path) -> None
     trace = import_trace(path)
     assert facts(trace) == SUPPORT_FACTS
     assert facts(import_trace(FIXTURES / "langgraph_tasks.jsonl")) == SUPPORT_FACTS
+
+
+def test_an_agents_sdk_file_of_several_runs_says_so(tmp_path: Path) -> None:
+    """A processor that keeps every run in one file: the runs are read as one, warned."""
+    first = json.loads((FIXTURES / "agents_simple.json").read_text())["data"]
+    second = json.loads((FIXTURES / "agents_support.json").read_text())["data"]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in first + second))
+    with pytest.warns(TraceGap, match="it holds 2 traces"):
+        trace = import_trace(path)
+    assert trace.count("agent:activated") == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        import_trace(FIXTURES / "agents_support.json")
+        import_trace(FIXTURES / "otel_openai.json")  # a trace per call made outside a span
+
+
+def test_a_pydantic_ai_structured_answer_is_the_runs_output() -> None:
+    """Pydantic AI's ``output_type`` answer is the ``final_result`` tool's arguments, not
+    text the model wrote: the agent run's ``final_result`` is the output (it read as empty).
+    A tool's ``ModelRetry`` is a failed call; the run went on and completed."""
+    trace = import_trace(FIXTURES / "otel_pydantic_ai_structured.json")
+    assert json.loads(trace.output) == {"city": "Paris", "forecast": "sunny"}
+    assert passes(trace, {"type": "output.contains", "text": "sunny"})
+    statuses = [(c.name, c.input["city"], c.status) for c in trace.tool_calls]
+    assert statuses == [
+        ("get_weather", "Paris", "ok"),
+        ("recheck", "Paris", "error"),
+        ("recheck", "Rome", "ok"),
+    ]
+    assert passes(trace, {"type": "agent.completed", "agentId": "weather"})
+
+
+@pytest.mark.parametrize(
+    ("name", "own_name"),
+    [
+        ("otel_agents_bridge.json", "agents_support.json"),
+        ("otel_agents_bridge_max_turns.json", "agents_max_turns.json"),
+    ],
+)
+def test_the_otel_bridges_tool_turns_name_their_calls(name: str, own_name: str) -> None:
+    """The Agents SDK's OTel bridge writes a turn that called tools as the message's Python
+    repr in a text part: it read as that text, no tool calls, and each tool call got its
+    span's id. The turn's calls and their ids are those of the SDK's own export."""
+    trace = quietly(FIXTURES / name)
+    own = quietly(FIXTURES / own_name)
+    asked = [c for s in trace.matching("provider:end") for c in s.payload.get("toolCalls", [])]
+    assert asked == [
+        c for s in own.matching("provider:end") for c in s.payload.get("toolCalls", [])
+    ]
+    assert [c.id for c in trace.tool_calls] == [c.id for c in own.tool_calls]
+    assert not any("'role'" in str(s.payload.get("output")) for s in trace.matching("provider:end"))
+
+
+def test_a_graph_paused_before_its_tools_is_no_failure() -> None:
+    """``interrupt_before=["tools"]``: the stream ends with tool calls asked and no result,
+    and an ``__interrupt__``: a pause, kept as such; no agent failed, no cut warned of."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = import_trace(FIXTURES / "langgraph_paused_before_tools_updates.jsonl")
+    assert not any("no result" in str(w.message) for w in caught)
+    assert trace.count("langgraph:interrupt") == 1
+    assert not list(trace.matching("agent:error"))
+
+
+def test_a_stream_that_would_not_show_an_interrupt_fails_no_agent(tmp_path: Path) -> None:
+    """Without "updates" (nor events) a pause before the tools and a cut look the same: the
+    unanswered calls are warned of, no agent is taken as failed."""
+    lines = (FIXTURES / "langgraph_react_tool_error_stream.jsonl").read_text().splitlines()
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(x for x in lines if json.loads(x)[1] == "messages") + "\n")
+    with pytest.warns(TraceGap, match=r"tool calls \(get_alerts\) .* or the graph paused"):
+        trace = import_trace(path)
+    assert not list(trace.matching("agent:error"))
+    assert trace.count("tool:call") == 1  # get_weather's, from its ToolMessage
+
+
+def test_a_tool_a_node_calls_itself_is_a_tool_call() -> None:
+    """A node that calls a tool itself and keeps the result in a state field returns no
+    ToolMessage: its ``on_tool_end`` is the call (it was dropped); ToolNode's results,
+    which messages return, still count once (test_a_returned_tool_error_is_one...)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(FIXTURES / "langgraph_tool_in_node_events.jsonl")
+    (call,) = trace.tool_calls
+    assert (call.name, call.input, call.status) == ("get_weather", {"city": "Paris"}, "ok")
+    assert [s.agent for s in trace.matching("tool:*")] == ["lookup", "lookup"]
+    (result,) = trace.matching("tool:result")
+    assert result.payload["result"] == "Paris: sunny" and result.payload["id"]
+    assert passes(
+        trace,
+        {
+            "type": "signal.trajectory",
+            "mode": "strict",
+            "patterns": [
+                {"pattern": "agent:activated", "payload": {"agent": "lookup"}},
+                {"pattern": "tool:call", "payload": {"name": "get_weather"}},
+                {"pattern": "agent:activated", "payload": {"agent": "answer"}},
+            ],
+        },
+    )

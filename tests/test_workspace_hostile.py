@@ -114,3 +114,53 @@ def test_an_absolute_fixture_path_is_a_located_input_error(tmp_path: Path, absol
     moved = scenario(tmp_path / "sub", "../fx", copy=True)
     ok = subprocess.run([str(CLI), "validate", str(moved)], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_a_fixture_holding_the_temp_dir_is_refused_before_it_is_hashed_or_copied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``fixture.path: ../../..`` up to ``/`` (or ``..`` to /tmp) was accepted: the run
+    hashed every file of the machine and would have copied it into itself. Refused at
+    the path, exit 2, before anything is read; a fixture elsewhere by ``..`` still works."""
+    from signal_eval_cli.configured_runs import run_scenarios_configured
+    from signal_eval_cli.errors import InputError
+
+    def never(root: Path) -> str:
+        raise AssertionError(f"hashed {root}")
+
+    monkeypatch.setattr("signal_eval_cli.fingerprint.tree_hash", never)
+    temp = Path(tempfile.gettempdir()).resolve()
+    up = "/".join([".."] * len(tmp_path.resolve().parts))  # to / from tmp_path
+    for fixture, where in ((up, "/"), (os.path.relpath(temp, tmp_path), str(temp))):
+        path = scenario(tmp_path, fixture, copy=True)
+        with pytest.raises(InputError) as raised:
+            asyncio.run(run_scenarios_configured([str(path)], directory=tmp_path))
+        (problem,) = raised.value.problems
+        assert (problem.file, problem.line) == (str(path), 1)
+        assert f"is {where}, which holds the temp directory {temp}" in problem.message
+        done = CliRunner().invoke(app, ["validate", str(path)])
+        assert done.exit_code == 2 and "which holds the temp directory" in done.output
+
+
+def test_a_fixtures_fifo_device_and_symlink_are_hashed_without_being_opened(
+    tmp_path: Path,
+) -> None:
+    """A FIFO in a fixture hung the run for good as its fingerprint opened it (SIGTERM
+    could not stop it), and a symlink to /dev/zero was read until memory ran out."""
+    from signal_eval_cli.fingerprint import tree_hash
+
+    fixture = tmp_path / "fx"
+    fixture.mkdir()
+    (fixture / "a.txt").write_text("one\n")
+    os.mkfifo(fixture / "pipe")
+    (fixture / "zero").symlink_to("/dev/zero")
+    hashes: list[str] = []
+    worker = threading.Thread(target=lambda: hashes.append(tree_hash(fixture)), daemon=True)
+    worker.start()
+    worker.join(120)  # a bound on a hang, not a speed
+    assert hashes, "tree_hash blocked on the FIFO or read /dev/zero"
+    (fixture / "zero").unlink()
+    (fixture / "zero").symlink_to("/dev/null")
+    assert tree_hash(fixture) != hashes[0]  # a symlink's target is part of the tree
+    (fixture / "a.txt").write_text("two\n")
+    assert len({hashes[0], tree_hash(fixture)}) == 2

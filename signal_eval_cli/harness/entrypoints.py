@@ -6,7 +6,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ __all__ = [
     "BUILT_IN",
     "ENTRY_POINT_GROUP",
     "check_harness",
+    "forget_harness_files",
     "load_factory",
     "load_object",
     "resolve_harness",
@@ -96,11 +97,24 @@ def _import_module(name: str, base_dir: Path | None) -> Any:
         raise
 
 
+_FILE_MODULE = "signal_eval_user_"
+"""The prefix of the module name a harness file (``h.py:create``) is imported under."""
+
+
+def forget_harness_files() -> None:
+    """Have the next run import each harness file anew, as a run of the CLI does in its
+    own process: its module's globals (a counter, a list of calls) start from its code
+    again, not from what an earlier run in this process left (the pytest plugin's runs).
+    Within one run a file is imported once, however many times its factory is loaded."""
+    for name in [n for n in sys.modules if n.startswith(_FILE_MODULE)]:
+        del sys.modules[name]
+
+
 def _import_file(spec: str, file_part: str, base_dir: Path | None) -> Any:
     path = resolve_from(file_part, base_dir)
     if not path.is_file():
         raise _fail(spec, f"file not found: {path}")
-    name = f"signal_eval_user_{abs(hash(str(path.resolve())))}"
+    name = f"{_FILE_MODULE}{abs(hash(str(path.resolve())))}"
     if name in sys.modules:
         return sys.modules[name]
     module_spec = importlib.util.spec_from_file_location(name, path)
@@ -190,11 +204,14 @@ def check_harness(
     provider: str | None = None,
     recording: bool = False,
     base_dir: Path | None = None,
+    inputs: Sequence[Any] | None = None,
 ) -> None:
     """What ``validate`` (and ``run``, before any case) can check without running a case:
     the factory imports and is callable, takes ``params``, and (when it has a
     ``check_params(params, base_dir, dataset_path, recording)`` hook, as ``reactive`` does
-    for its agents file and cassette) that its params are sound. ``provider`` is ``run
+    for its agents file and cassette) that its params are sound; with the cases'
+    ``inputs``, what a ``check_inputs(params, base_dir, inputs)`` hook finds in them (a
+    reactive prompt's ``{input.x}`` that no input holds). ``provider`` is ``run
     --provider``, which replaces the params' one for a factory that declares it;
     ``recording`` is ``run --record``/``--record-missing`` (the run writes the cassette).
     ``base_dir``, ``dataset_path``: as :func:`resolve_harness` takes them."""
@@ -216,6 +233,9 @@ def check_harness(
     check = getattr(factory, "check_params", None)
     if callable(check):
         check(params, base_dir, dataset_path, recording)
+    check_inputs = getattr(factory, "check_inputs", None)
+    if inputs is not None and callable(check_inputs):
+        check_inputs(params, base_dir, inputs)
 
 
 def _declares(factory: Callable[..., Any], name: str) -> bool:

@@ -351,6 +351,12 @@ def _semantic_problems(doc: Document) -> list[Problem]:
             check_relative_path(a["path"])
         except AgentTaskError as exc:
             problems.append(doc.problem(("patternAssertions", i, "path"), f"{a['type']}: {exc}"))
+    if not (data["goals"] or data.get("patternAssertions") or data.get("assertions")):
+        message = (
+            "no goals, patternAssertions or assertions: nothing would be checked, and the "
+            "scenario would pass whatever its agent did"
+        )
+        problems.append(doc.problem(("goals",), message))
     fixture_path = data["fixture"]["path"]
     if is_absolute_text(fixture_path):
         message = (

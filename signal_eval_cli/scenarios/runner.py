@@ -347,6 +347,14 @@ def existing_fixture(scenario: Scenario, root: Path | str | None = None) -> Path
     """:func:`fixture_dir`, or :class:`InputError` saying where it was looked for."""
     fixture = fixture_dir(scenario, root)
     if fixture.is_dir():
+        temp = Path(tempfile.gettempdir()).resolve()
+        if fixture.resolve() in (temp, *temp.parents):  # ../../.. up to /, say
+            message = (
+                f"fixture path {scenario.fixture.path} is {fixture.resolve()}, which holds the "
+                f"temp directory {temp} its workspace would be copied into: name the "
+                "project's own directory"
+            )
+            raise InputError([scenario.problem(("fixture", "path"), message)])
         return fixture
     where = (
         f"under --root {Path(root).resolve()}"

@@ -8,6 +8,7 @@ assertion reads, so a format only has to say *what happened*, never how to spell
 
 from __future__ import annotations
 
+import ast
 import bisect
 import datetime as _dt
 import functools
@@ -29,6 +30,7 @@ __all__ = [
     "ToolRun",
     "as_mapping",
     "model_output",
+    "note_traces",
     "parse_arguments",
     "to_signals",
 ]
@@ -116,6 +118,22 @@ class Facts:
     gaps: set[str] = field(default_factory=set)  # what the file cannot say (warned on import)
 
 
+MANY_TRACES = (
+    "it holds {} traces (several runs, or a run continued in another, such as a "
+    "previous_response_id): they are read as one run, their steps in time order; put one "
+    "run in a file to evaluate each on its own"
+)
+
+
+def note_traces(facts: Facts, trace_ids: set[Any]) -> None:
+    """Warn when a file's spans belong to more than one trace (``None``: no id given), in
+    a format where a run is one trace (the Agents SDK's; not OTel's, where model calls made
+    outside any span are each a trace of their own)."""
+    found = trace_ids - {None, ""}
+    if len(found) > 1:
+        facts.gaps.add(MANY_TRACES.format(len(found)))
+
+
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """``value`` when it is an object, else an empty one (fields of records we do not trust)."""
     return value if isinstance(value, Mapping) else {}
@@ -192,9 +210,26 @@ def _genai_parts(parts: list[Any]) -> tuple[str, list[ToolRequest]]:
             continue
         if part.get("type") == "tool_call":
             requests.append(ToolRequest(part.get("id"), str(part.get("name")), _args(part)))
+        elif part.get("type") == "text" and (written := _repr_message(part.get("content"))):
+            said, asked = model_output(written)
+            text.append(said)
+            requests.extend(asked)
         elif part.get("type") == "text":
             text.append(str(part.get("content") or ""))
     return "".join(text), requests
+
+
+def _repr_message(content: Any) -> Mapping[str, Any] | None:
+    """A Chat Completions message written as its Python repr in a text part, as the Agents
+    SDK's OTel bridge (``opentelemetry-instrumentation-openai-agents-v2``) writes a turn
+    that called tools: ``"{'content': None, 'role': 'assistant', 'tool_calls': [...]}"``."""
+    if not (isinstance(content, str) and content.startswith("{'") and "'role': " in content):
+        return None
+    try:
+        message = ast.literal_eval(content)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return message if isinstance(message, Mapping) and "role" in message else None
 
 
 # -- facts → signals -----------------------------------------------------------------

@@ -26,6 +26,7 @@ from signal_eval_cli.traces.mapping import (
     Other,
     ToolRun,
     model_output,
+    note_traces,
     parse_arguments,
 )
 from signal_eval_cli.traces.source import TraceFormatError
@@ -113,6 +114,7 @@ def facts_from_items(items: list[Any]) -> Facts:
             raise TraceFormatError("span has no 'span_data' object", span_id)
         spans[span_id] = item
     facts = Facts()
+    note_traces(facts, {s.get("trace_id") for s in spans.values()})
     names = {i: s["span_data"].get("name") for i, s in spans.items()}
     kinds = {i: s["span_data"].get("type") for i, s in spans.items()}
 

@@ -63,6 +63,7 @@ RESULT_KEYS = ("gen_ai.tool.call.result", "output.value")
 OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.completion", "output.value")
 INPUT_KEYS = ("gen_ai.input.messages", "gen_ai.prompt")
 AGENT_INPUT_KEYS = ("pydantic_ai.all_messages",)  # an agent run's conversation (Pydantic AI)
+AGENT_OUTPUT_KEYS = ("final_result",)  # its answer (Pydantic AI; an output_type's as JSON)
 
 
 CONTENT_GAP = (
@@ -353,6 +354,9 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
     if operation in AGENT_OPERATIONS and name and name != agent:  # not its own run again
         if facts.input is None:  # its first model call may have failed before it said
             facts.input = _first_user_text(_messages(_first(attributes, AGENT_INPUT_KEYS)))
+        answer = _first(attributes, AGENT_OUTPUT_KEYS)
+        if agent is None and isinstance(answer, str):  # the outermost run's: structured
+            facts.output = answer  # output is no text the model wrote, but a tool's arguments
         return AgentRun(str(name), span.start, span.end, _failed(span.raw, attributes))
     if operation in MODEL_OPERATIONS:
         error = _failed(span.raw, attributes)

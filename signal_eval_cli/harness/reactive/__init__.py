@@ -33,7 +33,9 @@ call's tool calls; the last one unless ``all``), ``{state: a.b}``, ``{value: 42}
 
 Prompts are templates: ``{input.code}``, ``{state.plan.steps}``, ``{trigger.name}``,
 ``{trigger.payload.output}``, ``{params.tone}``, ``{case.id}``; ``{{``/``}}`` are
-literal braces; a missing value renders as nothing; non-strings render as JSON.
+literal braces; a missing value renders as nothing (an input field some cases lack is
+optional); non-strings render as JSON. A placeholder that can never name a value (an
+unknown root, an ``{input.x}`` no case of the dataset holds) is refused before any case.
 
 ``durationMs`` of ``harness:end`` is the wall time of the run plus, for replayed
 calls, the part of the recorded latency the replay did not spend, so latency

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from signal_eval_cli.errors import Problem
+from signal_eval_cli.harness.reactive.templates import placeholder_problems
 from signal_eval_cli.loading import Document
 from signal_eval_cli.patterns import matcher_problems, pattern_problems
 
@@ -24,6 +25,8 @@ def semantic_problems(doc: Document) -> list[Problem]:
         if agent["id"] in seen:
             problems.append(doc.problem((*at, "id"), f"duplicate agent id '{agent['id']}'"))
         seen.add(agent["id"])
+        for key in ("prompt", "system"):
+            problems += _template_problems(doc, agent.get(key), (*at, key))
         if agent.get("when") is not None:
             problems += _guard_problems(doc, agent["when"], (*at, "when"))
         for key, source in (agent.get("updates") or {}).items():
@@ -37,6 +40,12 @@ def semantic_problems(doc: Document) -> list[Problem]:
     if doc.data.get("end_when") is not None:
         problems += _guard_problems(doc, doc.data["end_when"], ("end_when",))
     return problems
+
+
+def _template_problems(doc: Document, template: Any, at: tuple[str | int, ...]) -> list[Problem]:
+    if not isinstance(template, str):
+        return []
+    return [doc.problem(at, message) for message in placeholder_problems(template)]
 
 
 def _source_problems(doc: Document, source: Any, at: tuple[str | int, ...]) -> list[Problem]:
@@ -66,6 +75,7 @@ def _guard_problems(
             doc.problem((*at, "payload", *p.split("/")[1:]), m)
             for p, m in pattern_problems(guard["payload"])
         ]
+    problems += _template_problems(doc, guard.get("reason"), (*at, "reason"))
     if not set(guard) - {"reason"}:
         problems.append(
             doc.problem(at, "a guard needs a condition (state, signal, payload, all, any or not)")

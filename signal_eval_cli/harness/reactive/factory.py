@@ -11,8 +11,10 @@ from typing import Any
 from signal_eval_cli.errors import InputError, ParamError, Problem
 from signal_eval_cli.harness.reactive.run import ReactiveHarness
 from signal_eval_cli.harness.reactive.spec import AgentsSpec, load_agents
+from signal_eval_cli.harness.reactive.templates import placeholders
 from signal_eval_cli.loading import kind_of
 from signal_eval_cli.paths import base_dir_of, harness_cassette, resolve_from
+from signal_eval_cli.patterns import get_path
 from signal_eval_cli.providers.base import Provider
 from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.providers.registry import make_provider
@@ -119,7 +121,31 @@ _PARAM_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "provider": ((str,), "a provider such as 'cassette' or 'openai:gpt-4o-mini'"),
 }
 
+
+def _check_inputs(params: Mapping[str, Any], base_dir: Path | None, inputs: Sequence[Any]) -> None:
+    """For ``validate`` and ``run`` before any case: a prompt's ``{input.x}`` that no case's
+    input holds is a typo, not an optional field (one that some cases hold renders as
+    nothing where it is missing), so it would render as nothing in every case, silently."""
+    if not inputs:
+        return
+    spec = load_agents(params["agents"], base_dir=base_dir)
+    found = []
+    for agent in spec.agents:
+        for template in (agent.system, agent.prompt):
+            for path in placeholders(template or ""):
+                if path.startswith(("input.", "input[")) and not any(
+                    get_path({"input": value}, path)[0] for value in inputs
+                ):
+                    found.append(
+                        f"agent '{agent.id}' names {{{path}}}, which no case's input holds: "
+                        "it would render as nothing in every case"
+                    )
+    if found:
+        raise ParamError("agents", "; ".join(dict.fromkeys(found)))
+
+
 create_harness.check_params = _check_params  # type: ignore[attr-defined]
+create_harness.check_inputs = _check_inputs  # type: ignore[attr-defined]
 
 
 def _base_dir(dataset_dir: str | Path | None, dataset_path: str | Path | None) -> Path | None:

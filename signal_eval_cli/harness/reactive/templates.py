@@ -11,10 +11,41 @@ from typing import Any
 
 from signal_eval_cli.patterns import get_path
 
-__all__ = ["extract_json", "fenced_blocks", "render"]
+__all__ = [
+    "ROOTS",
+    "extract_json",
+    "fenced_blocks",
+    "placeholder_problems",
+    "placeholders",
+    "render",
+]
 
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{\s*([A-Za-z_][\w-]*(?:\.[\w-]+|\[-?\d+\])*)\s*\}")
+
+ROOTS = ("input", "state", "params", "case", "trigger")
+"""What a placeholder starts with: the keys of the context a template is rendered in."""
+
+
+def placeholders(template: str) -> list[str]:
+    """The dotted paths ``template``'s placeholders name, in order."""
+    return [m.group(1) for m in _PLACEHOLDER.finditer(template) if m.group(1)]
+
+
+def placeholder_problems(template: str) -> list[str]:
+    """Placeholders that can never name a value, whatever the run: their root is none of
+    :data:`ROOTS` (``{inputs.code}``, or ``{answer}`` meant as literal braces), so they
+    would render as nothing in silence."""
+    return [
+        f"placeholder {{{path}}} names no value: a placeholder starts with "
+        f"{', '.join(ROOTS)} (write {{{{ and }}}} for literal braces)"
+        for path in placeholders(template)
+        if _root(path) not in ROOTS
+    ]
+
+
+def _root(path: str) -> str:
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
 
 
 def render(template: str, context: Mapping[str, Any]) -> str:
