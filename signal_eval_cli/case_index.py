@@ -153,11 +153,11 @@ def open_sealed(data: bytes) -> SealedResult | None:
     return SealedResult(head, cases)
 
 
-_TYPES: dict[Callable[[Any], Any], tuple[type, ...]] = {
-    float: (int, float),
-    int: (int,),
-    str: (str,),
-    bool: (bool,),
+_TYPES: dict[Callable[[Any], Any], frozenset[type]] = {
+    float: frozenset((int, float)),
+    int: frozenset((int,)),
+    str: frozenset((str,)),
+    bool: frozenset((bool,)),
 }
 
 
@@ -174,9 +174,8 @@ def _well_typed(index: Any) -> bool:
             return False
         if convert is float and None in column:  # NaN, written as null
             column[:] = [real(v) for v in column]
-        if wanted is not None and not all(
-            isinstance(v, wanted) and (wanted == (bool,) or not isinstance(v, bool)) for v in column
-        ):
+        # JSON's values are of exact types (a bool is no int here): one C-level pass
+        if wanted is not None and not wanted.issuperset(map(type, column)):
             return False
     return isinstance(index.get(_FAILED), list)
 

@@ -275,6 +275,42 @@ def langgraph_react_agent(base_url: str) -> Any:
         )
 
 
+def langgraph_lookup_graph(base_url: str) -> Any:
+    """A ``lookup`` node that calls get_weather itself (no model asked for it) and keeps the
+    result in a state field, then an ``answer`` node: a tool run no ToolMessage returns."""
+    from typing import TypedDict
+
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict, total=False):
+        question: str
+        weather: str
+        answer: str
+
+    llm = ChatOpenAI(
+        model=MODEL, base_url=base_url, api_key="sk-mock", max_retries=0, stream_usage=True
+    )
+    weather_tool = tool(get_weather)
+
+    async def lookup(state: State) -> State:
+        return {"weather": str(await weather_tool.ainvoke({"city": "Paris"}))}
+
+    async def answer(state: State) -> State:
+        reply = await llm.ainvoke([SystemMessage(SIMPLE_PROMPT), HumanMessage(state["question"])])
+        return {"answer": str(reply.content)}
+
+    graph = StateGraph(State)
+    graph.add_node("lookup", lookup)
+    graph.add_node("answer", answer)
+    graph.add_edge(START, "lookup")
+    graph.add_edge("lookup", "answer")
+    graph.add_edge("answer", END)
+    return graph.compile()
+
+
 def langgraph_interrupt_graph(base_url: str) -> Any:
     """``answer`` then ``approve``, which asks a human (``interrupt``) before it goes on;
     with a checkpointer, so a ``Command(resume=...)`` on the same thread finishes it."""

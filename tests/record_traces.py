@@ -215,6 +215,13 @@ async def record_langgraph_answer(base_url: str) -> str:
     return "\n".join([_dumps(e) async for e in events]) + "\n"
 
 
+async def record_langgraph_lookup(base_url: str) -> str:
+    """``astream_events`` JSONL of a graph whose node calls a tool itself."""
+    graph = script.langgraph_lookup_graph(base_url)
+    events = graph.astream_events({"question": "Hi"}, version="v2")
+    return "\n".join([_dumps(e) async for e in events]) + "\n"
+
+
 async def record_langgraph_failing(base_url: str) -> str:
     """``astream_events`` JSONL of a graph whose second node raises, up to the raise."""
     graph = script.langgraph_answer_graph(base_url, publish="raise")
@@ -280,6 +287,20 @@ async def record_langgraph_interrupt(base_url: str, *, events: bool = True) -> s
     return "\n".join(lines) + "\n"
 
 
+async def record_langgraph_paused(base_url: str) -> str:
+    """``astream(stream_mode="updates")`` JSONL of the support graph compiled with
+    ``interrupt_before=["tools"]``: it pauses (``__interrupt__``) with tool calls asked."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph = script.langgraph_graph(base_url).builder.compile(
+        checkpointer=InMemorySaver(), interrupt_before=["tools"]
+    )
+    config = {"configurable": {"thread_id": "support-2"}}
+    state = {"messages": [("user", script.QUESTION)]}
+    stream = graph.astream(state, config, stream_mode="updates")
+    return "\n".join([_dumps(item) async for item in stream]) + "\n"
+
+
 async def _record_all(server: MockLLMServer) -> dict[str, str]:
     url = server.openai_base_url
     return {
@@ -314,6 +335,8 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_simple_interrupt_updates.jsonl": await record_langgraph_interrupt(
             url, events=False
         ),
+        "langgraph_paused_before_tools_updates.jsonl": await record_langgraph_paused(url),
+        "langgraph_tool_in_node_events.jsonl": await record_langgraph_lookup(url),
         "agents_max_turns.json": json.dumps(await record_agents(url, max_turns=2), indent=1),
         "agents_model_error.json": json.dumps(await record_agents_model_error(server), indent=1),
         "agents_guardrail_error.json": json.dumps(await record_agents(url, guarded=True), indent=1),

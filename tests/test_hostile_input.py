@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,34 @@ def test_strict_json_refuses_what_json_is_not() -> None:
         with pytest.raises(JsonProblem):
             loads_json(text)
     assert loads_json('{"a": [1, 2.5, null]}') == {"a": [1, 2.5, None]}
+
+
+@pytest.fixture(params=[None, 0, 100_000], ids=["python-bound", "no-bound", "looser-bound"])
+def int_bound(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The interpreter's bound on int-from-text conversion, as a user may have set it."""
+    if request.param is None:
+        yield
+        return
+    if not hasattr(sys, "set_int_max_str_digits"):
+        pytest.skip("this Python has no bound on int conversion")
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(request.param)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(before)
+
+
+@pytest.mark.usefixtures("int_bound")
+def test_a_huge_json_integer_is_refused_in_our_words_whatever_the_interpreter_allows() -> None:
+    """Under Python's own bound json's C parser refuses the number and we say it again our
+    way; with no bound, or a looser one, our hook refuses it itself."""
+    text = '{"ok": [1, -2, 3.5],\n "n": ' + "9" * 4301 + "}"
+    with pytest.raises(JsonProblem) as refused:
+        loads_json(text)
+    assert (refused.value.line, refused.value.column) == (2, 7)
+    assert refused.value.message == "integer of 4301 digits (at most 4300)"
+    assert loads_json(text.replace("9" * 4301, "-" + "9" * 4300))["n"] == -int("9" * 4300)
 
 
 @pytest.mark.parametrize(

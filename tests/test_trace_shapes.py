@@ -401,3 +401,52 @@ def test_the_otel_bridges_tool_turns_name_their_calls(name: str, own_name: str) 
     ]
     assert [c.id for c in trace.tool_calls] == [c.id for c in own.tool_calls]
     assert not any("'role'" in str(s.payload.get("output")) for s in trace.matching("provider:end"))
+
+
+def test_a_graph_paused_before_its_tools_is_no_failure() -> None:
+    """``interrupt_before=["tools"]``: the stream ends with tool calls asked and no result,
+    and an ``__interrupt__``: a pause, kept as such; no agent failed, no cut warned of."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = import_trace(FIXTURES / "langgraph_paused_before_tools_updates.jsonl")
+    assert not any("no result" in str(w.message) for w in caught)
+    assert trace.count("langgraph:interrupt") == 1
+    assert not list(trace.matching("agent:error"))
+
+
+def test_a_stream_that_would_not_show_an_interrupt_fails_no_agent(tmp_path: Path) -> None:
+    """Without "updates" (nor events) a pause before the tools and a cut look the same: the
+    unanswered calls are warned of, no agent is taken as failed."""
+    lines = (FIXTURES / "langgraph_react_tool_error_stream.jsonl").read_text().splitlines()
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(x for x in lines if json.loads(x)[1] == "messages") + "\n")
+    with pytest.warns(TraceGap, match=r"tool calls \(get_alerts\) .* or the graph paused"):
+        trace = import_trace(path)
+    assert not list(trace.matching("agent:error"))
+    assert trace.count("tool:call") == 1  # get_weather's, from its ToolMessage
+
+
+def test_a_tool_a_node_calls_itself_is_a_tool_call() -> None:
+    """A node that calls a tool itself and keeps the result in a state field returns no
+    ToolMessage: its ``on_tool_end`` is the call (it was dropped); ToolNode's results,
+    which messages return, still count once (test_a_returned_tool_error_is_one...)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(FIXTURES / "langgraph_tool_in_node_events.jsonl")
+    (call,) = trace.tool_calls
+    assert (call.name, call.input, call.status) == ("get_weather", {"city": "Paris"}, "ok")
+    assert [s.agent for s in trace.matching("tool:*")] == ["lookup", "lookup"]
+    (result,) = trace.matching("tool:result")
+    assert result.payload["result"] == "Paris: sunny" and result.payload["id"]
+    assert passes(
+        trace,
+        {
+            "type": "signal.trajectory",
+            "mode": "strict",
+            "patterns": [
+                {"pattern": "agent:activated", "payload": {"agent": "lookup"}},
+                {"pattern": "tool:call", "payload": {"name": "get_weather"}},
+                {"pattern": "agent:activated", "payload": {"agent": "answer"}},
+            ],
+        },
+    )

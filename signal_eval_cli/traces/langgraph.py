@@ -137,6 +137,11 @@ UNFINISHED_GAP = (
     "exception ends astream_events) or the run was cut off; it is taken as failed"
 )
 UNANSWERED = "its tool calls ({}) were never answered: the stream ends before their results"
+UNANSWERED_UNSURE_GAP = (
+    "the stream ends with tool calls ({}) the model asked for and no result: a tool raised, "
+    "the run was cut off, or the graph paused before its tools (an interrupt, which these "
+    'stream modes do not show; add "updates" to see it); no agent is taken as failed'
+)
 UNANSWERED_GAP = (
     "the stream ends with tool calls ({}) the model asked for and no result, before the "
     "graph's end: a tool raised or the run was cut off; the agent that asked is taken as failed"
@@ -254,7 +259,9 @@ class LangGraphReader:
         self.raised: dict[str, ToolRun] = {}  # tool runs that raised, by call id, unreturned
         self.raised_in: dict[str, str] = {}  # run id -> the error of a tool that raised in it
         self.within: dict[str, set[str]] = {}  # node run id -> the runs it ran inside
+        self.tool_ends: dict[str, list[tuple[float, Mapping[str, Any]]]] = {}  # run id -> ends
         self.ended = False  # the graph's own end was seen (astream_events)
+        self.shows_interrupts = False  # events or "updates": an interrupt() would be seen
         self.updated = False  # a multi-mode stream has "updates" (the nodes' own messages)
         self.held: list[tuple[float, Any]] = []  # its "messages" items, read if it has not
         self.tasks: list[tuple[float, Any]] = []  # its "tasks" (and debug) items, likewise
@@ -355,6 +362,7 @@ class LangGraphReader:
         if not isinstance(event, Mapping) or not isinstance(event.get("event"), str):
             raise TraceFormatError("not an astream_events record (no 'event')")
         at = self.tick()
+        self.shows_interrupts = True
         kind, name = event["event"], event.get("name")
         metadata, data = as_mapping(event.get("metadata")), as_mapping(event.get("data"))
         node = metadata.get("langgraph_node")
@@ -373,11 +381,14 @@ class LangGraphReader:
                 run.end, run.error = at, _error_text(data.get("error")) or "the node raised"
         elif kind == "on_tool_error":
             self._tool_raised(event, data, at)
+        elif kind == "on_tool_end":
+            self._tool_ended(event, at)
         elif kind == "on_chain_end":
             if is_node:
                 self.running.pop(_run_of(event), None)
                 self._unreturned_answers(str(node), data.get("output"))
                 self.node_output(str(node), data.get("output"), at)
+                self._unreturned_tools(str(node), _run_of(event))
             elif not event.get("parent_ids"):
                 self.facts.end = at
                 self.ended = True
@@ -410,6 +421,33 @@ class LangGraphReader:
         parents = event.get("parent_ids")
         for parent in parents if isinstance(parents, list) else []:
             self.raised_in.setdefault(str(parent), error)
+
+    def _tool_ended(self, event: Mapping[str, Any], at: float) -> None:
+        """A tool's ``on_tool_end``, kept by the node run it ran in until that node ends."""
+        parents = event.get("parent_ids")
+        inside = (
+            [str(p) for p in parents if str(p) in self.running] if isinstance(parents, list) else []
+        )
+        if inside:
+            self.tool_ends.setdefault(inside[-1], []).append((at, event))
+
+    def _unreturned_tools(self, node: str, run: str) -> None:
+        """The tools a node ran whose results it returned in no ``ToolMessage`` (a node
+        that calls a tool itself and keeps the result in a field of its own): tool runs
+        from their ``on_tool_end``. A result a message returned counts once."""
+        for at, event in self.tool_ends.pop(run, []):
+            data = as_mapping(event.get("data"))
+            output = data.get("output")
+            msg = message(output)
+            if msg is not None and _kind(msg) == "tool":
+                if self._first_time(msg):
+                    self._tool_result(node, msg, at)
+                continue
+            name, input = str(event.get("name")), data.get("input")
+            run_id = str(event.get("run_id") or "") or None  # its id: no model named the call
+            self.facts.steps.append(
+                ToolRun(name, input, at, at, node, result=output, span_id=run_id)
+            )
 
     def _interrupts(self, chunk: Mapping[str, Any], at: float) -> None:
         """``interrupt()`` paused the graph for a human: kept as ``langgraph:interrupt``."""
@@ -464,6 +502,7 @@ class LangGraphReader:
 
     def _updates(self, chunk: Any, at: float) -> None:
         """``{node: update}``: each node that ran and what it returned."""
+        self.shows_interrupts = True
         self._interrupts(as_mapping(chunk), at)
         for node, output in (chunk or {}).items() if isinstance(chunk, Mapping) else []:
             if str(node).startswith("__"):
@@ -614,7 +653,10 @@ class LangGraphReader:
     def _unanswered(self) -> None:
         """The last model call asked for tools whose results never came, and no node is
         known to have failed: the stream stops where they ran (a tool raised, or the run
-        was cut off; ``astream`` records no error). The agent that asked did not finish."""
+        was cut off; ``astream`` records no error). The agent that asked did not finish,
+        unless the graph paused there (``interrupt_before=["tools"]``): a stream that would
+        show an interrupt (``astream_events``, ``"updates"``) showed none; one that would
+        not (``"values"``, ``"messages"`` alone) is only warned of."""
         steps = self.facts.steps
         if any(isinstance(s, AgentRun) and s.error for s in steps):
             return
@@ -629,6 +671,9 @@ class LangGraphReader:
         if not waiting:
             return
         names = ", ".join(waiting)
+        if not self.shows_interrupts:
+            self.facts.gaps.add(UNANSWERED_UNSURE_GAP.format(names))
+            return
         self.facts.gaps.add(UNANSWERED_GAP.format(names))
         agent = calls[-1].agent
         for run in reversed(steps):
