@@ -542,3 +542,16 @@ def test_a_byte_that_is_not_utf8_is_located(tmp_path: Path) -> None:
     line = data[:at].count(b"\n") + 1
     assert (problem.line, problem.column) == (line, at - data.rfind(b"\n", 0, at))
     assert problem.message == "not a result file: not UTF-8 text"
+
+
+def test_a_scenario_run_of_the_wrong_type_is_a_located_error(tmp_path: Path) -> None:
+    """A scenarios file's ``scenarios`` items were any objects: ``"passed": "true"`` there
+    was read as passed (and a file without ``cases`` gates on them)."""
+    path = tmp_path / "s.json"
+    save_result(scenario_run(), path)
+    load_result(path)
+    text = path.read_text()
+    at = text.index('"passed": false', text.index('"scenarios": ['))
+    path.write_text(text[:at] + '"passed": "no"' + text[at + len('"passed": false') :])
+    with pytest.raises(InputError, match="'passed': expected true or false, got a string"):
+        load_result(path)
