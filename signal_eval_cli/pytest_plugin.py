@@ -137,8 +137,9 @@ class DatasetFile(pytest.File):
             kept = [i.name for i in self.session.items if i.parent is self]
             wanted = [case_id] if hasattr(self.config, "workerinput") else kept
             options = RunOptions(case_ids=[glob.escape(i) for i in wanted])
-            try:
-                result = run_watched(self.dataset, options=options)
+            try:  # the file's first run imports the harness file anew; a worker's next ones
+                # (a case at a time) share that import, as the cases of one CLI run do
+                result = run_watched(self.dataset, fresh=not self._results, options=options)
             except Exception as exc:
                 self._failure = exc
                 raise
@@ -257,7 +258,9 @@ class SignalEval:
         return run_watched(dataset, **kwargs)
 
 
-def run_watched(dataset: str | Path | EvalDataset, **kwargs: Any) -> DatasetResult:
+def run_watched(
+    dataset: str | Path | EvalDataset, *, fresh: bool = True, **kwargs: Any
+) -> DatasetResult:
     """``run_configured(dataset, **kwargs)`` on an event loop in a thread of its own.
 
     An async harness that calls blocking code (``time.sleep``) stops the loop for good,
@@ -268,8 +271,9 @@ def run_watched(dataset: str | Path | EvalDataset, **kwargs: Any) -> DatasetResu
     what only the main thread may do (``signal.signal``, ``loop.add_signal_handler``)
     a harness cannot do here, as it could not in any threaded server either.
 
-    A harness file (``h.py:create``) is imported anew for each run, as each CLI run
-    imports it in a process of its own: its globals do not carry from test to test."""
+    A harness file (``h.py:create``) is imported anew for the run (unless not ``fresh``),
+    as each CLI run imports it in a process of its own: its globals do not carry from
+    test to test."""
     import asyncio
     import threading
 
@@ -277,7 +281,8 @@ def run_watched(dataset: str | Path | EvalDataset, **kwargs: Any) -> DatasetResu
     from signal_eval_cli.deadline import refusals_ended
     from signal_eval_cli.harness.entrypoints import forget_harness_files
 
-    forget_harness_files()  # a run starts from the harness file's code, as the CLI's does
+    if fresh:  # a run starts from the harness file's code, as the CLI's does
+        forget_harness_files()
     ended = threading.Event()
     outcome: list[Any] = []  # the first of: the result, what the run raised, the stall's
     running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = []

@@ -7,8 +7,9 @@ be ``null`` (NaN and ±Infinity are written so) and may be negative (a harness's
 ``durationMs``), a field may be missing (older files; the readers have defaults), a key
 may be added; what is left are the fields' JSON types and the enumerations. A field of
 the wrong type is a located problem (``file:line:col``). The compiled check of
-:mod:`.schema_check` vouches for a well-formed file (a 100,000-case file in about a tenth
-of its load time); only a file it does not vouch for is walked by ``jsonschema``.
+:mod:`.schema_check` vouches for a well-formed file (a 100,000-case file in 0.8-1.1 s, a
+fifth of a full load; a lean one checks its head alone); only a file it does not vouch for is
+walked by ``jsonschema``.
 """
 
 from __future__ import annotations

@@ -74,12 +74,14 @@ class JournalPlan:
     fresh: bool = False
     """Resuming found no journal (the run died before writing one): it starts afresh."""
     written: dict[Key, Mapping[str, Any]] = field(default_factory=dict)
-    """The units this run recorded, as the journal holds them (:meth:`Journal.record`)."""
+    """The units this run recorded, as the journal holds them (:meth:`Journal.record`),
+    but for the signals of those in :attr:`signals`."""
     signals: dict[Key, list[Signal]] = field(default_factory=dict)
     """The signals of the recorded cases whose lines hold them as they are: the results
     take these rather than build them again from the entries, which gives the same
     signals (:func:`~signal_eval_cli.signals.reads_back_as_itself`), a few microseconds
-    each."""
+    each; their entries in :attr:`written` are kept without them (a run of 100,000
+    cases would keep every signal twice, once as a dict)."""
 
     def finished(self, variant: str = "") -> dict[str, dict[str, Any]]:
         """Kept units of ``variant`` by case id."""
@@ -102,11 +104,14 @@ class JournalPlan:
         ``signals``: the unit's, as its ``result["signals"]`` was written from them."""
         if self.journal is None:
             return
-        held = self.written[key] = self.journal.record(key, result, settled=settled)
+        held = self.journal.record(key, result, settled=settled)
         if held is result and signals is not None and all(map(reads_back_as_itself, signals)):
             self.signals[key] = signals
+            # kept once, as the signals: their dicts go now, not at the end of the run
+            held = {name: value for name, value in held.items() if name != "signals"}
         else:  # written otherwise (a value as its text, ...): read back, as a resumed run would
             self.signals.pop(key, None)
+        self.written[key] = held
 
     def close(self) -> None:
         if self.journal is not None:

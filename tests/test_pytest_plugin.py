@@ -371,3 +371,6 @@ def test_each_run_imports_the_harness_file_anew_and_once(tmp_path: Path) -> None
     first = run_watched(tmp_path / "d.yaml")
     assert first.passed and (tmp_path / "imports.log").read_text() == "import\n"
     assert run_watched(tmp_path / "d.yaml").passed, "the second run saw the first's RUNS"
+    # a dataset file's later runs in one xdist worker (a case at a time) share the import
+    assert not run_watched(tmp_path / "d.yaml", fresh=False).passed
+    assert (tmp_path / "imports.log").read_text() == "import\n" * 2
