@@ -6,6 +6,7 @@ import importlib
 import inspect
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -205,6 +206,10 @@ def test_an_exit_message_or_an_exception_takes_the_normal_exit(
     monkeypatch.setattr(cli, "main", command)
     monkeypatch.setattr(cli.os, "_exit", fast)
     monkeypatch.setattr(cli.atexit, "_run_exitfuncs", lambda: None)  # pytest's own stay
+    # This worker's threads and processes are other tests' (an executor thread left
+    # idle, a fixture's server): the exit must neither wait for them nor kill them.
+    monkeypatch.setattr(cli.threading, "enumerate", lambda: [threading.current_thread()])
+    monkeypatch.delitem(sys.modules, "signal_eval_cli.process_scope", raising=False)
     if isinstance(code, str):
         with pytest.raises(SystemExit) as exited:
             cli.main_and_exit()
