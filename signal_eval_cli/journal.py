@@ -336,15 +336,18 @@ def _parse_header(name: str, line: bytes) -> JournalHeader:
         raise InputError(
             [Problem(name, 1, 1, "not a signal-eval journal (its first line is no journal header)")]
         ) from None
-    if data["signalEvalJournal"] != JOURNAL_VERSION:
+    found = data["signalEvalJournal"]
+    if found != JOURNAL_VERSION or type(found) is not int:
+        shown = json.dumps(found)  # as written: the string "1" is not the version 1
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
         raise InputError(
             [
                 Problem(
                     name,
                     1,
                     1,
-                    f"journal version {data['signalEvalJournal']!r} is not supported "
-                    f"(this signal-eval reads {JOURNAL_VERSION})",
+                    f"journal version {shown} is not supported "
+                    f"(this signal-eval reads the number {JOURNAL_VERSION})",
                 )
             ]
         )

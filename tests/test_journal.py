@@ -487,3 +487,25 @@ def test_a_journal_entry_edited_by_hand_is_a_located_error(
         journal.write(json.dumps({"variant": "", "case": "a", "result": result}) + "\n")
     with pytest.raises(InputError, match=message):
         read_journal(path)
+
+
+@pytest.mark.parametrize(
+    ("version", "shown"), [('"1"', '"1"'), ("true", "true"), ("1.0", "1.0"), ("2", "2")]
+)
+def test_a_journal_of_another_version_is_refused_showing_the_version_as_written(
+    tmp_path: Path, version: str, shown: str
+) -> None:
+    """The string "1" read "journal version '1' is not supported (this signal-eval reads
+    1)", as if the versions were the same; true and 1.0 passed for 1."""
+    path = tmp_path / "out.json.journal.jsonl"
+    Journal.start(path, JournalHeader("dataset", "d", ["a"], {})).close()
+    header = path.read_text(encoding="utf-8").replace(
+        '"signalEvalJournal": 1', f'"signalEvalJournal": {version}', 1
+    )
+    assert header != path.read_text(encoding="utf-8")
+    path.write_text(header, encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        read_journal(path)
+    assert str(refused.value).endswith(
+        f"journal version {shown} is not supported (this signal-eval reads the number 1)"
+    )
