@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem
@@ -30,6 +30,9 @@ from signal_eval_cli.journal import (
 from signal_eval_cli.results import CaseResult, DatasetResult
 from signal_eval_cli.signals import Signal, reads_back_as_itself
 
+if TYPE_CHECKING:  # scenarios are imported only by the runs that have them
+    from signal_eval_cli.scenarios import ScenarioResult
+
 __all__ = [
     "RETRY_CHOICES",
     "JournalPlan",
@@ -38,10 +41,12 @@ __all__ = [
     "build_result",
     "build_scenario_matrix",
     "build_scenarios",
+    "case_from_entry",
     "journal_slots",
     "matrix_slot",
     "open_journal",
     "run_slot",
+    "scenario_from_entry",
     "shard_block",
     "slot_run",
     "slot_variant_run",
@@ -237,6 +242,26 @@ def shard_block(header: JournalHeader) -> dict[str, Any] | None:
     }
 
 
+def case_from_entry(
+    case_id: str, data: Mapping[str, Any], signals: list[Signal] | None = None
+) -> CaseResult:
+    """A journal's case as a result. Its id is its entry's: a line whose result lost its
+    ``caseId`` (a hand edit) still reads; one naming another case is refused when the
+    journal is read (:func:`~signal_eval_cli.result_check.journal_entry_problems`)."""
+    return CaseResult.from_dict(_with_id("caseId", case_id, data), signals)
+
+
+def scenario_from_entry(scenario_id: str, data: Mapping[str, Any]) -> ScenarioResult:
+    """A journal's scenario run as a result, its id its entry's (as :func:`case_from_entry`)."""
+    from signal_eval_cli.scenarios import ScenarioResult
+
+    return ScenarioResult.from_journal(_with_id("id", scenario_id, data))
+
+
+def _with_id(key: str, unit: str, data: Mapping[str, Any]) -> Mapping[str, Any]:
+    return data if key in data else {**data, key: unit}
+
+
 def build_dataset(
     header: JournalHeader,
     entries: Mapping[Key, Mapping[str, Any]],
@@ -257,7 +282,7 @@ def build_dataset(
         key = (variant, case_id)
         data = entries.get(key)
         if data is not None:
-            cases.append(CaseResult.from_dict(data, signals.get(key)))
+            cases.append(case_from_entry(case_id, data, signals.get(key)))
         elif case_id in ran_cases:
             cases.append(ran_cases[case_id])
     result = DatasetResult(
@@ -332,7 +357,7 @@ def build_scenarios(
     """A scenario run's result from its journal, in the header's order (each scenario's
     runs, when repeated, in run order). Its units are read back whole (``signals``: only
     cases are recorded with theirs)."""
-    from signal_eval_cli.scenarios import ScenarioResult, ScenarioRunResult
+    from signal_eval_cli.scenarios import ScenarioRunResult
 
     slots = [str(v["id"]) for v in header.variants] or [""]
     scenarios = []
@@ -341,7 +366,7 @@ def build_scenarios(
         for slot in slots:
             data = entries.get((slot, sid))
             if data is not None:
-                scenarios.append(ScenarioResult.from_journal(data))
+                scenarios.append(scenario_from_entry(sid, data))
     run = ScenarioRunResult.of(
         scenarios,
         name=header.name,
@@ -382,7 +407,7 @@ def build_scenario_matrix(
     (``header.metadata["repeat"]`` each), as a matrix variant, then the ranking. ``ran``
     (the :class:`~signal_eval_cli.matrix.MatrixResult` that wrote the lines) lends the
     timings; its units are read back whole, as :func:`build_scenarios` reads them."""
-    from signal_eval_cli.scenarios import ScenarioResult, ScenarioRunResult
+    from signal_eval_cli.scenarios import ScenarioRunResult
 
     runs = range(max(1, int(header.metadata.get("repeat", 1))))
     ran_variants = {v.variant_id: v.result for v in ran.variants} if ran is not None else {}
@@ -391,7 +416,7 @@ def build_scenario_matrix(
     complete = True
     for v in header.variants:
         keys = [(matrix_slot(v["id"], run), sid) for sid in own for run in runs]
-        found = [ScenarioResult.from_journal(entries[k]) for k in keys if k in entries]
+        found = [scenario_from_entry(k[1], entries[k]) for k in keys if k in entries]
         complete &= len(found) == len(keys)
         if found:
             result = ScenarioRunResult.of(found, name=header.name).to_dataset_result()

@@ -25,7 +25,13 @@ from signal_eval_cli.fingerprint import (
 )
 from signal_eval_cli.journal import JournalHeader, Key, run_slot, slot_run
 from signal_eval_cli.results import CaseResult
-from signal_eval_cli.resume import JournalPlan, matrix_slot, slot_variant_run
+from signal_eval_cli.resume import (
+    JournalPlan,
+    case_from_entry,
+    matrix_slot,
+    scenario_from_entry,
+    slot_variant_run,
+)
 from signal_eval_cli.runner import RunOptions, never_ran, select_cases
 from signal_eval_cli.sharding import Shard
 
@@ -95,7 +101,9 @@ def case_entry(result: CaseResult, variant: str = "") -> tuple[Key, dict[str, An
 
 def kept_cases(plan: JournalPlan, variant: str = "") -> dict[str, CaseResult]:
     """The cases a resumed journal keeps (of a matrix's ``variant``), by id: not run again."""
-    return {case_id: CaseResult.from_dict(data) for case_id, data in plan.finished(variant).items()}
+    return {
+        case_id: case_from_entry(case_id, data) for case_id, data in plan.finished(variant).items()
+    }
 
 
 # -- a matrix -----------------------------------------------------------------------------------
@@ -154,10 +162,9 @@ def scenario_entry(result: ScenarioResult) -> tuple[Key, dict[str, Any]]:
 
 def kept_scenarios(plan: JournalPlan) -> dict[tuple[str, int], ScenarioResult]:
     """The scenario runs a resumed journal keeps, by (scenario id, run): not run again."""
-    from signal_eval_cli.scenarios import ScenarioResult
 
     return {
-        (sid, slot_run(slot)): ScenarioResult.from_journal(data)
+        (sid, slot_run(slot)): scenario_from_entry(sid, data)
         for (slot, sid), data in plan.kept.items()
     }
 
@@ -190,10 +197,9 @@ def scenario_matrix_entry(variant: str, result: ScenarioResult) -> tuple[Key, di
 
 def kept_scenario_matrix(plan: JournalPlan) -> dict[tuple[str, str, int], ScenarioResult]:
     """The runs a resumed journal keeps, by (variant, scenario id, run): not run again."""
-    from signal_eval_cli.scenarios import ScenarioResult
 
     kept = {}
     for (slot, sid), data in plan.kept.items():
         variant, run = slot_variant_run(slot)
-        kept[(variant, sid, run)] = ScenarioResult.from_journal(data)
+        kept[(variant, sid, run)] = scenario_from_entry(sid, data)
     return kept

@@ -224,3 +224,39 @@ def test_a_run_s_cases_are_built_with_their_signals_as_the_journal_holds_them(
     assert built[2].signals[0].payload == {"when": "{1, 2}"}
     for each, again in zip(cases[:2], built[:2], strict=True):
         assert again.to_dict("all") == CaseResult.from_dict(each.to_dict("all")).to_dict("all")
+
+
+def test_a_case_whose_result_lost_its_id_in_a_hand_edit_is_still_its_entry_s(
+    tmp_path: Path,
+) -> None:
+    """A journal line whose result has no ``caseId`` ended ``--resume`` in a traceback
+    (KeyError: 'caseId'); the entry names its case, so the case is kept as that one, and
+    the results built from the journal hold it too."""
+    from signal_eval_cli.resume import build_dataset
+
+    dataset = _dataset(tmp_path)
+    header = dataset_header(
+        dataset, RunOptions(), ProviderPolicy(), harness=None, params={}, traces=None
+    )
+    entries = [case_entry(case("a")), case_entry(case("b", False))]
+    without_id = [(key, {k: v for k, v in data.items() if k != "caseId"}) for key, data in entries]
+    plan = _resumed(tmp_path, header, without_id)
+    kept = kept_cases(plan)
+    assert {i: (c.case_id, c.passed) for i, c in kept.items()} == {
+        "a": ("a", True),
+        "b": ("b", False),
+    }
+    built = build_dataset(header, plan.entries())
+    assert [(c.case_id, c.passed) for c in built.cases] == [("a", True), ("b", False)]
+
+
+def test_a_scenario_run_whose_result_lost_its_id_is_still_its_entry_s(tmp_path: Path) -> None:
+    """The same for a scenario run (KeyError: 'id'), resumed and built as results."""
+    from signal_eval_cli.resume import build_result
+
+    header = scenarios_header([], root=tmp_path, repeat=1, shard=None)
+    header.order = ["s"]
+    key, data = scenario_entry(ScenarioResult("s", True, tags=["t"]))
+    entries = {key: {k: v for k, v in data.items() if k != "id"}}
+    assert [s.id for s in kept_scenarios(JournalPlan(None, kept=entries)).values()] == ["s"]
+    assert [(s.id, s.tags) for s in build_result(header, entries).scenarios] == [("s", ["t"])]
