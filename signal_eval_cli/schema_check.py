@@ -49,24 +49,14 @@ def _is_number(value: Any) -> bool:
     return type(value) is int or type(value) is float
 
 
-_TYPES: dict[str, Check] = {
-    "object": lambda v: type(v) is dict,
-    "array": lambda v: type(v) is list,
-    "string": lambda v: type(v) is str,
-    "integer": lambda v: type(v) is int,
-    "number": _is_number,
-    "boolean": lambda v: type(v) is bool,
-    "null": lambda v: v is None,
-}
-
-_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,),
-    "array": (list,),
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "null": (type(None),),
+_JSON_TYPES: dict[str, frozenset[type]] = {
+    "object": frozenset((dict,)),
+    "array": frozenset((list,)),
+    "string": frozenset((str,)),
+    "integer": frozenset((int,)),
+    "number": frozenset((int, float)),
+    "boolean": frozenset((bool,)),
+    "null": frozenset((type(None),)),
 }
 """The exact Python types of each JSON type, as parsed (``bool`` is no integer)."""
 
@@ -177,10 +167,11 @@ class _Compiler:
 
     def _type(self, rule: Any, schema: Any, base: str) -> Check:
         names = rule if isinstance(rule, list) else [rule]
-        if len(names) == 1:
-            return _TYPES.get(names[0], _never)
         # one set lookup, not a check per name (``["number", "null"]`` on every metric)
-        allowed = frozenset(t for n in names for t in _PYTHON_TYPES.get(n, ()))
+        allowed = frozenset(t for n in names for t in _JSON_TYPES.get(n, ()))
+        if len(allowed) == 1:
+            (only,) = allowed
+            return lambda v: type(v) is only
         return lambda v: type(v) in allowed
 
     def _const(self, rule: Any, schema: Any, base: str) -> Check:
