@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.errors import InputError, Problem, shorten
 from signal_eval_cli.files import atomic_write_bytes, utf8
 from signal_eval_cli.result_check import journal_entry_problems
 from signal_eval_cli.sharding import shard_ids
@@ -338,8 +338,7 @@ def _parse_header(name: str, line: bytes) -> JournalHeader:
         ) from None
     found = data["signalEvalJournal"]
     if found != JOURNAL_VERSION or type(found) is not int:
-        shown = json.dumps(found)  # as written: the string "1" is not the version 1
-        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        shown = shorten(json.dumps(found), 40)  # as written: the string "1" is not 1
         raise InputError(
             [
                 Problem(

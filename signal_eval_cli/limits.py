@@ -87,10 +87,10 @@ def loads_json(text: str, *, check_depth: bool = True) -> Any:
     try:
         try:
             data = _decode(text, _int_parser())
-        except ValueError as exc:
-            if isinstance(exc, json.JSONDecodeError):
-                raise
-            data = _decode(text, _parse_int)  # json's own int refused one: say it our way
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # json's own int may have refused one: say it our way
+            data = _decode(text, _parse_int)
     except json.JSONDecodeError as exc:
         raise JsonProblem(exc.lineno, exc.colno, f"invalid JSON: {exc.msg}") from None
     except RecursionError:

@@ -162,7 +162,6 @@ def scenario_entry(result: ScenarioResult) -> tuple[Key, dict[str, Any]]:
 
 def kept_scenarios(plan: JournalPlan) -> dict[tuple[str, int], ScenarioResult]:
     """The scenario runs a resumed journal keeps, by (scenario id, run): not run again."""
-
     return {
         (sid, slot_run(slot)): scenario_from_entry(sid, data)
         for (slot, sid), data in plan.kept.items()
@@ -197,7 +196,6 @@ def scenario_matrix_entry(variant: str, result: ScenarioResult) -> tuple[Key, di
 
 def kept_scenario_matrix(plan: JournalPlan) -> dict[tuple[str, str, int], ScenarioResult]:
     """The runs a resumed journal keeps, by (variant, scenario id, run): not run again."""
-
     kept = {}
     for (slot, sid), data in plan.kept.items():
         variant, run = slot_variant_run(slot)
