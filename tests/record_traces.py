@@ -248,17 +248,22 @@ async def record_langgraph_subgraph(base_url: str, *, events: bool = True) -> st
     return "\n".join([_dumps(list(item)) async for item in stream]) + "\n"
 
 
-async def record_langgraph_react(base_url: str, *, events: bool = True, tasks: bool = False) -> str:
+async def record_langgraph_react(
+    base_url: str, *, events: bool = True, tasks: bool = False, updates: bool = False
+) -> str:
     """JSONL of the prebuilt react agent whose tool raises, up to the raise:
     ``astream_events``, else ``astream(stream_mode=["updates", "messages"],
     subgraphs=True)`` (``[namespace, mode, chunk]``, no ``values``: no input), or with
-    ``tasks`` ``astream(stream_mode=["tasks", "values"])``."""
+    ``tasks`` ``astream(stream_mode=["tasks", "values"])``, with ``updates``
+    ``astream(stream_mode="updates")``."""
     graph = script.langgraph_react_agent(base_url)
     state = {"messages": [("user", script.QUESTION)]}
     if events:
         stream = graph.astream_events(state, version="v2")
     elif tasks:
         stream = graph.astream(state, stream_mode=["tasks", "values"])
+    elif updates:
+        stream = graph.astream(state, stream_mode="updates")
     else:
         stream = graph.astream(state, stream_mode=["updates", "messages"], subgraphs=True)
     lines = []
@@ -330,6 +335,9 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_react_tool_error_stream.jsonl": await record_langgraph_react(url, events=False),
         "langgraph_react_tool_error_tasks.jsonl": await record_langgraph_react(
             url, events=False, tasks=True
+        ),
+        "langgraph_react_tool_error_updates.jsonl": await record_langgraph_react(
+            url, events=False, updates=True
         ),
         "langgraph_simple_interrupt_events.jsonl": await record_langgraph_interrupt(url),
         "langgraph_simple_interrupt_updates.jsonl": await record_langgraph_interrupt(

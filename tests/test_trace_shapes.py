@@ -82,23 +82,29 @@ def test_a_node_running_beside_the_one_a_tool_raised_in_was_stopped(tmp_path: Pa
     assert errors == [RAISED, f"stopped: node 'tools' raised {RAISED}"]
 
 
-def test_a_stream_cut_with_tool_calls_unanswered_fails_the_agent_that_asked() -> None:
-    """``astream(stream_mode=["updates", "messages"], subgraphs=True)`` records no error:
-    the stream stops after the model asked for get_alerts, whose result never came. That
-    is no success: the agent that asked failed, and the gaps say so and that no input is
-    in the file (no "values" mode)."""
+@pytest.mark.parametrize(
+    "name", ["langgraph_react_tool_error_stream.jsonl", "langgraph_react_tool_error_updates.jsonl"]
+)
+def test_a_stream_cut_with_tool_calls_unanswered_fails_the_node_running_them(name: str) -> None:
+    """``astream(stream_mode=["updates", "messages"], subgraphs=True)``, or ``"updates"``
+    alone, records no error: the stream stops after the ``tools`` task of get_weather
+    returned and before get_alerts' result. That is no success: ``tools``, which ran the
+    calls, failed; the agent that asked returned its message (an update is written when a
+    node ends): it completed (it read as failed). The gaps say so and that no input is in
+    the file (no "values" mode)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        trace = import_trace(FIXTURES / "langgraph_react_tool_error_stream.jsonl")
+        trace = import_trace(FIXTURES / name)
     said = " ".join(str(w.message) for w in caught)
     assert "tool calls (get_alerts) the model asked for and no result" in said
-    assert 'without "values" holds no input' in said
+    assert "holds no input" in said
     (error,) = trace.matching("agent:error")
     assert (
-        error.payload["agent"] == "agent"
-        and "(get_alerts) were never answered" in error.payload["error"]
+        error.payload["agent"] == "tools"
+        and "(get_alerts) it ran were never answered" in error.payload["error"]
     )
-    assert not passes(trace, {"type": "agent.completed", "agentId": "agent"})
+    assert passes(trace, {"type": "agent.completed", "agentId": "agent"})
+    assert not passes(trace, {"type": "agent.completed", "agentId": "tools"})
     assert passes(
         trace,
         {
@@ -109,6 +115,21 @@ def test_a_stream_cut_with_tool_calls_unanswered_fails_the_agent_that_asked() ->
         },
     )
     assert trace.input is None
+
+
+def test_a_stream_cut_before_any_tool_returned_fails_no_node_it_cannot_name(
+    tmp_path: Path,
+) -> None:
+    """The same ``"updates"`` stream cut before any tool task returned: the node that was
+    running the calls is not in the stream, and the node that asked had finished. No agent
+    is taken as failed; the gap says the run stopped there."""
+    lines = (FIXTURES / "langgraph_react_tool_error_updates.jsonl").read_text().splitlines()
+    path = tmp_path / "t.jsonl"
+    path.write_text(lines[0] + "\n")
+    with pytest.warns(TraceGap, match=r"get_weather, get_alerts\) .* a node the stream does"):
+        trace = import_trace(path)
+    assert not list(trace.matching("agent:error"))
+    assert passes(trace, {"type": "agent.completed", "agentId": "agent"})
 
 
 @pytest.mark.parametrize(

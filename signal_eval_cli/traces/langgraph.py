@@ -136,7 +136,7 @@ UNFINISHED_GAP = (
     "the stream ends inside node {!r}, before the graph's end: the node raised (the "
     "exception ends astream_events) or the run was cut off; it is taken as failed"
 )
-UNANSWERED = "its tool calls ({}) were never answered: the stream ends before their results"
+UNANSWERED = "tool calls ({}) it ran were never answered: the stream ends before their results"
 UNANSWERED_UNSURE_GAP = (
     "the stream ends with tool calls ({}) the model asked for and no result: a tool raised, "
     "the run was cut off, or the graph paused before its tools (an interrupt, which these "
@@ -144,7 +144,13 @@ UNANSWERED_UNSURE_GAP = (
 )
 UNANSWERED_GAP = (
     "the stream ends with tool calls ({}) the model asked for and no result, before the "
-    "graph's end: a tool raised or the run was cut off; the agent that asked is taken as failed"
+    "graph's end: a tool raised or the run was cut off; node {!r}, which ran the calls beside "
+    "them, is taken as failed"
+)
+UNANSWERED_NODE_GAP = (
+    "the stream ends with tool calls ({}) the model asked for and no result, before the "
+    "graph's end: a tool raised or the run was cut off, in a node the stream does not name "
+    "(it shows a node once it has returned); no agent is taken as failed"
 )
 VALUES_GAP = (
     'astream(stream_mode="values") does not say which node ran: no agent activations, '
@@ -653,20 +659,25 @@ class LangGraphReader:
     def _unanswered(self) -> None:
         """The last model call asked for tools whose results never came, and no node is
         known to have failed: the stream stops where they ran (a tool raised, or the run
-        was cut off; ``astream`` records no error). The agent that asked did not finish,
-        unless the graph paused there (``interrupt_before=["tools"]``): a stream that would
-        show an interrupt (``astream_events``, ``"updates"``) showed none; one that would
-        not (``"values"``, ``"messages"`` alone) is only warned of."""
+        was cut off; ``astream`` records no error), unless the graph paused there
+        (``interrupt_before=["tools"]``): a stream that would show an interrupt
+        (``astream_events``, ``"updates"``) showed none; one that would not (``"values"``,
+        ``"messages"`` alone) is only warned of. The node that asked returned its message:
+        it finished (an update is written when its node ends). Where the calls ran, the
+        calls beside them answered (the react agent's ``ToolNode`` runs each in a task of
+        its own, one task's result written before another raised): that node did not
+        finish; when none was answered the stream never named that node, and none fails."""
         steps = self.facts.steps
         if any(isinstance(s, AgentRun) and s.error for s in steps):
             return
         calls = [s for s in steps if isinstance(s, ModelCall)]
-        answered = {s.id for s in steps if isinstance(s, ToolRun)}
+        answered = {s.id: s for s in steps if isinstance(s, ToolRun)}
         if not calls or steps.index(calls[-1]) < max(
             (i for i, s in enumerate(steps) if isinstance(s, ToolRun) and s.id is None), default=-1
         ):
             return
-        waiting = [r.name for r in calls[-1].requests if r.id not in answered]
+        requests = calls[-1].requests
+        waiting = [r.name for r in requests if r.id not in answered]
         waiting = [name for name in waiting if not _is_transfer(name)]
         if not waiting:
             return
@@ -674,10 +685,14 @@ class LangGraphReader:
         if not self.shows_interrupts:
             self.facts.gaps.add(UNANSWERED_UNSURE_GAP.format(names))
             return
-        self.facts.gaps.add(UNANSWERED_GAP.format(names))
-        agent = calls[-1].agent
+        beside = [answered[r.id].agent for r in requests if r.id in answered]
+        node = next((n for n in beside if n is not None), None)
+        if node is None:
+            self.facts.gaps.add(UNANSWERED_NODE_GAP.format(names))
+            return
+        self.facts.gaps.add(UNANSWERED_GAP.format(names, node))
         for run in reversed(steps):
-            if isinstance(run, AgentRun) and run.name == agent:
+            if isinstance(run, AgentRun) and run.name == node:
                 run.end, run.error = self.clock, UNANSWERED.format(names)
                 break
 
