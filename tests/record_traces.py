@@ -147,6 +147,46 @@ async def record_otel_agents(
     return spans_to_otlp(exporter.get_finished_spans())
 
 
+async def record_otel_agents_flushes(base_url: str) -> list[dict[str, Any]]:
+    """The simple agent's run through the OTel bridge as an exporter that writes a file
+    per flush writes it: a ``BatchSpanProcessor`` of two spans a batch, each batch its own
+    OTLP/JSON request (children first: the first holds the model call, the last the root)."""
+    from agents import set_trace_processors
+    from opentelemetry.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import (
+        BatchSpanProcessor,
+        SpanExporter,
+        SpanExportResult,
+    )
+
+    from signal_eval_cli.traces.otlp_encode import spans_to_otlp
+
+    class Flushes(SpanExporter):
+        def __init__(self) -> None:
+            self.files: list[dict[str, Any]] = []
+
+        def export(self, spans: Any) -> SpanExportResult:
+            self.files.append(spans_to_otlp(spans))
+            return SpanExportResult.SUCCESS
+
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+    exporter = Flushes()
+    provider = TracerProvider()
+    provider.add_span_processor(
+        BatchSpanProcessor(exporter, max_export_batch_size=2, schedule_delay_millis=60_000)
+    )
+    set_trace_processors([])
+    instrumentor = OpenAIAgentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        await _run_agent(base_url, streamed=False, simple=True)
+    finally:
+        instrumentor.uninstrument()
+        provider.force_flush()
+    return exporter.files
+
+
 async def record_otel_openai(base_url: str, *, stream: bool = False) -> dict[str, Any]:
     """OTLP/JSON of the OpenAI client tool loop under ``opentelemetry-instrumentation-openai-v2``,
     its message log events folded into the spans (``spans_to_otlp(spans, events)``)."""
@@ -355,6 +395,10 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "otel_agents_bridge_guardrail_error.json": json.dumps(
             await record_otel_agents(url, guarded=True), indent=1
         ),
+        **{
+            f"otel_agents_bridge_simple_flush{n}.json": json.dumps(flush, indent=1)
+            for n, flush in enumerate(await record_otel_agents_flushes(url), 1)
+        },
         "otel_openai.json": json.dumps(await record_otel_openai(url), indent=1),
         "otel_openai_model_error.json": json.dumps(
             await record_otel_openai_model_error(server), indent=1

@@ -471,3 +471,54 @@ def test_a_tool_a_node_calls_itself_is_a_tool_call() -> None:
             ],
         },
     )
+
+
+FLUSHES = [FIXTURES / f"otel_agents_bridge_simple_flush{n}.json" for n in (1, 2, 3)]
+
+
+def test_an_otlp_trace_split_across_flush_files_reads_whole_once_joined(tmp_path: Path) -> None:
+    """A ``BatchSpanProcessor`` whose exporter writes a file per flush: the first file holds
+    the model call, whose agent run is in the next. Alone it read as a call of no agent, in
+    silence; it now warns that the trace is cut. The files joined by ``cat`` (documents one
+    after another, ``}{`` where a file has no final newline) were refused as not JSON; they
+    read as one trace: the call is the agent's."""
+    with pytest.warns(TraceGap, match="1 of its spans name a parent span the file does not"):
+        alone = import_trace(FLUSHES[0])
+    assert [s.agent for s in alone.matching("provider:end")] == [None]
+    joined = tmp_path / "run.json"
+    joined.write_text("".join(p.read_text() for p in FLUSHES))
+    assert "}{" in joined.read_text()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(joined)
+    assert [s.agent for s in trace.matching("provider:end")] == ["simple"]
+    assert passes(trace, {"type": "agent.completed", "agentId": "simple"})
+    assert trace.input == "Hi" and trace.output == "Hello there, friend."
+
+
+def test_an_otlp_file_of_several_runs_says_so(tmp_path: Path) -> None:
+    """Two runs' requests in one collector file: read as one run, warned (as the Agents
+    SDK's are); lone model calls, each a trace of its own, and OpenLLMetry's one-span
+    ``create_agent`` trace are no runs."""
+    runs = ["otel_agents_bridge.json", "otel_agents_bridge_guardrail_error.json"]
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        "".join(json.dumps(json.loads((FIXTURES / r).read_text())) + "\n" for r in runs)
+    )
+    with pytest.warns(TraceGap, match="it holds 2 traces"):
+        import_trace(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        import_trace(FIXTURES / "otel_openai.json")
+        quietly(FIXTURES / "otel_openllmetry_langgraph_react_tool_error.jsonl")
+
+
+def test_an_agents_sdk_file_of_the_exporters_batches_reads_as_one(tmp_path: Path) -> None:
+    """The SDK's exporter posts ``{"data": [...]}`` in batches; their bodies one after
+    another in a file are the run whole (they were taken as its items)."""
+    items = json.loads((FIXTURES / "agents_support.json").read_text())["data"]
+    path = tmp_path / "t.json"
+    batches = [{"data": items[i : i + 6]} for i in range(0, len(items), 6)]
+    path.write_text("\n".join(json.dumps(batch, indent=1) for batch in batches))
+    assert len(batches) == 3
+    assert facts(import_trace(path)) == facts(import_trace(FIXTURES / "agents_support.json"))

@@ -39,7 +39,7 @@ def detect_format(source: Source) -> str:
     value, whole = source.first_value
     if otlp.looks_like(value):
         return "otlp"
-    if whole and openai_agents.looks_like(value):
+    if openai_agents.looks_like(value):  # the export, or its first batch of several
         return "openai-agents"
     if not whole and isinstance(value, dict) and value.get("object") in ("trace", "trace.span"):
         return "openai-agents"
@@ -76,7 +76,11 @@ def _agents(source: Source) -> Facts:
     from signal_eval_cli.traces import openai_agents
 
     value, whole = source.first_value
-    items = openai_agents.records(value) if whole else [v for _, v in source.lines()]
+    if whole:
+        return openai_agents.facts_from_items(openai_agents.records(value))
+    items: list[Any] = []  # an item a line, or the exporter's batches one after another
+    for _, item in source.lines():
+        items += openai_agents.records(item) or [item]
     return openai_agents.facts_from_items(items)
 
 

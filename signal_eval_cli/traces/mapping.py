@@ -126,9 +126,9 @@ MANY_TRACES = (
 
 
 def note_traces(facts: Facts, trace_ids: set[Any]) -> None:
-    """Warn when a file's spans belong to more than one trace (``None``: no id given), in
-    a format where a run is one trace (the Agents SDK's; not OTel's, where model calls made
-    outside any span are each a trace of their own)."""
+    """Warn when a file's runs belong to more than one trace (``None``: no id given): the
+    Agents SDK's spans; OTel's runs (not model calls made outside any span, each a trace
+    of its own)."""
     found = trace_ids - {None, ""}
     if len(found) > 1:
         facts.gaps.add(MANY_TRACES.format(len(found)))

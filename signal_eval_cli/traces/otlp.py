@@ -27,6 +27,7 @@ from signal_eval_cli.traces.mapping import (
     ToolRun,
     as_mapping,
     model_output,
+    note_traces,
     parse_arguments,
 )
 from signal_eval_cli.traces.openinference import (
@@ -268,6 +269,7 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
 
     owners = {i: agent_span_of(s) for i, s in spans.items()}  # read once: both passes ask
     roots = [s for s in spans.values() if s.parent not in spans]
+    _note_cuts(facts, spans, roots)
     ordered = sorted(spans.values(), key=lambda s: s.start)
     asked: list[tuple[ModelCall, Any]] = []
     for span in ordered:
@@ -295,6 +297,27 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
             if facts.input is not None:
                 break
     return facts
+
+
+SPLIT_GAP = (
+    "{} of its spans name a parent span the file does not hold: the trace is cut (an "
+    "exporter that writes a file per flush, a batch not yet exported): the agent runs those "
+    "spans ran in are unknown; join the trace's files into one (cat a.json b.json > "
+    "run.json) to read it whole"
+)
+
+
+def _note_cuts(facts: Facts, spans: Mapping[str, _Span], roots: list[_Span]) -> None:
+    """Warn of spans whose parent the file lacks (one trace split across files), and of a
+    file holding several runs: trees of spans, each under its own root, in several traces
+    (a model call made outside any span is a trace of its own, as is OpenLLMetry's
+    ``create_agent``: a span alone is no run)."""
+    orphans = sum(1 for s in roots if s.parent is not None)
+    if orphans:
+        facts.gaps.add(SPLIT_GAP.format(orphans))
+    parents = {s.parent for s in spans.values()}
+    runs = {_hex_id(s.raw.get("traceId")) or None for s in roots if s.id in parents}
+    note_traces(facts, runs)
 
 
 FRAMEWORK_KEYS = frozenset({"gen_ai.operation.name", "openinference.span.kind"})

@@ -8,6 +8,7 @@ is pointed at the span to fix, never at a traceback.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -84,29 +85,45 @@ class Source:
             raise InputError(
                 [Problem(self.path, line, column, "not JSON: nested too deep")]
             ) from None
-        first_line = next(line for line in self.text.split("\n") if line.strip())
         try:
-            json.loads(first_line)
-        except ValueError:  # not JSONL either: a broken (say, truncated) JSON document
-            if whole_error is not None:
-                problem = Problem(
-                    self.path, whole_error.lineno, whole_error.colno, f"not JSON: {whole_error.msg}"
-                )
-                raise InputError([problem]) from None
-        for _, value in self.lines():
-            return value, False
+            for _, value in self.lines():
+                return value, False
+        except InputError:  # not JSONL either: a broken (say, truncated) JSON document
+            if whole_error is None:
+                raise
+            problem = Problem(
+                self.path, whole_error.lineno, whole_error.colno, f"not JSON: {whole_error.msg}"
+            )
+            raise InputError([problem]) from None
         raise self.problem("empty trace file")
 
     def lines(self) -> Iterator[tuple[int, Any]]:
-        """``(line number, value)`` of each non-blank JSON line; the first bad one raises."""
-        for number, line in enumerate(self.text.split("\n"), 1):
-            if not line.strip():
-                continue
+        """``(line number, value)`` of each JSON document: a line each (JSONL), or documents
+        one after another over several lines (the files of an exporter that writes one per
+        flush, joined with ``cat``); the first bad one raises at its line."""
+        text, at, number = self.text, 0, 1
+        while True:
+            blank = _BLANK.match(text, at)
+            start = blank.end() if blank else at
+            number += text.count("\n", at, start)
+            if start >= len(text):
+                return
+            end = text.find("\n", start)
+            end = len(text) if end < 0 else end
             try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    [Problem(self.path, number, exc.colno, f"not JSON: {exc.msg}")]
-                ) from None
+                value, at = json.loads(text[start:end]), end
+            except json.JSONDecodeError as exc:  # the line is not one document: one over lines?
+                try:
+                    value, at = _DECODER.raw_decode(text, start)
+                except (ValueError, RecursionError):
+                    column = start - text.rfind("\n", 0, start) - 1 + exc.colno
+                    problem = Problem(self.path, number, column, f"not JSON: {exc.msg}")
+                    raise InputError([problem]) from None
             except (ValueError, RecursionError) as exc:
                 raise InputError([Problem(self.path, number, 1, f"not JSON: {exc}")]) from None
+            yield number, value
+            number += text.count("\n", start, at)
+
+
+_BLANK = re.compile(r"\s*")
+_DECODER = json.JSONDecoder()
