@@ -129,6 +129,14 @@ def shorten(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
 
 
+def malformed(exc: BaseException) -> str:
+    """What reading a well-formed file of the wrong shape ran into, in a message's words:
+    a missing field by its name (``KeyError: 'case'`` reads as code, not as a file's fault)."""
+    if type(exc) is KeyError and len(exc.args) == 1:
+        return f"no field {shorten(repr(exc.args[0]))}"
+    return f"{type(exc).__name__}: {exc}"
+
+
 def edit_distance(a: str, b: str) -> int:
     """Levenshtein distance, case-insensitive (a typo in case is one edit).
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from signal_eval_cli.errors import InputError, Problem, shorten
+from signal_eval_cli.errors import InputError, Problem, malformed, shorten
 from signal_eval_cli.files import atomic_write_bytes, utf8
 from signal_eval_cli.result_check import journal_entry_problems
 from signal_eval_cli.sharding import shard_ids
@@ -319,7 +319,7 @@ def read_journal(path: Path) -> JournalContents:
                 raise TypeError("result is not an object")
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(
-                [Problem(name, number, 1, f"damaged journal entry: {type(exc).__name__}: {exc}")]
+                [Problem(name, number, 1, f"damaged journal entry: {malformed(exc)}")]
             ) from None
         if problems := journal_entry_problems(name, number, line, header.kind, entry):
             raise InputError(problems)
@@ -354,5 +354,5 @@ def _parse_header(name: str, line: bytes) -> JournalHeader:
         return JournalHeader.from_dict(data)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise InputError(
-            [Problem(name, 1, 1, f"damaged journal header: {type(exc).__name__}: {exc}")]
+            [Problem(name, 1, 1, f"damaged journal header: {malformed(exc)}")]
         ) from None

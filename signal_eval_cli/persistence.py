@@ -35,7 +35,7 @@ from typing import Any
 
 from signal_eval_cli.case_index import INDEX_KEY, build_index, open_sealed, seal
 from signal_eval_cli.collector import gc_paused
-from signal_eval_cli.errors import InputError, Problem, undecodable
+from signal_eval_cli.errors import InputError, Problem, malformed, shorten, undecodable
 from signal_eval_cli.files import atomic_write_bytes, check_readable, utf8
 from signal_eval_cli.kinds import (
     RESULT_KINDS,
@@ -46,7 +46,7 @@ from signal_eval_cli.kinds import (
 )
 from signal_eval_cli.limits import JsonProblem, loads_json
 from signal_eval_cli.redaction import redact_text
-from signal_eval_cli.result_check import result_problems
+from signal_eval_cli.result_check import missing_field_problems, result_problems
 from signal_eval_cli.results import RESULT_SCHEMA_VERSION, SignalsPolicy
 
 __all__ = ["load_result", "register_result_kind", "result_to_json", "save_result"]
@@ -197,9 +197,13 @@ def _load_result(path: str | Path, lean: bool) -> Result:
         raise InputError(problems)
     try:
         result = loaded.from_dict(data)
-    except _MALFORMED as exc:
+    except _MALFORMED as exc:  # a field its reader needs is missing, else a shape it cannot read
+        needed = exc.args[0] if type(exc) is KeyError and len(exc.args) == 1 else None
+        missing = (
+            missing_field_problems(name, raw, data, kind, needed) if isinstance(needed, str) else []
+        )
         raise InputError(
-            [Problem(name, 1, 1, f"malformed {kind} result: {type(exc).__name__}: {exc}")]
+            missing or [Problem(name, 1, 1, f"malformed {kind} result: {malformed(exc)}")]
         ) from None
     if sealed is None:
         return result
@@ -246,14 +250,7 @@ def _type_for(name: str, data: Any) -> tuple[str, type[Result]]:
     kind = data.get("kind", "dataset" if "cases" in data else None)
     loaded = result_type(kind) if isinstance(kind, str) else None
     if loaded is None:
-        raise InputError(
-            [
-                Problem(
-                    name,
-                    1,
-                    1,
-                    f"unknown result kind {kind!r} (known: {', '.join(sorted(RESULT_KINDS))})",
-                )
-            ]
-        )
+        what = "no result kind" if kind is None else f"unknown result kind {shorten(repr(kind))}"
+        known = ", ".join(sorted(RESULT_KINDS))
+        raise InputError([Problem(name, 1, 1, f"{what} (known: {known})")])
     return str(kind), loaded

@@ -24,13 +24,12 @@ from signal_eval_cli.errors import Problem, shorten
 from signal_eval_cli.loading import (
     Document,
     explain_error,
-    kind_of,
     schema_problems,
     schema_validator,
 )
 from signal_eval_cli.schema_check import definition_check, schema_check, schema_documents
 
-__all__ = ["journal_entry_problems", "result_problems"]
+__all__ = ["journal_entry_problems", "missing_field_problems", "result_problems"]
 
 _RELAXED = frozenset(
     {"required", "minimum", "maximum", "exclusiveMinimum", "minItems", "minLength",
@@ -38,39 +37,53 @@ _RELAXED = frozenset(
 )  # fmt: skip
 """Rules of a value, not of its type: the writer may break them (a negative latency)."""
 _NUMBERS = frozenset({"number", "integer"})
+_WHOLE = frozenset({"goalResult", "trace.schema.json"})
+"""Definitions every writer wrote whole and whose readers need what they require (a
+goal's name, a signal's): their ``required`` and ``minLength`` hold."""
+_KEPT = frozenset({"required", "minLength"})
 
 
 _NAMED = frozenset({"properties", "$defs", "patternProperties", "dependentSchemas"})
 """Keywords whose value maps names (not keywords) to schemas."""
 
 
-def _relax(schema: Any) -> Any:
+def _relax(schema: Any, needed: str | None, relaxed: frozenset[str] = _RELAXED) -> Any:
     if isinstance(schema, list):
-        return [_relax(item) for item in schema]
+        return [_relax(item, needed, relaxed) for item in schema]
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key in _RELAXED or (key == "additionalProperties" and value is False):
+        if key == "required" and needed in value:
+            out[key] = [needed]
+        elif key in relaxed or (key == "additionalProperties" and value is False):
             continue
-        if key == "if":  # a condition, not a rule: kept as it is
+        elif key == "if":  # a condition, not a rule: kept as it is
             out[key] = value
         elif key in _NAMED and isinstance(value, dict):
-            out[key] = {name: _relax(item) for name, item in value.items()}
+            out[key] = {
+                name: _relax(
+                    item, needed, _RELAXED - _KEPT if key == "$defs" and name in _WHOLE else relaxed
+                )
+                for name, item in value.items()
+            }
         elif key == "type":
             types = value if isinstance(value, list) else [value]
             out[key] = [*types, "null"] if _NUMBERS & set(types) else value
         else:
-            out[key] = _relax(value)
+            out[key] = _relax(value, needed, relaxed)
     return out
 
 
 @cache
-def _reading_schemas() -> str:
+def _reading_schemas(needed: str | None = None) -> str:
     """The result and trace schemas relaxed, as the ``generated`` stand-ins of
-    :func:`.schema_check.schema_documents` (they replace the embedded copies too)."""
+    :func:`.schema_check.schema_documents` (they replace the embedded copies too); with
+    ``needed``, that field stays required wherever the schemas require it."""
     documents = schema_documents()
-    return json.dumps([_relax(documents[f"{n}.schema.json"]) for n in ("result", "trace")])
+    result = _relax(documents["result.schema.json"], needed)
+    trace = _relax(documents["trace.schema.json"], needed, _RELAXED - _KEPT)
+    return json.dumps([result, trace])
 
 
 @cache
@@ -84,18 +97,37 @@ def result_problems(name: str, raw: bytes, data: dict[str, Any], kind: str) -> l
     the schema does not describe (a plugin's) is its reader's to check."""
     if kind not in _schema_kinds():
         return []
+    return _problems(name, raw, data, kind, _reading_schemas())
+
+
+def missing_field_problems(
+    name: str, raw: bytes, data: dict[str, Any], kind: str, field: str
+) -> list[Problem]:
+    """Where ``data`` (as :func:`result_problems` has it) lacks ``field`` that the result
+    schema requires there: its reader could not do without the field (it raised
+    ``KeyError(field)``). Most required fields have defaults, so the type check leaves
+    them out; this names the one that was needed, at the object that lacks it."""
+    if kind not in _schema_kinds():
+        return []
+    return _problems(name, raw, data, kind, _reading_schemas(field))
+
+
+def _problems(
+    name: str, raw: bytes, data: dict[str, Any], kind: str, reading: str
+) -> list[Problem]:
     # the index is checked where it is read, if trusted; a file without kind (seed 002)
     # is checked as the kind it is read as
     checked = {key: value for key, value in data.items() if key != INDEX_KEY} | {"kind": kind}
-    reading = _reading_schemas()
     if schema_check("result", reading)(checked):
         return []
     doc = Document(name, checked, {}, {}, source=raw.decode("utf-8"))
     return schema_problems(doc, "result", reading)
 
 
-_UNIT_ID = {"dataset": "caseId", "matrix": "caseId"}
-"""The id key of a journal unit's result, by the journal's kind (a scenario's: ``id``)."""
+_UNITS = {"dataset": ("caseId", "caseResult"), "matrix": ("caseId", "caseResult")}
+"""The id key and the result schema's definition of a journal unit's result, by the
+journal's kind (a scenario run's otherwise)."""
+_SCENARIO_UNIT = ("id", "scenarioResult")
 
 
 def journal_entry_problems(
@@ -103,30 +135,26 @@ def journal_entry_problems(
 ) -> list[Problem]:
     """The problems of line ``number`` of the journal ``name`` (a run of ``kind``), which
     holds ``entry``: its ``result`` must not be another unit's, must say whether it
-    passed, and (a case of a dataset or a matrix) be typed as a results file's case is.
-    Located in the line."""
+    passed, and be typed as a results file's case (or scenario run) is. Located in the line."""
     result, unit = entry["result"], entry["case"]
-    id_key = _UNIT_ID.get(kind, "id")
+    id_key, definition = _UNITS.get(kind, _SCENARIO_UNIT)
     found: list[tuple[tuple[str, ...], str]] = []
     if id_key in result and result[id_key] != unit:
         other, own = shorten(repr(result[id_key])), shorten(repr(unit))
         found.append((("result",), f"its result is {id_key} {other}, not {own}"))
     if "passed" not in result:
         found.append((("result",), "its result has no 'passed'"))
-    elif id_key != "caseId" and type(result["passed"]) is not bool:
-        got = kind_of(result["passed"])
-        found.append((("result", "passed"), f"'passed': expected true or false, got {got}"))
     reading = _reading_schemas()
-    typed = id_key != "caseId" or definition_check("result", "caseResult", reading)(result)
+    typed = definition_check("result", definition, reading)(result)
     if typed and not found:
         return []
     doc = Document(name, entry, {}, {}, source=line.decode("utf-8"))
     problems = doc.problems((path, f"damaged journal entry: {message}") for path, message in found)
     if not typed:
-        case = schema_validator("result", reading).evolve(
-            schema={"$ref": "result.schema.json#/$defs/caseResult"}
+        checker = schema_validator("result", reading).evolve(
+            schema={"$ref": f"result.schema.json#/$defs/{definition}"}
         )
-        errors = list(case.iter_errors(result))
+        errors = list(checker.iter_errors(result))
 
         def path_of(error: Any) -> tuple[str | int, ...]:
             return ("result", *error.absolute_path)

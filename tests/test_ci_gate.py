@@ -189,7 +189,10 @@ def test_removed_passing_cases_are_mentioned_but_do_not_block(tmp_path: Path) ->
         ('{"schemaVersion": 0, "kind": "dataset"}', "schemaVersion 0 is not supported"),
         ("{}", "not a signal-eval result file (no schemaVersion)"),
         ('{"schemaVersion": 1, "kind": "dataset", "cases": [', "invalid JSON"),
-        ('{"schemaVersion": 1, "kind": "dataset", "name": "x", "cases": [{}]}', "malformed"),
+        (
+            '{"schemaVersion": 1, "kind": "dataset", "name": "x", "cases": [{}]}',
+            ":1:64: missing required field 'caseId'",
+        ),
         ('{"schemaVersion": 1, "kind": "banana"}', "unknown result kind 'banana'"),
     ],
 )

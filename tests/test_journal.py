@@ -376,11 +376,15 @@ def test_a_payload_json_cannot_write_is_recorded_writable_not_a_crash(tmp_path: 
     deep: list[Any] = []
     for _ in range(100_000):
         deep = [deep]
-    first = journal.record(("", "a"), {"passed": True, "signals": [{"payload": looped}]})
-    second = journal.record(("", "b"), {"passed": True, "signals": [{"payload": deep}]})
+    first = journal.record(
+        ("", "a"), {"passed": True, "signals": [{"name": "s", "payload": looped}]}
+    )
+    second = journal.record(
+        ("", "b"), {"passed": True, "signals": [{"name": "s", "payload": deep}]}
+    )
     journal.close()
     cut = {"n": 1, "self": "<cycle>", "twice": ["<cycle>", {"n": 2}]}
-    assert first == {"passed": True, "signals": [{"payload": cut}]}
+    assert first == {"passed": True, "signals": [{"name": "s", "payload": cut}]}
     kept = second["signals"][0]["payload"]
     for _ in range(200 - 3):  # the result, its signals and the signal are levels too
         (kept,) = kept
@@ -449,7 +453,9 @@ def test_a_value_json_cannot_write_is_recorded_as_text_not_a_crash(tmp_path: Pat
     path = tmp_path / "out.json.journal.jsonl"
     journal = Journal.start(path, JournalHeader("dataset", "d", ["a"], {}))
     payload = {"big": 10**5000, "odd": Unprintable(), "fine": 10**10, (1, 2): "tuple key"}
-    kept = journal.record(("", "a"), {"passed": True, "signals": [{"payload": payload}]})
+    kept = journal.record(
+        ("", "a"), {"passed": True, "signals": [{"name": "s", "payload": payload}]}
+    )
     journal.close()
     written = kept["signals"][0]["payload"]
     assert written == {
@@ -472,19 +478,58 @@ def test_a_value_json_cannot_write_is_recorded_as_text_not_a_crash(tmp_path: Pat
             ":2:40: damaged journal entry: its result is caseId 'b', not 'a'",
         ),
         ("matrix", {"caseId": "a"}, "damaged journal entry: its result has no 'passed'"),
-        ("scenarios", {"id": "a", "passed": 1}, ":2:62: damaged journal entry: 'passed': expected"),
+        ("scenarios", {"id": "a", "passed": 1}, ":2:62: 'passed': expected true or false"),
+        (
+            "scenarios",
+            {"id": "a", "passed": True, "goals": [{"status": "passed"}]},
+            ":2:78: missing required field 'goal'",
+        ),
+        (
+            "scenario-matrix",
+            {"passed": True, "patternAssertions": [{"assertion": "x"}]},
+            ":2:93: 'assertion': expected a mapping, got a string",
+        ),
     ],
-    ids=["string-passed", "string-cost", "another-case", "no-passed", "scenario-passed"],
+    ids=[
+        "string-passed",
+        "string-cost",
+        "another-case",
+        "no-passed",
+        "scenario-passed",
+        "goal-without-name",
+        "pattern-not-a-mapping",
+    ],
 )
 def test_a_journal_entry_edited_by_hand_is_a_located_error(
     tmp_path: Path, kind: str, result: dict[str, Any], message: str
 ) -> None:
     """``"passed": "false"`` in a journal was resumed as a pass (exit 0), and a result
-    with no ``passed`` ended the resumed run in a traceback."""
+    with no ``passed`` (a scenario goal without its name, a pattern assertion that is
+    not a mapping) ended the resumed run in a traceback."""
     path = tmp_path / "out.json.journal.jsonl"
     Journal.start(path, JournalHeader(kind, "d", ["a"], {})).close()
     with path.open("a", encoding="utf-8") as journal:
         journal.write(json.dumps({"variant": "", "case": "a", "result": result}) + "\n")
+    with pytest.raises(InputError, match=message):
+        read_journal(path)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (2, ":2:1: damaged journal entry: no field 'case'"),
+        (1, ":1:1: damaged journal header: no field 'order'"),
+    ],
+)
+def test_a_journal_line_missing_a_field_names_it(tmp_path: Path, line: int, message: str) -> None:
+    """A header or entry without a field read "KeyError: 'case'", as if the code failed."""
+    path = tmp_path / "out.json.journal.jsonl"
+    Journal.start(path, JournalHeader("dataset", "d", ["a"], {})).close()
+    with path.open("a", encoding="utf-8") as journal:
+        journal.write(json.dumps({"variant": "", "case": "a", "result": {"passed": True}}) + "\n")
+    lines = [json.loads(text) for text in path.read_text().splitlines()]
+    del lines[line - 1][{1: "order", 2: "case"}[line]]
+    path.write_text("".join(json.dumps(item) + "\n" for item in lines))
     with pytest.raises(InputError, match=message):
         read_journal(path)
 

@@ -251,7 +251,7 @@ def test_load_result_pauses_the_collector_and_restores_its_state(
     try:
         assert load_result(tmp_path / "r.json").cases[0].case_id == "a"
         assert gc.isenabled() is enabled
-        with pytest.raises(InputError, match="malformed dataset result: KeyError"):
+        with pytest.raises(InputError, match="1:1: missing required field 'name'"):
             load_result(tmp_path / "bad.json")
         assert gc.isenabled() is enabled
         with pytest.raises(InputError, match="cannot read"):
@@ -516,6 +516,48 @@ def test_what_the_writer_writes_reads_back_without_a_type_problem(tmp_path: Path
     (loaded,) = load_result(path).cases
     assert loaded.metrics.latency_ms == -5.0 and loaded.duration_ms == -1.0
     assert loaded.metrics.total_tokens != loaded.metrics.total_tokens  # NaN
+
+
+@pytest.mark.parametrize("lean", [True, False])
+@pytest.mark.parametrize(
+    ("kind", "where", "field"),
+    [
+        ("dataset", ("cases", 1), "passed"),
+        ("dataset", ("cases", 0), "caseId"),
+        ("matrix", ("variants", 1), "variantId"),
+        ("matrix", ("variants", 0, "result", "cases", 1), "passed"),
+        ("comparison", ("summary",), "verdict"),
+        ("scenarios", ("scenarios", 1), "id"),
+        ("scenarios", ("scenarios", 0, "signals", 0), "name"),
+        ("scenarios", ("scenarios", 0, "goals", 0), "goal"),
+    ],
+)
+def test_a_field_its_reader_needs_missing_is_a_located_error(
+    tmp_path: Path, lean: bool, kind: str, where: tuple[str | int, ...], field: str
+) -> None:
+    """A case without ``passed`` (a hand edit) was "malformed dataset result: KeyError:
+    'passed'" at 1:1, and so was any field a reader indexes; now it is located at the
+    object that lacks it."""
+    data = json.loads(result_to_json(KINDS[kind]))
+    data.pop("caseIndex", None)
+    if kind == "scenarios":
+        data["scenarios"][0]["goals"] = [{"goal": "tests", "status": "passed"}]
+    *outer, last = where
+    parent = data
+    for step in outer:
+        parent = parent[step]
+    del parent[last][field]
+    path = tmp_path / "r.json"
+    # the object's place: where a stand-in for it is written, everything before it the same
+    parent[last], kept = "\u0000", parent[last]
+    before = json.dumps(data, indent=2).split('"\\u0000"')[0].splitlines()
+    parent[last] = kept
+    path.write_text(json.dumps(data, indent=2))
+    with pytest.raises(InputError) as raised:
+        load_result(path, lean=lean)
+    (problem,) = raised.value.problems
+    assert (problem.line, problem.column) == (len(before), len(before[-1]) + 1)
+    assert problem.message == f"missing required field '{field}'"
 
 
 def test_only_the_cases_the_quick_check_doubts_are_walked_by_jsonschema() -> None:
