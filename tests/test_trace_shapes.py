@@ -522,3 +522,20 @@ def test_an_agents_sdk_file_of_the_exporters_batches_reads_as_one(tmp_path: Path
     path.write_text("\n".join(json.dumps(batch, indent=1) for batch in batches))
     assert len(batches) == 3
     assert facts(import_trace(path)) == facts(import_trace(FIXTURES / "agents_support.json"))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "agents_guardrail_error.json",
+        "otel_agents_bridge_guardrail_error.json",
+        "otel_openinference_agents_guardrail_error.json",
+    ],
+)
+def test_a_run_stopped_before_its_first_model_call_says_its_input_is_unknown(name: str) -> None:
+    """An input guardrail's tripwire stops the run before any model call: no span of the
+    SDK's export, the OTel bridge or OpenInference holds the input (they put it on model
+    calls). The trace's input was None in silence, and a case drafted from it had none."""
+    with pytest.warns(TraceGap, match="none of its spans holds the run's input"):
+        trace = import_trace(FIXTURES / name)
+    assert trace.input is None

@@ -30,6 +30,7 @@ __all__ = [
     "ToolRun",
     "as_mapping",
     "model_output",
+    "note_input",
     "note_traces",
     "parse_arguments",
     "to_signals",
@@ -132,6 +133,19 @@ def note_traces(facts: Facts, trace_ids: set[Any]) -> None:
     found = trace_ids - {None, ""}
     if len(found) > 1:
         facts.gaps.add(MANY_TRACES.format(len(found)))
+
+
+INPUT_GAP = (
+    "none of its spans holds the run's input (a run stopped before its first model call, as "
+    "by an input guardrail's tripwire, records none: the instrumentations put it on model "
+    "calls): the trace's input is unknown"
+)
+
+
+def note_input(facts: Facts, *said: str) -> None:
+    """Warn that the input is unknown, unless a gap in ``said`` already says why."""
+    if facts.input is None and facts.steps and not facts.gaps & set(said):
+        facts.gaps.add(INPUT_GAP)
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:

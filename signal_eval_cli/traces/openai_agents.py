@@ -26,6 +26,7 @@ from signal_eval_cli.traces.mapping import (
     Other,
     ToolRun,
     model_output,
+    note_input,
     note_traces,
     parse_arguments,
 )
@@ -151,6 +152,7 @@ def facts_from_items(items: list[Any]) -> Facts:
             run.error = _failure(span, "agent failed")
     if bounds:
         facts.start, facts.end = min(bounds), max(bounds)
+    note_input(facts, RESPONSE_GAP)
     return facts
 
 

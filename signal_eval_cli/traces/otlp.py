@@ -27,6 +27,7 @@ from signal_eval_cli.traces.mapping import (
     ToolRun,
     as_mapping,
     model_output,
+    note_input,
     note_traces,
     parse_arguments,
 )
@@ -296,6 +297,7 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
             facts.input = _first_user_text(_messages(_first(root.attributes, INPUT_KEYS)))
             if facts.input is not None:
                 break
+    note_input(facts, CONTENT_GAP, UNREAD_GAP)
     return facts
 
 
