@@ -120,7 +120,7 @@ async def record_otel_openai_model_error(server: MockLLMServer) -> dict[str, Any
 
 
 async def record_otel_agents(
-    base_url: str, *, max_turns: int | None = None, guarded: bool = False
+    base_url: str, *, max_turns: int | None = None, guarded: bool = False, streamed: bool = False
 ) -> dict[str, Any]:
     """OTLP/JSON of the Agents SDK run through the OpenTelemetry GenAI bridge."""
     from agents import set_trace_processors
@@ -140,7 +140,7 @@ async def record_otel_agents(
     instrumentor.instrument(tracer_provider=provider)
     try:
         await _run_agent(
-            base_url, streamed=False, simple=False, max_turns=max_turns, guarded=guarded
+            base_url, streamed=streamed, simple=False, max_turns=max_turns, guarded=guarded
         )
     finally:
         instrumentor.uninstrument()
@@ -391,6 +391,9 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "otel_agents_bridge.json": json.dumps(await record_otel_agents(url), indent=1),
         "otel_agents_bridge_max_turns.json": json.dumps(
             await record_otel_agents(url, max_turns=2), indent=1
+        ),
+        "otel_agents_bridge_streamed.json": json.dumps(
+            await record_otel_agents(url, streamed=True), indent=1
         ),
         "otel_agents_bridge_guardrail_error.json": json.dumps(
             await record_otel_agents(url, guarded=True), indent=1

@@ -408,12 +408,15 @@ def test_a_pydantic_ai_structured_answer_is_the_runs_output() -> None:
     [
         ("otel_agents_bridge.json", "agents_support.json"),
         ("otel_agents_bridge_max_turns.json", "agents_max_turns.json"),
+        ("otel_agents_bridge_streamed.json", "agents_support_streamed.json"),
     ],
 )
 def test_the_otel_bridges_tool_turns_name_their_calls(name: str, own_name: str) -> None:
     """The Agents SDK's OTel bridge writes a turn that called tools as the message's Python
-    repr in a text part: it read as that text, no tool calls, and each tool call got its
-    span's id. The turn's calls and their ids are those of the SDK's own export."""
+    repr in a text part (in a streamed run every turn as its Responses object's repr, the
+    final answer too): it read as that text, no tool calls, and each tool call got its
+    span's id. The turn's calls and their ids are those of the SDK's own export, and the
+    answer its text."""
     trace = quietly(FIXTURES / name)
     own = quietly(FIXTURES / own_name)
     asked = [c for s in trace.matching("provider:end") for c in s.payload.get("toolCalls", [])]
@@ -421,7 +424,9 @@ def test_the_otel_bridges_tool_turns_name_their_calls(name: str, own_name: str) 
         c for s in own.matching("provider:end") for c in s.payload.get("toolCalls", [])
     ]
     assert [c.id for c in trace.tool_calls] == [c.id for c in own.tool_calls]
-    assert not any("'role'" in str(s.payload.get("output")) for s in trace.matching("provider:end"))
+    outputs = [str(s.payload.get("output")) for s in trace.matching("provider:end")]
+    assert not any("{'" in output for output in outputs)
+    assert facts(trace) == facts(own)
 
 
 def test_a_graph_paused_before_its_tools_is_no_failure() -> None:

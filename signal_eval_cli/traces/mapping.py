@@ -236,14 +236,20 @@ def _genai_parts(parts: list[Any]) -> tuple[str, list[ToolRequest]]:
 def _repr_message(content: Any) -> Mapping[str, Any] | None:
     """A Chat Completions message written as its Python repr in a text part, as the Agents
     SDK's OTel bridge (``opentelemetry-instrumentation-openai-agents-v2``) writes a turn
-    that called tools: ``"{'content': None, 'role': 'assistant', 'tool_calls': [...]}"``."""
-    if not (isinstance(content, str) and content.startswith("{'") and "'role': " in content):
+    that called tools: ``"{'content': None, 'role': 'assistant', 'tool_calls': [...]}"``;
+    in a streamed run, every turn as the repr of its Responses object (``{'id': ...,
+    'object': 'response', 'output': [...]}``)."""
+    if not (isinstance(content, str) and content.startswith("{'")):
+        return None
+    if "'role': " not in content and "'object': 'response'" not in content:
         return None
     try:
         message = ast.literal_eval(content)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
-    return message if isinstance(message, Mapping) and "role" in message else None
+    if not isinstance(message, Mapping):
+        return None
+    return message if "role" in message or message.get("object") == "response" else None
 
 
 # -- facts → signals -----------------------------------------------------------------
