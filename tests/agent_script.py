@@ -28,6 +28,15 @@ SIMPLE_PROMPT = "You are simple: answer directly."
 REACT_PROMPT = "You are react: look the weather and its alerts up at once."
 
 
+PARIS = ToolUse("get_weather", {"city": "Paris"}, "call_paris")
+ROME = ToolUse("get_weather", {"city": "Rome"}, "call_rome")
+ALERTS = ToolUse("get_alerts", {"city": "Paris"}, "call_alerts")
+
+
+def _asks(*calls: ToolUse, tokens: tuple[int, int]) -> Reply:
+    return Reply(tool_calls=list(calls), input_tokens=tokens[0], output_tokens=tokens[1])
+
+
 def responder(call: Call) -> Reply:
     """The scripted model: the next step of the conversation for the agent asking."""
     system = call.system or str(call.body.get("instructions") or "")  # Responses: instructions
@@ -35,35 +44,21 @@ def responder(call: Call) -> Reply:
     if system.startswith("You are simple"):
         return Reply("Hello there, friend.", input_tokens=12, output_tokens=4)
     if system.startswith("You are react"):  # both tools at once: get_alerts raises
-        return Reply(
-            tool_calls=[
-                ToolUse("get_weather", {"city": "Paris"}, "call_paris"),
-                ToolUse("get_alerts", {"city": "Paris"}, "call_alerts"),
-            ],
-            input_tokens=25,
-            output_tokens=9,
-        )
+        return _asks(PARIS, ALERTS, tokens=(25, 9))
+    if system.startswith("You are supervisor"):  # hands off once, then answers
+        if "transfer_to_forecaster" not in _asked(call.body):
+            return _asks(ToolUse("transfer_to_forecaster", {}, "call_handoff"), tokens=(20, 5))
+        return Reply(ANSWER, input_tokens=50, output_tokens=7)
+    if system.startswith("You are forecaster"):  # both cities at once, then says so
+        if "get_weather" not in _asked(call.body):
+            return _asks(PARIS, ROME, tokens=(30, 10))
+        return Reply("Paris and Rome: sunny.", input_tokens=40, output_tokens=6)
     if system.startswith("You are triage"):
-        return Reply(
-            tool_calls=[ToolUse("transfer_to_weather", {}, "call_handoff")],
-            input_tokens=20,
-            output_tokens=5,
-        )
+        return _asks(ToolUse("transfer_to_weather", {}, "call_handoff"), tokens=(20, 5))
     if assistant_turns == 0:
-        return Reply(
-            tool_calls=[
-                ToolUse("get_weather", {"city": "Paris"}, "call_paris"),
-                ToolUse("get_weather", {"city": "Rome"}, "call_rome"),
-            ],
-            input_tokens=30,
-            output_tokens=10,
-        )
+        return _asks(PARIS, ROME, tokens=(30, 10))
     if assistant_turns == 1:
-        return Reply(
-            tool_calls=[ToolUse("get_alerts", {"city": "Paris"}, "call_alerts")],
-            input_tokens=40,
-            output_tokens=6,
-        )
+        return _asks(ALERTS, tokens=(40, 6))
     return Reply(ANSWER, input_tokens=50, output_tokens=7)
 
 
@@ -83,6 +78,12 @@ def _assistant_turns(body: dict[str, Any]) -> int:
             turns += 1
         previous = kind
     return turns
+
+
+def _asked(body: dict[str, Any]) -> list[str]:
+    """The tools the conversation's assistant messages asked for (Chat Completions)."""
+    calls = [c for m in body.get("messages", []) for c in m.get("tool_calls") or []]
+    return [(c.get("function") or {}).get("name") for c in calls]
 
 
 def _is_handoff(calls: list[Any]) -> bool:
@@ -371,6 +372,27 @@ def langgraph_subgraph_graph(base_url: str) -> Any:
     graph.add_edge(START, "triage")
     graph.add_edge("research", END)
     return graph.compile()
+
+
+def langgraph_supervisor_graph(base_url: str) -> Any:
+    """langgraph-supervisor's ``create_supervisor`` over one prebuilt react agent,
+    ``forecaster`` (get_weather for two cities in one response): the supervisor hands off
+    by a tool that returns ``Command(graph=Command.PARENT)``, and the agent hands back by
+    messages the library writes itself (``"Transferring back to supervisor"``)."""
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.prebuilt import create_react_agent
+    from langgraph_supervisor import create_supervisor
+
+    llm = ChatOpenAI(
+        model=MODEL, base_url=base_url, api_key="sk-mock", max_retries=0, stream_usage=True
+    )
+    with warnings.catch_warnings():  # moved to langchain.agents in 1.0, still LangGraph's
+        warnings.simplefilter("ignore", DeprecationWarning)
+        forecaster = create_react_agent(
+            llm, [tool(get_weather)], prompt="You are forecaster.", name="forecaster"
+        )
+        return create_supervisor([forecaster], model=llm, prompt="You are supervisor.").compile()
 
 
 # -- a hand-written tool loop on the OpenAI client (opentelemetry-instrumentation-openai-v2) --

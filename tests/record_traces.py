@@ -346,6 +346,16 @@ async def record_langgraph_paused(base_url: str) -> str:
     return "\n".join([_dumps(item) async for item in stream]) + "\n"
 
 
+async def record_langgraph_supervisor(base_url: str, mode: str) -> str:
+    """JSONL of the supervisor over one react agent: ``astream(stream_mode="updates")``, or
+    ``"tasks"`` with ``subgraphs=True`` (``[namespace, task]``). Needs
+    ``langgraph-supervisor``, which the tests do not install."""
+    graph = script.langgraph_supervisor_graph(base_url)
+    state = {"messages": [("user", script.QUESTION)]}
+    stream = graph.astream(state, stream_mode=mode, subgraphs=mode == "tasks")
+    return "\n".join([_dumps(list(i) if isinstance(i, tuple) else i) async for i in stream]) + "\n"
+
+
 async def _record_all(server: MockLLMServer) -> dict[str, str]:
     url = server.openai_base_url
     return {
@@ -385,6 +395,10 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         ),
         "langgraph_paused_before_tools_updates.jsonl": await record_langgraph_paused(url),
         "langgraph_tool_in_node_events.jsonl": await record_langgraph_lookup(url),
+        "langgraph_supervisor_updates.jsonl": await record_langgraph_supervisor(url, "updates"),
+        "langgraph_supervisor_subgraph_tasks.jsonl": await record_langgraph_supervisor(
+            url, "tasks"
+        ),
         "agents_max_turns.json": json.dumps(await record_agents(url, max_turns=2), indent=1),
         "agents_model_error.json": json.dumps(await record_agents_model_error(server), indent=1),
         "agents_guardrail_error.json": json.dumps(await record_agents(url, guarded=True), indent=1),

@@ -544,3 +544,45 @@ def test_a_run_stopped_before_its_first_model_call_says_its_input_is_unknown(nam
     with pytest.warns(TraceGap, match="none of its spans holds the run's input"):
         trace = import_trace(FIXTURES / name)
     assert trace.input is None
+
+
+SUPERVISED = [("supervisor", "forecaster"), ("forecaster", "supervisor")]
+
+
+@pytest.mark.parametrize(
+    "name", ["langgraph_supervisor_updates.jsonl", "langgraph_supervisor_subgraph_tasks.jsonl"]
+)
+def test_a_supervisors_handoffs_and_calls_are_its_agents(name: str) -> None:
+    """langgraph-supervisor over a prebuilt react agent. The agent hands back by an AI
+    message the library writes (``"Transferring back to supervisor"``, no model's): it read
+    as a model call of no tokens (warned as unmetered), now it is the handoff back only.
+    Streamed with ``subgraphs=True``, the calls of each agent's inner ``agent`` node are
+    the agent's whose name their message carries (the supervisor's transfer read as
+    ``agent`` → forecaster), and the supervisor's transfer task, ended by the
+    ``Command(graph=PARENT)`` it returns, was taken as cut: its node 'never finished'."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = import_trace(FIXTURES / name)
+    assert not [w for w in caught if "no token usage" in str(w.message)]
+    assert not [w for w in caught if "never finished" in str(w.message)]
+    assert [(p["from"], p["to"]) for p in trace.payloads("agent:handoff")] == SUPERVISED
+    assert not list(trace.matching("agent:error"))
+    ends = list(trace.matching("provider:end"))
+    assert "Transferring back" not in json.dumps([s.payload for s in ends])
+    assert ends[0].agent == ends[-1].agent == "supervisor" and ends[1].agent == "forecaster"
+    assert trace.output == "Paris and Rome are sunny today."
+    handoff = {"type": "agent.handoff", "from": "supervisor", "to": "forecaster"}
+    assert passes(trace, handoff)
+    assert passes(trace, {"type": "agent.completed", "agentId": "forecaster"})
+
+
+def test_a_supervisor_streamed_with_subgraphs_shows_its_agents_tool_calls() -> None:
+    """``subgraphs=True`` shows what the agent did inside (the parent graph gets only its
+    last message): both get_weather calls of one turn, and every model call's tokens."""
+    trace = import_trace(FIXTURES / "langgraph_supervisor_subgraph_tasks.jsonl")
+    assert [(c.name, c.input, c.status) for c in trace.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "ok"),
+        ("get_weather", {"city": "Rome"}, "ok"),
+    ]
+    assert (trace.metrics.input_tokens, trace.metrics.output_tokens) == (140, 28)
+    assert passes(trace, {"type": "tool.parallel", "tools": ["get_weather", "get_weather"]})

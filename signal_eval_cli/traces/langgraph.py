@@ -129,6 +129,7 @@ STREAM_INPUT_GAP = (
     'astream(stream_mode=[...]) without "values" holds no input: the trace\'s input is '
     'unknown (add "values" to the modes, or stream astream_events, to keep it)'
 )
+HANDED_BACK = "__is_handoff_back"  # langgraph-supervisor's mark on the messages it writes
 UNFINISHED = "node {!r} never finished: the stream ends inside it"
 STOPPED = "stopped: node {!r} raised {}"
 INSIDE = "node {!r} never finished: node {!r} inside it did not"
@@ -270,8 +271,11 @@ class LangGraphReader:
         self.shows_interrupts = False  # events or "updates": an interrupt() would be seen
         self.updated = False  # a multi-mode stream has "updates" (the nodes' own messages)
         self.held: list[tuple[float, Any]] = []  # its "messages" items, read if it has not
-        self.tasks: list[tuple[float, Any]] = []  # its "tasks" (and debug) items, likewise
+        self.tasks: list[tuple[float, Any, Any]] = []  # its "tasks" (and debug) items and
+        # their subgraph namespaces, likewise
         self.paused = False  # an interrupt() paused the graph: it waits, it did not fail
+        self.handing_back: dict[str, str | None] = {}  # transfer call id -> agent handing back
+        self.named: list[tuple[ModelCall, str]] = []  # calls whose message names its agent
 
     def tick(self) -> float:
         self.clock += 1.0
@@ -309,9 +313,17 @@ class LangGraphReader:
                 self._tool_result(node, msg, at)
 
     def _model_call(self, node: str | None, msg: Mapping[str, Any], at: float) -> None:
+        """An AI message a node returned: a model's call. langgraph-supervisor writes one
+        itself when an agent hands back (``__is_handoff_back``, ``"Transferring back to
+        supervisor"``): no model's, but the transfer its tool message completes, by the
+        agent the message names."""
         text, requests = model_output({**msg, "role": "assistant"})
         for request in requests:
             self.requested[str(request.id)] = request.input
+        if as_mapping(msg.get("response_metadata")).get(HANDED_BACK):
+            by = msg.get("name") if isinstance(msg.get("name"), str) else node
+            self.handing_back.update((str(r.id), by) for r in requests)
+            return
         usage = as_mapping(msg.get("usage_metadata"))
         metadata = msg.get("response_metadata")
         model = metadata.get("model_name") if isinstance(metadata, Mapping) else None
@@ -326,12 +338,15 @@ class LangGraphReader:
             requests,
             self.deltas.pop(node, []),
         )
+        if isinstance(msg.get("name"), str) and msg["name"] != node:
+            self.named.append((call, msg["name"]))
         self.facts.steps.append(call)
         if not requests and text:
             self.facts.output = text
 
     def _tool_result(self, node: str | None, msg: Mapping[str, Any], at: float) -> None:
         call_id = msg.get("tool_call_id")
+        node = self.handing_back.get(str(call_id), node)
         content = msg.get("content")
         result = (
             content
@@ -502,7 +517,7 @@ class LangGraphReader:
             if looks_like_messages(chunk):
                 self.held.append((at, chunk))
         elif _is_task(mode, chunk):
-            self.tasks.append((at, chunk))
+            self.tasks.append((at, chunk, item[0] if len(item) == 3 else None))
         else:
             self.facts.steps.append(Other(f"langgraph:{mode}", chunk, at))
 
@@ -533,7 +548,8 @@ class LangGraphReader:
             raise TraceFormatError(
                 'not an astream(stream_mode="tasks" or "debug") record (a task or its result)'
             )
-        self.stream_item(["debug" if "payload" in chunk else "tasks", chunk])
+        mode = "debug" if "payload" in chunk else "tasks"
+        self.stream_item([item[0], mode, chunk] if chunk is not item else [mode, chunk])
 
     def messages_item(self, item: Any) -> None:
         """``[message, metadata]``: a model's streamed chunks, merged per message id into
@@ -582,7 +598,7 @@ class LangGraphReader:
         A multi-mode stream without ``"updates"`` (``["messages", "custom"]``, as chat UIs
         stream) has its model calls and tool results in its ``"messages"`` items: read now."""
         if self.updated:  # the nodes' runs are read from "updates": the tasks are kept
-            self.facts.steps += [Other(_task_mode(t), t, at) for at, t in self.tasks]
+            self.facts.steps += [Other(_task_mode(t), t, at) for at, t, _ in self.tasks]
         elif self.tasks:
             self._task_runs()
         else:
@@ -591,6 +607,7 @@ class LangGraphReader:
         self.held.clear()
         self.tasks.clear()
         self.finish()
+        self._named_agents()
         if self.facts.end is not None:  # the last state may come before the last steps
             self.facts.end = max(self.facts.end, self.clock if self.facts.steps else 0.0)
         self.facts.steps.extend(self.raised.values())  # no message returned their error
@@ -600,19 +617,38 @@ class LangGraphReader:
         if not self.ended and not self.paused:
             self._unanswered()
 
+    def _named_agents(self) -> None:
+        """A model call in a subgraph's node (the ``agent`` node of a prebuilt react agent
+        that is a node of a supervisor's or swarm's graph) is the call of the agent its
+        message names (``create_react_agent(name=...)``), when that agent is a node the
+        run ran: the node running the subgraph, as a stream without subgraphs says (its
+        transfer calls are that agent's handoffs). A name that is no node (a react agent
+        that is the whole graph) leaves the call its node's."""
+        nodes = {s.name for s in self.facts.steps if isinstance(s, AgentRun)}
+        for call, name in self.named:
+            if name in nodes:
+                call.agent = name
+        self.named.clear()
+
     def _task_runs(self) -> None:
         """A stream's ``"tasks"`` items (``"debug"``'s ``task``/``task_result`` payloads):
-        each node run's start, then its result (what it returned) or its error."""
-        started: dict[Any, tuple[AgentRun, Any]] = {}
-        for at, item in self.tasks:
+        each node run's start, then its result (what it returned) or its error. A task in
+        a subgraph (``subgraphs=True``) whose result never came while the node running
+        that subgraph returned was ended with it, not cut: a tool that hands off by
+        ``Command(graph=Command.PARENT)`` (langgraph-supervisor's, langgraph-swarm's)
+        leaves its subgraph at once."""
+        started: dict[Any, tuple[AgentRun, Any, Any]] = {}
+        ended: dict[str, float] = {}  # task id -> when its result came
+        for at, item, namespace in self.tasks:
             task = as_mapping(item.get("payload")) if "payload" in item else item
             name = str(task.get("name"))
             if "result" not in task and "error" not in task:
                 if self.facts.input is None:  # the state the first node was given
                     self.facts.input = _input_of(task.get("input"))
                 if (run := self.node_start(name, at)) is not None:
-                    started[task.get("id")] = (run, task.get("input"))
+                    started[task.get("id")] = (run, task.get("input"), namespace)
                 continue
+            ended[str(task.get("id"))] = at
             began = started.pop(task.get("id"), None)
             error = _error_text(task.get("error"))
             if began is not None:
@@ -631,8 +667,15 @@ class LangGraphReader:
                     k: v for k, v in (w for w in result if isinstance(w, list) and len(w) == 2)
                 }
             self.node_output(name, result, at)
-        for run, _ in started.values():  # the stream ends inside it
-            run.end, run.error = self.clock, UNFINISHED.format(run.name)
+        for run, _, namespace in started.values():
+            enclosing = _enclosing_task(namespace)
+            if enclosing in ended:  # ended with the node running its subgraph
+                run.end = ended[enclosing]
+                continue
+            run.end, run.error = (
+                self.clock,
+                UNFINISHED.format(run.name),
+            )  # the stream ends inside it
             self.facts.gaps.add(UNFINISHED_GAP.format(run.name))
 
     def _unfinished(self, error: str | None, raised: Sequence[str]) -> None:
@@ -720,6 +763,13 @@ class LangGraphReader:
         self.facts.end = at
         self.node_output(None, {"messages": messages[self.values_seen :]}, at)
         self.values_seen = len(messages)
+
+
+def _enclosing_task(namespace: Any) -> str | None:
+    """The id of the task whose subgraph a namespace (``["node:<task id>", ...]``) is in."""
+    if not isinstance(namespace, list) or not namespace:
+        return None
+    return str(namespace[-1]).rpartition(":")[2] or None
 
 
 _KNOWN_EVENTS = frozenset(
