@@ -13,7 +13,10 @@ prebuilt react agent whose tool raises, under OpenInference and under OpenLLMetr
 a Collector's file exporter writes it: a line per request). This script wrote them,
 each encoded as the OpenTelemetry SDK's own OTLP exporter encodes spans, turned
 into JSON by protobuf (base64 ids, enum names): the shape a user gets from
-``MessageToJson(encode_spans(spans))``. No test imports it, and the test environment does
+``MessageToJson(encode_spans(spans))``; ``otel_openai_collector_*.jsonl``: the OpenAI
+client tool loop's spans and GenAI log records in one Collector file (record_collector_logs;
+``..._inference_details`` with opentelemetry-instrumentation-openai-v2 2.4b0, run on its
+own). No test imports it, and the test environment does
 not install these instrumentations (they pin their own OpenTelemetry); run it from a
 virtualenv with ``openai openai-agents opentelemetry-sdk opentelemetry-exporter-otlp-proto-common
 openinference-instrumentation-openai openinference-instrumentation-openai-agents
@@ -221,6 +224,35 @@ def record_pydantic_ai(out: Path, fault: str) -> None:
     print(f"wrote {out}")
 
 
+def record_collector_logs(out: Path, latest: bool) -> None:
+    """The OpenAI client tool loop under ``opentelemetry-instrumentation-openai-v2``, its
+    spans and its GenAI log records as a Collector writes both pipelines to one file (a
+    request a line, as the SDK's OTLP exporters encode them): 2.3b0's event per message
+    (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``), or with ``latest`` 2.4b0's
+    one ``gen_ai.client.inference.operation.details`` record per call
+    (``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental``, ``EVENT_ONLY``; it
+    imports with opentelemetry-util-genai 1.1b0, not 1.3b0)."""
+    import os
+
+    from google.protobuf.json_format import MessageToJson
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from record_traces import openai_v2_recording
+
+    if latest:
+        os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = (
+        "EVENT_ONLY" if latest else "true"
+    )
+    with openai_v2_recording() as (provider, spans, logs):
+        root = provider.get_tracer("app").start_as_current_span("weather-agent")
+        with MockLLMServer(responder=script.responder) as server, root:
+            asyncio.run(_loop(server.openai_base_url, False))
+    requests = [encode_spans(spans.get_finished_spans()), encode_logs(logs.get_finished_logs())]
+    out.write_text("".join(MessageToJson(r, indent=None) + "\n" for r in requests))
+    print(f"wrote {out}")
+
+
 if __name__ == "__main__":
     record("openinference", False, FIXTURES / "otel_openai_openinference.json")
     record("openllmetry", True, FIXTURES / "otel_openai_openllmetry_streamed.json")
@@ -235,6 +267,7 @@ if __name__ == "__main__":
     record("openinference-langchain", False, out, react=True)
     out = FIXTURES / "otel_openllmetry_langgraph_react_tool_error.jsonl"
     record("openllmetry-langchain", False, out, lines=True)
+    record_collector_logs(FIXTURES / "otel_openai_collector_events.jsonl", latest=False)
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_refused.json", "refused")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_structured.json", "structured")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_request_limit.json", "limit")

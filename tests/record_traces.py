@@ -9,9 +9,11 @@ framework against a :class:`MockLLMServer` on 127.0.0.1 (no network).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -187,32 +189,40 @@ async def record_otel_agents_flushes(base_url: str) -> list[dict[str, Any]]:
     return exporter.files
 
 
-async def record_otel_openai(base_url: str, *, stream: bool = False) -> dict[str, Any]:
-    """OTLP/JSON of the OpenAI client tool loop under ``opentelemetry-instrumentation-openai-v2``,
-    its message log events folded into the spans (``spans_to_otlp(spans, events)``)."""
-    from openai import OpenAIError
+@contextlib.contextmanager
+def openai_v2_recording() -> Iterator[tuple[Any, Any, Any]]:
+    """``(tracer provider, span exporter, log exporter)`` in memory, the OpenAI client
+    instrumented by ``opentelemetry-instrumentation-openai-v2`` into them until the end."""
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
     from opentelemetry.sdk._logs import LoggerProvider
-    from opentelemetry.sdk._logs.export import InMemoryLogExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from signal_eval_cli.traces.otlp_encode import spans_to_otlp
-
-    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
-    spans, logs = InMemorySpanExporter(), InMemoryLogExporter()
+    spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()
     tracer_provider, logger_provider = TracerProvider(), LoggerProvider()
     tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
     instrumentor = OpenAIInstrumentor()
     instrumentor.instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
     try:
-        await script.openai_tool_loop(base_url, script.QUESTION, stream=stream)
-    except OpenAIError:
-        pass  # a refused call: recorded as far as it got, its error in the trace
+        yield tracer_provider, spans, logs
     finally:
         instrumentor.uninstrument()
+
+
+async def record_otel_openai(base_url: str, *, stream: bool = False) -> dict[str, Any]:
+    """OTLP/JSON of the OpenAI client tool loop under ``opentelemetry-instrumentation-openai-v2``,
+    its message log events folded into the spans (``spans_to_otlp(spans, events)``)."""
+    from openai import OpenAIError
+
+    from signal_eval_cli.traces.otlp_encode import spans_to_otlp
+
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+    # a refused call: recorded as far as it got, its error in the trace
+    with openai_v2_recording() as (_, spans, logs), contextlib.suppress(OpenAIError):
+        await script.openai_tool_loop(base_url, script.QUESTION, stream=stream)
     events = [
         (r.log_record.span_id, r.log_record.event_name, r.log_record.body)
         for r in logs.get_finished_logs()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trace_facts import SUPPORT_FACTS, facts
+from trace_facts import LOOP_FACTS, SUPPORT_FACTS, facts
 
 from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
 from signal_eval_cli.traces import TraceGap
@@ -586,3 +586,25 @@ def test_a_supervisor_streamed_with_subgraphs_shows_its_agents_tool_calls() -> N
     ]
     assert (trace.metrics.input_tokens, trace.metrics.output_tokens) == (140, 28)
     assert passes(trace, {"type": "tool.parallel", "tools": ["get_weather", "get_weather"]})
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["otel_openai_collector_events.jsonl", "otel_openai_collector_inference_details.jsonl"],
+)
+def test_genai_log_records_beside_the_spans_are_the_calls_messages(
+    name: str, tmp_path: Path
+) -> None:
+    """opentelemetry-instrumentation-openai-v2 sends the messages as log records, which a
+    Collector writing its logs pipeline to the trace's file puts beside the spans: 2.3b0's
+    event per message, 2.4b0's one ``gen_ai.client.inference.operation.details`` per call
+    (the messages its attributes). The file was refused ("no 'resourceSpans'" at the logs
+    line); the records are now the calls' messages, as spans_to_otlp folds them live."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(FIXTURES / name)
+    assert facts(trace) == LOOP_FACTS
+    spans_only = tmp_path / "t.jsonl"
+    spans_only.write_text((FIXTURES / name).read_text().splitlines()[0] + "\n")
+    with pytest.warns(TraceGap, match="carry no messages"):
+        import_trace(spans_only)

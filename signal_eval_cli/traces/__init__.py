@@ -90,12 +90,14 @@ def _otlp(source: Source) -> Facts:
     value, whole = source.first_value
     if whole:
         return otlp.facts_from_request(value)
-    spans: list[Any] = []  # a collector's file exporter writes one request per line
-    for number, request in source.lines():
+    merged: dict[str, list[Any]] = {"resourceSpans": [], "resourceLogs": []}
+    for number, request in source.lines():  # a collector's file exporter: a request a line
         if not otlp.looks_like(request):
-            raise TraceFormatError("not an OTLP/JSON request (no 'resourceSpans')", number)
-        spans.extend(request["resourceSpans"])
-    return otlp.facts_from_request({"resourceSpans": spans})
+            message = "not an OTLP/JSON request (no 'resourceSpans' or 'resourceLogs')"
+            raise TraceFormatError(message, number)
+        for key, entries in merged.items():
+            entries.extend(request.get(key) or [])
+    return otlp.facts_from_request(merged)
 
 
 def _langgraph(method: str) -> Callable[[Source], Facts]:

@@ -37,6 +37,7 @@ from signal_eval_cli.traces.openinference import (
     langgraph_node,
     tool_output,
 )
+from signal_eval_cli.traces.otlp_encode import messages_from_events
 from signal_eval_cli.traces.source import TraceFormatError
 
 __all__ = ["decode_value", "facts_from_request", "looks_like", "spans_of"]
@@ -71,8 +72,9 @@ AGENT_OUTPUT_KEYS = ("final_result",)  # its answer (Pydantic AI; an output_type
 CONTENT_GAP = (
     "its model-call spans carry no messages (no gen_ai.output.messages): the final answer and "
     "tool calls (and the input, if no span has it) are unknown (opentelemetry-instrumentation-openai-v2 "
-    "sends them as log events, which a trace file does not hold; set "
-    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true and fold them in with "
+    "sends them as log records, which a trace file does not hold; set "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (2.4: SPAN_ONLY) and write the "
+    "Collector's logs pipeline to the same file, fold them in with "
     "otlp_encode.spans_to_otlp(spans, events), or run it live with the otel harness)"
 )
 
@@ -85,7 +87,11 @@ UNREAD_GAP = (
 
 
 def looks_like(document: Any) -> bool:
-    return isinstance(document, Mapping) and isinstance(document.get("resourceSpans"), list)
+    """An ``ExportTraceServiceRequest``, or an ``ExportLogsServiceRequest`` (a Collector
+    writing its logs pipeline to the trace's file: the GenAI events of its model calls)."""
+    return isinstance(document, Mapping) and any(
+        isinstance(document.get(key), list) for key in ("resourceSpans", "resourceLogs")
+    )
 
 
 def decode_value(value: Any) -> Any:
@@ -146,6 +152,38 @@ def spans_of(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
                 if not isinstance(span, Mapping):
                     raise TraceFormatError("a span is not an object")
                 yield span
+
+
+def log_events(document: Mapping[str, Any]) -> dict[str, list[tuple[str, Any, dict[str, Any]]]]:
+    """``span id -> [(event name, body, attributes)]`` of a logs request's records."""
+    events: dict[str, list[tuple[str, Any, dict[str, Any]]]] = {}
+    for resource in document.get("resourceLogs") or []:
+        for scope in as_mapping(resource).get("scopeLogs") or []:
+            for record in as_mapping(scope).get("logRecords") or []:
+                record = as_mapping(record)
+                span = _hex_id(record.get("spanId"))
+                fields = _attributes(record.get("attributes"))
+                name = str(record.get("eventName") or fields.get("event.name") or "")
+                if span:
+                    events.setdefault(span, []).append(
+                        (name, decode_value(record.get("body")), fields)
+                    )
+    return events
+
+
+def _fold_events(attributes: dict[str, Any], events: list[tuple[str, Any, dict[str, Any]]]) -> None:
+    """A model call's GenAI log events as its messages: the older conventions' event per
+    message (``gen_ai.user.message``, ``gen_ai.choice``: their bodies), or the newer
+    ``gen_ai.client.inference.operation.details`` record (the messages its attributes)."""
+    inputs, outputs = messages_from_events((name, body) for name, body, _ in events)
+    for _, _, fields in events:
+        for key in ("gen_ai.input.messages", "gen_ai.output.messages"):
+            if fields.get(key) is not None:
+                attributes.setdefault(key, fields[key])
+    if inputs:
+        attributes.setdefault("gen_ai.input.messages", inputs)
+    if outputs:
+        attributes.setdefault("gen_ai.output.messages", outputs)
 
 
 LAST_NANOS = 253_402_300_799 * 10**9  # 9999-12-31T23:59:59Z: a timestamp can say no later
@@ -221,7 +259,9 @@ class _Span:
 
     __slots__ = ("attributes", "end", "id", "operation", "parent", "raw", "recorded", "start")
 
-    def __init__(self, raw: Mapping[str, Any]) -> None:
+    def __init__(
+        self, raw: Mapping[str, Any], events: list[tuple[str, Any, dict[str, Any]]] | None = None
+    ) -> None:
         self.raw = raw
         self.id = _hex_id(raw.get("spanId"))
         if not self.id:
@@ -250,10 +290,17 @@ class _Span:
                 operation = "invoke_agent"  # a LangGraph node run is an agent's, as imported
                 self.attributes = {"agent.name": node, **self.recorded}
         self.operation = operation
+        if events and operation in MODEL_OPERATIONS:
+            self.attributes = dict(self.attributes)
+            _fold_events(self.attributes, events)
 
 
 def facts_from_request(document: Mapping[str, Any]) -> Facts:
-    spans = {s.id: s for s in map(_Span, spans_of(document))}
+    events = log_events(document)
+    spans = {
+        s.id: s
+        for s in (_Span(raw, events.get(_hex_id(raw.get("spanId")))) for raw in spans_of(document))
+    }
     facts = Facts(transfer_calls_are_handoffs=True)
 
     def agent_span_of(span: _Span) -> _Span | None:
