@@ -10,8 +10,10 @@ is here too: the runner reads the fixture there, and a run's fingerprint hashes 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -26,6 +28,7 @@ __all__ = [
     "check_relative_path",
     "fixture_dir",
     "is_absolute_text",
+    "not_a_file",
     "project_root",
     "read_text",
     "resolve_inside",
@@ -84,8 +87,29 @@ def _first_symlink(root: Path, path: str) -> str | None:
     return None
 
 
+def not_a_file(path: Path) -> str | None:
+    """What ``path`` is ("a directory", "a named pipe", …) when it is there but is no
+    regular file (symlinks followed), else None. Such a thing is never read: opening a
+    named pipe waits for a writer that never comes, and a device never ends."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return (
+        "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    )
+
+
 def read_text(path: Path) -> str | None:
-    """File contents as text (undecodable bytes replaced), or None when there is no file."""
+    """File contents as text (undecodable bytes replaced), or None when there is no file
+    (or a directory); :class:`OSError` for a named pipe, a socket or a device."""
+    kind = not_a_file(path)
+    if kind is not None and kind != "a directory":
+        raise OSError(errno.EINVAL, f"{kind}, not a file", str(path))
     try:
         return path.read_bytes().decode("utf-8", errors="replace")
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import tempfile
@@ -164,3 +165,60 @@ def test_a_fixtures_fifo_device_and_symlink_are_hashed_without_being_opened(
     assert tree_hash(fixture) != hashes[0]  # a symlink's target is part of the tree
     (fixture / "a.txt").write_text("two\n")
     assert len({hashes[0], tree_hash(fixture)}) == 2
+
+
+def _bounded(work: Any) -> list[Any]:
+    """``work()``'s outcome (its value or what it raised), or none if it hangs."""
+    done: list[Any] = []
+
+    def attempt() -> None:
+        try:
+            done.append(work())
+        except Exception as exc:
+            done.append(exc)
+
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    worker.join(60)  # a bound on a hang, not a speed
+    return done
+
+
+@pytest.mark.parametrize("cp", [True, False], ids=["cp", "shutil"])
+def test_a_fixtures_fifo_is_copied_as_a_fifo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cp: bool
+) -> None:
+    """shutil's copy (no GNU cp) refused a fixture holding a named pipe: the scenario
+    failed with "cannot prepare the workspace: [('…/pipe', …, '… is a named pipe')]"."""
+    if not cp:
+        monkeypatch.setattr(workspace, "_CP", None)
+    fixture = tmp_path / "fx"
+    fixture.mkdir()
+    (fixture / "a.txt").write_text("one\n")
+    os.mkfifo(fixture / "pipe", 0o640)
+    (made,) = _bounded(lambda: workspace.prepare_workspace(fixture, overlay=False))
+    assert isinstance(made, workspace.Workspace), made
+    try:
+        copied = os.lstat(made.path / "pipe")
+        assert stat.S_ISFIFO(copied.st_mode) and stat.S_IMODE(copied.st_mode) == 0o640
+        assert (made.path / "a.txt").read_text() == "one\n"
+    finally:
+        made.cleanup()
+
+
+def test_a_named_pipe_in_the_workspace_is_never_opened(tmp_path: Path) -> None:
+    """file-contains on a named pipe, and an agentTask writing one, waited for a writer
+    for ever: the scenario hung, and SIGTERM could not stop it."""
+    from signal_eval_cli.assertions import EvalContext, evaluate_assertion
+    from signal_eval_cli.signals import Trace
+
+    os.mkfifo(tmp_path / "pipe")
+    ctx = EvalContext(Trace([]), workspace=tmp_path, root=tmp_path)
+    contains = {"type": "file-contains", "path": "pipe", "includes": "x"}
+    (checked,) = _bounded(lambda: evaluate_assertion(contains, ctx))
+    assert (checked.passed, checked.message) == (
+        False,
+        "cannot read pipe: a named pipe, not a file",
+    )
+    (written,) = _bounded(lambda: apply_agent_task([WriteOp("pipe", "x")], tmp_path))
+    assert isinstance(written, AgentTaskError)
+    assert str(written) == "'pipe' is a named pipe, not a file"

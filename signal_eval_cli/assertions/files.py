@@ -50,7 +50,8 @@ def _file_assertion(
     """Register ``check(a, ctx, path, label)`` for the file :func:`_locate` finds, as a
     scenario's pattern assertion with these fields.
 
-    Where it finds none, the assertion fails with the reason and ``check`` is not run.
+    Where it finds none, the assertion fails with the reason and ``check`` is not run;
+    where it cannot read the file, it fails with the reason too.
     """
 
     def register(
@@ -59,7 +60,12 @@ def _file_assertion(
         @functools.wraps(check)
         def located_check(a: F, ctx: EvalContext) -> Outcome:
             located = _locate(a, ctx)
-            return located if isinstance(located, Outcome) else check(a, ctx, *located)
+            if isinstance(located, Outcome):
+                return located
+            try:
+                return check(a, ctx, *located)
+            except OSError as exc:  # a named pipe where the file should be, no permission
+                return Outcome(False, f"cannot read {located[1]}: {exc.strerror or exc}")
 
         return assertion(type_name, options=options, workspace=True)(located_check)
 

@@ -376,8 +376,8 @@ def capture_baselines(
         base = workspace if scope == "fixture" else root
         try:
             baselines[(scope, path)] = read_text(resolve_inside(base, path))
-        except AgentTaskError:
-            baselines[(scope, path)] = None  # the assertion itself reports the escape
+        except (AgentTaskError, OSError):
+            baselines[(scope, path)] = None  # the assertion itself reports the escape, the pipe
     return baselines
 
 

@@ -44,6 +44,7 @@ from signal_eval_cli.workpaths import (
     PathEscapeError,
     check_relative_path,
     is_absolute_text,
+    not_a_file,
     read_text,
     resolve_inside,
 )
@@ -193,8 +194,8 @@ class _Plan:
     def read(self, target: Path) -> bytes | None:
         if target in self.changes:
             return self.changes[target].contents
-        if target.is_dir():
-            raise AgentTaskError(f"'{self.names[target]}' is a directory, not a file")
+        if kind := not_a_file(target):  # a directory; a named pipe would block the read
+            raise AgentTaskError(f"'{self.names[target]}' is {kind}, not a file")
         return self.read_disk(target)
 
     def mode(self, target: Path) -> int | None:
@@ -427,7 +428,17 @@ def _copy_tree(fixture: Path, destination: Path) -> None:
         if done.returncode == 0:
             return
         shutil.rmtree(destination, ignore_errors=True)  # not GNU cp: do it ourselves
-    shutil.copytree(fixture, destination, symlinks=True)
+    shutil.copytree(fixture, destination, symlinks=True, copy_function=_copy_entry)
+
+
+def _copy_entry(source: str, destination: str) -> str:
+    """One file of :func:`_copy_tree`'s shutil copy; a named pipe (a socket, a device) is
+    made anew, as ``cp -a`` does: copying its contents would wait for a writer for ever."""
+    st = os.lstat(source)
+    if stat.S_ISREG(st.st_mode):
+        return str(shutil.copy2(source, destination))
+    os.mknod(destination, st.st_mode, st.st_rdev)
+    return destination
 
 
 def prepare_workspace(
