@@ -395,6 +395,26 @@ def langgraph_supervisor_graph(base_url: str) -> Any:
         return create_supervisor([forecaster], model=llm, prompt="You are supervisor.").compile()
 
 
+def langgraph_agent_node_graph(base_url: str) -> Any:
+    """A prebuilt react agent named ``simple`` (no tools) as the one node, ``simple``, of
+    a parent graph, as supervisors and swarms hold their agents."""
+    from langchain_openai import ChatOpenAI
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import create_react_agent
+
+    llm = ChatOpenAI(
+        model=MODEL, base_url=base_url, api_key="sk-mock", max_retries=0, stream_usage=True
+    )
+    with warnings.catch_warnings():  # moved to langchain.agents in 1.0, still LangGraph's
+        warnings.simplefilter("ignore", DeprecationWarning)
+        agent = create_react_agent(llm, [], prompt=SIMPLE_PROMPT, name="simple")
+    graph = StateGraph(MessagesState)
+    graph.add_node("simple", agent)
+    graph.add_edge(START, "simple")
+    graph.add_edge("simple", END)
+    return graph.compile()
+
+
 # -- a hand-written tool loop on the OpenAI client (opentelemetry-instrumentation-openai-v2) --
 
 LOOP_TOOLS = [

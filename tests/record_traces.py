@@ -272,6 +272,13 @@ async def record_langgraph_lookup(base_url: str) -> str:
     return "\n".join([_dumps(e) async for e in events]) + "\n"
 
 
+async def record_langgraph_agent_node(base_url: str) -> str:
+    """``astream_events`` JSONL of a graph whose node is a prebuilt react agent."""
+    graph = script.langgraph_agent_node_graph(base_url)
+    events = graph.astream_events({"messages": [("user", "Hi")]}, version="v2")
+    return "\n".join([_dumps(e) async for e in events]) + "\n"
+
+
 async def record_langgraph_failing(base_url: str) -> str:
     """``astream_events`` JSONL of a graph whose second node raises, up to the raise."""
     graph = script.langgraph_answer_graph(base_url, publish="raise")
@@ -405,6 +412,7 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         ),
         "langgraph_paused_before_tools_updates.jsonl": await record_langgraph_paused(url),
         "langgraph_tool_in_node_events.jsonl": await record_langgraph_lookup(url),
+        "langgraph_agent_node_events.jsonl": await record_langgraph_agent_node(url),
         "langgraph_supervisor_updates.jsonl": await record_langgraph_supervisor(url, "updates"),
         "langgraph_supervisor_subgraph_tasks.jsonl": await record_langgraph_supervisor(
             url, "tasks"

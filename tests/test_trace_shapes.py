@@ -608,3 +608,14 @@ def test_genai_log_records_beside_the_spans_are_the_calls_messages(
     spans_only.write_text((FIXTURES / name).read_text().splitlines()[0] + "\n")
     with pytest.warns(TraceGap, match="carry no messages"):
         import_trace(spans_only)
+
+
+def test_a_prebuilt_agent_as_a_node_is_one_run_of_it() -> None:
+    """``create_react_agent(name="simple")`` as node ``simple`` (as supervisors and swarms
+    hold their agents): its graph, named as the node, starts inside the node's run. That
+    read as a second activation of ``simple`` (a strict trajectory saw it twice, where
+    ``"updates"`` shows one run); the call its inner ``agent`` node makes is ``simple``'s."""
+    trace = import_trace(FIXTURES / "langgraph_agent_node_events.jsonl")
+    assert [a for a, _ in trace.activations] == ["simple", "agent"]
+    assert [s.agent for s in trace.matching("provider:end")] == ["simple"]
+    assert trace.output == "Hello there, friend." and trace.input == "Hi"

@@ -392,7 +392,11 @@ class LangGraphReader:
             if not event.get("parent_ids") and self.facts.input is None:
                 self.facts.input = _input_of(data.get("input"))
                 self.facts.start = at
-            elif is_node and (run := self.node_start(str(node), at)) is not None:
+            elif (
+                is_node
+                and not self._same_run(str(node), event)
+                and (run := self.node_start(str(node), at)) is not None
+            ):
                 self.running[_run_of(event)] = run
                 parents = event.get("parent_ids")
                 self.within[_run_of(event)] = {str(p) for p in parents or ()}
@@ -428,6 +432,16 @@ class LangGraphReader:
             self.facts.steps.append(
                 Other(f"langgraph:{kind}", {"name": name, "data": data}, at, node)
             )
+
+    def _same_run(self, node: str, event: Mapping[str, Any]) -> bool:
+        """Whether a node's start is a graph named as the node running inside its run (a
+        prebuilt agent, ``create_react_agent(name=...)``, that is a node of a supervisor's
+        or swarm's graph): the same node run, not a second one."""
+        parents = event.get("parent_ids")
+        return any(
+            (run := self.running.get(str(p))) is not None and run.name == node
+            for p in (parents if isinstance(parents, list) else ())
+        )
 
     def _tool_raised(self, event: Mapping[str, Any], data: Mapping[str, Any], at: float) -> None:
         """A tool that raised (``on_tool_error``): a failed call, unless its node returns
