@@ -85,35 +85,37 @@ async def run_configured(
         header = dataset_header(
             dataset, options, policy, harness=harness, params=given, traces=traces
         )
-        journal = journal_of(choices, header, policy.note)
-        options.finished = {**options.finished, **kept_cases(journal.plan)}
-        selected = select_cases(dataset, options)
-        done = _recorded(options, journal)
-        starting(choices, len(selected) - len(options.finished.keys() & {c.id for c in selected}))
-        started = now_iso()
-        running = dataset_run(
-            executor,
-            dataset,
-            prepared.harness,
-            options,
-            spec=prepared.spec,
-            **where,
-        )
-        if on_stall is not None:
+        with journal_of(choices, header, policy.note) as journal:  # closed on a crash too
+            options.finished = {**options.finished, **kept_cases(journal.plan)}
+            selected = select_cases(dataset, options)
+            done = _recorded(options, journal)
+            starting(
+                choices, len(selected) - len(options.finished.keys() & {c.id for c in selected})
+            )
+            started = now_iso()
+            running = dataset_run(
+                executor,
+                dataset,
+                prepared.harness,
+                options,
+                spec=prepared.spec,
+                **where,
+            )
+            if on_stall is not None:
 
-            def stalled(location: str, seconds: float) -> None:
-                kept = [options.finished[c.id] for c in selected if c.id in options.finished]
-                reason = stall_reason(location, seconds)
-                running = list(options.running.values())
-                result = stalled_dataset(
-                    dataset, selected, [*kept, *done], started, reason, running=running
-                )
-                on_stall(result, reason)
+                def stalled(location: str, seconds: float) -> None:
+                    kept = [options.finished[c.id] for c in selected if c.id in options.finished]
+                    reason = stall_reason(location, seconds)
+                    running = list(options.running.values())
+                    result = stalled_dataset(
+                        dataset, selected, [*kept, *done], started, reason, running=running
+                    )
+                    on_stall(result, reason)
 
-            running = _watched(running, stall_limit_s(dataset, options), stalled)
-        result = await partial_when_cancelled(
-            running, lambda: partial_dataset(dataset, selected, done, started)
-        )
+                running = _watched(running, stall_limit_s(dataset, options), stalled)
+            result = await partial_when_cancelled(
+                running, lambda: partial_dataset(dataset, selected, done, started)
+            )
     finally:  # also on a crash: the proxy never outlives the run
         policy.finish(options)
     return journal.result(result)

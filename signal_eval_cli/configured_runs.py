@@ -116,72 +116,74 @@ async def run_matrix_configured(
         matrix = replace(
             matrix, scenarios=take_shard(matrix.scenarios, header.order, options.shard)
         )
-        journal = journal_of(choices, header, policy.note)
-        kept = kept_scenario_matrix(journal.plan)
+        with journal_of(choices, header, policy.note) as journal:  # closed on a crash too
+            kept = kept_scenario_matrix(journal.plan)
 
-        def complete(variant: str, result: ScenarioResult) -> None:
-            journal.record(*scenario_matrix_entry(variant, result))
-            if on_scenario_complete is not None:
-                on_scenario_complete(variant, result)
+            def complete(variant: str, result: ScenarioResult) -> None:
+                journal.record(*scenario_matrix_entry(variant, result))
+                if on_scenario_complete is not None:
+                    on_scenario_complete(variant, result)
 
-        proxies = start_scenario_variant_proxies(
-            matrix, policy, export_env=concurrency if local else None
-        )
-        try:
-            starting(choices, len(matrix.scenarios) * repeat * len(matrix.variants) - len(kept))
-            running = scenario_matrix_run(
-                executor,
-                matrix,
-                concurrency=concurrency,
-                **where,
-                root=root,
-                repeat=repeat,
-                on_variant_complete=variant_done,
-                finished=kept,
-                on_complete=complete,
-                proxies=proxies,
+            proxies = start_scenario_variant_proxies(
+                matrix, policy, export_env=concurrency if local else None
             )
-            result = await partial_when_cancelled(
-                running, lambda: partial_matrix(matrix.name, finished, started)
-            )
-        finally:  # also on a crash: no proxy outlives the run
-            for each in proxies.values():
-                stop_scenario_proxies(each, policy.note)
+            try:
+                starting(choices, len(matrix.scenarios) * repeat * len(matrix.variants) - len(kept))
+                running = scenario_matrix_run(
+                    executor,
+                    matrix,
+                    concurrency=concurrency,
+                    **where,
+                    root=root,
+                    repeat=repeat,
+                    on_variant_complete=variant_done,
+                    finished=kept,
+                    on_complete=complete,
+                    proxies=proxies,
+                )
+                result = await partial_when_cancelled(
+                    running, lambda: partial_matrix(matrix.name, finished, started)
+                )
+            finally:  # also on a crash: no proxy outlives the run
+                for each in proxies.values():
+                    stop_scenario_proxies(each, policy.note)
         return journal.result(result)
     selected = select_cases(matrix.dataset, options)
     # built before the journal opens (a variant that cannot be built leaves none behind);
     # on Ray each actor builds its own variants; here, before any proxy exports
     variants = built_variants(matrix.variants, matrix.dataset) if local else matrix.variants
-    journal = journal_of(choices, matrix_header(matrix, options, options.repeat), policy.note)
-    options.finished_by_variant = kept_matrix_cases(journal.plan, matrix, options)
-    then_case = options.on_variant_case
+    with journal_of(  # closed on a crash too
+        choices, matrix_header(matrix, options, options.repeat), policy.note
+    ) as journal:
+        options.finished_by_variant = kept_matrix_cases(journal.plan, matrix, options)
+        then_case = options.on_variant_case
 
-    def finished_case(variant_id: str, result: CaseResult) -> None:
-        journal.record_case(result, variant_id)
-        if then_case is not None:
-            then_case(variant_id, result)
+        def finished_case(variant_id: str, result: CaseResult) -> None:
+            journal.record_case(result, variant_id)
+            if then_case is not None:
+                then_case(variant_id, result)
 
-    options.on_variant_case = finished_case
-    options.proxies = start_variant_proxies(
-        matrix, variants, policy, export_env=concurrency if local else None
-    )
-    try:
-        kept_count = sum(len(f) for f in options.finished_by_variant.values())
-        starting(choices, len(selected) * len(matrix.variants) - kept_count)
-        running = matrix_run(
-            executor,
-            variants,
-            matrix.dataset,
-            options,
-            name=matrix.name,
-            **where,
+        options.on_variant_case = finished_case
+        options.proxies = start_variant_proxies(
+            matrix, variants, policy, export_env=concurrency if local else None
         )
-        result = await partial_when_cancelled(
-            running, lambda: partial_matrix(matrix.name, finished, started)
-        )
-    finally:  # also on a crash: no proxy outlives the run
-        for proxy in options.proxies.values():
-            stop_proxy(proxy, policy.note)
+        try:
+            kept_count = sum(len(f) for f in options.finished_by_variant.values())
+            starting(choices, len(selected) * len(matrix.variants) - kept_count)
+            running = matrix_run(
+                executor,
+                variants,
+                matrix.dataset,
+                options,
+                name=matrix.name,
+                **where,
+            )
+            result = await partial_when_cancelled(
+                running, lambda: partial_matrix(matrix.name, finished, started)
+            )
+        finally:  # also on a crash: no proxy outlives the run
+            for proxy in options.proxies.values():
+                stop_proxy(proxy, policy.note)
     return journal.result(result)
 
 
@@ -216,35 +218,35 @@ async def run_scenarios_configured(
     check_scenarios(chosen, root)  # before the fixtures are hashed: a fixture of / is not
     header = scenarios_header(chosen, root=root, repeat=repeat, shard=part)
     chosen = take_shard(chosen, header.order, part)
-    journal = journal_of(choices, header, policy.note)
-    kept = kept_scenarios(journal.plan)
-    finished: list[ScenarioResult] = list(kept.values())
+    with journal_of(choices, header, policy.note) as journal:  # closed on a crash too
+        kept = kept_scenarios(journal.plan)
+        finished: list[ScenarioResult] = list(kept.values())
 
-    def complete(result: ScenarioResult) -> None:
-        journal.record(*scenario_entry(result))
-        finished.append(result)
-        if on_complete is not None:
-            on_complete(result)
+        def complete(result: ScenarioResult) -> None:
+            journal.record(*scenario_entry(result))
+            finished.append(result)
+            if on_complete is not None:
+                on_complete(result)
 
-    started_at, started = now_iso(), time.perf_counter()
-    try:
-        starting(choices, len(chosen) * repeat - len(kept))
-        running = scenarios_run(
-            executor,
-            chosen,
-            concurrency=concurrency,
-            **where,
-            root=root,
-            keep_workdir=keep_workdir,
-            on_complete=complete,
-            repeat=repeat,
-            finished=kept,
-            proxies=proxies.start(chosen),  # on Ray: copies serve on the actors
-        )
-        # cancelled, the running scenarios' goals' groups are killed as they unwind
-        run = await partial_when_cancelled(
-            running, lambda: partial_scenarios(chosen, finished, started_at, started)
-        )
-    finally:  # also on a crash: no proxy outlives the run
-        stop_scenario_proxies(proxies, policy.note)
+        started_at, started = now_iso(), time.perf_counter()
+        try:
+            starting(choices, len(chosen) * repeat - len(kept))
+            running = scenarios_run(
+                executor,
+                chosen,
+                concurrency=concurrency,
+                **where,
+                root=root,
+                keep_workdir=keep_workdir,
+                on_complete=complete,
+                repeat=repeat,
+                finished=kept,
+                proxies=proxies.start(chosen),  # on Ray: copies serve on the actors
+            )
+            # cancelled, the running scenarios' goals' groups are killed as they unwind
+            run = await partial_when_cancelled(
+                running, lambda: partial_scenarios(chosen, finished, started_at, started)
+            )
+        finally:  # also on a crash: no proxy outlives the run
+            stop_scenario_proxies(proxies, policy.note)
     return journal.result(run)

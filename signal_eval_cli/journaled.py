@@ -50,7 +50,7 @@ class RunChoices(TypedDict, total=False):
     ``ray_actors`` actors); ``on_start(n)`` hears how many units are about to run (those
     the journal keeps are not)."""
 
-    output: Path | None
+    output: Path | str | None
     resume: bool
     retry: str | None
     force: bool
@@ -66,8 +66,9 @@ def journal_of(
     choices: RunChoices, header: JournalHeader, note: Callable[[str], None]
 ) -> JournaledRun:
     """The run's journal as ``choices`` ask (none without an ``output``)."""
+    output = choices.get("output")
     return JournaledRun(
-        choices.get("output"),
+        Path(output) if output is not None else None,
         header,
         resume=choices.get("resume", False),
         retry=choices.get("retry"),
@@ -142,6 +143,15 @@ class JournaledRun:
         """The results: what the journal holds, built with the timings of ``ran`` (the run
         that wrote it); ``ran`` when there is no journal (:meth:`JournalPlan.result`)."""
         return self.plan.result(self.header, ran)
+
+    def __enter__(self) -> JournaledRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Closed however the run ends: a run that raised (a callback of the caller's, a
+        proxy that would not start) left the file open, and its fsync thread waiting,
+        for the life of the process. :meth:`result` still reads what it holds."""
+        self.plan.close()
 
 
 async def partial_when_cancelled(run: Awaitable[_T], partial: Callable[[], _T]) -> _T:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,44 @@ def test_scenarios_sharded_and_resumed_in_one_call(tmp_path: Path) -> None:
         )
     )
     assert totals == [0] and [s.id for s in again.scenarios] == ran
+
+
+@pytest.mark.parametrize("kind", ["dataset", "matrix", "scenarios"])
+def test_a_run_that_raises_closes_its_journal(tmp_path: Path, kind: str) -> None:
+    """A callback of the caller's that raised left the journal open (its file and its
+    fsync thread) for the life of the process; ``output`` given as text raised
+    ``AttributeError: 'str' object has no attribute 'is_char_device'``."""
+    from signal_eval_cli.configured_runs import run_matrix_configured, run_scenarios_configured
+    from signal_eval_cli.matrix import MatrixOptions
+
+    def boom(*_: object) -> None:
+        raise RuntimeError("boom")
+
+    output = str(tmp_path / "out.json")  # text, as a caller may well give it
+    write_eval(tmp_path, {"a": "{}"})
+    (tmp_path / "m.yaml").write_text(
+        "name: m\ndataset: eval.yaml\nvariants: [{id: one, name: One, harness: h.py:create}]\n"
+    )
+    if kind == "scenarios":
+        from test_scenarios_cli import greet_scenario, write_json
+
+        (tmp_path / "fx").mkdir()
+        (tmp_path / "fx" / "greet.py").write_text('def greet(name):\n    return "hi " + name\n')
+        write_json(tmp_path / "greet.json", greet_scenario(id="greet"))
+    runs = {
+        "dataset": lambda: run_configured(
+            tmp_path / "eval.yaml", options=RunOptions(on_case_complete=boom), output=output
+        ),
+        "matrix": lambda: run_matrix_configured(
+            tmp_path / "m.yaml", options=MatrixOptions(on_variant_case=boom), output=output
+        ),
+        "scenarios": lambda: run_scenarios_configured(
+            [str(tmp_path / "greet.json")], root=tmp_path, on_complete=boom, output=output
+        ),
+    }
+    with pytest.raises(RuntimeError, match="boom"):
+        asyncio.run(runs[kind]())
+    journal = journal_path(Path(output))
+    assert journal.exists()
+    fds = Path("/proc/self/fd")
+    assert journal not in {Path(os.readlink(fd)) for fd in fds.iterdir() if fd.exists()}
