@@ -220,7 +220,7 @@ _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, OverflowError, Re
 
 def _parse(name: str, raw: bytes) -> Any:
     try:
-        return loads_json(raw.decode("utf-8"), check_depth=False)
+        return loads_json(raw.decode("utf-8-sig"), check_depth=False)
     except UnicodeDecodeError as exc:  # at the first byte that is not UTF-8
         raise InputError([undecodable(name, exc, "not a result file: not UTF-8 text")]) from None
     except JsonProblem as exc:

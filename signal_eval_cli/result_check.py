@@ -120,7 +120,7 @@ def _problems(
     checked = {key: value for key, value in data.items() if key != INDEX_KEY} | {"kind": kind}
     if schema_check("result", reading)(checked):
         return []
-    doc = Document(name, checked, {}, {}, source=raw.decode("utf-8"))
+    doc = Document(name, checked, {}, {}, source=raw.decode("utf-8-sig"))
     return schema_problems(doc, "result", reading)
 
 

@@ -572,6 +572,24 @@ def test_only_the_cases_the_quick_check_doubts_are_walked_by_jsonschema() -> Non
     assert kept["cases"] == [17] and narrowed["cases"] == [data["cases"][17]]
 
 
+@pytest.mark.parametrize("lean", [True, False])
+def test_a_results_file_saved_with_a_byte_order_mark_reads(tmp_path: Path, lean: bool) -> None:
+    """Saved again by an editor that writes a UTF-8 BOM, a results file was refused:
+    "invalid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig)". Datasets, journals and
+    traces read with one; a problem in such a file is still located as in the file."""
+    path = tmp_path / "r.json"
+    save_result(dataset(case("a"), case("b", False)), path)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert [c.case_id for c in load_result(path, lean=lean).cases] == ["a", "b"]
+    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if '"passed": false' in text)
+    edited(path, '"passed": false', '"passed": "no"')
+    with pytest.raises(InputError) as raised:
+        load_result(path, lean=lean)
+    (problem,) = raised.value.problems
+    assert (problem.line, problem.column) == (line, lines[line - 1].index('"passed"') + 11)
+
+
 def test_a_byte_that_is_not_utf8_is_located(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     save_result(dataset(case("a"), case("b")), path)
