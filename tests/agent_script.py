@@ -13,9 +13,10 @@ may run without any framework.
 from __future__ import annotations
 
 import asyncio
+import operator
 import threading
 import warnings
-from typing import Any
+from typing import Annotated, Any
 
 from mock_servers import Call, Reply, ToolUse
 
@@ -53,6 +54,11 @@ def responder(call: Call) -> Reply:
         if "get_weather" not in _asked(call.body):
             return _asks(PARIS, ROME, tokens=(30, 10))
         return Reply("Paris and Rome: sunny.", input_tokens=40, output_tokens=6)
+    if system.startswith("You are forecast"):  # one city a call (a Send fan-out's)
+        city = "Rome" if "Rome" in call.last_user_text else "Paris"
+        return Reply(f"{city}: sunny", input_tokens=10, output_tokens=2)
+    if system.startswith("You are summary"):
+        return Reply(ANSWER, input_tokens=15, output_tokens=3)
     if system.startswith("You are triage"):
         return _asks(ToolUse("transfer_to_weather", {}, "call_handoff"), tokens=(20, 5))
     if assistant_turns == 0:
@@ -412,6 +418,44 @@ def langgraph_agent_node_graph(base_url: str) -> Any:
     graph.add_node("simple", agent)
     graph.add_edge(START, "simple")
     graph.add_edge("simple", END)
+    return graph.compile()
+
+
+def langgraph_fanout_graph(base_url: str) -> Any:
+    """``Send`` fan-out: ``forecast`` runs once per city of the state, in parallel (each
+    asks the model about its city), then ``summary`` answers from their messages."""
+    from typing import TypedDict
+
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_openai import ChatOpenAI
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Send
+
+    class State(TypedDict, total=False):
+        messages: Annotated[list[Any], operator.add]
+        cities: list[str]
+
+    llm = ChatOpenAI(
+        model=MODEL, base_url=base_url, api_key="sk-mock", max_retries=0, stream_usage=True
+    )
+
+    async def forecast(sent):  # type: ignore[no-untyped-def]  # LangGraph reads no annotation here
+        ask = [SystemMessage("You are forecast."), HumanMessage(f"Weather in {sent['city']}?")]
+        return {"messages": [await llm.ainvoke(ask)]}
+
+    async def summary(state):  # type: ignore[no-untyped-def]
+        ask = [SystemMessage("You are summary."), *state["messages"]]
+        return {"messages": [await llm.ainvoke(ask)]}
+
+    def fan_out(state):  # type: ignore[no-untyped-def]
+        return [Send("forecast", {"city": city}) for city in state["cities"]]
+
+    graph = StateGraph(State)
+    graph.add_node("forecast", forecast)
+    graph.add_node("summary", summary)
+    graph.add_conditional_edges(START, fan_out, ["forecast"])
+    graph.add_edge("forecast", "summary")
+    graph.add_edge("summary", END)
     return graph.compile()
 
 

@@ -279,6 +279,14 @@ async def record_langgraph_agent_node(base_url: str) -> str:
     return "\n".join([_dumps(e) async for e in events]) + "\n"
 
 
+async def record_langgraph_fanout(base_url: str, mode: str) -> str:
+    """``astream`` JSONL in one mode (``messages``, ``tasks``) of the ``Send`` fan-out."""
+    graph = script.langgraph_fanout_graph(base_url)
+    state = {"messages": [("user", script.QUESTION)], "cities": ["Paris", "Rome"]}
+    stream = graph.astream(state, stream_mode=mode)
+    return "\n".join([_dumps(list(i) if isinstance(i, tuple) else i) async for i in stream]) + "\n"
+
+
 async def record_langgraph_failing(base_url: str) -> str:
     """``astream_events`` JSONL of a graph whose second node raises, up to the raise."""
     graph = script.langgraph_answer_graph(base_url, publish="raise")
@@ -413,6 +421,8 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_paused_before_tools_updates.jsonl": await record_langgraph_paused(url),
         "langgraph_tool_in_node_events.jsonl": await record_langgraph_lookup(url),
         "langgraph_agent_node_events.jsonl": await record_langgraph_agent_node(url),
+        "langgraph_fanout_messages.jsonl": await record_langgraph_fanout(url, "messages"),
+        "langgraph_fanout_tasks.jsonl": await record_langgraph_fanout(url, "tasks"),
         "langgraph_supervisor_updates.jsonl": await record_langgraph_supervisor(url, "updates"),
         "langgraph_supervisor_subgraph_tasks.jsonl": await record_langgraph_supervisor(
             url, "tasks"

@@ -619,3 +619,27 @@ def test_a_prebuilt_agent_as_a_node_is_one_run_of_it() -> None:
     assert [a for a, _ in trace.activations] == ["simple", "agent"]
     assert [s.agent for s in trace.matching("provider:end")] == ["simple"]
     assert trace.output == "Hello there, friend." and trace.input == "Hi"
+
+
+def test_a_send_fan_outs_parallel_tasks_stream_as_their_own_calls() -> None:
+    """``Send`` fan-out: two ``forecast`` tasks in one step stream their chunks
+    interleaved. Each change of message id closed the call being merged, so the two
+    calls read as ten (eight of no tokens, warned) under one activation; each task is a
+    run of its own and its chunks one call."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = import_trace(FIXTURES / "langgraph_fanout_messages.jsonl")
+    assert not [w for w in caught if "no token usage" in str(w.message)]
+    assert [a for a, _ in trace.activations] == ["forecast", "forecast", "summary"]
+    answers = sorted(str(s.payload.get("output")) for s in trace.matching("provider:end"))
+    assert answers == ["Paris and Rome are sunny today.", "Paris: sunny", "Rome: sunny"]
+    assert (trace.metrics.input_tokens, trace.metrics.output_tokens) == (35, 7)
+
+
+def test_a_tasks_stream_takes_its_input_from_the_graphs_state_not_a_send() -> None:
+    """The first task a ``"tasks"`` stream shows is a ``Send``'s (``triggers:
+    ["__pregel_push"]``): its input, ``{"city": "Paris"}``, was taken for the run's. The
+    input is the first state a node was given: the user's question."""
+    trace = import_trace(FIXTURES / "langgraph_fanout_tasks.jsonl")
+    assert trace.input == "What is the weather in Paris and Rome?"
+    assert [a for a, _ in trace.activations] == ["forecast", "forecast", "summary"]

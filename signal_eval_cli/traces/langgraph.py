@@ -258,7 +258,8 @@ class LangGraphReader:
         self.seen: set[str] = set()  # message ids already turned into facts
         self.deltas: dict[str | None, list[str]] = {}  # node -> streamed chunks not yet claimed
         self.values_seen = 0  # messages in the last state of a values stream
-        self.streamed: _Streamed | None = None  # the model message being streamed
+        self.streamed: dict[Any, _Streamed] = {}  # model messages being streamed, by id
+        self.tasks_seen: set[tuple[Any, Any, Any]] = set()  # (node, step, task) of "messages"
         self.answers: dict[str, list[tuple[float, dict[str, Any]]]] = {}  # node -> model ends
         self.step: tuple[Any, Any] = (None, None)  # the node run the last message came from
         self.clock = 0.0
@@ -581,20 +582,25 @@ class LangGraphReader:
         self._message(pair, at)
 
     def _message(self, pair: list[Any], at: float) -> None:
+        """One ``"messages"`` item. A node run is a task: parallel tasks of one node in a
+        step (``Send`` fan-out, each its own ``langgraph_checkpoint_ns``) are runs of their
+        own, and their chunks, interleaved, are merged per message id."""
         msg, metadata = message(pair[0]) or {}, as_mapping(pair[1])
         node = metadata.get("langgraph_node")
         node = node if isinstance(node, str) else None
         step = (node, metadata.get("langgraph_step"))
+        task = (*step, metadata.get("langgraph_checkpoint_ns"))
         if node is not None and step != self.step:
             self.finish()
             self.step = step
+        if node is not None and task not in self.tasks_seen:
+            self.tasks_seen.add(task)
             self.node_start(node, at)
         if str(msg.get("type")).endswith("Chunk"):
-            if self.streamed is not None and self.streamed.id != msg.get("id"):
-                self.finish()
-            if self.streamed is None:
-                self.streamed = _Streamed(node, msg.get("id"), at)
-            self.streamed.add(msg)
+            streamed = self.streamed.get(msg.get("id"))
+            if streamed is None:
+                streamed = self.streamed[msg.get("id")] = _Streamed(node, msg.get("id"), at)
+            streamed.add(msg)
         else:
             self.finish()
             self.node_output(node, {"messages": [msg]}, at)
@@ -657,8 +663,8 @@ class LangGraphReader:
             task = as_mapping(item.get("payload")) if "payload" in item else item
             name = str(task.get("name"))
             if "result" not in task and "error" not in task:
-                if self.facts.input is None:  # the state the first node was given
-                    self.facts.input = _input_of(task.get("input"))
+                if self.facts.input is None and not _sent(task):  # the state the first
+                    self.facts.input = _input_of(task.get("input"))  # node was given
                 if (run := self.node_start(name, at)) is not None:
                     started[task.get("id")] = (run, task.get("input"), namespace)
                 continue
@@ -754,9 +760,9 @@ class LangGraphReader:
                 break
 
     def finish(self) -> None:
-        """The model call whose chunks were being merged, now that they have all come."""
-        streamed, self.streamed = self.streamed, None
-        if streamed is not None:
+        """The model calls whose chunks were being merged, now that they have all come."""
+        streams, self.streamed = self.streamed, {}
+        for streamed in streams.values():
             answer = streamed.message()
             self._first_time(answer)  # counted here, whatever repeats it later
             self.deltas[streamed.node] = streamed.pieces
@@ -777,6 +783,13 @@ class LangGraphReader:
         self.facts.end = at
         self.node_output(None, {"messages": messages[self.values_seen :]}, at)
         self.values_seen = len(messages)
+
+
+def _sent(task: Mapping[str, Any]) -> bool:
+    """Whether a task is one a ``Send`` started (a fan-out's, a ``ToolNode`` call's): its
+    input is what the ``Send`` carried, not the graph's state."""
+    triggers = task.get("triggers")
+    return isinstance(triggers, list) and "__pregel_push" in triggers
 
 
 def _enclosing_task(namespace: Any) -> str | None:
