@@ -77,6 +77,14 @@ async def _react(url: str, stream: bool) -> str:
     return "answered"
 
 
+async def _interrupted(url: str, stream: bool) -> str:
+    """The graph whose ``approve`` node asks a human (``interrupt()``): it pauses there."""
+    graph = script.langgraph_interrupt_graph(url)
+    config = {"configurable": {"thread_id": "1"}}
+    state = await graph.ainvoke({"messages": [("user", "Hi")]}, config)
+    return str(state["messages"][-1].content)
+
+
 def record(
     instrumentation: str,
     stream: bool,
@@ -86,10 +94,11 @@ def record(
     guarded: bool = False,
     react: bool = False,
     lines: bool = False,
+    interrupted: bool = False,
 ) -> None:
     """``guarded``: the Agents SDK triage with its tripwire guardrail; ``react``: LangGraph's
     prebuilt react agent (OpenInference's or OpenLLMetry's LangChain instrumentation);
-    ``lines``: written as an OTel Collector's file exporter writes what an SDK sent it span
+    ``interrupted``: the graph paused by ``interrupt()`` (OpenLLMetry's); ``lines``: written as an OTel Collector's file exporter writes what an SDK sent it span
     by span (one ``ExportTraceServiceRequest`` per line, hex ids, children first), else
     as protobuf's JSON of the SDK's OTLP request (compact when ``react``: < 50 KB)."""
     from google.protobuf.json_format import MessageToJson
@@ -112,7 +121,7 @@ def record(
             LangchainInstrumentor as OpenAIInstrumentor,
         )
 
-        agent = _react
+        agent = _interrupted if interrupted else _react
     elif instrumentation == "openinference-langchain":
         from openinference.instrumentation.langchain import (
             LangChainInstrumentor as OpenAIInstrumentor,
@@ -268,6 +277,8 @@ if __name__ == "__main__":
     out = FIXTURES / "otel_openllmetry_langgraph_react_tool_error.jsonl"
     record("openllmetry-langchain", False, out, lines=True)
     record_collector_logs(FIXTURES / "otel_openai_collector_events.jsonl", latest=False)
+    out = FIXTURES / "otel_openllmetry_langgraph_interrupt.json"
+    record("openllmetry-langchain", False, out, interrupted=True)
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_refused.json", "refused")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_structured.json", "structured")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_request_limit.json", "limit")

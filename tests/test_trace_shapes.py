@@ -643,3 +643,15 @@ def test_a_tasks_stream_takes_its_input_from_the_graphs_state_not_a_send() -> No
     trace = import_trace(FIXTURES / "langgraph_fanout_tasks.jsonl")
     assert trace.input == "What is the weather in Paris and Rome?"
     assert [a for a, _ in trace.activations] == ["forecast", "forecast", "summary"]
+
+
+def test_langgraphs_control_flow_raised_through_otel_spans_is_no_failure() -> None:
+    """OpenLLMetry records LangGraph's bubble-ups as errors: ``interrupt()``'s
+    GraphInterrupt (as a handoff's ``Command(graph=PARENT)`` its ParentCommand) left the
+    paused node and the graph failed (agent:error with the interrupt's repr). A pause is
+    no failure: nothing failed, the node before it completed."""
+    trace = quietly(FIXTURES / "otel_openllmetry_langgraph_interrupt.json")
+    assert not list(trace.matching("agent:error"))
+    assert not [s for s in trace if "error" in s.payload]
+    assert passes(trace, {"type": "agent.completed", "agentId": "answer"})
+    assert "approve" in [a for a, _ in trace.activations]

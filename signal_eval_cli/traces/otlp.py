@@ -216,11 +216,20 @@ def _messages(value: Any) -> Any:
     return parse_arguments(value) if isinstance(value, str) else value
 
 
+BUBBLE_UPS = frozenset({"ParentCommand", "GraphInterrupt", "NodeInterrupt", "GraphBubbleUp"})
+"""LangGraph's control flow raised through the spans it leaves (langgraph.errors): a
+handoff's ``Command(graph=Command.PARENT)``, an ``interrupt()``; no failure."""
+
+
 def _failed(span: Mapping[str, Any], attributes: Mapping[str, Any]) -> str | None:
     """Why the span failed: its status message, else the exception it recorded (an
-    ``exception`` event, as the SDK's ``record_exception`` writes), else ``error.type``."""
+    ``exception`` event, as the SDK's ``record_exception`` writes), else ``error.type``.
+    A LangGraph bubble-up recorded as an error (OpenLLMetry's) is none."""
     status = as_mapping(span.get("status"))
     code = status.get("code")
+    raised = str(_exception_field(span, "exception.type") or "").rpartition(".")[2]
+    if raised in BUBBLE_UPS:
+        return None
     if code in (2, "2", "STATUS_CODE_ERROR") or attributes.get("error.type"):
         message = str(status.get("message") or "").split(TRACEBACK, 1)[0].strip()
         return str(message or _exception(span) or attributes.get("error.type") or "error")
@@ -233,14 +242,16 @@ TRACEBACK = "Traceback (most recent call last):"
 
 def _exception(span: Mapping[str, Any]) -> str | None:
     """``type: message`` of the span's last ``exception`` event, if it has one."""
+    kind, message = (_exception_field(span, k) for k in ("exception.type", "exception.message"))
+    return ": ".join(str(x) for x in (kind, message) if x) or None
+
+
+def _exception_field(span: Mapping[str, Any], key: str) -> Any:
+    """A field of the span's last ``exception`` event."""
     events = span.get("events")
     for event in reversed(events if isinstance(events, list) else []):
         if isinstance(event, Mapping) and event.get("name") == "exception":
-            fields = _attributes(event.get("attributes"))
-            kind, message = fields.get("exception.type"), fields.get("exception.message")
-            text = ": ".join(str(x) for x in (kind, message) if x)
-            if text:
-                return text
+            return _attributes(event.get("attributes")).get(key)
     return None
 
 
