@@ -46,9 +46,10 @@ def responder(call: Call) -> Reply:
         return Reply("Hello there, friend.", input_tokens=12, output_tokens=4)
     if system.startswith("You are react"):  # both tools at once: get_alerts raises
         return _asks(PARIS, ALERTS, tokens=(25, 9))
-    if system.startswith("You are supervisor"):  # hands off once, then answers
-        if "transfer_to_forecaster" not in _asked(call.body):
-            return _asks(ToolUse("transfer_to_forecaster", {}, "call_handoff"), tokens=(20, 5))
+    if system.startswith(("You are supervisor", "You are router")):  # hands off, answers
+        target = "forecaster" if system.startswith("You are supervisor") else "weather"
+        if f"transfer_to_{target}" not in _asked(call.body):
+            return _asks(ToolUse(f"transfer_to_{target}", {}, "call_handoff"), tokens=(20, 5))
         return Reply(ANSWER, input_tokens=50, output_tokens=7)
     if system.startswith("You are forecaster"):  # both cities at once, then says so
         if "get_weather" not in _asked(call.body):
@@ -399,6 +400,28 @@ def langgraph_supervisor_graph(base_url: str) -> Any:
             llm, [tool(get_weather)], prompt="You are forecaster.", name="forecaster"
         )
         return create_supervisor([forecaster], model=llm, prompt="You are supervisor.").compile()
+
+
+def langgraph_router_agent(base_url: str) -> Any:
+    """A prebuilt react agent, ``router``, whose one tool is ``transfer_to_weather`` (a
+    plain tool: it says so and the agent answers): a handoff asked and run as a tool."""
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.prebuilt import create_react_agent
+
+    @tool
+    def transfer_to_weather() -> str:
+        """Hand the conversation to the weather agent."""
+        return "Transferred to weather"
+
+    llm = ChatOpenAI(
+        model=MODEL, base_url=base_url, api_key="sk-mock", max_retries=0, stream_usage=True
+    )
+    with warnings.catch_warnings():  # moved to langchain.agents in 1.0, still LangGraph's
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return create_react_agent(
+            llm, [transfer_to_weather], prompt="You are router.", name="router"
+        )
 
 
 def langgraph_agent_node_graph(base_url: str) -> Any:

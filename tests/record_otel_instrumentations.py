@@ -77,6 +77,12 @@ async def _react(url: str, stream: bool) -> str:
     return "answered"
 
 
+async def _router(url: str, stream: bool) -> str:
+    """The react agent whose tool is a transfer: a handoff it asks for and runs."""
+    state = await script.langgraph_router_agent(url).ainvoke({"messages": [("user", "Hi")]})
+    return str(state["messages"][-1].content)
+
+
 async def _interrupted(url: str, stream: bool) -> str:
     """The graph whose ``approve`` node asks a human (``interrupt()``): it pauses there."""
     graph = script.langgraph_interrupt_graph(url)
@@ -95,10 +101,12 @@ def record(
     react: bool = False,
     lines: bool = False,
     interrupted: bool = False,
+    router: bool = False,
 ) -> None:
     """``guarded``: the Agents SDK triage with its tripwire guardrail; ``react``: LangGraph's
     prebuilt react agent (OpenInference's or OpenLLMetry's LangChain instrumentation);
-    ``interrupted``: the graph paused by ``interrupt()`` (OpenLLMetry's); ``lines``: written as an OTel Collector's file exporter writes what an SDK sent it span
+    ``interrupted``: the graph paused by ``interrupt()`` (OpenLLMetry's); ``router``: the
+    react agent whose tool is ``transfer_to_weather`` (OpenInference's); ``lines``: written as an OTel Collector's file exporter writes what an SDK sent it span
     by span (one ``ExportTraceServiceRequest`` per line, hex ids, children first), else
     as protobuf's JSON of the SDK's OTLP request (compact when ``react``: < 50 KB)."""
     from google.protobuf.json_format import MessageToJson
@@ -127,7 +135,7 @@ def record(
             LangChainInstrumentor as OpenAIInstrumentor,
         )
 
-        agent = _react if react else _langgraph
+        agent = _router if router else _react if react else _langgraph
     else:  # OpenLLMetry
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
@@ -279,6 +287,8 @@ if __name__ == "__main__":
     record_collector_logs(FIXTURES / "otel_openai_collector_events.jsonl", latest=False)
     out = FIXTURES / "otel_openllmetry_langgraph_interrupt.json"
     record("openllmetry-langchain", False, out, interrupted=True)
+    out = FIXTURES / "otel_openinference_langgraph_transfer_tool.json"
+    record("openinference-langchain", False, out, react=True, router=True)
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_refused.json", "refused")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_structured.json", "structured")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_request_limit.json", "limit")

@@ -655,3 +655,13 @@ def test_langgraphs_control_flow_raised_through_otel_spans_is_no_failure() -> No
     assert not [s for s in trace if "error" in s.payload]
     assert passes(trace, {"type": "agent.completed", "agentId": "answer"})
     assert "approve" in [a for a, _ in trace.activations]
+
+
+def test_a_transfer_run_as_a_tool_without_a_call_id_is_one_handoff() -> None:
+    """OpenInference's span of a LangChain tool names no call id: the ``transfer_to_weather``
+    the model asked for and the tool run of it read as two handoffs (from ``agent`` and
+    from ``tools``). The run is the request's, the latest of its name: one handoff, from
+    the agent whose model asked."""
+    trace = quietly(FIXTURES / "otel_openinference_langgraph_transfer_tool.json")
+    assert [(p["from"], p["to"]) for p in trace.payloads("agent:handoff")] == [("agent", "weather")]
+    assert not trace.tool_calls  # a transfer is a handoff, no tool call

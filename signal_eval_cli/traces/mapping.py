@@ -495,11 +495,12 @@ def _handoffs_from_transfers(steps: list[Step]) -> list[Step]:
     out: list[Step] = []
     ran = {s.id for s in steps if isinstance(s, ToolRun) and s.id}
     asked = {r.id: s for s in steps if isinstance(s, ModelCall) for r in s.requests if r.id}
+    unnamed = _transfers_asked(steps, ran)
     recorded = any(isinstance(s, Handoff) for s in steps)
     for step in steps:
         if isinstance(step, ToolRun) and (target := _handoff_target(step.name)):
             if not recorded:
-                by = asked.get(step.id) if step.id else None
+                by = asked.get(step.id) if step.id else unnamed.get(id(step))
                 out.append(
                     Handoff(step.agent, target, step.start)
                     if by is None
@@ -513,6 +514,26 @@ def _handoffs_from_transfers(steps: list[Step]) -> list[Step]:
                 if target and request.id not in ran:
                     out.append(Handoff(step.agent, target, _ended(step)))
     return out
+
+
+def _transfers_asked(steps: list[Step], ran: set[Any]) -> dict[int, ModelCall]:
+    """The model call that asked for each transfer run with no call id (OpenInference's
+    LangChain tool span names none): the latest earlier request of its name not run yet,
+    whose id now counts as run (the run and the request were one handoff, read as two)."""
+    calls = [s for s in steps if isinstance(s, ModelCall)]
+    found: dict[int, ModelCall] = {}
+    for run in steps:
+        if not isinstance(run, ToolRun) or run.id or not _handoff_target(run.name):
+            continue
+        for call in reversed([c for c in calls if c.start <= run.start]):
+            request = next(
+                (r for r in call.requests if r.name == run.name and r.id not in ran), None
+            )
+            if request is not None:
+                ran.add(request.id)
+                found[id(run)] = call
+                break
+    return found
 
 
 def _ended(call: ModelCall) -> float:
