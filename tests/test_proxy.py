@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import hashlib
 import json
 import shutil
 import socket
@@ -24,7 +25,7 @@ from signal_eval_cli.dataset import EvalDataset
 from signal_eval_cli.providers.pricing import Price, PriceTable
 from signal_eval_cli.providers.reliability import RetryPolicy
 from signal_eval_cli.proxy.cassette import ProxyCassette
-from signal_eval_cli.proxy.matching import changes, normalise, request_key
+from signal_eval_cli.proxy.matching import changes, key_name, normalise, request_key
 from signal_eval_cli.proxy.server import ModelProxy, Upstream
 from signal_eval_cli.runner import RunOptions, run_dataset
 from signal_eval_cli.validate import validate_path
@@ -308,6 +309,22 @@ def test_matching_normalises_tool_call_ids_key_order_and_noise() -> None:
         "POST", "/v1/chat/completions", a, ["model", "messages"]
     )
     assert changes(a, c) == ["temperature added (1)"]
+
+
+def test_a_request_key_is_its_canonical_text_and_named_by_its_hash() -> None:
+    """Keys are looked up as text; a miss message names one by the first 16 hex digits
+    of the SHA-256 of that text, the name cassette misses have always given."""
+    body = {"model": "m", "messages": [{"role": "user", "content": "é"}], "stream": True}
+    key = request_key("post", "/v1/chat/completions", body)
+    text = json.dumps(
+        ["POST", "/v1/chat/completions", True, body],
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    assert key == text
+    assert key_name(key) == hashlib.sha256(text.encode()).hexdigest()[:16]
+    assert len(key_name(request_key("POST", "/v1/x", {"c": "\ud800"}))) == 16
 
 
 def test_normalising_with_the_raw_text_is_normalising_without_it() -> None:

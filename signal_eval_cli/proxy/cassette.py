@@ -30,6 +30,7 @@ import yaml
 
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.files import atomic_write_text, check_readable, without_lone_surrogates
+from signal_eval_cli.json_text import compact_encoder
 from signal_eval_cli.loading import Document, load_document
 from signal_eval_cli.proxy.apis import SSEEvent
 
@@ -37,8 +38,8 @@ __all__ = ["PROXY_CASSETTE_VERSION", "Interaction", "ProxyCassette", "SessionKey
 
 PROXY_CASSETTE_VERSION = 1
 
-_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""A replayed answer's JSON text (made once: see :mod:`.matching`)."""
+_compact = compact_encoder()
+"""A replayed answer's JSON text (see :mod:`~signal_eval_cli.json_text`)."""
 
 SessionKey = tuple[str, int]
 """``(case id, run)``: whose calls an interaction belongs to."""

@@ -1,7 +1,7 @@
 """Request matching: which recorded call answers a live request.
 
-A request's *key* hashes its method, API path, ``stream`` flag and the matched part
-of its normalised JSON body. Normalising drops what changes from run to run but not
+A request's *key* is the canonical JSON text of its method, API path, ``stream`` flag
+and the matched part of its normalised JSON body (messages name it by a short hash). Normalising drops what changes from run to run but not
 in meaning — fields such as ``user`` and ``metadata``, the ids a client gives the
 tool calls it sends back (renamed ``call_1``, ``call_2``… in order of appearance),
 and key order. ``match: [model, messages, tools]`` narrows the key to those fields
@@ -16,10 +16,13 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from signal_eval_cli.json_text import compact_encoder
+
 __all__ = [
     "FIELD_GROUPS",
     "NOISE_FIELDS",
     "changes",
+    "key_name",
     "normalise",
     "request_key",
     "validate_match",
@@ -54,9 +57,8 @@ _ID_KEYS = ("tool_call_id", "tool_use_id", "call_id")
 _ID_TYPES = frozenset({"tool_use", "server_tool_use", "function_call", "function"})
 
 
-_canonical = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
-"""Made once: ``json.dumps`` with arguments builds an encoder per call, half its cost
-on a request this small (twice per replayed call: the request and its recording)."""
+_canonical = compact_encoder(sort_keys=True)
+"""Twice per replayed call: the request and its recording (see :mod:`~signal_eval_cli.json_text`)."""
 
 
 def validate_match(fields: Iterable[Any]) -> list[str]:
@@ -125,10 +127,16 @@ def _selected(body: Any, match: Sequence[str] | None) -> Any:
 
 
 def request_key(method: str, path: str, body: Any, match: Sequence[str] | None = None) -> str:
-    """A short stable hash of what a (normalised) request asks."""
+    """What a (normalised) request asks, as text: two requests match when their keys are
+    equal. Looked up as it is (a hash of it would cost as much again per key, two keys
+    per replayed call); :func:`key_name` names it in messages."""
     stream = bool(body.get("stream")) if isinstance(body, dict) else False
-    canonical = _canonical([method.upper(), path, stream, _selected(body, match)])
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    return _canonical([method.upper(), path, stream, _selected(body, match)])
+
+
+def key_name(key: str) -> str:
+    """A request key's short stable name (a hash of it), for messages."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _short(value: Any, limit: int = 60) -> str:

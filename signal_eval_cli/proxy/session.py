@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from signal_eval_cli.proxy.cassette import Interaction, SessionKey
-from signal_eval_cli.proxy.matching import changes, request_key
+from signal_eval_cli.proxy.matching import changes, key_name, request_key
 
 __all__ = ["CaseSession", "Emit"]
 
@@ -126,7 +126,7 @@ class CaseSession:
         message = (
             f"no recorded answer for case '{self.case}'"
             + (f" run {self.run}" if self.run else "")
-            + f": {what} (request {key}); {because}. Re-record with --record "
+            + f": {what} (request {key_name(key)}); {because}. Re-record with --record "
             "(or --record-missing)"
         )
         with self._lock:
