@@ -178,6 +178,10 @@ async def _run_once(
     options: RunOptions,
     run: int = 0,
 ) -> CaseResult:
+    # A harness that never suspends (a replay answered in process) would hold the loop for
+    # the whole run, and a cancellation (Ctrl-C, SIGTERM) would wait for it: the 10^8 runs
+    # of --repeat 100000000 ran on, filling memory, until killed.
+    await asyncio.sleep(0)
     ctx = HarnessContext(case.id, dict(options.params), metadata=dict(case.metadata), run=run)
     proxy = options.proxy
     settle = None

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +171,31 @@ def test_our_own_cancellation_still_propagates() -> None:
     started = time.monotonic()
     asyncio.run(main())
     assert time.monotonic() - started < 60  # not the harness's 100 s
+
+
+@pytest.mark.parametrize("repeat", [5000, None])
+def test_a_run_that_never_suspends_is_still_cancelled_between_runs(repeat: int | None) -> None:
+    """A replayed harness never suspends: Ctrl-C during --repeat 100000000 (or a long
+    dataset) reached the loop only when every run had ended, and memory filled first."""
+    runs: list[str] = []
+    stop: list[Callable[[], object]] = []
+
+    async def instant(input: Any, ctx: HarnessContext) -> None:
+        if not runs:  # as the signal handler does: the loop is to cancel the run
+            asyncio.get_running_loop().call_soon(stop[0])
+        runs.append(ctx.case_id)
+        ctx.emit("harness:end", {})
+
+    many = EvalDataset("many", [EvalCase(f"c{i}", {}) for i in range(1 if repeat else 5000)])
+
+    async def main() -> None:
+        task = asyncio.create_task(run_dataset(instant, many, RunOptions(repeat=repeat)))
+        stop.append(task.cancel)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert len(runs) < 10
 
 
 def test_our_timeout_still_times_out_an_async_harness() -> None:
