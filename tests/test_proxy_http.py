@@ -278,6 +278,28 @@ def test_a_malformed_request_gets_an_error_and_a_closed_connection(
         assert content(Answers(sock).next()[2]) == "answer to still there"
 
 
+@pytest.mark.parametrize(
+    "data", [b'{"a": ' * 100_000 + b"1" + b"}" * 100_000, b'{"n": 1' + b"0" * 5000 + b"}"]
+)
+def test_a_body_no_json_parser_reads_is_a_body_like_any_other(tmp_path: Path, data: bytes) -> None:
+    """JSON nested 100,000 deep, or a 5,000-digit number, got a 500 (RecursionError,
+    ValueError: the proxy's bug path) where any body that is not JSON is taken as text:
+    replayed, it is a cassette miss naming the request."""
+    proxy = ModelProxy(ProxyCassette(tmp_path / "none.proxy.yaml"), "replay")
+    signals: list[tuple[Any, ...]] = []
+    with proxy:
+        proxy.open("c", 0, lambda name, payload, **_: signals.append((name, payload)))
+        with connect(proxy) as sock:
+            head = (
+                f"POST /c/c/0/v1/chat/completions HTTP/1.1\r\nContent-Length: {len(data)}\r\n\r\n"
+            )
+            sock.sendall(head.encode() + data)
+            status, _, answer = Answers(sock).next()
+    assert status == 400, answer[:200]
+    assert json.loads(answer)["error"]["code"] == "cassette_miss"
+    assert [name for name, _ in signals] == ["provider:start", "provider:error"]
+
+
 def test_framing_rules() -> None:
     from signal_eval_cli.transport.wire import body_length, parse_head
 

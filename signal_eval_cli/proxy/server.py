@@ -361,8 +361,8 @@ class ModelProxy(Recorder):
         raw = request.body
         try:
             body = json.loads(raw) if raw else None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            body = raw.decode("utf-8", "replace")
+        except (ValueError, RecursionError):  # not JSON, or none a parser reads (nested
+            body = raw.decode("utf-8", "replace")  # 100,000 deep, a 5,000-digit number): text
         norm = normalise(body, raw)
         signals = CallSignals(session.emit, path, body, self.prices)
         if self.mode in ("replay", "record-missing"):  # (the key is only for looking up)
