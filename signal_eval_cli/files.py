@@ -190,11 +190,20 @@ def check_outputs(*paths: Path | None, inputs: Iterable[Path] = ()) -> None:
     """Refuse, before anything runs, an output path that cannot become a file
     (:class:`InputError` listing every such path): a directory, a file's child, a name
     too long for the atomic write's temp file, a directory we cannot write in, one of the
-    command's ``inputs`` (``run d.yaml -o d.yaml`` replaced the dataset with its results).
+    command's ``inputs`` (``run d.yaml -o d.yaml`` replaced the dataset with its results),
+    or another of ``paths`` (``-o r.json --html r.json``: the report replaced the results).
     The run's results must not be lost after it ran, nor the user's files by it."""
     problems = []
     read = [p for p in inputs if p.is_file()]
+    written: set[str] = set()
     for path in filter(None, paths):
+        where = os.path.realpath(path)
+        if where in written and not _is_special_file(path):  # /dev/null twice is fine
+            problems.append(
+                Problem(str(path), 0, 0, "is named for two outputs: one would replace the other")
+            )
+            continue
+        written.add(where)
         if len(path.name.encode()) > MAX_OUTPUT_NAME:
             message = f"cannot write here: the file name is longer than {MAX_OUTPUT_NAME} bytes"
             problems.append(Problem(str(path)[:80] + "…", 0, 0, message))

@@ -125,18 +125,21 @@ def test_the_library_refuses_every_output_that_cannot_become_a_file_at_once(
     from signal_eval_cli.files import MAX_OUTPUT_NAME, check_outputs
 
     (tmp_path / "plain").write_text("x")
-    check_outputs(tmp_path / "new" / "deeper" / "out.json", Path("/dev/null"), None)
+    check_outputs(tmp_path / "new" / "deeper" / "out.json", Path("/dev/null"), Path("/dev/null"))
     with pytest.raises(InputError) as caught:
         check_outputs(
             tmp_path,
             tmp_path / "plain" / "out.json",
             tmp_path / ("n" * (MAX_OUTPUT_NAME + 1)),
+            tmp_path / "r.json",
+            tmp_path / "new" / ".." / "r.json",  # -o r.json --html r.json: the report replaced it
         )
     messages = [p.message for p in caught.value.problems]
     assert messages == [
         "is a directory: give a file path",
         f"cannot write here: {tmp_path / 'plain'} is a file",
         f"cannot write here: the file name is longer than {MAX_OUTPUT_NAME} bytes",
+        "is named for two outputs: one would replace the other",
     ]
 
 
