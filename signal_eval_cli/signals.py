@@ -54,6 +54,8 @@ def new_signal_id() -> str:
 
 _second: tuple[int, str] = (-1, "")
 """The last second :func:`now_iso` stamped, and its text up to the seconds."""
+_MILLIS = tuple(f".{ms:03d}Z" for ms in range(1000))
+"""A stamp's tail for each millisecond (formatting it per stamp cost half of the stamp)."""
 
 
 def now_iso() -> str:
@@ -64,7 +66,7 @@ def now_iso() -> str:
     seconds, ns = divmod(time.time_ns(), 1_000_000_000)
     if seconds != _second[0]:
         _second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
-    return f"{_second[1]}.{ns // 1_000_000:03d}Z"
+    return _second[1] + _MILLIS[ns // 1_000_000]
 
 
 def elapsed_ms(start: str, end: str) -> float:

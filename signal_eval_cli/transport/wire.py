@@ -105,6 +105,8 @@ def body_length(headers: Headers) -> int | None:
 def content_length(value: str) -> int:
     """The length a ``Content-Length`` value says: one number, or that number repeated
     (the header sent twice, RFC 9110 8.6); anything else is a :class:`BadMessage`."""
+    if value.isdigit() and value.isascii():  # the usual one number, read at once
+        return int(value)
     values = {v.strip() for v in value.split(",")}
     if len(values) != 1 or _DIGITS.fullmatch(digits := values.pop().encode()) is None:
         raise BadMessage(f"malformed Content-Length {value!r}")
