@@ -29,10 +29,9 @@ into the run's own recorder with :meth:`Recorder.absorb`, so the run writes once
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Callable, Collection, Mapping, Sequence
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -77,13 +76,23 @@ class Case(Protocol):
 
 class CaseRun:
     """The case run the runner is running in this task (:func:`case_run`): what must
-    happen when it ends (:meth:`on_end`), told whether it ended well."""
+    happen when it ends (:meth:`on_end`), told whether it ended well. As a context
+    manager, it is the current one (:func:`current_case_run`) inside."""
 
     def __init__(self, case_id: str, run: int = 0) -> None:
         self.key: SessionKey = (case_id, run)
         self._ending: list[Callable[[bool], object]] = []
         self._ended = False
         self._lock = threading.Lock()
+        self._token: Token[CaseRun | None] | None = None
+
+    def __enter__(self) -> CaseRun:
+        self._token = _CASE_RUN.set(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _CASE_RUN.reset(self._token)
 
     def on_end(self, then: Callable[[bool], object]) -> bool:
         """Call ``then(completed)`` when the case ends; False (and never) if it has ended."""
@@ -102,15 +111,10 @@ class CaseRun:
 _CASE_RUN: ContextVar[CaseRun | None] = ContextVar("signal_eval_case_run", default=None)
 
 
-@contextlib.contextmanager
-def case_run(case_id: str, run: int = 0) -> Iterator[CaseRun]:
-    """The runner's case run, for the code it runs (tasks it starts inherit it)."""
-    current = CaseRun(case_id, run)
-    token = _CASE_RUN.set(current)
-    try:
-        yield current
-    finally:
-        _CASE_RUN.reset(token)
+def case_run(case_id: str, run: int = 0) -> CaseRun:
+    """The runner's case run, for the code it runs (tasks it starts inherit it), as a
+    context manager (a class, not a generator: one is entered for every case)."""
+    return CaseRun(case_id, run)
 
 
 def current_case_run() -> CaseRun | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,11 @@ __all__ = ["PLACEHOLDER_KEY", "CaseRoute", "client_env", "sdk_client"]
 PLACEHOLDER_KEY = "signal-eval-proxy"
 """Handed to clients when the environment has no key (replay needs none); the proxy
 puts the real key from its own environment in its place when it calls upstream."""
+
+
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]+").fullmatch
+"""What ``quote`` leaves as it is: most case ids (``quote`` itself costs as much as the
+rest of a case's route)."""
 
 
 def client_env(openai_url: str, anthropic_url: str, environ: Mapping[str, str]) -> dict[str, str]:
@@ -68,8 +74,8 @@ class CaseRoute:
     """``<url>/c/<case id, quoted>/<run>``: made once (read for every call a case makes)."""
 
     def __post_init__(self) -> None:
-        prefix = f"{self.url}/c/{quote(self.case_id, safe='')}/{self.run}"
-        object.__setattr__(self, "prefix", prefix)
+        case = self.case_id if _UNRESERVED(self.case_id) else quote(self.case_id, safe="")
+        object.__setattr__(self, "prefix", f"{self.url}/c/{case}/{self.run}")
 
     @property
     def openai_base_url(self) -> str:
