@@ -237,3 +237,29 @@ def test_the_built_in_harnesses_are_the_registered_entry_points() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["entry-points"][ENTRY_POINT_GROUP] == BUILT_IN
     assert load_factory("reactive") is load_factory(BUILT_IN["reactive"])
+
+
+def test_a_ctrl_c_while_the_process_ends_is_no_traceback(tmp_path: Path) -> None:
+    """A Ctrl-C after the command was done (its results written) raised wherever the
+    ending was: a KeyboardInterrupt traceback from killing a harness's processes, or from
+    waiting on a thread it left, and atexit's work (saving cassettes) cut short. It now
+    stops only the wait for threads; the rest of the ending runs, with the command's code."""
+    probe = """\
+import atexit, os, signal, sys, threading
+import signal_eval_cli.cli as cli
+
+stuck = threading.Event()
+threading.Thread(target=stuck.wait).start()  # a harness's thread that never ends
+atexit.register(print, "atexit ran")
+
+def command():
+    threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+    sys.exit(1)
+
+cli.main = command
+cli.main_and_exit()
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (1, "atexit ran\n", "")

@@ -15,9 +15,11 @@ import gc
 import importlib
 import itertools
 import os
+import signal
 import sys
 import threading
 from _io import _IOBase
+from collections.abc import Iterator
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -173,23 +175,49 @@ def main_and_exit() -> NoReturn:
         if not isinstance(exc.code, int | None):
             raise
         code = exc.code or 0
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join()
-    atexit._run_exitfuncs()
-    _flush_open_files()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):  # a closed pipe: Python's own exit reports it
-        sys.exit(code)
-    scope = sys.modules.get("signal_eval_cli.process_scope")  # a command that ran harnesses
-    if scope is not None:  # ends what they left running: it would hold a `| cat` open
-        scope.kill_descendants()
+    with _ctrl_c_noted() as late:
+        for thread in threading.enumerate():
+            if thread is not threading.current_thread() and not thread.daemon:
+                while thread.is_alive() and not late:  # Ctrl-C: wait no more
+                    thread.join(0.1)
+        atexit._run_exitfuncs()
+        _flush_open_files()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):  # a closed pipe: Python's own exit reports it
+            sys.exit(code)
+        scope = sys.modules.get("signal_eval_cli.process_scope")  # a command that ran harnesses
+        if scope is not None:  # ends what they left running: it would hold a `| cat` open
+            scope.kill_descendants()
     deadline = sys.modules.get("signal_eval_cli.deadline")  # a run may leave os._exit
     if deadline is not None:  # refused (a harness stuck for good): end the process anyway
         deadline.exit_process(code)
     os._exit(code)
+
+
+@contextlib.contextmanager
+def _ctrl_c_noted() -> Iterator[list[int]]:
+    """While the process ends, a Ctrl-C is noted (in the list given), not raised: the
+    command is done, its results written. Raised, it printed a traceback from wherever the
+    ending was (killing a harness's processes, saving a cassette) and cut it short; noted,
+    it stops only the wait for threads. A second one ends the process at once."""
+    late: list[int] = []
+
+    def noted(signum: int, frame: object) -> None:
+        late.append(signum)
+        signal.signal(signum, signal.SIG_DFL)
+
+    previous = signal.getsignal(signal.SIGINT)
+    # ignored when the command started, it stays so; only the main thread handles signals
+    if previous is signal.SIG_IGN or threading.current_thread() is not threading.main_thread():
+        yield late
+        return
+    signal.signal(signal.SIGINT, noted)
+    try:
+        yield late
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
 
 
 def _flush_open_files() -> None:
