@@ -24,6 +24,7 @@ __all__ = [
     "check_outputs",
     "check_readable",
     "is_stdout",
+    "not_a_file",
     "replace_file",
     "utf8",
     "without_lone_surrogates",
@@ -160,6 +161,23 @@ def check_readable(path: str | Path) -> None:
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
         raise OSError(errno.EINVAL, "a device, not a file", str(path))
+
+
+def not_a_file(path: str | Path) -> str | None:
+    """What ``path`` is ("a directory", "a named pipe", …) when it is there but is no
+    regular file (symlinks followed), else None. Such a thing is never read: opening a
+    named pipe waits for a writer that never comes, and a device never ends."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return (
+        "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    )
 
 
 def is_stdout(path: str | Path) -> bool:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.files import not_a_file
 from signal_eval_cli.fingerprint import differences, digest
 from signal_eval_cli.journal import (
     Journal,
@@ -191,6 +192,9 @@ def _open_journal(
         return JournalPlan(None)
     assert output is not None
     path = journal_path(output)
+    if (kind := not_a_file(path)) is not None:  # a pipe would hang the write, /dev/zero the read
+        message = f"is {kind}, not a journal: remove it, or write the results elsewhere"
+        raise InputError([Problem(str(path), 0, 0, message)])
     if not again:
         return JournalPlan(Journal.start(path, header))
     if not path.is_file():  # killed before its first line: nothing finished yet

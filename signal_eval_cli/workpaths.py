@@ -13,11 +13,11 @@ from __future__ import annotations
 import errno
 import os
 import re
-import stat
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from signal_eval_cli.errors import EvalError
+from signal_eval_cli.files import not_a_file
 
 if TYPE_CHECKING:
     from signal_eval_cli.scenarios.model import Scenario
@@ -28,7 +28,6 @@ __all__ = [
     "check_relative_path",
     "fixture_dir",
     "is_absolute_text",
-    "not_a_file",
     "project_root",
     "read_text",
     "resolve_inside",
@@ -85,23 +84,6 @@ def _first_symlink(root: Path, path: str) -> str | None:
         if current.is_symlink():
             return current.relative_to(root).as_posix()
     return None
-
-
-def not_a_file(path: Path) -> str | None:
-    """What ``path`` is ("a directory", "a named pipe", …) when it is there but is no
-    regular file (symlinks followed), else None. Such a thing is never read: opening a
-    named pipe waits for a writer that never comes, and a device never ends."""
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return None
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    return (
-        "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
-    )
 
 
 def read_text(path: Path) -> str | None:

@@ -242,6 +242,27 @@ def test_a_torn_last_line_is_dropped_and_a_damaged_one_refused(tmp_path: Path) -
     assert f"{journal.name}:2:1: damaged journal entry" in damaged.stderr
 
 
+@pytest.mark.parametrize("resume", [False, True])
+@pytest.mark.parametrize("kind", ["a named pipe", "a device"])
+def test_a_journal_path_that_is_no_file_is_refused(tmp_path: Path, kind: str, resume: bool) -> None:
+    """A named pipe where the journal goes hung the run (its first write waited for a
+    reader for ever); a symlink to /dev/zero was written to, and its fsync thread died
+    with a traceback (with --resume: read for ever)."""
+    journal = journal_path(tmp_path / "out.json")
+    if kind == "a named pipe":
+        os.mkfifo(journal)
+    else:
+        journal.symlink_to("/dev/zero")
+    header = JournalHeader("dataset", "d", ["a"], {})
+    with pytest.raises(InputError) as raised:
+        open_journal(tmp_path / "out.json", header, resume=resume)
+    (problem,) = raised.value.problems
+    assert (problem.file, problem.message) == (
+        str(journal),
+        f"is {kind}, not a journal: remove it, or write the results elsewhere",
+    )
+
+
 def test_resume_needs_an_output_and_starts_afresh_without_a_journal(tmp_path: Path) -> None:
     write_eval(tmp_path, 3)
     no_output = cli("run", "eval.yaml", "-q", "--resume", cwd=tmp_path)
@@ -271,7 +292,7 @@ def test_an_unwritable_journal_is_an_input_error_before_anything_runs(tmp_path: 
     (locked / "out.json.journal.jsonl").mkdir()  # the journal's path is taken by a folder
     done = cli("run", "eval.yaml", "-o", "locked/out.json", "-q", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert "cannot write the journal" in done.stderr and "Traceback" not in done.stderr
+    assert "is a directory, not a journal" in done.stderr and "Traceback" not in done.stderr
     assert calls(tmp_path) == []
 
 
@@ -304,7 +325,7 @@ def test_the_library_decides_what_a_retry_keeps_and_refuses_an_unwritable_journa
     }
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "out.json.journal.jsonl").mkdir()
-    with pytest.raises(InputError, match="cannot write the journal") as refused:
+    with pytest.raises(InputError, match="is a directory, not a journal") as refused:
         open_journal(tmp_path / "taken" / "out.json", header)
     assert refused.value.problems[0].file == str(tmp_path / "taken" / "out.json.journal.jsonl")
 

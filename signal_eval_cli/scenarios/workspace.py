@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.errors import closest
+from signal_eval_cli.files import not_a_file
 from signal_eval_cli.scenarios.overlay import can_overlay, mount_overlay, unmount
 from signal_eval_cli.scenarios.patching import FilePatch, PatchError, apply_file_patch, parse_patch
 from signal_eval_cli.workpaths import (
@@ -44,7 +45,6 @@ from signal_eval_cli.workpaths import (
     PathEscapeError,
     check_relative_path,
     is_absolute_text,
-    not_a_file,
     read_text,
     resolve_inside,
 )
