@@ -268,3 +268,20 @@ def test_a_dataset_read_from_a_pipe_still_runs(tmp_path: Path) -> None:
         assert load_dataset(f"/proc/self/fd/{read}").name == "piped"
     finally:
         os.close(read)
+
+
+@pytest.mark.parametrize(
+    "command", [["scenario", "loop.yaml"], ["import", "loop.yaml", "--out-dir", "signals"]]
+)
+def test_a_symlink_loop_given_as_an_input_is_an_input_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """``scenario`` and ``import`` of a symlink loop ended in a traceback (Path.resolve's
+    RuntimeError: Symlink loop), where every other command says it cannot read it."""
+    (tmp_path / "loop.yaml").symlink_to("again.yaml")
+    (tmp_path / "again.yaml").symlink_to("loop.yaml")
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, command)
+    assert done.exit_code == 2, done.output
+    assert "loop.yaml: cannot read" in done.output
+    assert "Too many levels of symbolic links" in done.output

@@ -531,11 +531,12 @@ def find_scenarios(
         else:
             paths.append(found)
     scenarios: list[Scenario] = []
-    seen_files: set[Path] = set()
+    seen_files: set[str] = set()
     for path in paths:
-        if path.resolve() in seen_files:
+        real = os.path.realpath(path)  # Path.resolve raises RuntimeError on a symlink loop
+        if real in seen_files:
             continue
-        seen_files.add(path.resolve())
+        seen_files.add(real)
         try:
             scenarios.append(load_scenario(path))
         except InputError as exc:

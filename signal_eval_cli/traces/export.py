@@ -3,6 +3,7 @@ each one a trace ``run --traces DIR`` reads back."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -33,8 +34,8 @@ def write_signal_files(
     clash = {t for t in targets if targets.count(t) > 1}
     if clash:
         raise InputError(f"two traces would be written to {sorted(map(str, clash))[0]}")
-    inputs = {p.resolve() for p in paths}
-    if any(t.resolve() in inputs for t in targets):
+    inputs = {os.path.realpath(p) for p in paths}  # Path.resolve: RuntimeError on a loop
+    if any(os.path.realpath(t) in inputs for t in targets):
         raise InputError("an output file is one of the input traces: pick another path")
     imported = [read_trace_signals(p, format)[0] for p in paths]  # all read before writing
     if out_dir is not None:
