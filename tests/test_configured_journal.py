@@ -138,7 +138,9 @@ def test_a_matrix_cancelled_after_its_first_variant_keeps_it_and_resumes(
         def done(variant: VariantResult) -> None:
             run.cancel()  # as Ctrl-C does in the command
 
-        options = MatrixOptions(concurrency=1, on_variant_complete=done)
+        # three slots: two's cases, held, can never keep one's from running (with one slot,
+        # a case of two that started first held it until its timeout)
+        options = MatrixOptions(concurrency=3, on_variant_complete=done)
         run = asyncio.ensure_future(
             run_matrix_configured(tmp_path / "m.yaml", None, options, output=output)
         )
