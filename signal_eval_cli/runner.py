@@ -178,10 +178,6 @@ async def _run_once(
     options: RunOptions,
     run: int = 0,
 ) -> CaseResult:
-    # A harness that never suspends (a replay answered in process) would hold the loop for
-    # the whole run, and a cancellation (Ctrl-C, SIGTERM) would wait for it: the 10^8 runs
-    # of --repeat 100000000 ran on, filling memory, until killed.
-    await asyncio.sleep(0)
     ctx = HarnessContext(case.id, dict(options.params), metadata=dict(case.metadata), run=run)
     proxy = options.proxy
     settle = None
@@ -300,7 +296,11 @@ async def run_case(
     checks = case.assertions if assertions is None else assertions
     timeout = case.timeout or default_timeout or options.timeout or DEFAULT_TIMEOUT_MS
     runs = repeat or case.repeat or options.repeat or 1
-    results = [await _run_once(harness, case, checks, timeout, options, run) for run in range(runs)]
+    results = []
+    for run in range(runs):
+        if run:
+            await _let_cancellation_in()
+        results.append(await _run_once(harness, case, checks, timeout, options, run))
     if runs == 1:
         return results[0]
     chosen = next((r for r in results if not r.passed), results[0])
@@ -346,6 +346,13 @@ async def in_pool(
             await run_one(index)
 
     await asyncio.gather(*(worker() for _ in range(min(max(1, limit), len(indexes)))))
+
+
+async def _let_cancellation_in() -> None:
+    """Turn the loop once between a case's repeats. A harness that never suspends (a
+    replay answered in process) would hold the loop for all of them, and a cancellation
+    (Ctrl-C, SIGTERM) would wait: --repeat 100000000 ran on, filling memory, until killed."""
+    await asyncio.sleep(0)
 
 
 async def run_dataset(
