@@ -298,8 +298,7 @@ async def run_case(
     runs = repeat or case.repeat or options.repeat or 1
     results = []
     for run in range(runs):
-        if run:
-            await _let_cancellation_in()
+        await _let_cancellation_in()
         results.append(await _run_once(harness, case, checks, timeout, options, run))
     if runs == 1:
         return results[0]
@@ -349,9 +348,10 @@ async def in_pool(
 
 
 async def _let_cancellation_in() -> None:
-    """Turn the loop once between a case's repeats. A harness that never suspends (a
-    replay answered in process) would hold the loop for all of them, and a cancellation
-    (Ctrl-C, SIGTERM) would wait: --repeat 100000000 ran on, filling memory, until killed."""
+    """Turn the loop once before each run of a case. A harness that never suspends (a
+    replay answered in process) would hold the loop for a whole dataset and all of a
+    case's repeats, and a cancellation (Ctrl-C, SIGTERM) would wait: --repeat 100000000
+    ran on, filling memory, until killed, and a long replayed dataset could not be stopped."""
     await asyncio.sleep(0)
 
 

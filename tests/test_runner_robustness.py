@@ -173,9 +173,10 @@ def test_our_own_cancellation_still_propagates() -> None:
     assert time.monotonic() - started < 60  # not the harness's 100 s
 
 
-def test_a_run_that_never_suspends_is_still_cancelled_between_repeats() -> None:
-    """A replayed harness never suspends: Ctrl-C during --repeat 100000000 reached the
-    loop only when every run had ended, and memory filled first."""
+@pytest.mark.parametrize("repeat", [5000, None])
+def test_a_run_that_never_suspends_is_still_cancelled_between_runs(repeat: int | None) -> None:
+    """A replayed harness never suspends: Ctrl-C during --repeat 100000000 (or a long
+    dataset) reached the loop only when every run had ended, and memory filled first."""
     runs: list[str] = []
     stop: list[Callable[[], object]] = []
 
@@ -185,10 +186,10 @@ def test_a_run_that_never_suspends_is_still_cancelled_between_repeats() -> None:
         runs.append(ctx.case_id)
         ctx.emit("harness:end", {})
 
-    once = EvalDataset("once", [EvalCase("c", {})])
+    many = EvalDataset("many", [EvalCase(f"c{i}", {}) for i in range(1 if repeat else 5000)])
 
     async def main() -> None:
-        task = asyncio.create_task(run_dataset(instant, once, RunOptions(repeat=5000)))
+        task = asyncio.create_task(run_dataset(instant, many, RunOptions(repeat=repeat)))
         stop.append(task.cancel)
         with pytest.raises(asyncio.CancelledError):
             await task
