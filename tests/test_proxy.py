@@ -22,6 +22,7 @@ import pytest
 from mock_servers import Fault, MockLLMServer, Reply, ToolUse
 
 from signal_eval_cli.dataset import EvalDataset
+from signal_eval_cli.errors import InputError
 from signal_eval_cli.providers.pricing import Price, PriceTable
 from signal_eval_cli.providers.reliability import RetryPolicy
 from signal_eval_cli.proxy.cassette import ProxyCassette
@@ -878,8 +879,6 @@ def test_an_upstream_that_cannot_be_called_is_an_input_error_before_any_case(
     """Recording or passing calls through goes to the environment's base URLs: a bad one
     stops the run at once naming the variable (every call would have failed the same way);
     a replay never calls upstream, so it does not care."""
-    from signal_eval_cli.errors import InputError
-
     upstream = Upstream.from_env({variable: value})
     cassette = ProxyCassette(tmp_path / "cassette.yaml")
     for mode in ("record", "live"):
@@ -906,3 +905,18 @@ def test_an_answer_holding_a_lone_surrogate_is_recorded_and_replays(tmp_path: Pa
         s.payload["content"] for c in replayed.cases for s in c.signals if s.name == "text:complete"
     ]
     assert texts and all("cut \ufffd here" in t for t in texts), texts
+
+
+def test_a_hand_edited_cassette_whose_alias_names_itself_is_a_located_error(
+    tmp_path: Path,
+) -> None:
+    """PyYAML's loader took it as written: a cyclic SSE event that ended the run in a
+    RecursionError when the event was encoded for replay."""
+    path = tmp_path / "c.proxy.yaml"
+    path.write_text(
+        "version: 1\ninteractions:\n- case: a\n  call: 0\n"
+        "  request: {method: POST, path: /v1/chat/completions, body: {model: m}}\n"
+        "  response:\n    status: 200\n    stream:\n    - &e {data: [*e]}\n"
+    )
+    with pytest.raises(InputError, match=r"c\.proxy\.yaml:9:.*alias \*e refers to itself"):
+        ProxyCassette(path).load()

@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.files import atomic_write_text, check_readable, without_lone_surrogates
+from signal_eval_cli.files import atomic_write_text, without_lone_surrogates
 from signal_eval_cli.json_text import compact_encoder
 from signal_eval_cli.loading import Document, load_document
 from signal_eval_cli.proxy.apis import SSEEvent
@@ -166,7 +166,6 @@ def interactions_from_document(doc: Document) -> list[Interaction]:
     return [Interaction.from_dict(item) for item in doc.data["interactions"]]
 
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -183,15 +182,10 @@ _Dumper.add_representer(str, _represent_str)
 
 
 def _read(path: Path) -> list[Interaction]:
-    """Fast path with the C loader; on any problem, the located loader says where."""
-    try:
-        check_readable(path)  # else the located loader says what it is
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-        doc = Document(str(path), data, {}, {})
-        if not _problems(doc):
-            return [Interaction.from_dict(item) for item in data["interactions"]]
-    except (yaml.YAMLError, OSError, UnicodeDecodeError, ValueError, TypeError, KeyError):
-        pass
+    """Read as every input file is (:func:`load_document`: libyaml's events for plain
+    data, the located and bounded loader for anything else). PyYAML's own loader, once
+    the fast path here, took aliases as they were written: one that named itself inside
+    a recorded stream made a cyclic value that ended the run in a RecursionError."""
     return interactions_from_document(load_document(path))
 
 
