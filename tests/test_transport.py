@@ -773,3 +773,15 @@ def test_an_answer_longer_than_the_connection_buffers_is_read_whole() -> None:
         assert server.connections == 1
     finally:
         server.close()
+
+
+def test_a_content_length_too_long_for_int_is_a_413_not_a_value_error() -> None:
+    """``int`` refuses numbers past 4,300 digits: a 5,000-digit Content-Length raised a
+    ValueError that no reader of a bad message expects."""
+    from signal_eval_cli.transport.wire import BadMessage, content_length
+
+    with pytest.raises(BadMessage, match="Content-Length of 5000 digits") as caught:
+        content_length("9" * 5000)
+    assert caught.value.status == 413
+    assert content_length("0" * 30 + "5") == 5  # leading zeros are no length
+    assert content_length("123456789012345678") == 123456789012345678

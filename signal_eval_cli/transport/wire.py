@@ -105,12 +105,19 @@ def body_length(headers: Headers) -> int | None:
 def content_length(value: str) -> int:
     """The length a ``Content-Length`` value says: one number, or that number repeated
     (the header sent twice, RFC 9110 8.6); anything else is a :class:`BadMessage`."""
-    if value.isdigit() and value.isascii():  # the usual one number, read at once
-        return int(value)
+    if value.isdigit() and value.isascii() and len(value) <= _MAX_LENGTH_DIGITS:
+        return int(value)  # the usual one number, read at once
     values = {v.strip() for v in value.split(",")}
     if len(values) != 1 or _DIGITS.fullmatch(digits := values.pop().encode()) is None:
         raise BadMessage(f"malformed Content-Length {value!r}")
+    if len(digits.lstrip(b"0")) > _MAX_LENGTH_DIGITS:  # int() refuses past 4,300 digits
+        raise BadMessage(f"Content-Length of {len(digits)} digits", 413)
     return int(digits)
+
+
+_MAX_LENGTH_DIGITS = 18
+"""Past 10^18 bytes no body fits anywhere; a longer number is refused unread (a 5,000-digit
+one made ``int`` raise ValueError, which no caller of a bad message expects)."""
 
 
 class Chunked:
