@@ -444,6 +444,28 @@ def langgraph_agent_node_graph(base_url: str) -> Any:
     return graph.compile()
 
 
+def langgraph_goto_graph(base_url: str) -> Any:
+    """A ``router`` node that hands the graph to ``simple`` by returning ``Command(goto=...)``
+    (no transfer tool, no model: a rule's routing, as LangGraph's multi-agent networks hand
+    off), then ``simple`` answers."""
+    from typing import Literal
+
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.types import Command
+
+    simple = langgraph_graph(base_url, simple=True).builder.nodes["simple"].runnable
+
+    def router(state: MessagesState) -> Command[Literal["simple"]]:
+        return Command(goto="simple")
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("router", router)
+    graph.add_node("simple", simple)
+    graph.add_edge(START, "router")
+    graph.add_edge("simple", END)
+    return graph.compile()
+
+
 def langgraph_fanout_graph(base_url: str) -> Any:
     """``Send`` fan-out: ``forecast`` runs once per city of the state, in parallel (each
     asks the model about its city), then ``summary`` answers from their messages."""

@@ -279,6 +279,19 @@ async def record_langgraph_agent_node(base_url: str) -> str:
     return "\n".join([_dumps(e) async for e in events]) + "\n"
 
 
+async def record_langgraph_goto(base_url: str, mode: str) -> str:
+    """JSONL of the graph whose ``router`` hands off by ``Command(goto=...)``:
+    ``astream_events`` (``mode="events"``), else one-mode ``astream``."""
+    graph = script.langgraph_goto_graph(base_url)
+    state = {"messages": [("user", "Hi")]}
+    if mode == "events":
+        return (
+            "\n".join([_dumps(e) async for e in graph.astream_events(state, version="v2")]) + "\n"
+        )
+    stream = graph.astream(state, stream_mode=mode)
+    return "\n".join([_dumps(i) async for i in stream]) + "\n"
+
+
 async def record_langgraph_fanout(base_url: str, mode: str) -> str:
     """``astream`` JSONL in one mode (``messages``, ``tasks``) of the ``Send`` fan-out."""
     graph = script.langgraph_fanout_graph(base_url)
@@ -422,6 +435,8 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_tool_in_node_events.jsonl": await record_langgraph_lookup(url),
         "langgraph_agent_node_events.jsonl": await record_langgraph_agent_node(url),
         "langgraph_fanout_messages.jsonl": await record_langgraph_fanout(url, "messages"),
+        "langgraph_goto_events.jsonl": await record_langgraph_goto(url, "events"),
+        "langgraph_goto_updates.jsonl": await record_langgraph_goto(url, "updates"),
         "langgraph_fanout_tasks.jsonl": await record_langgraph_fanout(url, "tasks"),
         "langgraph_supervisor_updates.jsonl": await record_langgraph_supervisor(url, "updates"),
         "langgraph_supervisor_subgraph_tasks.jsonl": await record_langgraph_supervisor(

@@ -47,6 +47,8 @@ OTHER_RUNS = {  # other conversations: a structured answer; a graph paused befor
     "langgraph_supervisor_updates.jsonl",
     "otel_openinference_langgraph_transfer_tool.json",  # a transfer as a tool; a pause
     "otel_openllmetry_langgraph_interrupt.json",
+    "langgraph_goto_events.jsonl",  # a handoff by Command(goto=...)
+    "langgraph_goto_updates.jsonl",
 }
 PARTS = {n for n in ALL if "_flush" in n}  # a trace split across files: each file a part
 WITH_TOOLS = [n for n in ALL if "simple" not in n and n not in FAILED_RUNS | OTHER_RUNS]

@@ -665,3 +665,23 @@ def test_a_transfer_run_as_a_tool_without_a_call_id_is_one_handoff() -> None:
     trace = quietly(FIXTURES / "otel_openinference_langgraph_transfer_tool.json")
     assert [(p["from"], p["to"]) for p in trace.payloads("agent:handoff")] == [("agent", "weather")]
     assert not trace.tool_calls  # a transfer is a handoff, no tool call
+
+
+def test_a_command_goto_without_a_transfer_tool_is_a_handoff() -> None:
+    """A node that routes by returning ``Command(goto="simple")`` (no transfer tool: a
+    multi-agent network's handoff) hands the graph to ``simple``: ``astream_events`` keeps
+    the Command (its repr) as the node's output; it read as two activations, no handoff.
+    ``"updates"``, whose first line is ``{"router": null}`` (a Command updates nothing), was
+    refused as signal-eval JSONL; it reads as the two runs (it shows no goto)."""
+    trace = import_trace(FIXTURES / "langgraph_goto_events.jsonl")
+    assert [(p["from"], p["to"]) for p in trace.payloads("agent:handoff")] == [("router", "simple")]
+    assert passes(trace, {"type": "agent.handoff", "from": "router", "to": "simple"})
+    assert [a for a, _ in trace.activations] == ["router", "simple"]
+    assert trace.output == "Hello there, friend." and trace.input == "Hi"
+    with pytest.warns(TraceGap, match="holds no input"):
+        updates = import_trace(FIXTURES / "langgraph_goto_updates.jsonl")
+    assert [a for a, _ in updates.activations] == ["router", "simple"]
+    assert updates.output == "Hello there, friend."
+    subgraph = import_trace(FIXTURES / "langgraph_subgraph_events.jsonl")
+    assert [p["to"] for p in subgraph.payloads("agent:handoff")] == ["weather"]  # its triage's
+    # model asked for a transfer: that is its handoff, not its Command's goto='research' too

@@ -21,6 +21,8 @@ a ``transfer_to_X`` call is a handoff. Lines carry no clock: line order is time.
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +30,7 @@ from signal_eval_cli.traces.mapping import (
     HANDOFF_PREFIXES,
     AgentRun,
     Facts,
+    Handoff,
     ModelCall,
     Other,
     ToolRun,
@@ -105,13 +108,15 @@ def looks_like_values(first: Any) -> bool:
 
 
 def looks_like_updates(first: Any) -> bool:
-    """``{node: update}``, every update an object (or null) and one with ``messages``:
+    """``{node: update}``, every update an object (or null) and one with ``messages``, or
+    every one null (a first node that only routes: ``Command(goto=...)`` updates nothing):
     ``astream(stream_mode="updates")`` (a graph without messages: name the format)."""
     chunk = _one_mode_chunk(first)
+    updates = list(chunk.values()) if isinstance(chunk, Mapping) else []
     return (
-        isinstance(chunk, Mapping)
-        and all(isinstance(v, Mapping) or v is None for v in chunk.values())
-        and any(isinstance(v, Mapping) and "messages" in v for v in chunk.values())
+        bool(updates)
+        and all(isinstance(v, Mapping) or v is None for v in updates)
+        and (all(v is None for v in updates) or any("messages" in as_mapping(v) for v in updates))
     )
 
 
@@ -411,10 +416,12 @@ class LangGraphReader:
             self._tool_ended(event, at)
         elif kind == "on_chain_end":
             if is_node:
-                self.running.pop(_run_of(event), None)
+                run = self.running.pop(_run_of(event), None)
                 self._unreturned_answers(str(node), data.get("output"))
                 self.node_output(str(node), data.get("output"), at)
                 self._unreturned_tools(str(node), _run_of(event))
+                if run is not None:
+                    self._routed(run, command_goto(data.get("output")), at)
             elif not event.get("parent_ids"):
                 self.facts.end = at
                 self.ended = True
@@ -433,6 +440,23 @@ class LangGraphReader:
             self.facts.steps.append(
                 Other(f"langgraph:{kind}", {"name": name, "data": data}, at, node)
             )
+
+    def _routed(self, run: AgentRun, targets: list[str], at: float) -> None:
+        """A node run that returned ``Command(goto=X)`` handed the graph to node X (an agent,
+        as every node run is): the handoff LangGraph's multi-agent graphs make without a
+        transfer tool. A run whose model asked for a transfer handed off by that already."""
+        asked = any(
+            isinstance(s, ModelCall)
+            and s.agent == run.name
+            and s.start >= run.start
+            and any(_is_transfer(r.name) for r in s.requests)
+            for s in self.facts.steps
+        )
+        if asked:
+            return
+        for target in targets:
+            if target != run.name:
+                self.facts.steps.append(Handoff(run.name, target, at, routed=True))
 
     def _same_run(self, node: str, event: Mapping[str, Any]) -> bool:
         """Whether a node's start is a graph named as the node running inside its run (a
@@ -783,6 +807,29 @@ class LangGraphReader:
         self.facts.end = at
         self.node_output(None, {"messages": messages[self.values_seen :]}, at)
         self.values_seen = len(messages)
+
+
+_GOTO = ", goto="  # the last field Command's repr writes (those set, in field order)
+_SEND = re.compile(r"Send\(node='([^']+)'")
+
+
+def command_goto(output: Any) -> list[str]:
+    """The nodes a node's returned ``Command`` goes to, from the repr ``dumpd`` keeps of it
+    (``{"id": [..., "Command"], "repr": "Command(update=..., goto='weather')"}``): a name,
+    a list of names, or ``Send``s; the graph's end is no node."""
+    if not isinstance(output, Mapping) or list(output.get("id") or [])[-1:] != ["Command"]:
+        return []
+    text = str(output.get("repr") or "")
+    text = text.replace("Command(goto=", "Command(" + _GOTO, 1)
+    if _GOTO not in text or not text.endswith(")"):
+        return []
+    value = text[text.rindex(_GOTO) + len(_GOTO) : -1]
+    try:
+        goto = ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _SEND.findall(value)
+    names = [goto] if isinstance(goto, str) else goto if isinstance(goto, (list, tuple)) else []
+    return [n for n in names if isinstance(n, str) and not n.startswith("__")]
 
 
 def _sent(task: Mapping[str, Any]) -> bool:

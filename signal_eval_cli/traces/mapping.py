@@ -90,6 +90,7 @@ class Handoff:
     source: str | None
     target: str
     start: float
+    routed: bool = False  # the graph's routing said it (a Command's goto), no transfer's record
 
 
 @dataclass
@@ -496,7 +497,7 @@ def _handoffs_from_transfers(steps: list[Step]) -> list[Step]:
     ran = {s.id for s in steps if isinstance(s, ToolRun) and s.id}
     asked = {r.id: s for s in steps if isinstance(s, ModelCall) for r in s.requests if r.id}
     unnamed = _transfers_asked(steps, ran)
-    recorded = any(isinstance(s, Handoff) for s in steps)
+    recorded = any(isinstance(s, Handoff) and not s.routed for s in steps)
     for step in steps:
         if isinstance(step, ToolRun) and (target := _handoff_target(step.name)):
             if not recorded:
