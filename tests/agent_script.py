@@ -381,11 +381,12 @@ def langgraph_subgraph_graph(base_url: str) -> Any:
     return graph.compile()
 
 
-def langgraph_supervisor_graph(base_url: str) -> Any:
+def langgraph_supervisor_graph(base_url: str, *, tools: bool = True) -> Any:
     """langgraph-supervisor's ``create_supervisor`` over one prebuilt react agent,
-    ``forecaster`` (get_weather for two cities in one response): the supervisor hands off
-    by a tool that returns ``Command(graph=Command.PARENT)``, and the agent hands back by
-    messages the library writes itself (``"Transferring back to supervisor"``)."""
+    ``forecaster`` (get_weather for two cities in one response; without ``tools``, it
+    answers at once, as ``simple`` does): the supervisor hands off by a tool that returns
+    ``Command(graph=Command.PARENT)``, and the agent hands back by messages the library
+    writes itself (``"Transferring back to supervisor"``)."""
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
     from langgraph.prebuilt import create_react_agent
@@ -397,7 +398,10 @@ def langgraph_supervisor_graph(base_url: str) -> Any:
     with warnings.catch_warnings():  # moved to langchain.agents in 1.0, still LangGraph's
         warnings.simplefilter("ignore", DeprecationWarning)
         forecaster = create_react_agent(
-            llm, [tool(get_weather)], prompt="You are forecaster.", name="forecaster"
+            llm,
+            [tool(get_weather)] if tools else [],
+            prompt="You are forecaster." if tools else SIMPLE_PROMPT,
+            name="forecaster",
         )
         return create_supervisor([forecaster], model=llm, prompt="You are supervisor.").compile()
 

@@ -83,6 +83,20 @@ async def _router(url: str, stream: bool) -> str:
     return str(state["messages"][-1].content)
 
 
+async def _supervisor(url: str, stream: bool) -> str:
+    """langgraph-supervisor over a ``forecaster`` react agent that answers at once: a
+    handoff there and back."""
+    graph = script.langgraph_supervisor_graph(url, tools=False)  # small: no tool calls
+    state = await graph.ainvoke({"messages": [("user", script.QUESTION)]})
+    return str(state["messages"][-1].content)
+
+
+async def _goto(url: str, stream: bool) -> str:
+    """The graph whose ``router`` hands off by ``Command(goto="simple")``."""
+    state = await script.langgraph_goto_graph(url).ainvoke({"messages": [("user", "Hi")]})
+    return str(state["messages"][-1].content)
+
+
 async def _interrupted(url: str, stream: bool) -> str:
     """The graph whose ``approve`` node asks a human (``interrupt()``): it pauses there."""
     graph = script.langgraph_interrupt_graph(url)
@@ -102,11 +116,16 @@ def record(
     lines: bool = False,
     interrupted: bool = False,
     router: bool = False,
+    graph: Any = None,
+    unread: tuple[str, ...] = (),
 ) -> None:
     """``guarded``: the Agents SDK triage with its tripwire guardrail; ``react``: LangGraph's
     prebuilt react agent (OpenInference's or OpenLLMetry's LangChain instrumentation);
     ``interrupted``: the graph paused by ``interrupt()`` (OpenLLMetry's); ``router``: the
-    react agent whose tool is ``transfer_to_weather`` (OpenInference's); ``lines``: written as an OTel Collector's file exporter writes what an SDK sent it span
+    react agent whose tool is ``transfer_to_weather`` (OpenInference's); ``graph``: another
+    LangGraph run (``_supervisor``, ``_goto``) under either LangChain instrumentation;
+    ``unread``: attributes dropped from every span but a tool's (copies of the graph's state
+    no importer reads, which make a file of a few model calls 100s of KB); ``lines``: written as an OTel Collector's file exporter writes what an SDK sent it span
     by span (one ``ExportTraceServiceRequest`` per line, hex ids, children first), else
     as protobuf's JSON of the SDK's OTLP request (compact when ``react``: < 50 KB)."""
     from google.protobuf.json_format import MessageToJson
@@ -129,13 +148,13 @@ def record(
             LangchainInstrumentor as OpenAIInstrumentor,
         )
 
-        agent = _interrupted if interrupted else _react
+        agent = graph or (_interrupted if interrupted else _react)
     elif instrumentation == "openinference-langchain":
         from openinference.instrumentation.langchain import (
             LangChainInstrumentor as OpenAIInstrumentor,
         )
 
-        agent = _router if router else _react if react else _langgraph
+        agent = graph or (_router if router else _react if react else _langgraph)
     else:  # OpenLLMetry
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
@@ -160,15 +179,29 @@ def record(
     finally:
         instrumentor.uninstrument()
     finished = spans.get_finished_spans()
+    compact = {"separators": (",", ":")}
     if lines:
         from signal_eval_cli.traces.otlp_encode import spans_to_otlp
 
-        compact = {"separators": (",", ":")}
-        text = "".join(json.dumps(spans_to_otlp([span]), **compact) + "\n" for span in finished)
+        requests = [_without(spans_to_otlp([span]), unread) for span in finished]
+        text = "".join(json.dumps(request, **compact) + "\n" for request in requests)
+    elif unread:
+        text = json.dumps(_without(json.loads(MessageToJson(encode_spans(finished))), unread))
     else:
         text = MessageToJson(encode_spans(finished), indent=None if react else 2)
     out.write_text(text, encoding="utf-8")
     print(f"wrote {out}")
+
+
+def _without(request: dict[str, Any], unread: tuple[str, ...]) -> dict[str, Any]:
+    """``request`` with the ``unread`` attributes of its spans dropped, but a tool's."""
+    for resource in request["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                if "TOOL" in json.dumps(span["attributes"]):
+                    continue
+                span["attributes"] = [a for a in span["attributes"] if a["key"] not in unread]
+    return request
 
 
 def _forecaster(call: Any) -> Any:
@@ -289,6 +322,13 @@ if __name__ == "__main__":
     record("openllmetry-langchain", False, out, interrupted=True)
     out = FIXTURES / "otel_openinference_langgraph_transfer_tool.json"
     record("openinference-langchain", False, out, react=True, router=True)
+    for name, run in (("supervisor", _supervisor), ("goto", _goto)):  # states: unread
+        out = FIXTURES / f"otel_openllmetry_langgraph_{name}.jsonl"
+        unread = ("traceloop.entity.input", "traceloop.entity.output", "gen_ai.task.input")
+        record("openllmetry-langchain", False, out, lines=True, graph=run, unread=unread)
+        out = FIXTURES / f"otel_openinference_langgraph_{name}.json"
+        unread = ("input.value", "input.mime_type")
+        record("openinference-langchain", False, out, react=True, graph=run, unread=unread)
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_refused.json", "refused")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_structured.json", "structured")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_request_limit.json", "limit")

@@ -49,6 +49,10 @@ OTHER_RUNS = {  # other conversations: a structured answer; a graph paused befor
     "otel_openllmetry_langgraph_interrupt.json",
     "langgraph_goto_events.jsonl",  # a handoff by Command(goto=...)
     "langgraph_goto_updates.jsonl",
+    "otel_openllmetry_langgraph_goto.jsonl",
+    "otel_openinference_langgraph_goto.json",
+    "otel_openllmetry_langgraph_supervisor.jsonl",
+    "otel_openinference_langgraph_supervisor.json",
 }
 PARTS = {n for n in ALL if "_flush" in n}  # a trace split across files: each file a part
 WITH_TOOLS = [n for n in ALL if "simple" not in n and n not in FAILED_RUNS | OTHER_RUNS]

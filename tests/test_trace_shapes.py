@@ -685,3 +685,41 @@ def test_a_command_goto_without_a_transfer_tool_is_a_handoff() -> None:
     subgraph = import_trace(FIXTURES / "langgraph_subgraph_events.jsonl")
     assert [p["to"] for p in subgraph.payloads("agent:handoff")] == ["weather"]  # its triage's
     # model asked for a transfer: that is its handoff, not its Command's goto='research' too
+
+
+SUPERVISOR_OTEL = [
+    "otel_openllmetry_langgraph_supervisor.jsonl",
+    "otel_openinference_langgraph_supervisor.json",
+]
+
+
+@pytest.mark.parametrize("name", SUPERVISOR_OTEL)
+def test_a_supervisor_under_otel_gives_its_agents_calls_and_both_handoffs(name: str) -> None:
+    """langgraph-supervisor under OpenLLMetry's and OpenInference's LangChain
+    instrumentations (recorded without the graph's state copies no importer reads). The
+    model calls of each prebuilt agent's inner ``agent`` node read as node ``agent``'s,
+    and so did the supervisor's transfer (``agent`` → forecaster); the handoff back, which
+    the library writes as messages the agent's node returns, was not read at all. A node
+    run holding a graph named as the node is that named agent's run: its inner nodes' calls
+    are the agent's (as the LangGraph importer reads them); its returned handoff back is."""
+    trace = quietly(FIXTURES / name)
+    assert [(p["from"], p["to"]) for p in trace.payloads("agent:handoff")] == SUPERVISED
+    calls = [(s.agent, s.payload["usage"]["inputTokens"]) for s in trace.matching("provider:end")]
+    assert calls == [("supervisor", 20), ("forecaster", 12), ("supervisor", 50)]
+    assert passes(trace, {"type": "agent.handoff", "from": "forecaster", "to": "supervisor"})
+    assert not list(trace.matching("agent:error")) and not trace.tool_calls
+    assert trace.output == "Paris and Rome are sunny today."
+    assert trace.input == "What is the weather in Paris and Rome?"
+
+
+@pytest.mark.parametrize(
+    "name", ["otel_openllmetry_langgraph_goto.jsonl", "otel_openinference_langgraph_goto.json"]
+)
+def test_a_command_goto_under_otel_is_a_handoff(name: str) -> None:
+    """The ``router`` node's ``Command(goto="simple")`` is its span's output (OpenLLMetry's
+    ``gen_ai.task.output``, OpenInference's ``output.value``, both the Command's fields as
+    JSON): it read as no handoff; the model call is ``simple``'s, not the graph's."""
+    trace = quietly(FIXTURES / name)
+    assert [(p["from"], p["to"]) for p in trace.payloads("agent:handoff")] == [("router", "simple")]
+    assert [s.agent for s in trace.matching("provider:end")] == ["simple"]
+    assert trace.output == "Hello there, friend."

@@ -40,7 +40,14 @@ from signal_eval_cli.traces.mapping import (
 )
 from signal_eval_cli.traces.source import TraceFormatError
 
-__all__ = ["LangGraphReader", "looks_like_events", "looks_like_stream", "message"]
+__all__ = [
+    "LangGraphReader",
+    "command_goto",
+    "handed_back",
+    "looks_like_events",
+    "looks_like_stream",
+    "message",
+]
 
 STREAM_MODES = frozenset(
     {"values", "updates", "messages", "custom", "debug", "tasks", "checkpoints"}
@@ -175,6 +182,9 @@ def message(value: Any) -> dict[str, Any] | None:
         return data
     if isinstance(value.get("type"), str) and "content" in value:
         return dict(value)
+    fields = value.get("data")  # messages_to_dict's {"type", "data"} (OpenInference's JSON)
+    if isinstance(value.get("type"), str) and isinstance(fields, Mapping) and "content" in fields:
+        return {**fields, "type": value["type"]}
     return None
 
 
@@ -814,10 +824,15 @@ _SEND = re.compile(r"Send\(node='([^']+)'")
 
 
 def command_goto(output: Any) -> list[str]:
-    """The nodes a node's returned ``Command`` goes to, from the repr ``dumpd`` keeps of it
-    (``{"id": [..., "Command"], "repr": "Command(update=..., goto='weather')"}``): a name,
-    a list of names, or ``Send``s; the graph's end is no node."""
-    if not isinstance(output, Mapping) or list(output.get("id") or [])[-1:] != ["Command"]:
+    """The nodes a node's returned ``Command`` goes to: from the repr ``dumpd`` keeps of it
+    (``{"id": [..., "Command"], "repr": "Command(update=..., goto='weather')"}``), or its
+    fields as JSON (OpenInference's ``output.value``: ``{"graph", "update", "resume",
+    "goto"}``); ``goto`` a name, names, or ``Send``s. The graph's end is no node."""
+    if not isinstance(output, Mapping):
+        return []
+    if "goto" in output and output.keys() <= {"graph", "update", "resume", "goto"}:
+        return _nodes(output["goto"])
+    if list(output.get("id") or [])[-1:] != ["Command"]:
         return []
     text = str(output.get("repr") or "")
     text = text.replace("Command(goto=", "Command(" + _GOTO, 1)
@@ -825,11 +840,35 @@ def command_goto(output: Any) -> list[str]:
         return []
     value = text[text.rindex(_GOTO) + len(_GOTO) : -1]
     try:
-        goto = ast.literal_eval(value)
+        return _nodes(ast.literal_eval(value))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return _SEND.findall(value)
-    names = [goto] if isinstance(goto, str) else goto if isinstance(goto, (list, tuple)) else []
-    return [n for n in names if isinstance(n, str) and not n.startswith("__")]
+
+
+def _nodes(goto: Any) -> list[str]:
+    """The node names of a ``goto``: a name, a ``Send`` (as JSON: ``{"node", "arg"}``), or
+    a list of those."""
+    items = goto if isinstance(goto, (list, tuple)) else [goto]
+    names = [as_mapping(i).get("node") if isinstance(i, Mapping) else i for i in items]
+    return [n for n in names if isinstance(n, str) and n and not n.startswith("__")]
+
+
+def handed_back(output: Any) -> list[tuple[Any, str, Any]]:
+    """``(agent, tool, call id)`` of each handoff back in the messages a node returned (or
+    its ``Command`` updates): langgraph-supervisor writes an AI message of its own, marked
+    ``__is_handoff_back`` and named as the agent handing back, whose one tool call is the
+    ``transfer_back_to_<supervisor>`` it stands for."""
+    state = output.get("update") if "goto" in as_mapping(output) else output
+    messages = as_mapping(state).get("messages")
+    found = []
+    for msg in map(message, messages if isinstance(messages, list) else []):
+        if msg is None or _kind(msg) != "ai":
+            continue
+        if not as_mapping(msg.get("response_metadata")).get(HANDED_BACK):
+            continue
+        _, requests = model_output({**msg, "role": "assistant"})
+        found += [(msg.get("name"), r.name, r.id) for r in requests]
+    return found
 
 
 def _sent(task: Mapping[str, Any]) -> bool:

@@ -492,7 +492,9 @@ def _handoffs_from_transfers(steps: list[Step]) -> list[Step]:
     that records its handoffs as such (handoff spans) has said them already: its
     transfer calls are dropped, not counted twice. The agent handing off is the one whose
     model asked for the transfer: its result may be seen first in another node's output
-    (a LangGraph node that hands off by a ``Command``, its parent graph's state)."""
+    (a LangGraph node that hands off by a ``Command``, its parent graph's state). A
+    transfer tool hands off by a ``Command(goto=X)``: a routed handoff to X after it is
+    that same handoff, not another."""
     out: list[Step] = []
     ran = {s.id for s in steps if isinstance(s, ToolRun) and s.id}
     asked = {r.id: s for s in steps if isinstance(s, ModelCall) for r in s.requests if r.id}
@@ -514,7 +516,21 @@ def _handoffs_from_transfers(steps: list[Step]) -> list[Step]:
                 target = _handoff_target(request.name)
                 if target and request.id not in ran:
                     out.append(Handoff(step.agent, target, _ended(step)))
-    return out
+    return _routed_once(out)
+
+
+def _routed_once(steps: list[Step]) -> list[Step]:
+    """``steps`` without the routed handoffs an earlier transfer to their target made (the
+    transfer tool's own ``Command``)."""
+    said: dict[str, int] = {}
+    repeats: set[int] = set()
+    for step in sorted(steps, key=lambda s: s.start):
+        if isinstance(step, Handoff) and not step.routed:
+            said[step.target] = said.get(step.target, 0) + 1
+        elif isinstance(step, Handoff) and said.get(step.target):
+            said[step.target] -= 1
+            repeats.add(id(step))
+    return [s for s in steps if id(s) not in repeats]
 
 
 def _transfers_asked(steps: list[Step], ran: set[Any]) -> dict[int, ModelCall]:

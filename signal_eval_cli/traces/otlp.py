@@ -18,6 +18,7 @@ from typing import Any
 
 from signal_eval_cli.errors import shorten
 from signal_eval_cli.traces import traceloop, vercel_ai
+from signal_eval_cli.traces.langgraph import command_goto, handed_back
 from signal_eval_cli.traces.mapping import (
     AgentRun,
     Facts,
@@ -268,7 +269,17 @@ class _Span:
     """A span's ids, times and operation; ``attributes`` as read (a convention's own keys
     added as GenAI's), ``recorded`` as the file holds them (what a ``span:*`` shows)."""
 
-    __slots__ = ("attributes", "end", "id", "operation", "parent", "raw", "recorded", "start")
+    __slots__ = (
+        "attributes",
+        "end",
+        "id",
+        "node",
+        "operation",
+        "parent",
+        "raw",
+        "recorded",
+        "start",
+    )
 
     def __init__(
         self, raw: Mapping[str, Any], events: list[tuple[str, Any, dict[str, Any]]] | None = None
@@ -285,9 +296,11 @@ class _Span:
         self.start = start
         self.end = _nanos(raw, "endTimeUnixNano", self.id)
         operation = self.attributes.get("gen_ai.operation.name")
+        self.node: str | None = None  # the LangGraph node whose run the span is
         if "traceloop.span.kind" in self.attributes:  # OpenLLMetry's
             self.attributes = dict(self.recorded)
             operation = traceloop.operation(self.attributes, operation)
+            self.node = traceloop.node_run(self.attributes, operation)
         elif operation is None and "ai.operationId" in self.attributes:
             self.attributes = dict(self.recorded)  # read as GenAI's, kept as written
             operation = vercel_ai.operation(self.attributes)  # the Vercel AI SDK's
@@ -300,6 +313,7 @@ class _Span:
             elif node := langgraph_node(str(raw.get("name")), self.attributes):
                 operation = "invoke_agent"  # a LangGraph node run is an agent's, as imported
                 self.attributes = {"agent.name": node, **self.recorded}
+                self.node = node
         self.operation = operation
         if events and operation in MODEL_OPERATIONS:
             self.attributes = dict(self.attributes)
@@ -327,12 +341,13 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
         return None
 
     owners = {i: agent_span_of(s) for i, s in spans.items()}  # read once: both passes ask
+    callers = _callers(spans, owners)
     roots = [s for s in spans.values() if s.parent not in spans]
     _note_cuts(facts, spans, roots)
     ordered = sorted(spans.values(), key=lambda s: s.start)
     asked: list[tuple[ModelCall, Any]] = []
     for span in ordered:
-        owner = owners[span.id]
+        owner = callers.get(span.id, owners[span.id])
         agent = None if owner is None else str(_first(owner.attributes, AGENT_NAME_KEYS))
         step = _step(span, agent, facts)
         facts.steps.append(step)
@@ -345,6 +360,7 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
         if isinstance(run, AgentRun) and run.error is None:
             run.error = _agent_failure(span, step)
     _runs_from_messages(facts, asked)
+    _node_returns(facts, ordered)
     if spans and all(isinstance(step, Other) for step in facts.steps):
         facts.gaps.add(UNREAD_GAP)
     if roots:
@@ -357,6 +373,61 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
                 break
     note_input(facts, CONTENT_GAP, UNREAD_GAP)
     return facts
+
+
+def _agent_name(span: _Span | None) -> Any:
+    return None if span is None else _first(span.attributes, AGENT_NAME_KEYS)
+
+
+def _callers(spans: Mapping[str, _Span], owners: Mapping[str, _Span | None]) -> dict[str, _Span]:
+    """The agent each model call in a prebuilt agent's graph is made by. A node run holding
+    a graph named as the node is a named agent's run (``create_react_agent(name=X)`` as
+    node X of a supervisor's or swarm's graph): the calls of its inner ``agent`` node are
+    X's, as the LangGraph importer reads them (its inner nodes are still runs of their
+    own). Other calls are their nearest agent run's."""
+    named = {
+        owner.id
+        for span in spans.values()
+        if span.operation in AGENT_OPERATIONS
+        and (owner := owners[span.id]) is not None
+        and owner.node is not None
+        and _agent_name(span) == owner.node
+    }
+    callers: dict[str, _Span] = {}
+    for span in spans.values():
+        if span.operation not in MODEL_OPERATIONS:
+            continue
+        run, seen = owners[span.id], set()
+        while run is not None and run.id not in named and run.id not in seen:
+            seen.add(run.id)
+            run = owners[run.id]
+        if run is not None and run.id in named:
+            callers[span.id] = run
+    return callers
+
+
+NODE_OUTPUT_KEYS = ("gen_ai.task.output", "output.value")  # OpenLLMetry's, OpenInference's
+
+
+def _node_returns(facts: Facts, ordered: list[_Span]) -> None:
+    """What LangGraph node runs returned that no model or tool span says: a ``Command``
+    whose ``goto`` hands the graph to another node (a routed handoff), and the handoff
+    back langgraph-supervisor writes as messages (the transfer they stand for, run by the
+    agent handing back; the state repeats them, so once per call id)."""
+    back: set[Any] = set()
+    for span in ordered:
+        if span.node is None:
+            continue
+        output = _messages(_first(span.recorded, NODE_OUTPUT_KEYS))
+        if isinstance(output, Mapping) and "outputs" in output:  # OpenLLMetry's, with kwargs
+            output = output["outputs"]
+        at = span.end if span.end is not None else span.start
+        for target in command_goto(output):
+            facts.steps.append(Handoff(span.node, target, at, routed=True))
+        for agent, tool, call_id in handed_back(output):
+            if call_id not in back:
+                back.add(call_id)
+                facts.steps.append(ToolRun(tool, {}, at, at, agent or span.node, id=call_id))
 
 
 SPLIT_GAP = (

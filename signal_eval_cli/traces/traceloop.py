@@ -18,7 +18,7 @@ from typing import Any
 from signal_eval_cli.traces.mapping import parse_arguments
 from signal_eval_cli.traces.openinference import tool_output
 
-__all__ = ["operation"]
+__all__ = ["node_run", "operation"]
 
 NODE_KEY = "traceloop.association.properties.langgraph_node"
 
@@ -50,3 +50,9 @@ def operation(attributes: dict[str, Any], operation: Any) -> Any:
 
 def _field(value: Any, key: str) -> Any:
     return value.get(key) if isinstance(value, Mapping) else None
+
+
+def node_run(attributes: Mapping[str, Any], operation: Any) -> str | None:
+    """The LangGraph node a span read by :func:`operation` is the run of, if it is one."""
+    node = attributes.get(NODE_KEY)
+    return node if operation == "invoke_agent" and attributes.get("agent.name") == node else None
