@@ -118,13 +118,15 @@ def record(
     router: bool = False,
     graph: Any = None,
     unread: tuple[str, ...] = (),
+    proto_names: bool = False,
 ) -> None:
     """``guarded``: the Agents SDK triage with its tripwire guardrail; ``react``: LangGraph's
     prebuilt react agent (OpenInference's or OpenLLMetry's LangChain instrumentation);
     ``interrupted``: the graph paused by ``interrupt()`` (OpenLLMetry's); ``router``: the
     react agent whose tool is ``transfer_to_weather`` (OpenInference's); ``graph``: another
     LangGraph run (``_supervisor``, ``_goto``) under either LangChain instrumentation;
-    ``unread``: attributes dropped from every span but a tool's (copies of the graph's state
+    ``proto_names``: protobuf's JSON with the proto field names (``resource_spans``,
+    ``string_value``: ``preserving_proto_field_name=True``), compact; ``unread``: attributes dropped from every span but a tool's (copies of the graph's state
     no importer reads, which make a file of a few model calls 100s of KB); ``lines``: written as an OTel Collector's file exporter writes what an SDK sent it span
     by span (one ``ExportTraceServiceRequest`` per line, hex ids, children first), else
     as protobuf's JSON of the SDK's OTLP request (compact when ``react``: < 50 KB)."""
@@ -185,6 +187,8 @@ def record(
 
         requests = [_without(spans_to_otlp([span]), unread) for span in finished]
         text = "".join(json.dumps(request, **compact) + "\n" for request in requests)
+    elif proto_names:
+        text = MessageToJson(encode_spans(finished), indent=None, preserving_proto_field_name=True)
     elif unread:
         text = json.dumps(_without(json.loads(MessageToJson(encode_spans(finished))), unread))
     else:
@@ -329,6 +333,8 @@ if __name__ == "__main__":
         out = FIXTURES / f"otel_openinference_langgraph_{name}.json"
         unread = ("input.value", "input.mime_type")
         record("openinference-langchain", False, out, react=True, graph=run, unread=unread)
+    out = FIXTURES / "otel_openinference_agents_proto_names.json"
+    record("openinference-agents", False, out, proto_names=True)
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_refused.json", "refused")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_structured.json", "structured")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_request_limit.json", "limit")

@@ -723,3 +723,16 @@ def test_a_command_goto_under_otel_is_a_handoff(name: str) -> None:
     assert [(p["from"], p["to"]) for p in trace.payloads("agent:handoff")] == [("router", "simple")]
     assert [s.agent for s in trace.matching("provider:end")] == ["simple"]
     assert trace.output == "Hello there, friend."
+
+
+def test_protobufs_json_with_proto_field_names_is_otlp() -> None:
+    """``MessageToJson(request, preserving_proto_field_name=True)`` (and ``MessageToDict``)
+    writes protobuf's own field names: ``resource_spans``, ``start_time_unix_nano``,
+    ``string_value``. The file was refused as of no known format; it reads as the
+    lowerCamelCase OTLP/JSON of the same run does."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(FIXTURES / "otel_openinference_agents_proto_names.json")
+    assert facts(trace) == SUPPORT_FACTS
+    assert facts(trace) == facts(import_trace(FIXTURES / "otel_openinference_agents.json"))
+    assert [a for a, _ in trace.activations] == ["triage", "weather"]

@@ -89,14 +89,14 @@ def _otlp(source: Source) -> Facts:
 
     value, whole = source.first_value
     if whole:
-        return otlp.facts_from_request(value)
+        return otlp.facts_from_request(otlp.camel_case(value))
     merged: dict[str, list[Any]] = {"resourceSpans": [], "resourceLogs": []}
     for number, request in source.lines():  # a collector's file exporter: a request a line
         if not otlp.looks_like(request):
             message = "not an OTLP/JSON request (no 'resourceSpans' or 'resourceLogs')"
             raise TraceFormatError(message, number)
         for key, entries in merged.items():
-            entries.extend(request.get(key) or [])
+            entries.extend(otlp.camel_case(request).get(key) or [])
     return otlp.facts_from_request(merged)
 
 

@@ -41,7 +41,7 @@ from signal_eval_cli.traces.openinference import (
 from signal_eval_cli.traces.otlp_encode import messages_from_events
 from signal_eval_cli.traces.source import TraceFormatError
 
-__all__ = ["decode_value", "facts_from_request", "looks_like", "spans_of"]
+__all__ = ["camel_case", "decode_value", "facts_from_request", "looks_like", "spans_of"]
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 AGENT_OPERATIONS = frozenset({"invoke_agent"})
@@ -87,12 +87,43 @@ UNREAD_GAP = (
 )
 
 
+REQUEST_KEYS = ("resourceSpans", "resourceLogs", "resource_spans", "resource_logs")
+
+
 def looks_like(document: Any) -> bool:
     """An ``ExportTraceServiceRequest``, or an ``ExportLogsServiceRequest`` (a Collector
-    writing its logs pipeline to the trace's file: the GenAI events of its model calls)."""
+    writing its logs pipeline to the trace's file: the GenAI events of its model calls),
+    in OTLP/JSON or with protobuf's field names (:func:`camel_case`)."""
     return isinstance(document, Mapping) and any(
-        isinstance(document.get(key), list) for key in ("resourceSpans", "resourceLogs")
+        isinstance(document.get(key), list) for key in REQUEST_KEYS
     )
+
+
+_UNDERSCORE = re.compile(r"_([a-z0-9])")
+
+
+def camel_case(document: Any) -> Any:
+    """A request as OTLP/JSON names its fields (``resourceSpans``, ``startTimeUnixNano``,
+    ``stringValue``): protobuf's JSON with the proto field names
+    (``MessageToJson(request, preserving_proto_field_name=True)``, ``MessageToDict``
+    likewise) writes ``resource_spans``, ``start_time_unix_nano``, ``string_value``. Every
+    key of a request is a field name (attribute names are values of ``key``)."""
+    if not isinstance(document, Mapping) or not any(
+        key in document for key in ("resource_spans", "resource_logs")
+    ):
+        return document
+    return _camel(document)
+
+
+def _camel(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {
+            _UNDERSCORE.sub(lambda m: m.group(1).upper(), str(k)): _camel(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_camel(item) for item in value]
+    return value
 
 
 def decode_value(value: Any) -> Any:
