@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
 import sys
@@ -122,13 +123,19 @@ async def record_otel_openai_model_error(server: MockLLMServer) -> dict[str, Any
 
 
 async def record_otel_agents(
-    base_url: str, *, max_turns: int | None = None, guarded: bool = False, streamed: bool = False
+    base_url: str,
+    *,
+    max_turns: int | None = None,
+    guarded: bool = False,
+    streamed: bool = False,
+    console: io.StringIO | None = None,
 ) -> dict[str, Any]:
-    """OTLP/JSON of the Agents SDK run through the OpenTelemetry GenAI bridge."""
+    """OTLP/JSON of the Agents SDK run through the OpenTelemetry GenAI bridge; ``console``:
+    what a ``ConsoleSpanExporter`` printed of it, too (each span's ``to_json()``)."""
     from agents import set_trace_processors
     from opentelemetry.instrumentation.openai_agents import OpenAIAgentsInstrumentor
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     from signal_eval_cli.traces.otlp_encode import spans_to_otlp
@@ -137,6 +144,8 @@ async def record_otel_agents(
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    if console is not None:
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=console)))
     set_trace_processors([])
     instrumentor = OpenAIAgentsInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
@@ -147,6 +156,14 @@ async def record_otel_agents(
     finally:
         instrumentor.uninstrument()
     return spans_to_otlp(exporter.get_finished_spans())
+
+
+async def record_otel_agents_console(base_url: str) -> str:
+    """The support conversation through the OTel bridge as ``ConsoleSpanExporter`` prints
+    it: a span's ``to_json()`` after another, as they end."""
+    printed = io.StringIO()
+    await record_otel_agents(base_url, console=printed)
+    return printed.getvalue()
 
 
 async def record_otel_agents_flushes(base_url: str) -> list[dict[str, Any]]:
@@ -459,6 +476,7 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
             f"otel_agents_bridge_simple_flush{n}.json": json.dumps(flush, indent=1)
             for n, flush in enumerate(await record_otel_agents_flushes(url), 1)
         },
+        "otel_agents_bridge_console.json": await record_otel_agents_console(url),
         "otel_openai.json": json.dumps(await record_otel_openai(url), indent=1),
         "otel_openai_model_error.json": json.dumps(
             await record_otel_openai_model_error(server), indent=1

@@ -15,6 +15,7 @@ import pytest
 from trace_facts import LOOP_FACTS, SUPPORT_FACTS, facts
 
 from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
+from signal_eval_cli.errors import InputError
 from signal_eval_cli.traces import TraceGap
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
@@ -736,3 +737,28 @@ def test_protobufs_json_with_proto_field_names_is_otlp() -> None:
     assert facts(trace) == SUPPORT_FACTS
     assert facts(trace) == facts(import_trace(FIXTURES / "otel_openinference_agents.json"))
     assert [a for a, _ in trace.activations] == ["triage", "weather"]
+
+
+def test_the_spans_a_console_span_exporter_printed_are_the_run(tmp_path: Path) -> None:
+    """The OTel SDK's ``ConsoleSpanExporter`` prints each span's ``to_json()`` (``0x`` ids,
+    ISO times, plain attribute values), one after another: the file was refused as of no
+    known format. Its spans read as the OTLP export of the same run does (here the Agents
+    SDK's OTel bridge). Something else in the file is an error at its line."""
+    path = FIXTURES / "otel_agents_bridge_console.json"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(path)
+    assert facts(trace) == SUPPORT_FACTS
+    otlp = import_trace(FIXTURES / "otel_agents_bridge.json")
+    assert trace.activations and [a for a, _ in trace.activations] == [
+        a for a, _ in otlp.activations
+    ]
+    assert [s.agent for s in trace.matching("provider:end")] == [
+        s.agent for s in otlp.matching("provider:end")
+    ]
+    latency = trace.metrics.latency_ms
+    assert latency is not None and 0 < latency < 60_000  # ISO times read to the microsecond
+    broken = tmp_path / "t.json"
+    broken.write_text(path.read_text() + '{"name": "not a span"}\n')
+    with pytest.raises(InputError, match=r"t\.json:\d+:1: not a span as ConsoleSpanExporter"):
+        import_trace(broken)

@@ -34,11 +34,13 @@ MALFORMED = (TypeError, AttributeError, KeyError, ValueError, ArithmeticError, R
 
 def detect_format(source: Source) -> str:
     """The format name of ``source`` judged by its content."""
-    from signal_eval_cli.traces import langgraph, openai_agents, otlp
+    from signal_eval_cli.traces import langgraph, openai_agents, otel_console, otlp
 
     value, whole = source.first_value
     if otlp.looks_like(value):
         return "otlp"
+    if otel_console.looks_like(value):
+        return "otel-console"
     if openai_agents.looks_like(value):  # the export, or its first batch of several
         return "openai-agents"
     if not whole and isinstance(value, dict) and value.get("object") in ("trace", "trace.span"):
@@ -61,7 +63,7 @@ def detect_format(source: Source) -> str:
         return "signals"  # says which line is not a signal
     raise source.problem(
         "unknown trace format: expected signal-eval JSONL, an OpenAI Agents SDK span export, "
-        "OTLP/JSON or LangGraph astream_events/astream JSONL",
+        "OTLP/JSON (or ConsoleSpanExporter's spans) or LangGraph astream_events/astream JSONL",
         1,
     )
 
@@ -100,6 +102,14 @@ def _otlp(source: Source) -> Facts:
     return otlp.facts_from_request(merged)
 
 
+def _otel_console(source: Source) -> Facts:
+    from signal_eval_cli.traces import otel_console, otlp
+
+    value, whole = source.first_value
+    spans = [(1, value)] if whole else list(source.lines())
+    return otlp.facts_from_request(otel_console.to_request(spans))
+
+
 def _langgraph(method: str) -> Callable[[Source], Facts]:
     def read(source: Source) -> Facts:
         from signal_eval_cli.traces.langgraph import LangGraphReader
@@ -121,6 +131,7 @@ FORMATS: dict[str, Callable[[Source], Facts | list[Signal]]] = {
     "signals": _signals,
     "openai-agents": _agents,
     "otlp": _otlp,
+    "otel-console": _otel_console,  # the OTel Python SDK's ConsoleSpanExporter
     "langgraph-events": _langgraph("event"),
     "langgraph-stream": _langgraph("stream_item"),
     "langgraph-updates": _langgraph("updates_item"),
