@@ -762,3 +762,9 @@ def test_the_spans_a_console_span_exporter_printed_are_the_run(tmp_path: Path) -
     broken.write_text(path.read_text() + '{"name": "not a span"}\n')
     with pytest.raises(InputError, match=r"t\.json:\d+:1: not a span as ConsoleSpanExporter"):
         import_trace(broken)
+    text = path.read_text()
+    end = text.index('"end_time": "') + len('"end_time": "')
+    broken.write_text(text[:end] + "yesterday" + text[text.index('"', end) :])
+    line = text.count("\n", 0, text.index('"span_id"', text.rindex('"name"', 0, end))) + 1
+    with pytest.raises(InputError, match=rf"t\.json:{line}:\d+: not an ISO 8601 time: 'yesterday'"):
+        import_trace(broken)

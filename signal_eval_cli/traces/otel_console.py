@@ -54,11 +54,11 @@ def to_request(spans: list[tuple[int, Any]]) -> dict[str, Any]:
 
 def _span(span: Mapping[str, Any]) -> dict[str, Any]:
     context = as_mapping(span.get("context"))
-    span_id = _hex(context.get("span_id"))
+    span_id = str(context.get("span_id"))  # as written: an error names it, found at its line
     status = as_mapping(span.get("status"))
     out: dict[str, Any] = {
         "traceId": _hex(context.get("trace_id")),
-        "spanId": span_id,
+        "spanId": _hex(span_id),
         "parentSpanId": _hex(span.get("parent_id")),
         "name": span.get("name"),
         "startTimeUnixNano": _nanos(span.get("start_time"), span_id),
