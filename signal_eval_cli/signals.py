@@ -40,6 +40,7 @@ __all__ = [
     "TraceMetrics",
     "elapsed_ms",
     "read_jsonl",
+    "signals_from_text",
     "write_jsonl",
 ]
 
@@ -720,6 +721,15 @@ def read_jsonl(source: str | Path | IO[str]) -> list[Signal]:
     else:
         path = getattr(source, "name", "<trace>")
         text = source.read()
+    return signals_from_text(text, path)
+
+
+def signals_from_text(text: str, path: str) -> list[Signal]:
+    """The signals of JSONL ``text`` read from ``path`` (named in its problems): a file
+    already read is never opened again (a pipe's second read is empty, a named pipe's
+    waits for a writer that has gone)."""
+    from signal_eval_cli.errors import InputError, Problem
+
     signals: list[Signal] = []
     problems: list[Problem] = []
     for lineno, data in json_lines(text, path, problems):

@@ -21,7 +21,7 @@ from trace_facts import LOOP_FACTS, SIMPLE_FACTS, SUPPORT_FACTS, facts
 
 from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.traces import TraceGap
+from signal_eval_cli.traces import TraceGap, read_trace_signals
 from signal_eval_cli.traces.source import Source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -1234,3 +1234,16 @@ def test_vercel_ai_generate_object_answers_with_its_object(tmp_path: Path) -> No
         warnings.simplefilter("error")
         trace = import_trace(path)
     assert [s.payload["content"] for s in trace.matching("text:complete")] == [answer]
+
+
+def test_a_signal_jsonl_trace_from_a_pipe_is_read_once(tmp_path: Path) -> None:
+    """A pipe (``<(cat t.jsonl)``, ``/dev/stdin``) reads empty the second time: the
+    trace, read to detect its format, was read again and imported as no signals."""
+    read, write = os.pipe()
+    os.write(write, b'{"name": "harness:start", "payload": {"input": "hi"}}\n')
+    os.close(write)
+    try:
+        signals, input = read_trace_signals(f"/dev/fd/{read}")
+    finally:
+        os.close(read)
+    assert [s.name for s in signals] == ["harness:start"] and input == "hi"

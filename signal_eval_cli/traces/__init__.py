@@ -69,9 +69,9 @@ def detect_format(source: Source) -> str:
 
 
 def _signals(source: Source) -> list[Signal]:
-    from signal_eval_cli.signals import read_jsonl
+    from signal_eval_cli.signals import signals_from_text
 
-    return read_jsonl(source.path) if source.path else []
+    return signals_from_text(source.text, source.path)
 
 
 def _agents(source: Source) -> Facts:
