@@ -24,11 +24,12 @@ damaged line anywhere else is an input error (``file:line:col``), never a guess.
 
 from __future__ import annotations
 
+import contextlib
 import decimal
 import json
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -188,8 +189,9 @@ class Journal:
         except (ValueError, TypeError, RecursionError):  # a payload writable only in part
             self._inexact = True  # the line holds the writable copy: return that
             line = self._encode(_entry(key, writable(result)))
-        self._handle.write(utf8(line + "\n"))
-        self._handle.flush()
+        with self._naming_failure():
+            self._handle.write(utf8(line + "\n"))
+            self._handle.flush()
         with self._dirty:
             self._pending = True
             self._dirty.notify()
@@ -227,9 +229,20 @@ class Journal:
             self._closed.set()
             self._dirty.notify()
         self._syncer.join()
-        os.fsync(self._handle.fileno())
-        self._handle.close()
-        self._handle = None
+        handle, self._handle = self._handle, None
+        with self._naming_failure(), handle:
+            os.fsync(handle.fileno())
+
+    @contextlib.contextmanager
+    def _naming_failure(self) -> Iterator[None]:
+        """An error writing the journal (the disk full) names it: the OS's own says only
+        'No space left on device', and the user is left to guess which file."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.filename is not None:
+                raise
+            raise OSError(exc.errno, f"cannot write: {exc.strerror}", str(self.path)) from None
 
     def __enter__(self) -> Journal:
         return self

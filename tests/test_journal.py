@@ -361,6 +361,20 @@ def test_a_line_is_readable_before_its_fsync_and_close_waits_for_the_fsync(
     assert not closer.is_alive() and synced
 
 
+def test_a_journal_the_disk_cannot_hold_is_named_in_the_error() -> None:
+    """A full disk mid-run said only 'No space left on device' (exit 2): which file?
+    /dev/full fails every write with ENOSPC, as a full disk does."""
+    journal = Journal(Path("/dev/full"))
+    with pytest.raises(OSError) as record:
+        journal.record(("", "c1"), {"passed": True})
+    with pytest.raises(OSError) as close:  # the line still buffered: the close fails too
+        journal.close()
+    for raised in (record.value, close.value):
+        assert raised.filename == "/dev/full"
+        assert raised.strerror == "cannot write: No space left on device"
+    journal.close()  # closed once and for all: nothing left to fail
+
+
 def test_record_returns_the_unit_as_the_journal_holds_it(tmp_path: Path) -> None:
     """The run builds its results from what record returns, never reading the journal
     back: the unit itself when its line holds it as it is; the line decoded when a value
