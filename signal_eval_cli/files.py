@@ -7,6 +7,7 @@ import contextlib
 import errno
 import os
 import re
+import select
 import stat
 import sys
 import tempfile
@@ -25,6 +26,8 @@ __all__ = [
     "check_readable",
     "is_stdout",
     "not_a_file",
+    "read_input",
+    "read_input_text",
     "replace_file",
     "utf8",
     "without_lone_surrogates",
@@ -161,6 +164,41 @@ def check_readable(path: str | Path) -> None:
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
         raise OSError(errno.EINVAL, "a device, not a file", str(path))
+
+
+PIPE_NOTICE_AFTER_S = 0.5
+"""How long a pipe may stay silent before :func:`read_input` says it is waiting on it."""
+
+
+def read_input(path: str | Path) -> bytes:
+    """The bytes of input file ``path``, read once (:func:`check_readable` first).
+
+    A pipe is read from the one descriptor that waits for it: a named pipe with no writer
+    would hold ``open`` for ever in silence, so it is opened without waiting, and when
+    nothing has come after :data:`PIPE_NOTICE_AFTER_S` the wait is said on stderr (the
+    pipe, and Ctrl-C to stop); a second open would wait for a writer that has gone."""
+    check_readable(path)
+    if not stat.S_ISFIFO(os.stat(path).st_mode):
+        return Path(path).read_bytes()
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as pipe:
+        if not select.select([fd], [], [], PIPE_NOTICE_AFTER_S)[0]:
+            print(
+                f"{path}: waiting for a writer: a pipe that nothing has written to yet "
+                "(Ctrl-C to stop)",
+                file=sys.stderr,
+                flush=True,
+            )
+            select.select([fd], [], [])
+        os.set_blocking(fd, True)
+        return pipe.read()
+
+
+def read_input_text(path: str | Path, encoding: str = "utf-8") -> str:
+    """:func:`read_input` decoded, its line ends made ``\\n`` as a text-mode read makes
+    them (``\\r\\n`` and a lone ``\\r``)."""
+    text = read_input(path).decode(encoding)
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def not_a_file(path: str | Path) -> str | None:

@@ -21,7 +21,7 @@ from yaml.events import MappingEndEvent, MappingStartEvent, ScalarEvent, Sequenc
 from signal_eval_cli.assertions.documents import document_problems, plugin_schema
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem, closest, shorten, undecodable
-from signal_eval_cli.files import check_readable
+from signal_eval_cli.files import read_input
 from signal_eval_cli.limits import (
     MAX_ALIAS_NODES,
     MAX_DEPTH,
@@ -186,8 +186,7 @@ def load_document(path: str | Path) -> Document:
     """Read a YAML or JSON file; raise :class:`InputError` for anything unreadable."""
     name = str(path)
     try:
-        check_readable(path)
-        raw = Path(path).read_bytes()
+        raw = read_input(path)
     except OSError as exc:
         raise InputError([Problem(name, 0, 0, f"cannot read file: {exc.strerror}")]) from None
     if b"\0" in raw:

@@ -36,7 +36,7 @@ from typing import Any
 from signal_eval_cli.case_index import INDEX_KEY, build_index, open_sealed, seal
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem, malformed, shorten, undecodable
-from signal_eval_cli.files import atomic_write_bytes, check_readable, utf8
+from signal_eval_cli.files import atomic_write_bytes, read_input, utf8
 from signal_eval_cli.kinds import (
     RESULT_KINDS,
     Result,
@@ -184,8 +184,7 @@ def load_result(path: str | Path, *, lean: bool = False) -> Result:
 def _load_result(path: str | Path, lean: bool) -> Result:
     name = str(path)
     try:
-        check_readable(path)
-        raw = Path(path).read_bytes()
+        raw = read_input(path)
     except OSError as exc:
         raise InputError(
             [Problem(name, 0, 0, f"cannot read result file: {exc.strerror}")]

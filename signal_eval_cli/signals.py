@@ -707,13 +707,12 @@ def read_jsonl(source: str | Path | IO[str]) -> list[Signal]:
     line that is not JSON or not a signal.
     """
     from signal_eval_cli.errors import InputError, Problem
-    from signal_eval_cli.files import check_readable
+    from signal_eval_cli.files import read_input_text
 
     if isinstance(source, (str, Path)):
         path = str(source)
         try:
-            check_readable(source)
-            text = Path(source).read_text(encoding="utf-8-sig")
+            text = read_input_text(source, "utf-8-sig")
         except UnicodeDecodeError as exc:
             raise InputError([Problem(path, 1, 1, f"not UTF-8 text ({exc.reason})")]) from None
         except OSError as exc:

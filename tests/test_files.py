@@ -7,11 +7,13 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from signal_eval_cli.files import atomic_write_text
+from signal_eval_cli import files
+from signal_eval_cli.files import atomic_write_text, read_input
 
 
 def test_new_file_gets_umask_permissions_not_0600(tmp_path: Path) -> None:
@@ -127,3 +129,38 @@ def test_a_report_path_that_is_an_input_is_refused_before_anything_runs(
     assert done.exit_code == 2, done.output
     assert "is an input of this command" in done.output
     assert (tmp_path / "in.yaml").read_text() == "name: in.yaml\n"
+
+
+def test_a_named_pipe_with_no_writer_is_waited_for_aloud_then_read_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'signal-eval import p' on a named pipe nothing wrote to sat in open() for ever, in
+    silence; now it says what it waits for, and reads what the writer sends."""
+    monkeypatch.setattr(files, "PIPE_NOTICE_AFTER_S", 0.0)
+    fifo = tmp_path / "trace.jsonl"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(read_input(fifo)), daemon=True)
+    reader.start()
+    said = ""
+    deadline = time.monotonic() + 30
+    while "waiting for a writer" not in said and time.monotonic() < deadline:
+        said += capsys.readouterr().err
+    assert said.startswith(f"{fifo}: waiting for a writer"), said
+    with open(fifo, "wb") as writer:  # the reader holds the pipe open: no wait here
+        writer.write(b'{"name": "a"}\n')
+    reader.join(30)
+    assert got == [b'{"name": "a"}\n']
+
+
+def test_a_pipe_that_has_its_data_is_read_without_a_word(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    read, write = os.pipe()
+    os.write(write, b"x: 1\r\n")
+    os.close(write)
+    try:
+        assert files.read_input_text(f"/dev/fd/{read}") == "x: 1\n"
+    finally:
+        os.close(read)
+    assert capsys.readouterr().err == ""

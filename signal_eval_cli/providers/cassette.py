@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.files import atomic_write_text, check_readable, without_lone_surrogates
+from signal_eval_cli.files import atomic_write_text, read_input_text, without_lone_surrogates
 from signal_eval_cli.loading import Document, Location, load_document, validate_document
 from signal_eval_cli.providers.base import ProviderResponse
 from signal_eval_cli.proxy.cassette import Interaction, SessionKey, merge
@@ -214,8 +214,7 @@ def _load_jsonl(path: Path) -> Document:
     """A JSONL cassette as a Document whose entries point at their lines."""
     name = str(path)
     try:
-        check_readable(path)
-        text = path.read_text(encoding="utf-8")
+        text = read_input_text(path)
     except UnicodeDecodeError:
         raise InputError([Problem(name, 1, 1, "not UTF-8 text")]) from None
     except OSError as exc:

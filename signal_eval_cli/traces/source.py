@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.errors import EvalError, InputError, Problem, undecodable
-from signal_eval_cli.files import check_readable
+from signal_eval_cli.files import read_input_text
 from signal_eval_cli.limits import too_deep_at
 
 __all__ = ["Source", "TraceFormatError", "TraceGap"]
@@ -43,8 +43,7 @@ class Source:
     def read(cls, path: str | Path) -> Source:
         name = str(path)
         try:
-            check_readable(path)
-            text = Path(path).read_text(encoding="utf-8-sig")
+            text = read_input_text(path, "utf-8-sig")
         except UnicodeDecodeError as exc:
             raise InputError([undecodable(name, exc, f"not UTF-8 text ({exc.reason})")]) from None
         except IsADirectoryError:
