@@ -36,6 +36,14 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``long`` (the Ray cluster's, over a minute on busy cores) run first.
+    pytest-xdist deals tests out in collection order, so a long test collected late ends
+    the suite alone while the other workers idle; started first, it runs while they share
+    out the rest."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 def sig(
     name: str,
     payload: Any = None,

@@ -108,6 +108,7 @@ def as_dicts(result: object) -> object:
     return without_timings(result.to_dict("all"))  # type: ignore[attr-defined]
 
 
+@pytest.mark.long
 def test_ray_equals_local_and_a_dead_actor_loses_no_case(cluster: str, tmp_path: Path) -> None:
     checks = (
         check_cases,

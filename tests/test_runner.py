@@ -306,15 +306,21 @@ def test_each_run_of_a_repeated_case_is_judged_apart() -> None:
 
 
 def test_results_come_back_in_dataset_order_whatever_the_completion_order() -> None:
+    """Each case ends only once the next one has (no sleeps: a loaded machine keeps the
+    order), so they complete last to first."""
     completed: list[str] = []
+    finished = {f"c{i}": asyncio.Event() for i in range(6)}
 
     async def harness(input: Any, ctx: HarnessContext) -> None:
-        await ctx.sleep(0.01 * (6 - input["i"]))
+        if input["i"] < 5:
+            await asyncio.wait_for(finished[f"c{input['i'] + 1}"].wait(), 30)
         ctx.emit("harness:end")
 
-    result = run(
-        harness, dataset(6), concurrency=6, on_case_complete=lambda r: completed.append(r.case_id)
-    )
+    def complete(case: Any) -> None:
+        completed.append(case.case_id)
+        finished[case.case_id].set()
+
+    result = run(harness, dataset(6), concurrency=6, on_case_complete=complete)
     assert completed == ["c5", "c4", "c3", "c2", "c1", "c0"]
     assert [c.case_id for c in result.cases] == ["c0", "c1", "c2", "c3", "c4", "c5"]
 
