@@ -218,6 +218,20 @@ def test_agent_completed_sees_agent_error_by_source_agent_as_written() -> None:
     assert not passes({"type": "agent.completed", "agentId": 5}, t)
 
 
+def test_agent_skipped_takes_any_skips_reason_and_an_empty_reason_is_one() -> None:
+    t = trace(
+        ("agent:skipped", {"agent": "coder", "reason": "no plan"}),
+        ("agent:skipped", {"agent": "coder", "reason": "over budget"}),
+    )
+    skipped = {"type": "agent.skipped", "agentId": "coder"}
+    assert passes({**skipped, "reason": "over budget"}, t)  # the second skip's reason
+    assert not passes({**skipped, "reason": "late"}, t)
+    assert not passes({**skipped, "reason": ""}, t)  # no skip gave an empty reason
+    assert passes(
+        {**skipped, "reason": ""}, trace(("agent:skipped", {"agent": "coder", "reason": ""}))
+    )
+
+
 # -- final state --------------------------------------------------------------------------
 
 
