@@ -470,6 +470,77 @@ def langgraph_goto_graph(base_url: str) -> Any:
     return graph.compile()
 
 
+def langgraph_parallel_graph(base_url: str) -> Any:
+    """``paris`` and ``rome``, both started by START's edges (one step, run in parallel),
+    each asking the model about its city, then ``summary`` answers from their messages."""
+    from typing import TypedDict
+
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_openai import ChatOpenAI
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict, total=False):
+        messages: Annotated[list[Any], operator.add]
+
+    llm = ChatOpenAI(
+        model=MODEL, base_url=base_url, api_key="sk-mock", max_retries=0, stream_usage=True
+    )
+
+    def forecast(city: str) -> Any:
+        async def node(state: State) -> State:
+            ask = [SystemMessage("You are forecast."), HumanMessage(f"Weather in {city}?")]
+            return {"messages": [await llm.ainvoke(ask)]}
+
+        return node
+
+    async def summary(state: State) -> State:
+        return {
+            "messages": [await llm.ainvoke([SystemMessage("You are summary."), *state["messages"]])]
+        }
+
+    graph = StateGraph(State)
+    graph.add_node("paris", forecast("Paris"))
+    graph.add_node("rome", forecast("Rome"))
+    graph.add_node("summary", summary)
+    graph.add_edge(START, "paris")
+    graph.add_edge(START, "rome")
+    graph.add_edge(["paris", "rome"], "summary")
+    graph.add_edge("summary", END)
+    return graph.compile()
+
+
+def langgraph_functional(base_url: str) -> Any:
+    """The functional API: an ``@entrypoint`` (given the question as a string) that runs the
+    ``lookup`` task for two cities at once (each calls get_weather), then the ``answer``
+    task, which asks the model, and returns its text."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.func import entrypoint, task
+
+    llm = ChatOpenAI(
+        model=MODEL, base_url=base_url, api_key="sk-mock", max_retries=0, stream_usage=True
+    )
+    weather = tool(get_weather)
+
+    @task
+    async def lookup(city: str) -> str:
+        return str(await weather.ainvoke({"city": city}))
+
+    @task
+    async def answer(question: str) -> str:
+        reply = await llm.ainvoke([SystemMessage(SIMPLE_PROMPT), HumanMessage(question)])
+        return str(reply.content)
+
+    @entrypoint(checkpointer=InMemorySaver())
+    async def workflow(question: str) -> str:
+        await asyncio.gather(lookup("Paris"), lookup("Rome"))
+        return str(await answer(question))
+
+    return workflow
+
+
 def langgraph_fanout_graph(base_url: str) -> Any:
     """``Send`` fan-out: ``forecast`` runs once per city of the state, in parallel (each
     asks the model about its city), then ``summary`` answers from their messages."""

@@ -309,6 +309,25 @@ async def record_langgraph_goto(base_url: str, mode: str) -> str:
     return "\n".join([_dumps(i) async for i in stream]) + "\n"
 
 
+async def record_langgraph_parallel(base_url: str) -> str:
+    """``astream(stream_mode="messages")`` JSONL of two nodes one step runs in parallel."""
+    graph = script.langgraph_parallel_graph(base_url)
+    stream = graph.astream({"messages": [("user", script.QUESTION)]}, stream_mode="messages")
+    return "\n".join([_dumps(list(i)) async for i in stream]) + "\n"
+
+
+async def record_langgraph_functional(base_url: str, modes: list[str] | None = None) -> str:
+    """JSONL of the functional API's entrypoint: ``astream_events``, else multi-mode
+    ``astream`` in ``modes``."""
+    workflow = script.langgraph_functional(base_url)
+    config = {"configurable": {"thread_id": "functional-1"}}
+    if modes is None:
+        events = workflow.astream_events(script.QUESTION, config, version="v2")
+        return "\n".join([_dumps(e) async for e in events]) + "\n"
+    stream = workflow.astream(script.QUESTION, config, stream_mode=modes)
+    return "\n".join([_dumps(list(i)) async for i in stream]) + "\n"
+
+
 async def record_langgraph_fanout(base_url: str, mode: str) -> str:
     """``astream`` JSONL in one mode (``messages``, ``tasks``) of the ``Send`` fan-out."""
     graph = script.langgraph_fanout_graph(base_url)
@@ -452,6 +471,11 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_tool_in_node_events.jsonl": await record_langgraph_lookup(url),
         "langgraph_agent_node_events.jsonl": await record_langgraph_agent_node(url),
         "langgraph_fanout_messages.jsonl": await record_langgraph_fanout(url, "messages"),
+        "langgraph_parallel_messages.jsonl": await record_langgraph_parallel(url),
+        "langgraph_functional_events.jsonl": await record_langgraph_functional(url),
+        "langgraph_functional_stream.jsonl": await record_langgraph_functional(
+            url, ["updates", "messages"]
+        ),
         "langgraph_goto_events.jsonl": await record_langgraph_goto(url, "events"),
         "langgraph_goto_updates.jsonl": await record_langgraph_goto(url, "updates"),
         "langgraph_fanout_tasks.jsonl": await record_langgraph_fanout(url, "tasks"),

@@ -49,6 +49,9 @@ OTHER_RUNS = {  # other conversations: a structured answer; a graph paused befor
     "otel_openllmetry_langgraph_interrupt.json",
     "langgraph_goto_events.jsonl",  # a handoff by Command(goto=...)
     "langgraph_goto_updates.jsonl",
+    "langgraph_parallel_messages.jsonl",  # parallel nodes; the functional API
+    "langgraph_functional_events.jsonl",
+    "langgraph_functional_stream.jsonl",
     "otel_openllmetry_langgraph_goto.jsonl",
     "otel_openinference_langgraph_goto.json",
     "otel_openllmetry_langgraph_supervisor.jsonl",

@@ -768,3 +768,46 @@ def test_the_spans_a_console_span_exporter_printed_are_the_run(tmp_path: Path) -
     line = text.count("\n", 0, text.index('"span_id"', text.rindex('"name"', 0, end))) + 1
     with pytest.raises(InputError, match=rf"t\.json:{line}:\d+: not an ISO 8601 time: 'yesterday'"):
         import_trace(broken)
+
+
+def test_parallel_nodes_streamed_as_messages_are_a_call_each() -> None:
+    """Two nodes START's edges run in one step (``paris``, ``rome``) stream their chunks
+    interleaved: each change of node closed the call being merged, so their two calls
+    read as four, two of no tokens (warned). The step's calls are merged per message id
+    until the step ends: one call each, with its tokens."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = import_trace(FIXTURES / "langgraph_parallel_messages.jsonl")
+    assert not [w for w in caught if "no token usage" in str(w.message)]
+    calls = [(s.agent, s.payload.get("output")) for s in trace.matching("provider:end")]
+    assert calls == [
+        ("paris", "Paris: sunny"),
+        ("rome", "Rome: sunny"),
+        ("summary", "Paris and Rome are sunny today."),
+    ]
+    assert (trace.metrics.input_tokens, trace.metrics.output_tokens) == (35, 7)
+
+
+def test_the_functional_apis_entrypoint_and_tasks_are_read() -> None:
+    """``@entrypoint`` given the question as a string, its ``@task``s: in ``astream_events``
+    the input read as None (it looked for a state's messages); it is the string given. In
+    ``astream(stream_mode=["updates", "messages"])`` the ``answer`` task returns the
+    model's text, no message, so its model call, only in the ``"messages"`` items, was
+    dropped (the output was empty); it is read there, at the task's run."""
+    trace = import_trace(FIXTURES / "langgraph_functional_events.jsonl")
+    assert trace.input == "What is the weather in Paris and Rome?"
+    assert trace.output == "Hello there, friend."
+    assert sorted((c.name, c.input["city"]) for c in trace.tool_calls) == [
+        ("get_weather", "Paris"),
+        ("get_weather", "Rome"),
+    ]
+    with pytest.warns(TraceGap, match="holds no input"):
+        stream = import_trace(FIXTURES / "langgraph_functional_stream.jsonl")
+    (call,) = stream.matching("provider:end")
+    assert call.agent == "answer" and call.payload["usage"] == {
+        "inputTokens": 12,
+        "outputTokens": 4,
+    }
+    assert stream.output == "Hello there, friend."
+    names = [(s.name, s.agent) for s in stream if s.name in ("agent:activated", "provider:end")]
+    assert names.index(("provider:end", "answer")) == names.index(("agent:activated", "answer")) + 1

@@ -212,7 +212,10 @@ def _message_key(msg: Mapping[str, Any]) -> str | None:
 
 def _input_of(state: Any) -> Any:
     """A run's input: the user's text in the input state's messages, or the whole state
-    when it holds no messages (a graph that keeps its question in a field of its own)."""
+    when it holds no messages (a graph that keeps its question in a field of its own); an
+    input that is no state (a functional API ``@entrypoint``'s: any value) as it is."""
+    if not isinstance(state, (Mapping, list)):
+        return state
     messages = state.get("messages") if isinstance(state, Mapping) else state
     text = _user_text(messages)
     if text is None and isinstance(state, Mapping) and "messages" not in state:
@@ -287,6 +290,7 @@ class LangGraphReader:
         self.shows_interrupts = False  # events or "updates": an interrupt() would be seen
         self.updated = False  # a multi-mode stream has "updates" (the nodes' own messages)
         self.held: list[tuple[float, Any]] = []  # its "messages" items, read if it has not
+        self.updated_at: dict[str, list[float]] = {}  # node -> when its updates came
         self.tasks: list[tuple[float, Any, Any]] = []  # its "tasks" (and debug) items and
         # their subgraph namespaces, likewise
         self.paused = False  # an interrupt() paused the graph: it waits, it did not fail
@@ -577,6 +581,7 @@ class LangGraphReader:
         for node, output in (chunk or {}).items() if isinstance(chunk, Mapping) else []:
             if str(node).startswith("__"):
                 continue
+            self.updated_at.setdefault(str(node), []).append(at)
             self.node_start(str(node), at)
             self.node_output(str(node), output, at)
 
@@ -615,19 +620,22 @@ class LangGraphReader:
         self.facts.end = at
         self._message(pair, at)
 
-    def _message(self, pair: list[Any], at: float) -> None:
-        """One ``"messages"`` item. A node run is a task: parallel tasks of one node in a
-        step (``Send`` fan-out, each its own ``langgraph_checkpoint_ns``) are runs of their
-        own, and their chunks, interleaved, are merged per message id."""
+    def _message(self, pair: list[Any], at: float, runs: bool = True) -> None:
+        """One ``"messages"`` item. A node run is a task: the parallel tasks of a step
+        (nodes a step's edges start together, a ``Send`` fan-out's runs of one node, each
+        its own ``langgraph_checkpoint_ns``) are runs of their own, and their chunks,
+        interleaved, are merged per message id until the step ends. ``runs``: whether
+        the items say which nodes ran (not when ``"updates"`` said it)."""
         msg, metadata = message(pair[0]) or {}, as_mapping(pair[1])
         node = metadata.get("langgraph_node")
         node = node if isinstance(node, str) else None
-        step = (node, metadata.get("langgraph_step"))
-        task = (*step, metadata.get("langgraph_checkpoint_ns"))
+        namespace = str(metadata.get("langgraph_checkpoint_ns") or "")
+        step = (namespace.rpartition("|")[0], metadata.get("langgraph_step"))  # the graph's
+        task = (node, metadata.get("langgraph_step"), namespace)
         if node is not None and step != self.step:
             self.finish()
             self.step = step
-        if node is not None and task not in self.tasks_seen:
+        if runs and node is not None and task not in self.tasks_seen:
             self.tasks_seen.add(task)
             self.node_start(node, at)
         if str(msg.get("type")).endswith("Chunk"):
@@ -651,8 +659,14 @@ class LangGraphReader:
         calls unanswered, with no end of its own, was cut there too (:meth:`_unanswered`).
         A multi-mode stream without ``"updates"`` (``["messages", "custom"]``, as chat UIs
         stream) has its model calls and tool results in its ``"messages"`` items: read now."""
-        if self.updated:  # the nodes' runs are read from "updates": the tasks are kept
+        if self.updated:  # the nodes' runs are read from "updates": the tasks are kept,
             self.facts.steps += [Other(_task_mode(t), t, at) for at, t, _ in self.tasks]
+            for at, pair in self.held:  # and the messages no update returned (a functional
+                key = _message_key(message(pair[0]) or {})  # API task returns text) read
+                if key is None or key not in self.seen:  # where their node's update says
+                    node = as_mapping(pair[1]).get("langgraph_node")  # it ran
+                    ends = self.updated_at.get(str(node), [])
+                    self._message(pair, next((t for t in ends if t >= at), at), runs=False)
         elif self.tasks:
             self._task_runs()
         else:
