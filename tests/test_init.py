@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -275,3 +276,18 @@ def test_dash_is_no_directory_to_init(tmp_path: Path, monkeypatch: pytest.Monkey
     assert done.exit_code == 2, done.output
     assert "- (stdout) holds no folder or dataset: give a path" in done.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_next_commands_run_as_printed_for_a_folder_named_like_an_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``init -- -evals`` printed ``signal-eval validate -evals/evals/example.yaml``, which
+    every command reads as the option ``-e``."""
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["init", "--", "-evals"])
+    assert done.exit_code == 0, done.output
+    validate = next(line for line in done.output.splitlines() if "signal-eval validate" in line)
+    assert validate.split() == ["signal-eval", "validate", "./-evals/evals/example.yaml"]
+    checked = CliRunner().invoke(app, shlex.split(validate)[1:])
+    assert checked.exit_code == 0, checked.output
+    assert "put your agent in ./-evals/agent.py" in done.output

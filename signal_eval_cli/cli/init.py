@@ -35,12 +35,19 @@ def init_command(
         fail_input(exc)
     for path in written:
         out.print(f"wrote {path}", highlight=False, markup=False)
-    dataset = shlex.quote(str(directory / DATASET))
+    dataset = _argument(directory / DATASET)
     out.print("\nNext:", highlight=False)
     for command in (f"signal-eval validate {dataset}", f"signal-eval run {dataset}"):
         out.print(f"  {command}", highlight=False, markup=False)
     out.print(
-        f"Then put your agent in {directory / 'agent.py'} and your cases in {dataset}.",
+        f"Then put your agent in {_argument(directory / 'agent.py')} and your cases in {dataset}.",
         highlight=False,
         markup=False,
     )
+
+
+def _argument(path: Path) -> str:
+    """``path`` as the shell passes it to a command as a file: quoted, and a relative path
+    that starts with ``-`` (``init -- -evals``) led by ``./``, not read as an option."""
+    text = str(path)
+    return shlex.quote(f"./{text}" if text.startswith("-") else text)
