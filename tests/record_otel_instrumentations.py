@@ -21,6 +21,7 @@ not install these instrumentations (they pin their own OpenTelemetry); run it fr
 virtualenv with ``openai openai-agents opentelemetry-sdk opentelemetry-exporter-otlp-proto-common
 openinference-instrumentation-openai openinference-instrumentation-openai-agents
 openinference-instrumentation-langchain langgraph langchain-openai
+opentelemetry-instrumentation-openai-agents
 opentelemetry-instrumentation-openai opentelemetry-instrumentation-langchain pydantic-ai-slim[openai]``
 and the repository on ``PYTHONPATH``.
 """
@@ -141,6 +142,14 @@ def record(
         from openinference.instrumentation.openai import OpenAIInstrumentor
     elif instrumentation == "openinference-agents":
         from openinference.instrumentation.openai_agents import (
+            OpenAIAgentsInstrumentor as OpenAIInstrumentor,
+        )
+
+        agent = _agents
+    elif (
+        instrumentation == "openllmetry-agents"
+    ):  # Traceloop's opentelemetry-instrumentation-openai-agents
+        from opentelemetry.instrumentation.openai_agents import (
             OpenAIAgentsInstrumentor as OpenAIInstrumentor,
         )
 
@@ -333,6 +342,8 @@ if __name__ == "__main__":
         out = FIXTURES / f"otel_openinference_langgraph_{name}.json"
         unread = ("input.value", "input.mime_type")
         record("openinference-langchain", False, out, react=True, graph=run, unread=unread)
+    out = FIXTURES / "otel_openllmetry_agents.json"  # on the Chat Completions model
+    record("openllmetry-agents", False, out)
     out = FIXTURES / "otel_openinference_agents_proto_names.json"
     record("openinference-agents", False, out, proto_names=True)
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_refused.json", "refused")

@@ -49,6 +49,7 @@ OTHER_RUNS = {  # other conversations: a structured answer; a graph paused befor
     "otel_openllmetry_langgraph_interrupt.json",
     "langgraph_goto_events.jsonl",  # a handoff by Command(goto=...)
     "langgraph_goto_updates.jsonl",
+    "otel_openllmetry_agents.json",  # model calls whose spans hold no answer nor usage
     "langgraph_parallel_messages.jsonl",  # parallel nodes; the functional API
     "langgraph_functional_events.jsonl",
     "langgraph_functional_stream.jsonl",

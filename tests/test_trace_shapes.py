@@ -811,3 +811,28 @@ def test_the_functional_apis_entrypoint_and_tasks_are_read() -> None:
     assert stream.output == "Hello there, friend."
     names = [(s.name, s.agent) for s in stream if s.name in ("agent:activated", "provider:end")]
     assert names.index(("provider:end", "answer")) == names.index(("agent:activated", "answer")) + 1
+
+
+def test_openllmetrys_agents_sdk_calls_answered_what_the_next_call_was_sent() -> None:
+    """Traceloop's ``opentelemetry-instrumentation-openai-agents`` on a Chat Completions
+    model writes only each call's input (no answer, no usage), and its handoff span names
+    no target (``triage → unknown.handoff``, named when it starts). The handoff read as
+    nothing, and the tool calls as no model's (their span ids as ids). A call's answer is
+    the assistant turn the next call was sent after its input; the handoff goes to the
+    agent that runs next. The final answer and the tokens stay unknown: warned."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = import_trace(FIXTURES / "otel_openllmetry_agents.json")
+    said = " ".join(str(w.message) for w in caught)
+    assert "carry no messages" in said and "no token usage" in said
+    assert [(p["from"], p["to"]) for p in trace.payloads("agent:handoff")] == [
+        ("triage", "weather")
+    ]
+    own = import_trace(FIXTURES / "agents_support.json")
+    assert [(c.id, c.name, c.input) for c in trace.tool_calls] == [
+        (c.id, c.name, c.input) for c in own.tool_calls
+    ]
+    asked = [c for s in trace.matching("provider:end") for c in s.payload.get("toolCalls", [])]
+    assert [c["id"] for c in asked] == ["call_paris", "call_rome", "call_alerts"]
+    assert passes(trace, {"type": "tool.failed", "name": "get_alerts"})
+    assert trace.input == "What is the weather in Paris and Rome?" and trace.output == ""

@@ -377,6 +377,7 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
     _note_cuts(facts, spans, roots)
     ordered = sorted(spans.values(), key=lambda s: s.start)
     asked: list[tuple[ModelCall, Any]] = []
+    unanswered: set[int] = set()  # calls whose span holds no answer (and no error)
     for span in ordered:
         owner = callers.get(span.id, owners[span.id])
         agent = None if owner is None else str(_first(owner.attributes, AGENT_NAME_KEYS))
@@ -384,12 +385,16 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
         facts.steps.append(step)
         if isinstance(step, ModelCall):
             asked.append((step, _messages(_first(span.attributes, INPUT_KEYS))))
+            if _first(span.attributes, OUTPUT_KEYS) is None and step.error is None:
+                unanswered.add(id(step))
     runs = {s.id: step for s, step in zip(ordered, facts.steps, strict=True)}
     for span, step in zip(ordered, facts.steps, strict=True):  # a failed turn: its agent's
         owner = owners[span.id]
         run = None if owner is None else runs[owner.id]
         if isinstance(run, AgentRun) and run.error is None:
             run.error = _agent_failure(span, step)
+    _answers_sent_on(facts, asked, unanswered)
+    _handoff_targets(facts)
     _runs_from_messages(facts, asked)
     _node_returns(facts, ordered)
     if spans and all(isinstance(step, Other) for step in facts.steps):
@@ -435,6 +440,53 @@ def _callers(spans: Mapping[str, _Span], owners: Mapping[str, _Span | None]) -> 
         if run is not None and run.id in named:
             callers[span.id] = run
     return callers
+
+
+def _answers_sent_on(
+    facts: Facts, asked: list[tuple[ModelCall, Any]], unanswered: set[int]
+) -> None:
+    """A model call whose span holds no answer (OpenLLMetry's Agents SDK instrumentation
+    writes only the input of a Chat Completions model's calls) answered what a later call
+    was sent: the conversation (system prompts aside: an agent handed to has its own) goes
+    on with this call's input, then its assistant turn, the answer. One no later call was
+    sent (the final answer) stays unknown, warned."""
+    for index, (call, sent) in enumerate(asked):
+        if id(call) not in unanswered:
+            continue
+        before = _conversation(sent)
+        turn = next(
+            (
+                after[len(before)]
+                for _, later in asked[index + 1 :]
+                if before
+                and len(after := _conversation(later)) > len(before)
+                and after[: len(before)] == before
+                and as_mapping(after[len(before)]).get("role") == "assistant"
+            ),
+            None,
+        )
+        if turn is None:
+            facts.gaps.add(CONTENT_GAP)
+        else:
+            call.text, call.requests = model_output(turn)
+
+
+def _conversation(messages: Any) -> list[Any]:
+    if not isinstance(messages, list):
+        return []
+    return [m for m in messages if as_mapping(m).get("role") != "system"]
+
+
+def _handoff_targets(facts: Facts) -> None:
+    """A handoff span that names no agent taking over (OpenLLMetry's Agents SDK
+    instrumentation names the span when it starts, before the SDK knows: ``triage →
+    unknown.handoff``) hands over to the agent that runs next; none ran: no handoff."""
+    runs = sorted((s for s in facts.steps if isinstance(s, AgentRun)), key=lambda r: r.start)
+    for step in facts.steps:
+        if isinstance(step, Handoff) and not step.target:
+            after = (r.name for r in runs if r.start >= step.start and r.name != step.source)
+            step.target = next(after, "")
+    facts.steps = [s for s in facts.steps if not (isinstance(s, Handoff) and not s.target)]
 
 
 NODE_OUTPUT_KEYS = ("gen_ai.task.output", "output.value")  # OpenLLMetry's, OpenInference's
@@ -545,10 +597,7 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
         return AgentRun(str(name), span.start, span.end, _failed(span.raw, attributes))
     if operation in MODEL_OPERATIONS:
         error = _failed(span.raw, attributes)
-        output = _messages(_first(attributes, OUTPUT_KEYS))
-        if output is None and error is None:  # a failed call has no answer to carry
-            facts.gaps.add(CONTENT_GAP)
-        text, requests = model_output(output)
+        text, requests = model_output(_messages(_first(attributes, OUTPUT_KEYS)))
         if facts.input is None:
             facts.input = _first_user_text(_messages(_first(attributes, INPUT_KEYS)))
         return ModelCall(
@@ -578,9 +627,10 @@ def _step(span: _Span, agent: str | None, facts: Facts) -> Any:
             span_id=span.id,
         )
     if operation in HANDOFF_OPERATIONS:
-        target = attributes.get("gen_ai.handoff.to_agent")
-        if isinstance(target, str) and target:
-            return Handoff(attributes.get("gen_ai.handoff.from_agent") or agent, target, span.start)
+        target = attributes.get("gen_ai.handoff.to_agent")  # "": the agent that runs next
+        source = attributes.get("gen_ai.handoff.from_agent") or agent
+        if (isinstance(target, str) and target) or (target is None and source):
+            return Handoff(source, target or "", span.start)
     payload = {
         "name": span.raw.get("name"),
         "spanId": span.id,
