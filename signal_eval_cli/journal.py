@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import decimal
+import fcntl
 import json
 import os
 import threading
@@ -157,6 +158,11 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._handle: IO[bytes] | None = open(path, "ab")  # noqa: SIM115 - closed by close()
+        try:
+            _lock(self._handle.fileno(), path)
+        except BaseException:
+            self._handle.close()
+            raise
         self._encode = json.JSONEncoder(**_LINE, default=self._as_text).encode  # type: ignore[arg-type]
         self._inexact = False
         self._dirty = threading.Condition()
@@ -297,6 +303,52 @@ def _writable_leaf(value: Any) -> Any:
     except Exception:  # the encoder writes other values as their str
         return f"<{type(value).__name__}>"
     return value
+
+
+BUSY = (
+    "another signal-eval run is writing this journal (and the results beside it): let it "
+    "finish, or write the results elsewhere"
+)
+
+
+def claim(path: Path) -> int:
+    """A descriptor holding the lock of the journal file at ``path`` (an empty one made if
+    there is none), for a run to read it and start it anew (:meth:`Journal.start`, which
+    locks the new file: close the descriptor after it); an :class:`InputError`
+    (:data:`BUSY`) when another run holds it.
+
+    Two runs given one ``--output`` each wrote the journal: the second replaced the
+    first's, whose lines then went to a file no longer there (a crash lost them), and
+    --resume of either read the other's. The lock is the open journal's own (flock,
+    released when the process ends however it ends), checked to be the file at ``path``
+    still: a run that replaced it in between is looked at anew."""
+    Path(os.path.realpath(path)).parent.mkdir(parents=True, exist_ok=True)  # as a write makes
+    while True:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
+        try:
+            _lock(fd, path)
+            if _is_at(fd, path):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+def _lock(fd: int, path: Path) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise InputError([Problem(str(path), 0, 0, BUSY)]) from None
+
+
+def _is_at(fd: int, path: Path) -> bool:
+    try:
+        there = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino)
 
 
 def rewrite_journal(

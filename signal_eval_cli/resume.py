@@ -9,6 +9,7 @@ rewritten (header, kept entries; a torn last line gone) and reopened for appendi
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from signal_eval_cli.journal import (
     Journal,
     JournalHeader,
     Key,
+    claim,
     journal_path,
     read_journal,
     run_slot,
@@ -195,9 +197,26 @@ def _open_journal(
     if (kind := not_a_file(path)) is not None:  # a pipe would hang the write, /dev/zero the read
         message = f"is {kind}, not a journal: remove it, or write the results elsewhere"
         raise InputError([Problem(str(path), 0, 0, message)])
-    if not again:
+    claimed = claim(path)
+    try:
+        return _continue_journal(path, claimed, header, resume=resume, retry=retry, force=force)
+    finally:  # the new journal is locked by now, or nothing was started
+        os.close(claimed)
+
+
+def _continue_journal(
+    path: Path,
+    claimed: int,
+    header: JournalHeader,
+    *,
+    resume: bool,
+    retry: str | None,
+    force: bool,
+) -> JournalPlan:
+    """The plan for the journal at ``path``, which this run holds (``claimed``)."""
+    if not (resume or retry is not None):
         return JournalPlan(Journal.start(path, header))
-    if not path.is_file():  # killed before its first line: nothing finished yet
+    if os.fstat(claimed).st_size == 0:  # killed before its first line: nothing finished yet
         return JournalPlan(Journal.start(path, header), fresh=True)
     contents = read_journal(path)
     before = contents.header

@@ -20,6 +20,7 @@ import pytest
 
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.journal import (
+    BUSY,
     SYNC_EVERY_S,
     Journal,
     JournalHeader,
@@ -373,6 +374,34 @@ def test_a_journal_the_disk_cannot_hold_is_named_in_the_error() -> None:
         assert raised.filename == "/dev/full"
         assert raised.strerror == "cannot write: No space left on device"
     journal.close()  # closed once and for all: nothing left to fail
+
+
+def test_a_second_run_on_the_same_output_is_refused_while_the_first_writes(
+    tmp_path: Path,
+) -> None:
+    """Two runs with one -o both wrote the journal: the second replaced the first's, whose
+    lines went on into a file no longer there, and --resume read the other run's."""
+    output = tmp_path / "out.json"
+    header = JournalHeader("dataset", "d", ["c1"], {})
+    first = open_journal(output, header).journal
+    assert first is not None
+    first.record(("", "c1"), {"passed": True})
+    for again in (False, True):
+        with pytest.raises(InputError) as refused:
+            open_journal(output, header, resume=again)
+        assert str(refused.value) == f"{journal_path(output)}: {BUSY}"
+    first.close()
+    plan = open_journal(output, header, resume=True)  # the first's line is there to keep
+    assert plan.journal is not None and list(plan.kept) == [("", "c1")]
+    plan.journal.close()
+
+
+def test_resume_of_a_journal_killed_before_its_header_starts_afresh(tmp_path: Path) -> None:
+    output = tmp_path / "out.json"
+    journal_path(output).touch()  # the lock's file made, the run killed before its header
+    plan = open_journal(output, JournalHeader("dataset", "d", ["c1"], {}), resume=True)
+    assert plan.journal is not None and plan.fresh
+    plan.journal.close()
 
 
 def test_record_returns_the_unit_as_the_journal_holds_it(tmp_path: Path) -> None:
