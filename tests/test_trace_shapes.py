@@ -836,3 +836,37 @@ def test_openllmetrys_agents_sdk_calls_answered_what_the_next_call_was_sent() ->
     assert [c["id"] for c in asked] == ["call_paris", "call_rome", "call_alerts"]
     assert passes(trace, {"type": "tool.failed", "name": "get_alerts"})
     assert trace.input == "What is the weather in Paris and Rome?" and trace.output == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "errors"),
+    [
+        ("otel_agents_bridge_max_turns.json", {"weather": "Max turns exceeded"}),
+        ("otel_openinference_agents_max_turns.json", {"weather": "Max turns exceeded"}),
+        ("otel_agents_bridge.json", {"get_alerts": "alerts service down for Paris"}),
+        (
+            "otel_openllmetry_agents.json",
+            {"get_alerts": "Tool execution failed. Error details are redacted."},
+        ),
+    ],
+)
+def test_an_agents_sdk_error_in_a_status_message_reads_as_the_sdks_own(
+    name: str, errors: dict[str, str]
+) -> None:
+    """The instrumentations write the SDK's span error ``{message, data}`` into the status
+    message: the OTel bridge as ``Max turns exceeded: {'max_turns': 2}``, OpenLLMetry as
+    its repr. It read as that text; it is what the SDK's own export says (the message, a
+    tool's ``data.error``), so one assertion on the error holds whatever recorded the run."""
+    trace = quietly(FIXTURES / name)
+    failed = {s.payload["agent"]: s.payload["error"] for s in trace.matching("agent:error")}
+    failed |= {
+        s.payload["name"]: s.payload["error"]
+        for s in trace.matching("tool:result")
+        if "error" in s.payload
+    }
+    assert failed == errors
+    if "max_turns" in name:
+        own = quietly(FIXTURES / "agents_max_turns.json")
+        assert [s.payload for s in own.matching("agent:error")] == [
+            s.payload for s in trace.matching("agent:error")
+        ]

@@ -32,7 +32,7 @@ from signal_eval_cli.traces.mapping import (
 )
 from signal_eval_cli.traces.source import TraceFormatError
 
-__all__ = ["export_span", "facts_from_items", "looks_like", "records"]
+__all__ = ["error_text", "export_span", "facts_from_items", "looks_like", "records"]
 
 RESPONSE_GAP = (
     "the SDK's export of a 'response' span holds no model, input or output (only "
@@ -163,10 +163,13 @@ _OWN_ERRORS = frozenset({"agent", "function", "generation", "response", "handoff
 
 
 def _failure(span: Mapping[str, Any], failed: str) -> str | None:
-    """Why the span failed, from the SDK's ``error: {message, data}`` (a tool's own error
+    return error_text(span.get("error"), failed)
+
+
+def error_text(error: Any, failed: str) -> str | None:
+    """Why a span failed, from the SDK's ``error: {message, data}`` (a tool's own error
     is ``data.error``; an agent's is the message: ``Max turns exceeded``, a guardrail's
     tripwire); None when it did not."""
-    error = span.get("error")
     if error is None:
         return None
     if not isinstance(error, Mapping):

@@ -10,6 +10,7 @@ calls: only model calls count tokens.
 
 from __future__ import annotations
 
+import ast
 import base64
 import binascii
 import re
@@ -32,6 +33,7 @@ from signal_eval_cli.traces.mapping import (
     note_traces,
     parse_arguments,
 )
+from signal_eval_cli.traces.openai_agents import error_text
 from signal_eval_cli.traces.openinference import (
     chat_messages,
     handoff,
@@ -263,9 +265,31 @@ def _failed(span: Mapping[str, Any], attributes: Mapping[str, Any]) -> str | Non
     if raised in BUBBLE_UPS:
         return None
     if code in (2, "2", "STATUS_CODE_ERROR") or attributes.get("error.type"):
-        message = str(status.get("message") or "").split(TRACEBACK, 1)[0].strip()
+        message = _sdk_error(str(status.get("message") or "").split(TRACEBACK, 1)[0].strip())
         return str(message or _exception(span) or attributes.get("error.type") or "error")
     return None
+
+
+_SDK_ERROR = re.compile(r"(?s)\{'message': .*\}|(?P<message>[A-Z][^{:]* [^{:]*): (?P<data>\{'.*\})")
+"""The SDK's error as written: its repr, or its message (a phrase: ``Max turns exceeded``,
+not an exception's ``KeyError: {...}``) then its data's repr."""
+
+
+def _sdk_error(message: str) -> str:
+    """The Agents SDK's span error ``{message, data}`` written into a status message, as
+    the instrumentations write it (OpenLLMetry: its repr, ``{'message': 'Max turns
+    exceeded', 'data': {...}}``; the OTel bridge: ``Max turns exceeded: {'max_turns':
+    2}``), read as the SDK's own export of it is (a tool's ``data.error``, else the
+    message); any other message as it is."""
+    found = _SDK_ERROR.fullmatch(message)
+    if found is None:
+        return message
+    try:
+        data = ast.literal_eval(found.group("data") or message)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return message
+    error = {"message": found.group("message"), "data": data} if found.group("data") else data
+    return (error_text(error, message) if isinstance(error, Mapping) else None) or message
 
 
 TRACEBACK = "Traceback (most recent call last):"
