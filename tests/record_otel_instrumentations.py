@@ -92,6 +92,14 @@ async def _supervisor(url: str, stream: bool) -> str:
     return str(state["messages"][-1].content)
 
 
+async def _subgraph(url: str, stream: bool) -> str:
+    """The support conversation whose triage hands off by a transfer and a ``Command``
+    to ``research``, a subgraph of weather ⇄ tools."""
+    graph = script.langgraph_subgraph_graph(url)
+    state = await graph.ainvoke({"messages": [("user", script.QUESTION)]})
+    return str(state["messages"][-1].content)
+
+
 async def _goto(url: str, stream: bool) -> str:
     """The graph whose ``router`` hands off by ``Command(goto="simple")``."""
     state = await script.langgraph_goto_graph(url).ainvoke({"messages": [("user", "Hi")]})
@@ -342,6 +350,9 @@ if __name__ == "__main__":
         out = FIXTURES / f"otel_openinference_langgraph_{name}.json"
         unread = ("input.value", "input.mime_type")
         record("openinference-langchain", False, out, react=True, graph=run, unread=unread)
+    out = FIXTURES / "otel_openinference_langgraph_subgraph.json"
+    unread = ("input.value", "input.mime_type")
+    record("openinference-langchain", False, out, react=True, graph=_subgraph, unread=unread)
     out = FIXTURES / "otel_openllmetry_agents.json"  # on the Chat Completions model
     record("openllmetry-agents", False, out)
     out = FIXTURES / "otel_openinference_agents_proto_names.json"

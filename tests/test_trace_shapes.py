@@ -870,3 +870,13 @@ def test_an_agents_sdk_error_in_a_status_message_reads_as_the_sdks_own(
         assert [s.payload for s in own.matching("agent:error")] == [
             s.payload for s in trace.matching("agent:error")
         ]
+
+
+def test_a_node_that_asked_a_transfer_and_returned_a_command_hands_off_once() -> None:
+    """OpenInference's LangChain instrumentation of the subgraph conversation: ``triage``'s
+    model asks ``transfer_to_weather`` and the node returns ``Command(goto="research")``,
+    the subgraph weather runs in. Its Command's goto read as a second handoff (triage →
+    research); as in ``astream_events``, the transfer is the node's handoff."""
+    trace = quietly(FIXTURES / "otel_openinference_langgraph_subgraph.json")
+    assert facts(trace) == SUPPORT_FACTS
+    assert facts(trace) == facts(import_trace(FIXTURES / "langgraph_subgraph_events.jsonl"))

@@ -30,13 +30,13 @@ from signal_eval_cli.traces.mapping import (
     HANDOFF_PREFIXES,
     AgentRun,
     Facts,
-    Handoff,
     ModelCall,
     Other,
     ToolRun,
     as_mapping,
     model_output,
     parse_arguments,
+    routed_handoffs,
 )
 from signal_eval_cli.traces.source import TraceFormatError
 
@@ -435,7 +435,10 @@ class LangGraphReader:
                 self.node_output(str(node), data.get("output"), at)
                 self._unreturned_tools(str(node), _run_of(event))
                 if run is not None:
-                    self._routed(run, command_goto(data.get("output")), at)
+                    goto = command_goto(data.get("output"))
+                    self.facts.steps += routed_handoffs(
+                        self.facts.steps, run.name, run.start, at, goto
+                    )
             elif not event.get("parent_ids"):
                 self.facts.end = at
                 self.ended = True
@@ -454,23 +457,6 @@ class LangGraphReader:
             self.facts.steps.append(
                 Other(f"langgraph:{kind}", {"name": name, "data": data}, at, node)
             )
-
-    def _routed(self, run: AgentRun, targets: list[str], at: float) -> None:
-        """A node run that returned ``Command(goto=X)`` handed the graph to node X (an agent,
-        as every node run is): the handoff LangGraph's multi-agent graphs make without a
-        transfer tool. A run whose model asked for a transfer handed off by that already."""
-        asked = any(
-            isinstance(s, ModelCall)
-            and s.agent == run.name
-            and s.start >= run.start
-            and any(_is_transfer(r.name) for r in s.requests)
-            for s in self.facts.steps
-        )
-        if asked:
-            return
-        for target in targets:
-            if target != run.name:
-                self.facts.steps.append(Handoff(run.name, target, at, routed=True))
 
     def _same_run(self, node: str, event: Mapping[str, Any]) -> bool:
         """Whether a node's start is a graph named as the node running inside its run (a

@@ -33,6 +33,7 @@ __all__ = [
     "note_input",
     "note_traces",
     "parse_arguments",
+    "routed_handoffs",
     "to_signals",
 ]
 
@@ -517,6 +518,23 @@ def _handoffs_from_transfers(steps: list[Step]) -> list[Step]:
                 if target and request.id not in ran:
                     out.append(Handoff(step.agent, target, _ended(step)))
     return _routed_once(out)
+
+
+def routed_handoffs(
+    steps: list[Step], node: str, start: float, end: float, targets: list[str]
+) -> list[Handoff]:
+    """The handoffs of a LangGraph node run (``node``, from ``start`` to ``end``) that
+    returned ``Command(goto=...)`` to ``targets``: a multi-agent graph's handoff without a
+    transfer tool, to each other node. A run whose model asked for a transfer handed off by
+    that already: none."""
+    asked = any(
+        isinstance(s, ModelCall)
+        and s.agent == node
+        and start <= s.start <= end
+        and any(_handoff_target(r.name) for r in s.requests)
+        for s in steps
+    )
+    return [] if asked else [Handoff(node, t, end, routed=True) for t in targets if t != node]
 
 
 def _routed_once(steps: list[Step]) -> list[Step]:

@@ -32,6 +32,7 @@ from signal_eval_cli.traces.mapping import (
     note_input,
     note_traces,
     parse_arguments,
+    routed_handoffs,
 )
 from signal_eval_cli.traces.openai_agents import error_text
 from signal_eval_cli.traces.openinference import (
@@ -529,8 +530,7 @@ def _node_returns(facts: Facts, ordered: list[_Span]) -> None:
         if isinstance(output, Mapping) and "outputs" in output:  # OpenLLMetry's, with kwargs
             output = output["outputs"]
         at = span.end if span.end is not None else span.start
-        for target in command_goto(output):
-            facts.steps.append(Handoff(span.node, target, at, routed=True))
+        facts.steps += routed_handoffs(facts.steps, span.node, span.start, at, command_goto(output))
         for agent, tool, call_id in handed_back(output):
             if call_id not in back:
                 back.add(call_id)
