@@ -128,13 +128,15 @@ def record(
     graph: Any = None,
     unread: tuple[str, ...] = (),
     proto_names: bool = False,
+    client: bool = False,
 ) -> None:
     """``guarded``: the Agents SDK triage with its tripwire guardrail; ``react``: LangGraph's
     prebuilt react agent (OpenInference's or OpenLLMetry's LangChain instrumentation);
     ``interrupted``: the graph paused by ``interrupt()`` (OpenLLMetry's); ``router``: the
     react agent whose tool is ``transfer_to_weather`` (OpenInference's); ``graph``: another
     LangGraph run (``_supervisor``, ``_goto``) under either LangChain instrumentation;
-    ``proto_names``: protobuf's JSON with the proto field names (``resource_spans``,
+    ``client``: the OpenAI client instrumented too, by the same vendor's instrumentation
+    (its call spans inside the framework's); ``proto_names``: protobuf's JSON with the proto field names (``resource_spans``,
     ``string_value``: ``preserving_proto_field_name=True``), compact; ``unread``: attributes dropped from every span but a tool's (copies of the graph's state
     no importer reads, which make a file of a few model calls 100s of KB); ``lines``: written as an OTel Collector's file exporter writes what an SDK sent it span
     by span (one ``ExportTraceServiceRequest`` per line, hex ids, children first), else
@@ -183,6 +185,14 @@ def record(
     instrumentor = OpenAIInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     tracer = provider.get_tracer("app")
+    clients: list[Any] = []
+    if client and instrumentation.startswith("openinference"):
+        from openinference.instrumentation.openai import OpenAIInstrumentor as ClientInstrumentor
+    elif client:
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor as ClientInstrumentor
+    if client:
+        clients.append(ClientInstrumentor())
+        clients[0].instrument(tracer_provider=provider)
 
     async def run(url: str) -> str:
         if agent is _agents:  # the framework's own span is the root
@@ -197,6 +207,8 @@ def record(
             asyncio.run(run(server.openai_base_url))
     finally:
         instrumentor.uninstrument()
+        for instrumented in clients:
+            instrumented.uninstrument()
     finished = spans.get_finished_spans()
     compact = {"separators": (",", ":")}
     if lines:
@@ -355,6 +367,9 @@ if __name__ == "__main__":
     record("openinference-langchain", False, out, react=True, graph=_subgraph, unread=unread)
     out = FIXTURES / "otel_openllmetry_agents.json"  # on the Chat Completions model
     record("openllmetry-agents", False, out)
+    for vendor in ("openinference", "openllmetry"):  # and the OpenAI client instrumented
+        out = FIXTURES / f"otel_{vendor}_agents_and_client.json"
+        record(f"{vendor}-agents", False, out, react=True, client=True)
     out = FIXTURES / "otel_openinference_agents_proto_names.json"
     record("openinference-agents", False, out, proto_names=True)
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_refused.json", "refused")

@@ -880,3 +880,20 @@ def test_a_node_that_asked_a_transfer_and_returned_a_command_hands_off_once() ->
     trace = quietly(FIXTURES / "otel_openinference_langgraph_subgraph.json")
     assert facts(trace) == SUPPORT_FACTS
     assert facts(trace) == facts(import_trace(FIXTURES / "langgraph_subgraph_events.jsonl"))
+
+
+@pytest.mark.parametrize(
+    "name", ["otel_openinference_agents_and_client.json", "otel_openllmetry_agents_and_client.json"]
+)
+def test_a_clients_call_span_inside_a_frameworks_is_one_call(name: str) -> None:
+    """The Agents SDK instrumented and the OpenAI client too (OpenInference's, OpenLLMetry's
+    pair): each model call is a framework span with the client's request span inside it.
+    Read as two, the run's 4 calls read as 8 and their tokens twice (280/56); one is one
+    call. OpenLLMetry's framework span on Chat Completions holds neither answer nor usage
+    (test_openllmetrys_agents_sdk_calls...): the client's span inside it gives both."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trace = import_trace(FIXTURES / name)
+    assert facts(trace) == SUPPORT_FACTS
+    assert trace.count("provider:end") == 4
+    assert [s.agent for s in trace.matching("provider:end")] == ["triage"] + ["weather"] * 3

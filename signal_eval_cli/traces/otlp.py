@@ -418,6 +418,7 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
         run = None if owner is None else runs[owner.id]
         if isinstance(run, AgentRun) and run.error is None:
             run.error = _agent_failure(span, step)
+    asked = _fold_nested_calls(facts, spans, ordered, asked, unanswered)
     _answers_sent_on(facts, asked, unanswered)
     _handoff_targets(facts)
     _runs_from_messages(facts, asked)
@@ -465,6 +466,40 @@ def _callers(spans: Mapping[str, _Span], owners: Mapping[str, _Span | None]) -> 
         if run is not None and run.id in named:
             callers[span.id] = run
     return callers
+
+
+def _fold_nested_calls(
+    facts: Facts,
+    spans: Mapping[str, _Span],
+    ordered: list[_Span],
+    asked: list[tuple[ModelCall, Any]],
+    unanswered: set[int],
+) -> list[tuple[ModelCall, Any]]:
+    """A model-call span inside another is the same call: the request an instrumented
+    client (``openinference-instrumentation-openai``, OpenLLMetry's
+    ``opentelemetry-instrumentation-openai``) records inside a framework's call (an Agents
+    SDK generation). Read as two, every call and its tokens counted twice. The framework's
+    call is kept, what it lacks (tokens, the answer, the model) taken from the client's;
+    ``asked`` without the inner calls."""
+    steps = dict(zip((s.id for s in ordered), facts.steps, strict=True))
+    inner: set[int] = set()
+    for span in ordered:
+        call = steps[span.id]
+        parent = spans.get(span.parent or "")
+        if not isinstance(call, ModelCall) or parent is None:
+            continue
+        outer = steps[parent.id]
+        if not isinstance(outer, ModelCall):
+            continue
+        inner.add(id(call))
+        outer.input_tokens = outer.input_tokens or call.input_tokens
+        outer.output_tokens = outer.output_tokens or call.output_tokens
+        outer.model = outer.model or call.model
+        if id(outer) in unanswered and id(call) not in unanswered:
+            outer.text, outer.requests = call.text, call.requests
+            unanswered.discard(id(outer))
+    facts.steps = [s for s in facts.steps if id(s) not in inner]
+    return [(call, sent) for call, sent in asked if id(call) not in inner]
 
 
 def _answers_sent_on(
