@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import pytest
 import yaml
 
+from signal_eval_cli import HarnessContext
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.providers.base import (
     ProviderError,
@@ -616,3 +617,24 @@ def test_an_answer_holding_a_lone_surrogate_is_saved_readable(tmp_path: Path, su
     path = tmp_path / f"c{suffix}"
     record(path, [(request(), response("cut \ud83d here"))])
     assert replay(path, request()).text in ("cut \ud83d here", "cut \ufffd here")
+
+
+def test_a_finished_case_run_is_not_kept_unless_it_has_something_to_tell(
+    tmp_path: Path,
+) -> None:
+    """Every ended session was kept, with the case's context (all its signals) through its
+    emit: --repeat 20000 of the starter's 3 cases grew to 480 MB. Only a miss or a failure
+    is told at the end; the rest is let go."""
+    from signal_eval_cli.proxy.cassette import ProxyCassette
+    from signal_eval_cli.proxy.recorder import Recorder
+
+    recorder = Recorder(ProxyCassette(tmp_path / "d.proxy.yaml"), "replay")
+    contexts = [HarnessContext(case, {}) for case in ("quiet", "missed")]
+    for ctx in contexts:
+        recorder.open_session(ctx.case_id, 0, ctx.emit)
+    missed = recorder.sessions[("missed", 0)]
+    missed.miss("POST /v1/chat/completions", "/v1/chat/completions", {}, "k", 0)
+    for ctx in contexts:
+        recorder.close(At(ctx.case_id))
+    assert recorder.finished == [missed] and missed.emit is None
+    assert len(recorder.misses) == 1 and "case 'missed'" in recorder.misses[0]

@@ -4,6 +4,7 @@ entry-point errors and Ctrl-C through the real CLI."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import signal
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -286,6 +288,30 @@ def test_repeated_runs_are_independent_and_the_case_shows_its_first_failing_run(
     assert case.metrics.activations == 2 and case.metrics.latency_ms == 100
     assert case.metrics.runs == 3 and case.metrics.to_dict()["runs"] == 3
     assert case.duration_ms >= 60  # the three runs' wall time, not one run's
+
+
+def test_a_repeated_case_keeps_the_run_it_shows_not_every_run() -> None:
+    """Every run's result was kept until the case's last (--repeat 20000: all their
+    signals at once); now only the run shown, and of the others their outcome and
+    metrics."""
+
+    class Marker:
+        pass
+
+    alive: weakref.WeakSet[Marker] = weakref.WeakSet()
+    seen: list[int] = []  # the earlier runs' markers still held as each run starts
+
+    def harness(input: Any, ctx: HarnessContext) -> list[dict[str, Any]]:
+        gc.collect()
+        seen.append(len(alive))
+        marker = Marker()
+        alive.add(marker)
+        return [{"name": "harness:end", "payload": {"marker": marker}}]
+
+    (case,) = run(harness, dataset(1), repeat=10).cases
+    assert case.outcomes == [True] * 10 and case.metrics.runs == 10
+    assert max(seen) == 2  # the first run's, which the case shows, and the last one's
+    assert case.signals[0].payload["marker"] in alive
 
 
 def test_each_run_of_a_repeated_case_is_judged_apart() -> None:

@@ -246,8 +246,16 @@ class Recorder:
 
     def keep(self, session: CaseSession, *, completed: bool = True) -> None:
         """``session`` ended: what it recorded is the case run's recording (to save) when it
-        was not cut short and no call of it failed."""
-        self.finished.append(session)
+        was not cut short and no call of it failed.
+
+        The session is kept only for the misses and failures told at the end of the run
+        (:attr:`CaseSession.may_tell`), and no longer reaches the case's context, which
+        holds every signal of the case run (its results have them now): every session was
+        kept with its context, and ``--repeat 20000`` of a 3-case dataset grew to 480 MB.
+        A call still in flight emits through its own reference."""
+        session.emit = None
+        if session.may_tell:
+            self.finished.append(session)
         if completed and not session.failures and session.new and self.mode != "live":
             kept = [] if self.mode == "record" else session.kept()
             self._stage(session.key, [*kept, *session.recording()])

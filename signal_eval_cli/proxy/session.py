@@ -57,6 +57,13 @@ class CaseSession:
     def key(self) -> SessionKey:
         return (self.case, self.run)
 
+    @property
+    def may_tell(self) -> bool:
+        """Whether the run's end has something of this session to tell: a miss, a failure,
+        or a call in flight that may still add one."""
+        with self._lock:
+            return bool(self.misses or self.failures or self._in_flight)
+
     def next_call(self) -> int:
         """Number the call and count it in flight until :meth:`call_done`."""
         with self._lock:
