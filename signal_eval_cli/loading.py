@@ -445,6 +445,8 @@ def _yaml_problem(name: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
             " — a value starting with '*' is read as a YAML alias: quote the pattern, "
             'e.g. pattern: "*:complete"'
         )
+    elif source[column - 1 : column] == "\t":
+        message += " — a tab: YAML indents with spaces only (an editor may have put it there)"
     return Problem(name, line, column, message)
 
 

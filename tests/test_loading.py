@@ -163,6 +163,25 @@ def test_unquoted_star_pattern_hints_to_quote_it(tmp_path: Path) -> None:
     assert "quote the pattern" in found
 
 
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("name: t\ncases:\n\t- id: a\n", "3:1"),  # a tab as the indent
+        ("name: t\ncases:\n  - id: a\n  \tinput: {}\n", "4:3"),  # after spaces
+    ],
+)
+def test_a_tab_in_the_indentation_is_named(tmp_path: Path, text: str, where: str) -> None:
+    """An editor's tab read 'found character that cannot start any token': a new user
+    sees no character there."""
+    path = tmp_path / "d.yaml"
+    path.write_text(text)
+    (found,) = problems(path)
+    assert found.startswith(f"{path}:{where}: invalid YAML"), found
+    assert found.endswith(
+        "— a tab: YAML indents with spaces only (an editor may have put it there)"
+    )
+
+
 @pytest.mark.parametrize("word", ["no", "yes", "on", "off"])
 def test_yaml11_booleans_get_a_hint(tmp_path: Path, word: str) -> None:
     path = write(tmp_path, MINIMAL.format(type="output.contains", field="text", value=word))
