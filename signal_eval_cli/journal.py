@@ -361,11 +361,23 @@ def rewrite_journal(
 
 def read_journal(path: Path) -> JournalContents:
     """Read a journal; a torn last line (a crash mid-write) is ignored."""
-    name = str(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise InputError([Problem(name, 0, 0, f"cannot read journal: {exc.strerror}")]) from None
+        raise InputError(
+            [Problem(str(path), 0, 0, f"cannot read journal: {exc.strerror}")]
+        ) from None
+    return parse_journal(path, raw)
+
+
+def is_journal(raw: bytes) -> bool:
+    """Whether ``raw`` (a file's bytes) starts as a journal: its header names the format."""
+    return b'"signalEvalJournal"' in raw[:4096].split(b"\n", 1)[0]
+
+
+def parse_journal(path: Path, raw: bytes) -> JournalContents:
+    """The journal ``raw``, read from ``path`` (see :func:`read_journal`)."""
+    name = str(path)
     lines = raw.split(b"\n")
     torn = lines.pop()  # after the last newline: empty, or a line the crash cut short
     del torn

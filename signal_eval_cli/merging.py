@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.files import check_readable
+from signal_eval_cli.files import read_input
 from signal_eval_cli.fingerprint import digest
-from signal_eval_cli.journal import JournalHeader, Key, read_journal
+from signal_eval_cli.journal import JournalHeader, Key, is_journal, parse_journal
 from signal_eval_cli.kinds import Result
-from signal_eval_cli.persistence import load_result
+from signal_eval_cli.persistence import parse_result
 from signal_eval_cli.resume import (
     build_result,
     journal_slots,
@@ -40,21 +40,19 @@ class _Part:
     timing: tuple[float, str, str] = (0.0, "", "")
 
 
-def _is_journal(path: Path) -> bool:
-    try:
-        check_readable(path)  # a device would be read for ever
-        with open(path, "rb") as handle:
-            return b'"signalEvalJournal"' in handle.readline(4096)
-    except OSError:
-        return False
-
-
 def _read_part(path: Path) -> _Part:
-    if _is_journal(path):
-        contents = read_journal(path)
+    """A part, its file read once: a pipe (``<(curl …)``) read twice is empty the second
+    time, and a results file's second read (as plain UTF-8) broke on a byte order mark
+    that its first read accepts."""
+    try:
+        raw = read_input(path)
+    except OSError as exc:
+        raise InputError([Problem(str(path), 0, 0, f"cannot read: {exc.strerror}")]) from None
+    if is_journal(raw):
+        contents = parse_journal(path, raw)
         return _Part(path, contents.header, digest(contents.header.fingerprint), contents.entries)
-    load_result(path)  # validates the file (schema version, kind, shape) with file:line:col
-    data = json.loads(path.read_text(encoding="utf-8"))
+    parse_result(str(path), raw)  # validates the file (schema version, kind, shape), located
+    data = json.loads(raw.decode("utf-8-sig"))
     shard = data.get("shard")
     if not isinstance(shard, Mapping):
         raise InputError(

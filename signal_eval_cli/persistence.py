@@ -189,6 +189,12 @@ def _load_result(path: str | Path, lean: bool) -> Result:
         raise InputError(
             [Problem(name, 0, 0, f"cannot read result file: {exc.strerror}")]
         ) from None
+    return parse_result(name, raw, lean=lean)
+
+
+def parse_result(name: str, raw: bytes, *, lean: bool = False) -> Result:
+    """The saved result ``raw``, read from ``name`` (see :func:`load_result`): a file read
+    once, a pipe's bytes included."""
     sealed = open_sealed(raw) if lean else None
     data = sealed.head if sealed is not None else _parse(name, raw)
     kind, loaded = _type_for(name, data)
@@ -207,7 +213,7 @@ def _load_result(path: str | Path, lean: bool) -> Result:
     if sealed is None:
         return result
     if not has_cases(result):  # the kind was edited to one without cases: only the lines tell
-        return _load_result(path, lean=False)
+        return parse_result(name, raw, lean=False)
     result.cases[:] = sealed.cases  # into the (empty) list the head gave
     return result
 

@@ -5,6 +5,7 @@ shards are refused; matrices and scenarios resume and shard too."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,29 @@ def test_merged_shards_equal_the_unsharded_run_for_n_1_to_5(tmp_path: Path) -> N
         code, output = invoke("merge", *mixed, "-o", tmp_path / "mixed.json")
         assert code == 1, output
         assert load(tmp_path / "mixed.json") == expected
+
+
+def test_a_part_is_read_once_so_a_pipe_or_a_byte_order_mark_merges(tmp_path: Path) -> None:
+    """merge read a part three times (a journal? valid? its data): a pipe
+    (``<(curl …)``) was empty the second time ('invalid JSON: Expecting value'), and a
+    results file an editor saved with a byte order mark ended in a JSONDecodeError
+    traceback at the third read."""
+    write_eval(tmp_path, n=6)
+    whole, parts = tmp_path / "whole.json", [tmp_path / "p1.json", tmp_path / "p2.json"]
+    invoke("run", tmp_path / "eval.yaml", "-o", whole, "-q")
+    for index, part in enumerate(parts, 1):
+        invoke("run", tmp_path / "eval.yaml", "-o", part, "-q", "--shard", f"{index}/2")
+    parts[1].write_bytes(b"\xef\xbb\xbf" + parts[1].read_bytes())
+    for first in (parts[0], journal_path(parts[0])):
+        read, write = os.pipe()
+        os.write(write, first.read_bytes())  # a few KB: within the pipe's buffer
+        os.close(write)
+        try:
+            code, output = invoke("merge", f"/dev/fd/{read}", parts[1], "-o", tmp_path / "m.json")
+        finally:
+            os.close(read)
+        assert code == 1, output  # the whole run's failures, no input error
+        assert load(tmp_path / "m.json") == load(whole)
 
 
 def test_missing_duplicated_mismatched_and_unfinished_shards_are_refused(tmp_path: Path) -> None:
