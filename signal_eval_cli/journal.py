@@ -37,6 +37,7 @@ from typing import IO, Any
 
 from signal_eval_cli.errors import InputError, Problem, malformed, shorten
 from signal_eval_cli.files import atomic_write_bytes, utf8
+from signal_eval_cli.json_text import compact_encoder
 from signal_eval_cli.result_check import journal_entry_problems
 from signal_eval_cli.sharding import shard_ids
 
@@ -163,7 +164,7 @@ class Journal:
         except BaseException:
             self._handle.close()
             raise
-        self._encode = json.JSONEncoder(**_LINE, default=self._as_text).encode  # type: ignore[arg-type]
+        self._encode = compact_encoder(default=self._as_text)  # a cycle: RecursionError
         self._inexact = False
         self._dirty = threading.Condition()
         self._pending = False

@@ -34,3 +34,18 @@ def test_what_json_cannot_hold_is_the_same_type_error() -> None:
     with pytest.raises(TypeError, match="Object of type date is not JSON serializable"):
         compact_encoder()(value)
     assert compact_encoder()({"after": "an error"}) == '{"after":"an error"}'
+
+
+def test_a_default_writes_what_json_cannot_hold_as_json_dumps_does() -> None:
+    value = {"at": datetime.date(2026, 1, 1), "n": [1.5, {"set": {3}}]}
+    expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+    assert compact_encoder(default=repr)(value) == expected
+    assert expected == '{"at":"datetime.date(2026, 1, 1)","n":[1.5,{"set":"{3}"}]}'
+
+
+def test_a_value_that_holds_itself_is_a_recursion_error() -> None:
+    """Not json.dumps's ValueError: a caller that may meet one (the journal) catches it."""
+    looped: dict[str, Any] = {"n": 1}
+    looped["self"] = looped
+    with pytest.raises(RecursionError):
+        compact_encoder()(looped)
