@@ -7,6 +7,7 @@ by ``interrupt()`` then resumed on the same thread.
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from trace_facts import LOOP_FACTS, SUPPORT_FACTS, facts
 
 from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.traces import TraceGap
+from signal_eval_cli.traces import TraceGap, otlp
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 RAISED = "ValueError('alerts service down for Paris')"
@@ -870,6 +871,23 @@ def test_an_agents_sdk_error_in_a_status_message_reads_as_the_sdks_own(
         assert [s.payload for s in own.matching("agent:error")] == [
             s.payload for s in trace.matching("agent:error")
         ]
+
+
+@pytest.mark.parametrize(
+    ("message", "read"),
+    [
+        ("Max turns exceeded: {'max_turns': 2}", "Max turns exceeded"),
+        ("KeyError: {'a': 1}", "KeyError: {'a': 1}"),  # an exception's text, as it is
+        ("A" + " word" * 20_000, "A" + " word" * 20_000),  # 100 KB, no colon: was 12 s
+        ("A" + " word" * 20_000 + ": {'x'", "A" + " word" * 20_000 + ": {'x'"),
+    ],
+)
+def test_a_status_message_is_read_in_linear_time(message: str, read: str) -> None:
+    """A hostile trace's long status message took the SDK-error pattern quadratic time (a
+    30 KB one, seconds); every part of it now matches in one way only."""
+    started = time.process_time()
+    assert otlp._sdk_error(message) == read
+    assert time.process_time() - started < 0.5
 
 
 def test_a_node_that_asked_a_transfer_and_returned_a_command_hands_off_once() -> None:

@@ -271,9 +271,10 @@ def _failed(span: Mapping[str, Any], attributes: Mapping[str, Any]) -> str | Non
     return None
 
 
-_SDK_ERROR = re.compile(r"(?s)\{'message': .*\}|(?P<message>[A-Z][^{:]* [^{:]*): (?P<data>\{'.*\})")
-"""The SDK's error as written: its repr, or its message (a phrase: ``Max turns exceeded``,
-not an exception's ``KeyError: {...}``) then its data's repr."""
+_SDK_ERROR = re.compile(r"(?s)\{'message': .*\}|(?P<message>[A-Z][^{:]*): (?P<data>\{'.*\})")
+"""The SDK's error as written: its repr, or its message then its data's repr. Each part
+can match in one way only, so a long status message costs linear time (a message that
+must hold a space, written into the pattern, cost a 30 KB one seconds)."""
 
 
 def _sdk_error(message: str) -> str:
@@ -283,8 +284,8 @@ def _sdk_error(message: str) -> str:
     2}``), read as the SDK's own export of it is (a tool's ``data.error``, else the
     message); any other message as it is."""
     found = _SDK_ERROR.fullmatch(message)
-    if found is None:
-        return message
+    if found is None or " " not in (found.group("message") or " "):
+        return message  # a phrase (``Max turns exceeded``), not an exception's ``KeyError``
     try:
         data = ast.literal_eval(found.group("data") or message)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
