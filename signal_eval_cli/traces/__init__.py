@@ -97,8 +97,9 @@ def _otlp(source: Source) -> Facts:
         if not otlp.looks_like(request):
             message = "not an OTLP/JSON request (no 'resourceSpans' or 'resourceLogs')"
             raise TraceFormatError(message, number)
+        request = otlp.camel_case(request)
         for key, entries in merged.items():
-            entries.extend(otlp.camel_case(request).get(key) or [])
+            entries.extend(request.get(key) or [])
     return otlp.facts_from_request(merged)
 
 
