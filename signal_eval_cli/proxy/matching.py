@@ -4,8 +4,9 @@ A request's *key* is the canonical JSON text of its method, API path, ``stream``
 and the matched part of its normalised JSON body (messages name it by a short hash).
 Normalising drops what changes from run to run but not in meaning — fields such as
 ``user`` and ``metadata``, the ids a client gives the tool calls it sends back (renamed
-``call_1``, ``call_2``… in order of appearance), and key order. ``match: [model, messages, tools]`` narrows the key to those fields
-(``messages`` also covers ``input``, ``system``, ``instructions`` and ``prompt``).
+``call_1``, ``call_2``… in order of appearance), and key order. ``match: [model,
+messages, tools]`` narrows the key to those fields (``messages`` also covers ``input``,
+``system``, ``instructions`` and ``prompt``).
 Everything here is pure: it runs once per request on the proxy's hot path.
 """
 
