@@ -19,13 +19,11 @@ import yaml
 
 from signal_eval_cli.dataset import EvalCase, load_dataset
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.files import atomic_write_bytes
+from signal_eval_cli.files import atomic_write_bytes, read_text_file
 from signal_eval_cli.loading import parse_yaml
 from signal_eval_cli.redaction import redact_text
 
 __all__ = ["append_cases"]
-
-_BOM = "\ufeff"
 
 
 def append_cases(path: str | Path, cases: Sequence[EvalCase]) -> list[EvalCase]:
@@ -43,10 +41,9 @@ def append_cases(path: str | Path, cases: Sequence[EvalCase]) -> list[EvalCase]:
         return written
     dataset = load_dataset(target)  # refuses, located, a file that is not a dataset
     written = _unique(cases, {c.id for c in dataset.cases})
-    raw = target.read_bytes().decode("utf-8")  # load_dataset read it: UTF-8
-    bom, text = (_BOM, raw[1:]) if raw.startswith(_BOM) else ("", raw)
+    text, encoding = read_text_file(target)  # written back as it was: its mark, its codec
     new_text = _appended(str(target), text, [c.to_data() for c in written])
-    atomic_write_bytes(target, (bom + new_text).encode())
+    atomic_write_bytes(target, encoding.encode(new_text))
     return written
 
 

@@ -3,6 +3,7 @@ before a run an output it could not write (:func:`check_outputs`)."""
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import os
@@ -12,6 +13,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from signal_eval_cli.redaction import redact_bytes
 
 __all__ = [
     "MAX_OUTPUT_NAME",
+    "TextEncoding",
     "atomic_write_bytes",
     "atomic_write_text",
     "check_outputs",
@@ -28,6 +31,7 @@ __all__ = [
     "not_a_file",
     "read_input",
     "read_input_text",
+    "read_text_file",
     "replace_file",
     "utf8",
     "without_lone_surrogates",
@@ -171,12 +175,34 @@ PIPE_NOTICE_AFTER_S = 0.5
 
 
 def read_input(path: str | Path) -> bytes:
-    """The bytes of input file ``path``, read once (:func:`check_readable` first).
+    """The bytes of input file ``path``, read once (:func:`check_readable` first), as
+    UTF-8: a file whose byte order mark says UTF-16 or UTF-32 (YAML allows them; Windows
+    editors and PowerShell write them) is transcoded, so that every reader of YAML, JSON
+    and JSONL reads it; one that is such text without a mark, or not valid text of the
+    encoding its mark names, is an :class:`InputError` saying so.
 
     A pipe is read from the one descriptor that waits for it: a named pipe with no writer
     would hold ``open`` for ever in silence, so it is opened without waiting, and when
     nothing has come after :data:`PIPE_NOTICE_AFTER_S` the wait is said on stderr (the
     pipe, and Ctrl-C to stop); a second open would wait for a writer that has gone."""
+    raw = _read_bytes(path)
+    encoding, body = TextEncoding.of(raw)
+    if encoding.codec == "utf-8":
+        _refuse_unmarked_wide_text(path, raw)
+        return raw
+    return decode_as(path, body, encoding).encode("utf-8", "surrogatepass")
+
+
+def read_text_file(path: str | Path) -> tuple[str, TextEncoding]:
+    """A text file the user wrote and a command rewrites in place (``import --append``,
+    ``--update-expected``): its text, and its encoding to write it back in (its byte
+    order mark kept), so that only the edit changes its bytes."""
+    raw = Path(path).read_bytes()
+    encoding, body = TextEncoding.of(raw)
+    return decode_as(path, body, encoding), encoding
+
+
+def _read_bytes(path: str | Path) -> bytes:
     check_readable(path)
     if not stat.S_ISFIFO(os.stat(path).st_mode):
         return Path(path).read_bytes()
@@ -192,6 +218,77 @@ def read_input(path: str | Path) -> bytes:
             select.select([fd], [], [])
         os.set_blocking(fd, True)
         return pipe.read()
+
+
+@dataclass(frozen=True, slots=True)
+class TextEncoding:
+    """How a text file is encoded: its byte order mark (``b""``: none) and the codec of
+    the bytes after it."""
+
+    bom: bytes
+    codec: str
+
+    @staticmethod
+    def of(raw: bytes) -> tuple[TextEncoding, bytes]:
+        """The encoding ``raw``'s byte order mark names (UTF-8 when it has none), and the
+        bytes after the mark. UTF-32's marks first: UTF-32-LE's begins as UTF-16-LE's."""
+        for bom, codec in _BOMS:
+            if raw.startswith(bom):
+                return TextEncoding(bom, codec), raw[len(bom) :]
+        return TextEncoding(b"", "utf-8"), raw
+
+    @property
+    def name(self) -> str:
+        return self.codec.upper()
+
+    def encode(self, text: str) -> bytes:
+        """``text`` as this encoding writes it, its mark first."""
+        return self.bom + (utf8(text) if self.codec == "utf-8" else text.encode(self.codec))
+
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def decode_as(path: str | Path, body: bytes, encoding: TextEncoding) -> str:
+    """``body`` (a file's bytes after its mark) decoded as ``encoding``; an
+    :class:`InputError` at the line and column of the first bytes that are not."""
+    try:
+        return body.decode(encoding.codec)
+    except UnicodeDecodeError as exc:
+        before = body[: exc.start].decode(encoding.codec)
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        marked = f" (its byte order mark says {encoding.name})" if encoding.bom else ""
+        message = f"not {encoding.name} text{marked}: {exc.reason}"
+        raise InputError([Problem(str(path), line, column, message)]) from None
+
+
+# UTF-16 and UTF-32 text without a mark, by where the NULs of its first (ASCII)
+# character fall, as YAML 1.2 (5.2) and RFC 4627 detect it
+_UNMARKED = (
+    (re.compile(b"\0\0\0[^\0]"), "UTF-32-BE"),
+    (re.compile(b"[^\0]\0\0\0"), "UTF-32-LE"),
+    (re.compile(b"\0[^\0]\0[^\0]"), "UTF-16-BE"),
+    (re.compile(b"[^\0]\0[^\0]\0"), "UTF-16-LE"),
+)
+
+
+def _refuse_unmarked_wide_text(path: str | Path, raw: bytes) -> None:
+    """An :class:`InputError` for UTF-16 or UTF-32 text without a byte order mark: it
+    cannot be told from binary data for sure, so it is named and not guessed at."""
+    for pattern, name in _UNMARKED:
+        if pattern.match(raw):
+            message = (
+                f"{name} text without a byte order mark: save it as UTF-8 "
+                f"(or as {name} with a byte order mark)"
+            )
+            raise InputError([Problem(str(path), 1, 1, message)])
 
 
 def read_input_text(path: str | Path, encoding: str = "utf-8") -> str:

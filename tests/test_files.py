@@ -8,11 +8,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from signal_eval_cli import files
+from signal_eval_cli.errors import InputError
 from signal_eval_cli.files import atomic_write_text, read_input
 
 
@@ -164,3 +166,81 @@ def test_a_pipe_that_has_its_data_is_read_without_a_word(
     finally:
         os.close(read)
     assert capsys.readouterr().err == ""
+
+
+WIDE = ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"]
+BOMS = {"utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff", "utf-32-le": b"\xff\xfe\0\0"}
+BOMS["utf-32-be"] = b"\0\0\xfe\xff"
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("codec", WIDE)
+def test_utf16_or_utf32_with_a_byte_order_mark_reads_as_its_text(
+    tmp_path: Path, codec: str
+) -> None:
+    """YAML allows UTF-16 and UTF-32 with a mark (PowerShell's ``Out-File`` writes
+    UTF-16): such a dataset was refused as "binary file: expected YAML or JSON text"."""
+    path = tmp_path / "d.yaml"
+    path.write_bytes(BOMS[codec] + "name: é ☃ 😀\ncases: []\n".encode(codec))
+    assert read_input(path) == "name: é ☃ 😀\ncases: []\n".encode()
+
+
+@pytest.mark.parametrize("codec", WIDE)
+def test_utf16_or_utf32_without_a_mark_is_named_not_called_binary(
+    tmp_path: Path, codec: str
+) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_bytes("name: x\n".encode(codec))
+    with pytest.raises(InputError) as raised:
+        read_input(path)
+    name = codec.upper()
+    assert [str(p) for p in raised.value.problems] == [
+        f"{path}:1:1: {name} text without a byte order mark: save it as UTF-8 "
+        f"(or as {name} with a byte order mark)"
+    ]
+
+
+def test_utf16_that_its_mark_does_not_describe_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_bytes(BOMS["utf-16-le"] + "name: x\nid: ab".encode("utf-16-le") + b"\x00\xd8")
+    with pytest.raises(InputError) as raised:
+        read_input(path)
+    assert [str(p) for p in raised.value.problems] == [
+        f"{path}:2:7: not UTF-16-LE text (its byte order mark says UTF-16-LE): unexpected end of data"
+    ]
+
+
+def _readers(tmp_path: Path) -> list[tuple[str, Callable[[Path], object], Path]]:
+    from signal_eval_cli.loading import load_document
+    from signal_eval_cli.persistence import load_result
+    from signal_eval_cli.providers.cassette import Cassette
+    from signal_eval_cli.signals import read_jsonl, write_jsonl
+    from signal_eval_cli.traces import import_trace
+
+    trace = REPO / "datasets/traces/agents-sdk.json"
+    signals = tmp_path / "signals.jsonl"
+    write_jsonl(import_trace(trace).signals, signals)
+
+    def signal_values(path: Path) -> list[tuple[str, object]]:
+        return [(s.name, s.payload) for s in read_jsonl(path)]
+
+    def trace_values(path: Path) -> list[tuple[str, object]]:
+        return [(s.name, s.payload) for s in import_trace(path).signals]
+
+    return [
+        ("dataset", lambda p: load_document(p).data, REPO / "datasets/code-review.yaml"),
+        ("result", lambda p: load_result(p).to_dict(), REPO / "tests/golden/code-review.json"),
+        ("cassette", lambda p: Cassette.load(p).entries, REPO / "datasets/cassettes/code-gen.yaml"),
+        ("signals", signal_values, signals),
+        ("trace", trace_values, trace),
+        ("langgraph", trace_values, REPO / "datasets/traces/langgraph.jsonl"),
+    ]
+
+
+def test_every_reader_of_input_files_reads_utf16_with_a_mark(tmp_path: Path) -> None:
+    """Datasets, matrices, scenarios, results (compare, merge, report), cassettes,
+    signals and traces all read through :func:`read_input`."""
+    for kind, read, original in _readers(tmp_path):
+        copy = tmp_path / f"copy-{kind}{original.suffix}"
+        copy.write_bytes(BOMS["utf-16-le"] + original.read_text().encode("utf-16-le"))
+        assert read(copy) == read(original), kind

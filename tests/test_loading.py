@@ -196,7 +196,7 @@ def test_yaml11_booleans_get_a_hint(tmp_path: Path, word: str) -> None:
         (b"", "file is empty"),
         (b"   \n\n", "file is empty"),
         (b"\x00\x01\x02binary", "binary file"),
-        (b"\xff\xfe\xfa not utf8", "not UTF-8"),
+        (b"\xfa\xff not utf8", "not UTF-8"),  # (not \xff\xfe: UTF-16's mark)
         (b"name: x\ncases: [\n", "invalid YAML"),
         (b"- just\n- a list\n", "a dataset must be a mapping"),
         (b"name: x\n", "missing required field 'cases'"),

@@ -287,6 +287,15 @@ def test_update_expected_uses_a_block_literal_when_it_can(tmp_path: Path) -> Non
     }
 
 
+def test_update_expected_keeps_a_utf16_file_in_its_encoding(tmp_path: Path) -> None:
+    from signal_eval_cli.scenarios.update import rewrite_strings
+
+    path = tmp_path / "s.yaml"
+    path.write_bytes("\ufeffa:\n  - d: old # é\n    e: 2\n".encode("utf-16-be"))
+    rewrite_strings(path, {("a", 0, "d"): "new"})
+    assert path.read_bytes().decode("utf-16-be") == '\ufeffa:\n  - d: "new" # é\n    e: 2\n'
+
+
 # -- the shipped seed scenario through the CLI ---------------------------------------------------
 
 

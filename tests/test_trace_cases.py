@@ -328,6 +328,19 @@ def test_append_to_every_shape_of_list(text: str, tmp_path: Path) -> None:
     assert load_dataset(path).cases[-1].id == "agents_simple"
 
 
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-32-be"])
+def test_append_keeps_a_utf16_or_utf32_file_in_its_encoding(codec: str, tmp_path: Path) -> None:
+    """A dataset saved as UTF-16 with a mark now loads; appending to it wrote it back as
+    UTF-8 (or would have crashed decoding it as UTF-8)."""
+    text = "\ufeffname: j # é\ncases:\n  - id: a\n    assertions: []\n"
+    path = tmp_path / "d.yaml"
+    path.write_bytes(text.encode(codec))
+    (case,) = import_cases([FIXTURES / "agents_simple.json"], path)
+    new = path.read_bytes().decode(codec)
+    inserted_only(text, new)
+    assert [c.id for c in load_dataset(path).cases] == ["a", case.id]
+
+
 def test_a_taken_id_gets_a_suffix_and_the_cli_says_how_to_name_the_trace(tmp_path: Path) -> None:
     (tmp_path / "t.json").write_bytes((FIXTURES / "agents_simple.json").read_bytes())
     first = cli("import", "t.json", "--case-into", "d.yaml", cwd=tmp_path)

@@ -17,7 +17,7 @@ import yaml
 
 from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.files import atomic_write_text
+from signal_eval_cli.files import atomic_write_bytes, read_text_file
 from signal_eval_cli.loading import parse_yaml
 from signal_eval_cli.scenarios.model import Scenario
 from signal_eval_cli.scenarios.runner import ScenarioResult, ScenarioRunResult
@@ -25,7 +25,6 @@ from signal_eval_cli.scenarios.runner import ScenarioResult, ScenarioRunResult
 __all__ = ["rewrite_strings", "update_expected_diffs", "update_run"]
 
 JsonPath = tuple[str | int, ...]
-_BOM = "\ufeff"
 
 
 def update_expected_diffs(scenario: Scenario, result: ScenarioResult) -> list[int]:
@@ -76,9 +75,7 @@ def update_run(scenarios: Sequence[Scenario], run: ScenarioRunResult) -> list[tu
 
 def rewrite_strings(path: Path, edits: Mapping[JsonPath, str]) -> None:
     """Replace the string values at ``edits``' paths in a JSON or YAML file, nothing else."""
-    raw = path.read_bytes().decode("utf-8")
-    bom = _BOM if raw.startswith(_BOM) else ""
-    text = raw[len(bom) :]
+    text, encoding = read_text_file(path)  # written back as it was: its mark, its codec
     is_json = path.suffix == ".json"
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     spans = []
@@ -110,7 +107,7 @@ def rewrite_strings(path: Path, edits: Mapping[JsonPath, str]) -> None:
                 break
         else:  # pragma: no cover - every candidate is checked; the JSON form always works
             raise InputError(f"{path}: cannot rewrite {'/'.join(map(str, json_path))} safely")
-    atomic_write_text(path, bom + text)
+    atomic_write_bytes(path, encoding.encode(text))
 
 
 def _find(node: yaml.Node | None, json_path: JsonPath) -> yaml.Node | None:
