@@ -112,11 +112,18 @@ def get_alerts(city: str) -> str:
 
 
 def agents_sdk_agents(
-    base_url: str, *, simple: bool = False, responses: bool = False, guarded: bool = False
+    base_url: str,
+    *,
+    simple: bool = False,
+    responses: bool = False,
+    guarded: bool = False,
+    output_guarded: bool = False,
 ) -> Any:
     """The triage agent (with its weather handoff), or the tool-less ``simple`` agent;
     on Chat Completions, or with ``responses`` on the SDK's default Responses model.
-    ``guarded``: triage has an input guardrail whose tripwire always triggers."""
+    ``guarded``: triage has an input guardrail whose tripwire always triggers;
+    ``output_guarded``: the agent that answers (simple, or weather) has an output guardrail
+    whose tripwire triggers on its answer (``Runner.run`` raises: the user never gets it)."""
     from agents import (
         Agent,
         GuardrailFunctionOutput,
@@ -125,6 +132,7 @@ def agents_sdk_agents(
         OpenAIResponsesModel,
         function_tool,
         input_guardrail,
+        output_guardrail,
     )
     from openai import AsyncOpenAI
 
@@ -132,9 +140,19 @@ def agents_sdk_agents(
     kind = OpenAIResponsesModel if responses else OpenAIChatCompletionsModel
     model = kind(model=MODEL, openai_client=client)
     settings = ModelSettings(include_usage=True)  # streamed calls report tokens too
+
+    @output_guardrail
+    async def leaks(context: Any, agent: Any, output: Any) -> Any:
+        return GuardrailFunctionOutput(output_info={"leak": output}, tripwire_triggered=True)
+
+    checked = [leaks] if output_guarded else []
     if simple:
         return Agent(
-            name="simple", instructions=SIMPLE_PROMPT, model=model, model_settings=settings
+            name="simple",
+            instructions=SIMPLE_PROMPT,
+            model=model,
+            model_settings=settings,
+            output_guardrails=checked,
         )
     weather = Agent(
         name="weather",
@@ -142,6 +160,7 @@ def agents_sdk_agents(
         model=model,
         model_settings=settings,
         tools=[function_tool(get_weather), function_tool(get_alerts)],
+        output_guardrails=checked,
     )
 
     @input_guardrail

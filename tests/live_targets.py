@@ -33,6 +33,11 @@ def simple_agent() -> Any:
     return script.agents_sdk_agents(_url(), simple=True)
 
 
+def output_guarded_agent() -> Any:
+    """The simple agent whose output guardrail's tripwire triggers on its answer."""
+    return script.agents_sdk_agents(_url(), simple=True, output_guarded=True)
+
+
 def failing_graph() -> Any:
     """The answer graph whose ``publish`` node raises after the model answered."""
     return script.langgraph_answer_graph(_url(), publish="raise")

@@ -47,19 +47,31 @@ async def _loop(url: str, stream: bool) -> str:
     return await script.openai_tool_loop(url, script.QUESTION, stream=stream)
 
 
-async def _agents(url: str, stream: bool, max_turns: int = 10, guarded: bool = False) -> str:
+async def _agents(
+    url: str, stream: bool, max_turns: int = 10, guarded: bool = False, output: bool = False
+) -> str:
+    """``output``: the simple agent whose output guardrail blocks its answer."""
     from agents import Runner
-    from agents.exceptions import InputGuardrailTripwireTriggered, MaxTurnsExceeded
+    from agents.exceptions import (
+        InputGuardrailTripwireTriggered,
+        MaxTurnsExceeded,
+        OutputGuardrailTripwireTriggered,
+    )
 
-    agent = script.agents_sdk_agents(url, guarded=guarded)
+    agent = script.agents_sdk_agents(url, simple=output, guarded=guarded, output_guarded=output)
+    question = "Hi" if output else script.QUESTION
     try:
         if stream:
-            result = Runner.run_streamed(agent, script.QUESTION, max_turns=max_turns)
+            result = Runner.run_streamed(agent, question, max_turns=max_turns)
             async for _ in result.stream_events():
                 pass
             return str(result.final_output)
-        return str((await Runner.run(agent, script.QUESTION, max_turns=max_turns)).final_output)
-    except (MaxTurnsExceeded, InputGuardrailTripwireTriggered) as failed:  # as far as it got
+        return str((await Runner.run(agent, question, max_turns=max_turns)).final_output)
+    except (
+        MaxTurnsExceeded,
+        InputGuardrailTripwireTriggered,
+        OutputGuardrailTripwireTriggered,
+    ) as failed:  # as far as it got
         return f"failed: {failed}"
 
 
@@ -121,6 +133,7 @@ def record(
     max_turns: int = 10,
     *,
     guarded: bool = False,
+    output_guarded: bool = False,
     react: bool = False,
     lines: bool = False,
     interrupted: bool = False,
@@ -130,7 +143,8 @@ def record(
     proto_names: bool = False,
     client: bool = False,
 ) -> None:
-    """``guarded``: the Agents SDK triage with its tripwire guardrail; ``react``: LangGraph's
+    """``guarded``: the Agents SDK triage with its tripwire guardrail (``output_guarded``:
+    the simple agent whose output guardrail blocks its answer); ``react``: LangGraph's
     prebuilt react agent (OpenInference's or OpenLLMetry's LangChain instrumentation);
     ``interrupted``: the graph paused by ``interrupt()`` (OpenLLMetry's); ``router``: the
     react agent whose tool is ``transfer_to_weather`` (OpenInference's); ``graph``: another
@@ -196,7 +210,7 @@ def record(
 
     async def run(url: str) -> str:
         if agent is _agents:  # the framework's own span is the root
-            return await _agents(url, stream, max_turns, guarded)
+            return await _agents(url, stream, max_turns, guarded, output_guarded)
         if agent is not _loop:
             return await agent(url, stream)
         with tracer.start_as_current_span("weather-agent"):
@@ -346,6 +360,8 @@ if __name__ == "__main__":
     record("openinference-agents", False, out, max_turns=2)
     out = FIXTURES / "otel_openinference_agents_guardrail_error.json"
     record("openinference-agents", False, out, guarded=True)
+    out = FIXTURES / "otel_openinference_agents_output_guardrail_error.json"
+    record("openinference-agents", False, out, output_guarded=True)
     out = FIXTURES / "otel_openinference_langgraph_react_tool_error.json"
     record("openinference-langchain", False, out, react=True)
     out = FIXTURES / "otel_openllmetry_langgraph_react_tool_error.jsonl"

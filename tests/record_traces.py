@@ -63,6 +63,7 @@ async def _run_agent(
     responses: bool = False,
     max_turns: int | None = None,
     guarded: bool = False,
+    output_guarded: bool = False,
 ) -> str:
     """The run's final output; a run that fails (``max_turns`` passed, the model's error,
     a guardrail's tripwire) is recorded as far as it got, its error in the trace."""
@@ -70,7 +71,9 @@ async def _run_agent(
     from agents.exceptions import AgentsException
     from openai import OpenAIError
 
-    agent = script.agents_sdk_agents(base_url, simple=simple, responses=responses, guarded=guarded)
+    agent = script.agents_sdk_agents(
+        base_url, simple=simple, responses=responses, guarded=guarded, output_guarded=output_guarded
+    )
     question = "Hi" if simple else script.QUESTION
     turns = {} if max_turns is None else {"max_turns": max_turns}
     try:
@@ -92,6 +95,7 @@ async def record_agents(
     responses: bool = False,
     max_turns: int | None = None,
     guarded: bool = False,
+    output_guarded: bool = False,
 ) -> dict[str, Any]:
     """``{"data": [...]}`` as the Agents SDK's exporter posts it (spans in end order), a
     ``response`` span with its input and output (``export_span``)."""
@@ -106,6 +110,7 @@ async def record_agents(
         responses=responses,
         max_turns=max_turns,
         guarded=guarded,
+        output_guarded=output_guarded,
     )
     return {"data": collect.items}
 
@@ -129,6 +134,7 @@ async def record_otel_agents(
     guarded: bool = False,
     streamed: bool = False,
     console: io.StringIO | None = None,
+    output_guarded: bool = False,
 ) -> dict[str, Any]:
     """OTLP/JSON of the Agents SDK run through the OpenTelemetry GenAI bridge; ``console``:
     what a ``ConsoleSpanExporter`` printed of it, too (each span's ``to_json()``)."""
@@ -151,7 +157,12 @@ async def record_otel_agents(
     instrumentor.instrument(tracer_provider=provider)
     try:
         await _run_agent(
-            base_url, streamed=streamed, simple=False, max_turns=max_turns, guarded=guarded
+            base_url,
+            streamed=streamed,
+            simple=output_guarded,  # the simple agent's answer, blocked
+            max_turns=max_turns,
+            guarded=guarded,
+            output_guarded=output_guarded,
         )
     finally:
         instrumentor.uninstrument()
@@ -486,6 +497,12 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "agents_max_turns.json": json.dumps(await record_agents(url, max_turns=2), indent=1),
         "agents_model_error.json": json.dumps(await record_agents_model_error(server), indent=1),
         "agents_guardrail_error.json": json.dumps(await record_agents(url, guarded=True), indent=1),
+        "agents_guardrail_streamed_error.json": json.dumps(
+            await record_agents(url, guarded=True, streamed=True), indent=1
+        ),
+        "agents_output_guardrail_error.json": json.dumps(
+            await record_agents(url, simple=True, output_guarded=True), indent=1
+        ),
         "otel_agents_bridge.json": json.dumps(await record_otel_agents(url), indent=1),
         "otel_agents_bridge_max_turns.json": json.dumps(
             await record_otel_agents(url, max_turns=2), indent=1
@@ -495,6 +512,9 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         ),
         "otel_agents_bridge_guardrail_error.json": json.dumps(
             await record_otel_agents(url, guarded=True), indent=1
+        ),
+        "otel_agents_bridge_output_guardrail_error.json": json.dumps(
+            await record_otel_agents(url, output_guarded=True), indent=1
         ),
         **{
             f"otel_agents_bridge_simple_flush{n}.json": json.dumps(flush, indent=1)

@@ -113,6 +113,22 @@ def test_an_agents_run_past_max_turns_keeps_what_it_did(mock_url: str) -> None:
     assert facts(trace) == facts(import_trace(FIXTURES / "agents_max_turns.json"))
 
 
+def test_an_output_guardrails_tripwire_fails_the_case_as_its_import_reads(mock_url: str) -> None:
+    """The SDK raises after the model's answer: the case fails with that error, and the
+    trace it keeps reads as the recorded run imports (no output: the answer was blocked)."""
+    params = {"agent": "live_targets.py:output_guarded_agent"}
+    error, trace = live_failing("openai-agents", params, "Hi")
+    assert type(error).__name__ == "OutputGuardrailTripwireTriggered"
+    imported = import_trace(FIXTURES / "agents_output_guardrail_error.json")
+    assert facts(trace) == facts(imported) == {**SIMPLE_FACTS, "output": ""}
+    names = ["agent:error", "text:complete"]
+    assert (
+        [s.name for s in trace if s.name in names]
+        == names
+        == [s.name for s in imported if s.name in names]
+    )
+
+
 def test_a_langgraph_node_that_raises_fails_with_its_error(mock_url: str) -> None:
     graph = {"graph": "live_targets.py:failing_graph"}
     error, trace = live_failing("langgraph", graph, {"question": "Hi"})

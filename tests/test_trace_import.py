@@ -1038,6 +1038,7 @@ def test_a_run_past_max_turns_fails_its_agent(name: str) -> None:
     assert error.payload["agent"] == "weather" and error.agent == "weather"
     assert "Max turns exceeded" in error.payload["error"]
     assert [s.name for s in trace][-3:] == ["agent:error", "text:complete", "harness:end"]
+    assert trace.output == ""  # it raised: no answer
     assert not passes(trace, {"type": "agent.completed", "agentId": "weather"})
     assert passes(trace, {"type": "agent.completed", "agentId": "triage"})
     assert not passes(trace, {"type": "signal.not", "pattern": "agent:error"})
@@ -1079,6 +1080,7 @@ def test_a_pydantic_ai_run_past_its_request_limit_fails_after_its_tool_calls() -
     (error,) = trace.matching("agent:error")
     assert error.payload["agent"] == "weather" and "UsageLimitExceeded" in error.payload["error"]
     assert [s.name for s in trace][-3:] == ["agent:error", "text:complete", "harness:end"]
+    assert trace.output == ""  # it raised: no answer
 
 
 @pytest.mark.parametrize("name", sorted(SUPPORT))
@@ -1130,6 +1132,41 @@ def test_a_guardrail_tripwire_fails_the_agent_it_guards() -> None:
     assert guard.payload["triggered"] is True and guard.agent == "triage"
     assert not passes(trace, {"type": "agent.completed", "agentId": "triage"})
     assert not list(trace.matching("provider:*"))  # stopped before the model was called
+
+
+OUTPUT_GUARDED = [  # the SDK's export, its OTel bridge, OpenInference (SDK 0.24)
+    "agents_output_guardrail_error.json",
+    "otel_agents_bridge_output_guardrail_error.json",
+    "otel_openinference_agents_output_guardrail_error.json",
+]
+
+
+@pytest.mark.parametrize("name", OUTPUT_GUARDED)
+def test_an_output_guardrails_tripwire_withholds_the_answer_it_blocked(name: str) -> None:
+    """``Runner.run`` raises ``OutputGuardrailTripwireTriggered`` after the model answered:
+    the user never gets that answer. The model call keeps what it said; the run's output
+    is empty, so an output assertion on the blocked text fails."""
+    trace = import_trace(FIXTURES / name)
+    (error,) = trace.matching("agent:error")
+    assert error.payload == {"agent": "simple", "error": "Guardrail tripwire triggered"}
+    (answered,) = trace.matching("provider:end")
+    assert answered.payload["output"] == "Hello there, friend."
+    assert trace.output == ""  # not the last provider:end's either
+    assert not passes(trace, {"type": "output.contains", "text": "Hello there"})
+    assert [s.name for s in trace][-3:] == ["agent:error", "text:complete", "harness:end"]
+
+
+def test_a_streamed_input_guardrail_stops_the_model_call_it_ran_beside() -> None:
+    """Streamed, the SDK runs the input guardrail beside triage's first model call: the
+    call answered (a transfer) before the tripwire, and the error is on the agent's span.
+    The transfer never ran: no handoff, no answer."""
+    trace = import_trace(FIXTURES / "agents_guardrail_streamed_error.json")
+    (error,) = trace.matching("agent:error")
+    assert error.payload == {"agent": "triage", "error": "Guardrail tripwire triggered"}
+    assert trace.count("provider:end") == 1 and not list(trace.matching("agent:handoff"))
+    assert trace.input == "What is the weather in Paris and Rome?"
+    assert trace.output == ""
+    assert not passes(trace, {"type": "agent.completed", "agentId": "triage"})
 
 
 def test_a_langgraph_run_id_of_any_json_type_is_read(tmp_path: Path) -> None:

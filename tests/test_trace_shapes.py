@@ -338,7 +338,7 @@ def test_a_stream_of_debug_items_gives_the_runs_facts() -> None:
 def test_a_tasks_stream_gives_the_node_that_raised_and_its_tool_call() -> None:
     """``["tasks", "values"]``: a task's result carries the node's error; a ToolNode task
     of one call (the react agent's) names the call that raised. The last state comes
-    before the failed task: the run still ends after it."""
+    before the failed task: the run still ends after it, with no answer (the graph raised)."""
     trace = import_trace(FIXTURES / "langgraph_react_tool_error_tasks.jsonl")
     (error,) = trace.matching("agent:error")
     assert error.payload == {"agent": "tools", "error": RAISED}
@@ -347,6 +347,7 @@ def test_a_tasks_stream_gives_the_node_that_raised_and_its_tool_call() -> None:
     assert passes(trace, {**ok, "status": "ok"})
     assert trace.input == "What is the weather in Paris and Rome?"
     assert [s.name for s in trace][-2:] == ["text:complete", "harness:end"]
+    assert trace.output == ""
 
 
 def test_a_task_that_never_got_its_result_is_where_the_stream_was_cut(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ __all__ = [
     "note_traces",
     "parse_arguments",
     "routed_handoffs",
+    "stopped",
     "to_signals",
 ]
 
@@ -448,11 +449,27 @@ def to_signals(facts: Facts) -> list[Signal]:
             out.emit(step.start, "agent:handoff", payload, step.source)
         else:
             out.emit(step.start, step.name, step.payload, step.agent)
-    output = facts.output if facts.output is not None else last_text
+    output = facts.output
+    if output is None:  # a run that raised answered nothing: not the model's last text
+        output = "" if stopped(steps) else last_text  # (nor, the trace's view, provider:end's)
     out.emit(finish, "text:complete", {"content": output})
     duration = max(0.0, (finish - begin) * 1000)
     out.emit(finish, "harness:end", {"durationMs": round(duration, 3)} if facts.timed else {})
     return out.signals()
+
+
+def stopped(steps: list[Step]) -> bool:
+    """The run raised, so it has no final answer: the agent run that ended last failed (an
+    output guardrail's tripwire after the model's answer, max turns, a model error it gave
+    up on, a node that raised). ``Runner.run`` raises there and the user never gets the
+    text the model wrote last: the run's output is empty, as a live harness's that raises.
+    An agent that failed inside another that went on (an agent used as a tool) is the
+    other's step, not the run's end."""
+    runs = [s for s in steps if isinstance(s, AgentRun)]
+    if not runs:
+        return False
+    last = max(runs, key=lambda r: r.end if r.end is not None else r.start)
+    return last.error is not None
 
 
 def _emit_tool(
