@@ -21,6 +21,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
     "MAX_SUGGEST_LENGTH",
+    "OUT_OF_RANGE",
     "JsonProblem",
     "loads_json",
     "too_deep_at",
@@ -29,6 +30,8 @@ __all__ = [
 MAX_DEPTH = 100  # nested lists/mappings; realistic files stay under 20
 MAX_ALIAS_NODES = 100_000  # values YAML aliases may add when expanded (the "billion laughs")
 MAX_INT_DIGITS = 4300  # Python's own bound on int <-> str conversion
+OUT_OF_RANGE = f"out of range (a number is at most ±{sys.float_info.max:.1e})"
+"""Why ``1e400`` is no number, in JSON or YAML: a float of it is infinite."""
 
 
 class JsonProblem(EvalError, ValueError):
@@ -74,7 +77,7 @@ def _parse_int(digits: str) -> int:
 def _parse_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"{text} is too large for a number")
+        raise ValueError(f"{text} is {OUT_OF_RANGE}")
     return value
 
 

@@ -26,6 +26,7 @@ from signal_eval_cli.limits import (
     MAX_ALIAS_NODES,
     MAX_DEPTH,
     MAX_INT_DIGITS,
+    OUT_OF_RANGE,
     JsonProblem,
     loads_json,
 )
@@ -302,15 +303,16 @@ class _BoundedLoader(
 
     def construct_finite_float(self, node: yaml.ScalarNode) -> float:
         value = self.construct_yaml_float(node)
-        if value != value or value in (float("inf"), float("-inf")):
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
+        if math.isfinite(value):
+            return value
+        if "." in str(node.value).lstrip("+-")[:1]:  # .inf, .nan: written so
+            message = (
                 f"{node.value} is not a finite number: JSON and the schemas have none "
-                "(for no bound, leave the bound out)",
-                node.start_mark,
+                "(for no bound, leave the bound out)"
             )
-        return value
+        else:  # 1.0e+400: a finite number past the largest a float holds
+            message = f"{node.value} is {OUT_OF_RANGE}"
+        raise _BoundError(None, None, message, node.start_mark)
 
     def construct_checked_timestamp(self, node: yaml.ScalarNode) -> object:
         try:
@@ -588,8 +590,7 @@ def explain_error(
         elif "string" in wanted_list and raw is not None:
             message += f' — quote it: "{raw}"'
         elif raw is not None and raw == error.instance:  # an unquoted scalar read as text
-            number = _yaml11_number(raw, wanted_list)
-            message += f" — YAML reads unquoted {raw} as text: write {number}" if number else ""
+            message += _number_hint(raw, wanted_list)
         yield doc.problem(path, f"{_field(path)}{message}")
         return
     if error.validator in ("anyOf", "oneOf"):  # jsonschema's message would print the value
@@ -614,6 +615,21 @@ def _yaml11_number(text: str, wanted: list[Any]) -> str | None:
         return str(int(value))
     mantissa, exponent, power = repr(value).partition("e")
     return f"{mantissa}.0e{power}" if exponent and "." not in mantissa else repr(value)
+
+
+def _number_hint(text: str, wanted: list[Any]) -> str:
+    """What to write instead of ``text``, an unquoted scalar YAML read as text where a
+    number is ``wanted`` (see :func:`_yaml11_number`), or why no number can hold it."""
+    number = _yaml11_number(text, wanted)
+    if number is not None:
+        return f" — YAML reads unquoted {text} as text: write {number}"
+    try:
+        value = float(text)
+    except ValueError:
+        return ""
+    if text.strip().lstrip("+-").lower() in ("inf", "infinity", "nan"):
+        return f" — {text} is not a finite number: JSON and the schemas have none"
+    return f" — {text} is {OUT_OF_RANGE}" if not math.isfinite(value) else ""
 
 
 def _field(path: JsonPath) -> str:

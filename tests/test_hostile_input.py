@@ -105,7 +105,7 @@ def test_a_non_finite_bound_is_refused_saying_how_to_write_no_bound(bound: str) 
     reference's Zod numbers) have no infinity; ``metric.latency.max: .inf`` is the bound
     left out."""
     text = f"cases:\n  - id: a\n    assertions: [{{type: metric.cost.max, value: {bound}}}]\n"
-    with pytest.raises(InputError, match=r"x\.yaml:3:49: invalid YAML: .* is not a finite number"):
+    with pytest.raises(InputError, match=r"x\.yaml:3:49: \S+ is not a finite number"):
         parse_yaml(text, "x.yaml")
     with pytest.raises(InputError, match="for no bound, leave the bound out"):
         parse_yaml(text, "x.yaml")

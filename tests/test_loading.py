@@ -359,6 +359,28 @@ def test_a_yaml11_exponent_read_as_text_gets_a_hint(
     assert f"YAML reads unquoted {written} as text: write {number}" in found
 
 
+@pytest.mark.parametrize(
+    ("written", "hint"),
+    [
+        ("1e400", "1e400 is out of range (a number is at most ±1.8e+308)"),
+        ("-1E99999", "-1E99999 is out of range (a number is at most ±1.8e+308)"),
+        ("inf", "inf is not a finite number: JSON and the schemas have none"),
+    ],
+)
+def test_a_number_no_float_holds_says_so(tmp_path: Path, written: str, hint: str) -> None:
+    """``value: 1e400`` (text to YAML 1.1) said only "expected a number, got a string":
+    the hint for ``1e4`` is left out when the number it would suggest is infinite."""
+    path = write(tmp_path, MINIMAL.format(type="metric.cost.max", field="value", value=written))
+    assert problems(path) == [f"{path}:7:16: 'value': expected a number, got a string — {hint}"]
+
+
+def test_a_yaml_float_past_the_largest_is_out_of_range_not_invalid(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL.format(type="metric.cost.max", field="value", value="1.0e+400"))
+    assert problems(path) == [
+        f"{path}:7:16: 1.0e+400 is out of range (a number is at most ±1.8e+308)"
+    ]
+
+
 def test_a_yaml11_exponent_where_a_whole_number_is_wanted_is_hinted_as_one(
     tmp_path: Path,
 ) -> None:

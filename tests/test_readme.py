@@ -106,6 +106,7 @@ def test_the_limits_the_readme_states_are_the_codes() -> None:
         MAX_DEPTH,
         MAX_INT_DIGITS,
         MAX_SUGGEST_LENGTH,
+        OUT_OF_RANGE,
     )
     from signal_eval_cli.regex_budget import REGEX_BUDGET_MS
 
@@ -116,6 +117,7 @@ def test_the_limits_the_readme_states_are_the_codes() -> None:
     aliases = rows["document size added by YAML aliases (`*anchor` expanded)"]
     assert aliases.startswith(f"{MAX_ALIAS_NODES:,} values")
     assert rows["integers"].startswith(f"{MAX_INT_DIGITS:,} digits")
+    assert rows["other numbers"].split(" at most")[0] in OUT_OF_RANGE
     assert f"up to {MAX_SUGGEST_LENGTH} characters" in rows['"did you mean" suggestions']
     regex = rows["regex budget (`output.matches`, the `matches` matcher)"]
     assert regex.startswith(f"{REGEX_BUDGET_MS:,} ms per search")
