@@ -327,16 +327,17 @@ async def record_langgraph_parallel(base_url: str) -> str:
     return "\n".join([_dumps(list(i)) async for i in stream]) + "\n"
 
 
-async def record_langgraph_functional(base_url: str, modes: list[str] | None = None) -> str:
-    """JSONL of the functional API's entrypoint: ``astream_events``, else multi-mode
-    ``astream`` in ``modes``."""
+async def record_langgraph_functional(base_url: str, modes: list[str] | str | None = None) -> str:
+    """JSONL of the functional API's entrypoint: ``astream_events``, else ``astream`` in
+    ``modes`` (several, or one: ``"updates"``, ``{task: what it returned}`` a line)."""
     workflow = script.langgraph_functional(base_url)
     config = {"configurable": {"thread_id": "functional-1"}}
     if modes is None:
         events = workflow.astream_events(script.QUESTION, config, version="v2")
         return "\n".join([_dumps(e) async for e in events]) + "\n"
     stream = workflow.astream(script.QUESTION, config, stream_mode=modes)
-    return "\n".join([_dumps(list(i)) async for i in stream]) + "\n"
+    items = [i if isinstance(modes, str) else list(i) async for i in stream]
+    return "\n".join(_dumps(i) for i in items) + "\n"
 
 
 async def record_langgraph_fanout(base_url: str, mode: str) -> str:
@@ -487,6 +488,7 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_functional_stream.jsonl": await record_langgraph_functional(
             url, ["updates", "messages"]
         ),
+        "langgraph_functional_updates.jsonl": await record_langgraph_functional(url, "updates"),
         "langgraph_goto_events.jsonl": await record_langgraph_goto(url, "events"),
         "langgraph_goto_updates.jsonl": await record_langgraph_goto(url, "updates"),
         "langgraph_fanout_tasks.jsonl": await record_langgraph_fanout(url, "tasks"),

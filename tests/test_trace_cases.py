@@ -53,6 +53,7 @@ OTHER_RUNS = {  # other conversations: a structured answer; a graph paused befor
     "langgraph_parallel_messages.jsonl",  # parallel nodes; the functional API
     "langgraph_functional_events.jsonl",
     "langgraph_functional_stream.jsonl",
+    "langgraph_functional_updates.jsonl",
     "otel_openllmetry_langgraph_goto.jsonl",
     "otel_openinference_langgraph_goto.json",
     "otel_openllmetry_langgraph_supervisor.jsonl",

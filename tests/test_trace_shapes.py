@@ -17,7 +17,8 @@ from trace_facts import LOOP_FACTS, SUPPORT_FACTS, facts
 
 from signal_eval_cli import EvalContext, Trace, evaluate_assertion, import_trace
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.traces import TraceGap, otlp
+from signal_eval_cli.traces import TraceGap, detect_format, otlp
+from signal_eval_cli.traces.source import Source
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 RAISED = "ValueError('alerts service down for Paris')"
@@ -813,6 +814,33 @@ def test_the_functional_apis_entrypoint_and_tasks_are_read() -> None:
     assert stream.output == "Hello there, friend."
     names = [(s.name, s.agent) for s in stream if s.name in ("agent:activated", "provider:end")]
     assert names.index(("provider:end", "answer")) == names.index(("agent:activated", "answer")) + 1
+
+
+def test_the_functional_apis_updates_alone_are_detected_and_read(tmp_path: Path) -> None:
+    """``astream(stream_mode="updates")`` of an ``@entrypoint``: ``{task: what it
+    returned}`` a line, the entrypoint's last, so no line is a state update. It was
+    refused as of no known format (``--format langgraph-updates`` read it); it is detected,
+    each task a run, and the text the entrypoint returned is the answer."""
+    renamed = tmp_path / "trace.txt"
+    renamed.write_bytes((FIXTURES / "langgraph_functional_updates.jsonl").read_bytes())
+    assert detect_format(Source.read(renamed)) == "langgraph-updates"
+    with pytest.warns(TraceGap, match="holds no input"):
+        trace = import_trace(renamed)
+    assert [a for a, _ in trace.activations] == ["lookup", "lookup", "answer", "workflow"]
+    assert trace.output == "Hello there, friend."
+    # what is no such stream is not taken for one: a one-key state's values repeat the
+    # key, a run of one name, objects only (a graph's updates of no messages), or a line
+    # of two keys
+    for lines in (
+        ['{"count": 1}', '{"count": 2}'],
+        ['{"a": "x"}', '{"b": "y"}', '{"a": "z"}'],
+        ['{"a": {"k": 1}}', '{"b": {"k": 2}}'],
+        ['{"a": "x"}', '{"b": "y", "c": 1}'],
+    ):
+        other = tmp_path / "other.txt"
+        other.write_text("\n".join(lines) + "\n")
+        with pytest.raises(InputError, match="unknown trace format"):
+            detect_format(Source.read(other))
 
 
 def test_openllmetrys_agents_sdk_calls_answered_what_the_next_call_was_sent() -> None:

@@ -59,6 +59,8 @@ def detect_format(source: Source) -> str:
         return "langgraph-values"
     if langgraph.looks_like_updates(value):
         return "langgraph-updates"
+    if not whole and langgraph.looks_like_task_updates(v for _, v in source.lines()):
+        return "langgraph-updates"  # the functional API's: {task: what it returned}
     if source.path.endswith(".jsonl"):  # the name breaks the tie: our JSONL, whose reader
         return "signals"  # says which line is not a signal
     raise source.problem(

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from signal_eval_cli.traces.mapping import (
@@ -46,6 +46,7 @@ __all__ = [
     "handed_back",
     "looks_like_events",
     "looks_like_stream",
+    "looks_like_task_updates",
     "message",
 ]
 
@@ -125,6 +126,25 @@ def looks_like_updates(first: Any) -> bool:
         and all(isinstance(v, Mapping) or v is None for v in updates)
         and (all(v is None for v in updates) or any("messages" in as_mapping(v) for v in updates))
     )
+
+
+def looks_like_task_updates(items: Iterable[Any]) -> bool:
+    """The functional API's ``astream(stream_mode="updates")``: a line per ``@task`` run
+    and, last, the ``@entrypoint``'s, each ``{name: what it returned}`` (text, a number, a
+    list: no state update), so the first line alone says nothing. Every line is one such
+    pair, some return is no object (a graph's update is one), and two names at least ran
+    (tasks, then the entrypoint once, at the end): a values stream of a one-key state
+    repeats its key."""
+    names: list[str] = []
+    returned_value = False
+    for item in items:
+        chunk = _one_mode_chunk(item)
+        if not (isinstance(chunk, Mapping) and len(chunk) == 1):
+            return False
+        ((name, value),) = chunk.items()
+        names.append(str(name))
+        returned_value = returned_value or not (isinstance(value, Mapping) or value is None)
+    return returned_value and len(set(names)) > 1 and names.count(names[-1]) == 1
 
 
 TEXT_MESSAGES_GAP = (
@@ -296,6 +316,7 @@ class LangGraphReader:
         self.paused = False  # an interrupt() paused the graph: it waits, it did not fail
         self.handing_back: dict[str, str | None] = {}  # transfer call id -> agent handing back
         self.named: list[tuple[ModelCall, str]] = []  # calls whose message names its agent
+        self.returned: str | None = None  # the text the last update returned (an entrypoint's)
 
     def tick(self) -> float:
         self.clock += 1.0
@@ -561,7 +582,8 @@ class LangGraphReader:
             self.facts.steps.append(Other(f"langgraph:{mode}", chunk, at))
 
     def _updates(self, chunk: Any, at: float) -> None:
-        """``{node: update}``: each node that ran and what it returned."""
+        """``{node: update}``: each node that ran and what it returned. A functional API
+        ``@entrypoint`` returns last: the text it returned is the run's answer."""
         self.shows_interrupts = True
         self._interrupts(as_mapping(chunk), at)
         for node, output in (chunk or {}).items() if isinstance(chunk, Mapping) else []:
@@ -570,6 +592,7 @@ class LangGraphReader:
             self.updated_at.setdefault(str(node), []).append(at)
             self.node_start(str(node), at)
             self.node_output(str(node), output, at)
+            self.returned = output if isinstance(output, str) else None
 
     # -- astream in one mode -------------------------------------------------------------------
 
@@ -661,6 +684,8 @@ class LangGraphReader:
         self.held.clear()
         self.tasks.clear()
         self.finish()
+        if self.returned is not None:
+            self.facts.output = self.returned
         self._named_agents()
         if self.facts.end is not None:  # the last state may come before the last steps
             self.facts.end = max(self.facts.end, self.clock if self.facts.steps else 0.0)
