@@ -16,7 +16,11 @@ from signal_eval_cli.files import atomic_write_text
 from signal_eval_cli.kinds import document_kind
 from signal_eval_cli.loading import Document, load_document, validate_document
 
-__all__ = ["EvalCase", "EvalDataset", "HarnessSpec", "load_dataset", "save_dataset"]
+__all__ = ["NO_CASES", "EvalCase", "EvalDataset", "HarnessSpec", "load_dataset", "save_dataset"]
+
+NO_CASES = "the dataset has no cases: nothing to run"
+"""Why ``run`` and ``matrix`` refuse a dataset with no cases (a run of nothing must not go
+green); the schema allows one, as ``import --case-into`` starts from it."""
 
 
 @dataclass(frozen=True, slots=True)

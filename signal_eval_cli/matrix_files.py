@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
+from signal_eval_cli.dataset import NO_CASES, EvalDataset, HarnessSpec, load_dataset
 from signal_eval_cli.errors import InputError, shorten
 from signal_eval_cli.loading import Document, load_document, validate_document
 from signal_eval_cli.matrix_run import Variant
@@ -78,6 +78,10 @@ def _dataset_matrix(doc: Document) -> MatrixFile:
     if problems:
         raise InputError(problems)
     dataset = load_dataset(dataset_path)
+    if not dataset.cases:  # as `run` refuses it: no variant would run anything
+        raise InputError(
+            [doc.problem(("dataset",), f"{shorten(str(data['dataset']))}: {NO_CASES}")]
+        )
     variants = [
         Variant(
             id=v["id"],

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from signal_eval_cli.dataset import EvalDataset, HarnessSpec, load_dataset
+from signal_eval_cli.dataset import EvalDataset, HarnessSpec, dataset_document
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.entrypoints import check_harness, load_factory, resolve_harness
 from signal_eval_cli.harness.protocol import Harness, wants_proxy
@@ -36,7 +36,7 @@ from signal_eval_cli.paths import base_dir_of, harness_cassette, resolve_from
 from signal_eval_cli.providers.pricing import parse_price
 from signal_eval_cli.providers.recording import save_all
 from signal_eval_cli.runner import RunOptions, check_filters, select_cases
-from signal_eval_cli.validate import load_checked_dataset
+from signal_eval_cli.validate import check_dataset, runnable_dataset
 
 if TYPE_CHECKING:
     from signal_eval_cli.providers.pricing import PriceTable
@@ -360,15 +360,16 @@ def load_datasets(
     provider, recording = policy.provider, policy.record or policy.record_missing
     for path in paths:
         try:
+            doc = dataset_document(path)
             if harness is not None and not traces:  # it replaces the one the dataset names
-                dataset = load_dataset(path)
+                dataset = runnable_dataset(doc)
                 check_harness(
                     harness, given, dataset_path=path, provider=provider, recording=recording
                 )
             elif not traces:
-                dataset = load_checked_dataset(path, given, provider, recording)
+                dataset = check_dataset(doc, given, provider, recording)
             else:  # recorded traces: the harness is not run
-                dataset = load_dataset(path)
+                dataset = runnable_dataset(doc)
             datasets.append(dataset)
         except InputError as exc:
             problems += exc.problems

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from signal_eval_cli.assertions import AssertionResult, EvalContext, Judge, evaluate_guarded
 from signal_eval_cli.assertions.registry import uses_judge, uses_regex
 from signal_eval_cli.collector import rare_collections
-from signal_eval_cli.dataset import EvalCase, EvalDataset
+from signal_eval_cli.dataset import NO_CASES, EvalCase, EvalDataset
 from signal_eval_cli.deadline import guarded
 from signal_eval_cli.errors import InputError, closest
 from signal_eval_cli.frames import user_location
@@ -132,9 +132,7 @@ def check_filters(dataset: EvalDataset, options: RunOptions) -> None:
     select no case at all, or the dataset has none: a run of nothing must not go green."""
     known = [c.id for c in dataset.cases]
     if not known:
-        raise InputError(
-            f"{dataset.path or dataset.name}: the dataset has no cases: nothing to run"
-        )
+        raise InputError(f"{dataset.path or dataset.name}: {NO_CASES}")
     unknown = [
         p for p in dict.fromkeys(options.case_ids) if not any(case_matches(p, i) for i in known)
     ]

@@ -6,7 +6,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from signal_eval_cli.dataset import EvalDataset, dataset_document, dataset_from_document
+from signal_eval_cli.dataset import (
+    NO_CASES,
+    EvalDataset,
+    dataset_document,
+    dataset_from_document,
+)
 from signal_eval_cli.errors import InputError, ParamError, Problem
 from signal_eval_cli.kinds import (
     DOCUMENT_KINDS,
@@ -14,7 +19,7 @@ from signal_eval_cli.kinds import (
     document_kind,
     register_document_kind,
 )
-from signal_eval_cli.loading import Document, load_document, validate_document
+from signal_eval_cli.loading import Document, load_document
 from signal_eval_cli.signals import read_jsonl
 
 __all__ = [
@@ -23,15 +28,21 @@ __all__ = [
     "check_result",
     "load_checked_dataset",
     "register_document_kind",
+    "runnable_dataset",
     "validate_path",
 ]
 
 
 def check_result(doc: Document) -> None:
-    """A saved result, against the result schema."""
-    problems = validate_document(doc, "result")
-    if problems:
-        raise InputError(problems)
+    """A saved result, read as ``compare``, ``report`` and ``merge`` read it
+    (:func:`~.persistence.parse_result`): the same problems in the same words (a
+    ``schemaVersion`` of another version), and a field an older version left out taken
+    as they take it, not refused."""
+    from signal_eval_cli.files import read_input
+    from signal_eval_cli.persistence import parse_result
+
+    text = doc.source  # the fast path kept it; else read again (a rare file: not a pipe)
+    parse_result(doc.path, text.encode() if text is not None else read_input(doc.path))
 
 
 def check_dataset(
@@ -46,7 +57,7 @@ def check_dataset(
     cassette), else at the harness."""
     from signal_eval_cli.harness.entrypoints import check_harness
 
-    dataset = dataset_from_document(doc)
+    dataset = runnable_dataset(doc)
     if dataset.harness is None:
         return dataset
     given = dict(params or {})
@@ -64,6 +75,16 @@ def check_dataset(
         raise InputError(
             [p if p.line > 0 else doc.problem(_node(doc, exc, given), str(p)) for p in exc.problems]
         ) from exc
+    return dataset
+
+
+def runnable_dataset(doc: Document) -> EvalDataset:
+    """The dataset in ``doc``, which must have a case (:data:`~.dataset.NO_CASES`):
+    ``run`` refuses one with none, and ``validate`` says so before it."""
+    dataset = dataset_from_document(doc)
+    if not dataset.cases:
+        hint = "add a case, or a trace as one: `signal-eval import TRACE --case-into FILE`"
+        raise InputError([doc.problem(("cases",), f"{NO_CASES} ({hint})")])
     return dataset
 
 
@@ -103,7 +124,9 @@ def validate_path(path: str | Path) -> tuple[str, list[Problem]]:
             return "unknown", [doc.problem((), "expected a mapping at the top level")]
         kind = document_kind(doc.data)
         if kind is not None:
-            kind.checker()(doc)
+            checked = kind.checker()(doc)
+            if isinstance(checked, EvalDataset) and checked.harness is None:  # `run` says it
+                return f"{kind.name}; it names no harness: run it with --harness or --traces", []
             return kind.name, []
         known = ", ".join(k.name for k in DOCUMENT_KINDS)
         return "unknown", [

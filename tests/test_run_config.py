@@ -262,3 +262,55 @@ def test_live_calls_the_model_though_a_cassette_exists_and_records_nothing(
         )
         assert len(server.calls) == 2  # the record run's call, and the live run's own
     assert not live.cases[0].passed and judge_cassette_path.read_bytes() == recorded
+
+
+def test_validate_refuses_a_dataset_with_no_cases_as_every_run_does(tmp_path: Path) -> None:
+    """``validate`` said ``cases: []`` was ok, and ``run`` then refused it (exit 2, with no
+    line); ``matrix`` ran it and recommended a variant from 0/0 cases. Now each says the
+    one located thing; ``import --case-into`` still starts from such a file."""
+    from signal_eval_cli.matrix_files import load_matrix
+    from signal_eval_cli.traces.cases import import_cases
+    from signal_eval_cli.validate import validate_path
+
+    empty = _write(tmp_path, "empty")
+    empty.write_text("name: e\nharness: h.py:create\ncases: []\n")
+    full = _write(tmp_path, "full")
+    located = f"{empty}:3:8: the dataset has no cases: nothing to run ("
+    assert [str(p)[: len(located)] for p in validate_path(empty)[1]] == [located]
+    for harness, traces in ((None, False), ("h.py:create", False), (None, True)):
+        with pytest.raises(InputError) as refused:  # alone or beside another dataset
+            load_datasets([empty, full], RunOptions(), harness=harness, traces=traces)
+        assert [str(p)[: len(located)] for p in refused.value.problems] == [located]
+    matrix = tmp_path / "m.yaml"
+    matrix.write_text("name: m\ndataset: empty.yaml\nvariants: [{id: a, name: A}]\n")
+    message = f"{matrix}:2:10: empty.yaml: the dataset has no cases: nothing to run"
+    assert [str(p) for p in validate_path(matrix)[1]] == [message]
+    with pytest.raises(InputError) as refused:
+        load_matrix(matrix)
+    assert [str(p) for p in refused.value.problems] == [message]
+    import_cases([Path(__file__).parent / "fixtures/traces/agents_simple.json"], empty)
+    assert validate_path(empty) == ("dataset", [])
+    bare = tmp_path / "bare.yaml"  # `run` refuses it without --harness or --traces: said
+    bare.write_text("name: b\ncases: [{id: a, assertions: []}]\n")
+    assert validate_path(bare) == (
+        "dataset; it names no harness: run it with --harness or --traces",
+        [],
+    )
+
+
+def test_validate_reads_a_results_file_as_compare_does(tmp_path: Path) -> None:
+    """``validate`` checked a results file against the schema that writes it: a case
+    without ``assertions`` (which compare and report read as none) was refused, and a
+    file of another schemaVersion said "'schemaVersion': 1 was expected"."""
+    from signal_eval_cli.validate import validate_path
+
+    data = json.loads(Path(__file__).parent.joinpath("golden/code-review.json").read_text())
+    del data["cases"][0]["assertions"]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    assert validate_path(path) == ("result", [])
+    path.write_text(json.dumps({**data, "schemaVersion": 99}))
+    assert [str(p) for p in validate_path(path)[1]] == [
+        f"{path}:1:1: result schemaVersion 99 is not supported (this version reads 1); "
+        "re-run to regenerate it"
+    ]
