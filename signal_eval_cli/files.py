@@ -106,9 +106,12 @@ def replace_file(path: str | Path, data: bytes) -> None:
     target = Path(os.path.abspath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temps(target)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent
-    )
+    try:
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent
+        )
+    except OSError as exc:  # name the file the user asked for, not our temp file
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         os.chmod(tmp, _mode_for(target))  # mkstemp makes 0600; give what open() would
         with os.fdopen(fd, "wb") as handle:

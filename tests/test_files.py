@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
@@ -244,3 +245,20 @@ def test_every_reader_of_input_files_reads_utf16_with_a_mark(tmp_path: Path) -> 
         copy = tmp_path / f"copy-{kind}{original.suffix}"
         copy.write_bytes(BOMS["utf-16-le"] + original.read_text().encode("utf-16-le"))
         assert read(copy) == read(original), kind
+
+
+def test_a_file_that_cannot_be_written_is_named_not_its_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``init`` in a read-only directory said ``ro/.agent.py.15737.mur2qx0m.tmp:
+    Read-only file system``: the temp file the atomic write makes, not the user's. (The
+    file system's refusal is raised as it would be: the tests run as root.)"""
+
+    def read_only(prefix: str, suffix: str, dir: Path) -> tuple[int, str]:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), f"{dir}/{prefix}x{suffix}")
+
+    monkeypatch.setattr(files.tempfile, "mkstemp", read_only)
+    target = tmp_path / "agent.py"
+    with pytest.raises(OSError) as raised:
+        atomic_write_text(target, "x")
+    assert (raised.value.filename, raised.value.strerror) == (str(target), "Read-only file system")
