@@ -108,13 +108,13 @@ class DatasetFile(pytest.File):
         self._results: dict[str, CaseResult] = {}
 
     def collect(self) -> Iterator[DatasetCase]:
-        from signal_eval_cli.dataset import load_dataset
-        from signal_eval_cli.loading import load_document
+        from signal_eval_cli.dataset import dataset_document
         from signal_eval_cli.runner import RunOptions, select_cases
+        from signal_eval_cli.validate import runnable_dataset
 
-        self.dataset = load_dataset(self.path)
+        doc = dataset_document(self.path)  # also where each case starts, for a skip's location
+        self.dataset = runnable_dataset(doc)  # none: refused as `run` refuses it, not 0 tests
         selected = select_cases(self.dataset, RunOptions())
-        doc = load_document(self.path)  # where each case starts, for a skip's location
         indexes = {c.id: i for i, c in enumerate(self.dataset.cases)}
         doc.locate([("cases", indexes[c.id]) for c in selected])
         for case in selected:

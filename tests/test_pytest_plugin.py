@@ -244,6 +244,21 @@ def test_an_invalid_dataset_fails_its_collection_at_file_line_col(
     assert "Traceback" not in result.stdout.str()
 
 
+def test_a_dataset_with_no_cases_fails_its_collection_as_run_refuses_it(
+    evals: pytest.Pytester,
+) -> None:
+    """It was collected as no tests at all: ``pytest`` went green (0 items), with a
+    listed dataset whose cases were all gone."""
+    result = run(evals, "--signal-eval", "stray.yaml")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting stray.yaml*",
+            "stray.yaml:2:8: the dataset has no cases: nothing to run*",
+        ]
+    )
+
+
 def test_a_harness_that_cannot_be_loaded_fails_every_case_with_its_message(
     evals: pytest.Pytester,
 ) -> None:
