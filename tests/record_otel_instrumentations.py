@@ -321,14 +321,46 @@ def record_pydantic_ai(out: Path, fault: str) -> None:
     print(f"wrote {out}")
 
 
-def record_collector_logs(out: Path, latest: bool) -> None:
+def record_logfire(out: Path, stream: bool, refused: bool = False) -> None:
+    """The OpenAI client tool loop under Pydantic Logfire's ``instrument_openai()`` (its own
+    virtualenv: ``logfire[openai]``, which pins its own OpenTelemetry), streamed or not, or
+    its first call refused (HTTP 400); written as spans_to_otlp writes it, without the
+    attributes no importer reads (the tools' schemas, Logfire's JSON schema, code
+    locations), which make a file of three calls 60 KB."""
+    import logfire
+    from mock_servers import Fault
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from signal_eval_cli.traces.otlp_encode import spans_to_otlp
+
+    spans = InMemorySpanExporter()
+    processor = SimpleSpanProcessor(spans)
+    logfire.configure(send_to_logfire=False, console=False, additional_span_processors=[processor])
+    logfire.instrument_openai()
+    with MockLLMServer(responder=script.responder) as server, logfire.span("weather-agent"):
+        if refused:
+            server.fail_next(Fault.status_code(400, "bad request: context too long"))
+        with contextlib.suppress(Exception):  # recorded as far as it got
+            asyncio.run(_loop(server.openai_base_url, stream))
+    unread = ("gen_ai.tool.definitions", "logfire.json_schema", "code.filepath", "code.lineno")
+    request = _without(spans_to_otlp(spans.get_finished_spans()), (*unread, "code.function"))
+    out.write_text(json.dumps(request))
+    print(f"wrote {out}")
+
+
+def record_collector_logs(
+    out: Path, latest: bool, content: str = "EVENT_ONLY", stream: bool = False
+) -> None:
     """The OpenAI client tool loop under ``opentelemetry-instrumentation-openai-v2``, its
     spans and its GenAI log records as a Collector writes both pipelines to one file (a
     request a line, as the SDK's OTLP exporters encode them): 2.3b0's event per message
     (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``), or with ``latest`` 2.4b0's
     one ``gen_ai.client.inference.operation.details`` record per call
     (``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental``, ``EVENT_ONLY``; it
-    imports with opentelemetry-util-genai 1.1b0, not 1.3b0)."""
+    imports with opentelemetry-util-genai 1.1b0, not 1.2b0 or 1.3b0); with ``content``
+    ``SPAN_ONLY`` the messages are the spans' ``gen_ai.input.messages`` and
+    ``gen_ai.output.messages`` attributes, and there are no logs."""
     import os
 
     from google.protobuf.json_format import MessageToJson
@@ -338,14 +370,14 @@ def record_collector_logs(out: Path, latest: bool) -> None:
 
     if latest:
         os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
-    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = (
-        "EVENT_ONLY" if latest else "true"
-    )
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = content if latest else "true"
     with openai_v2_recording() as (provider, spans, logs):
         root = provider.get_tracer("app").start_as_current_span("weather-agent")
         with MockLLMServer(responder=script.responder) as server, root:
-            asyncio.run(_loop(server.openai_base_url, False))
-    requests = [encode_spans(spans.get_finished_spans()), encode_logs(logs.get_finished_logs())]
+            asyncio.run(_loop(server.openai_base_url, stream))
+    requests = [encode_spans(spans.get_finished_spans())]
+    if logs.get_finished_logs():
+        requests.append(encode_logs(logs.get_finished_logs()))
     out.write_text("".join(MessageToJson(r, indent=None) + "\n" for r in requests))
     print(f"wrote {out}")
 
@@ -391,3 +423,9 @@ if __name__ == "__main__":
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_refused.json", "refused")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_structured.json", "structured")
     record_pydantic_ai(FIXTURES / "otel_pydantic_ai_request_limit.json", "limit")
+    out = FIXTURES / "otel_openai_v2_latest_spans_streamed.jsonl"  # 2.4b0, util-genai 1.1b0
+    record_collector_logs(out, latest=True, content="SPAN_ONLY", stream=True)
+    # in a virtualenv of logfire[openai] (5.4) and openai alone: its OpenTelemetry pins
+    record_logfire(FIXTURES / "otel_logfire_openai.json", stream=False)
+    record_logfire(FIXTURES / "otel_logfire_openai_streamed.json", stream=True)
+    record_logfire(FIXTURES / "otel_logfire_openai_model_error.json", stream=False, refused=True)

@@ -323,7 +323,28 @@ OPENAI_V2 = ["otel_openai.json", "otel_openai_streamed.json"]
 OTHER_INSTRUMENTATIONS = [  # tests/record_otel_instrumentations.py, protobuf's JSON
     "otel_openai_openinference.json",  # OpenInference: llm.input_messages.<i>.message.*
     "otel_openai_openllmetry_streamed.json",  # OpenLLMetry: gen_ai.input/output.messages
+    # openai-v2 2.4b0 with gen_ai_latest_experimental, SPAN_ONLY: the messages on the spans
+    "otel_openai_v2_latest_spans_streamed.jsonl",
+    "otel_logfire_openai.json",  # Pydantic Logfire's instrument_openai() (5.4)
+    "otel_logfire_openai_streamed.json",
 ]
+
+
+def test_logfires_streamed_call_is_one_call_with_its_answer_and_usage() -> None:
+    """Logfire records a streamed call as its request's span (the input only, ended when
+    the stream is handed back) and, once read, a log of no duration beside it holding the
+    answer and usage: read as two calls each, one of no answer and no token (warned)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every call has its usage and messages
+        trace = import_trace(FIXTURES / "otel_logfire_openai_streamed.json")
+    ends = [s.payload for s in trace.matching("provider:end")]
+    assert [e["usage"] for e in ends] == [
+        {"inputTokens": 30, "outputTokens": 10},
+        {"inputTokens": 40, "outputTokens": 6},
+        {"inputTokens": 50, "outputTokens": 7},
+    ]
+    assert ends[-1]["output"] == LOOP_FACTS["output"]
+    assert [s.payload["name"] for s in trace.matching("span:*")] == ["weather-agent"]  # the app's
 
 
 VERCEL_AI = ["otel_vercel_ai.json", "otel_vercel_ai_streamed.json"]  # record_vercel_ai.mjs
@@ -1046,7 +1067,12 @@ def test_a_run_past_max_turns_fails_its_agent(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["agents_model_error.json", "otel_openai_model_error.json", "otel_pydantic_ai_refused.json"],
+    [
+        "agents_model_error.json",
+        "otel_openai_model_error.json",
+        "otel_pydantic_ai_refused.json",
+        "otel_logfire_openai_model_error.json",
+    ],
 )
 def test_a_model_call_the_provider_refused_is_a_provider_error(name: str) -> None:
     trace = import_trace(FIXTURES / name)
@@ -1055,7 +1081,7 @@ def test_a_model_call_the_provider_refused_is_a_provider_error(name: str) -> Non
     assert trace.by_id(failed.parent).name == "provider:start"  # type: ignore[union-attr]
     assert not list(trace.matching("provider:end")) and not list(trace.matching("tool:*"))
     assert trace.input == "What is the weather in Paris and Rome?"  # though no call said it
-    if name.startswith("otel_openai"):  # a plain client loop: no agents
+    if name.startswith(("otel_openai", "otel_logfire")):  # a plain client loop: no agents
         return
     agent = "weather" if "pydantic" in name else "triage"
     assert failed.agent == agent

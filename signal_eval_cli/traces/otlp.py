@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from signal_eval_cli.errors import shorten
-from signal_eval_cli.traces import traceloop, vercel_ai
+from signal_eval_cli.traces import logfire, traceloop, vercel_ai
 from signal_eval_cli.traces.langgraph import command_goto, handed_back
 from signal_eval_cli.traces.mapping import (
     AgentRun,
@@ -383,6 +383,9 @@ def facts_from_request(document: Mapping[str, Any]) -> Facts:
         s.id: s
         for s in (_Span(raw, events.get(_hex_id(raw.get("spanId")))) for raw in spans_of(document))
     }
+    calls = [s for s in spans.values() if s.operation in MODEL_OPERATIONS]
+    for answer in logfire.fold_streamed_answers(calls):  # a streamed call's answer, apart
+        del spans[answer]
     facts = Facts(transfer_calls_are_handoffs=True)
 
     def agent_span_of(span: _Span) -> _Span | None:
