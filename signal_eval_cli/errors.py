@@ -23,7 +23,9 @@ beside the code that raises it, as a subclass of :class:`EvalError` (those that 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 __all__ = [
     "MAX_SUGGEST_LENGTH",
@@ -36,10 +38,15 @@ __all__ = [
     "Problem",
     "UnknownAssertionType",
     "closest",
+    "each_or_every_problem",
     "edit_distance",
     "shorten",
     "undecodable",
 ]
+
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +85,21 @@ class InputError(EvalError):
             problems = [Problem("", 0, 0, problems)]  # about arguments, not a file
         self.problems = problems
         super().__init__("\n".join(map(str, problems)))
+
+
+def each_or_every_problem(items: Iterable[T], action: Callable[[T], R]) -> list[R]:
+    """``action`` of each item, or one :class:`InputError` with the problems of every item
+    it raised for: a user fixes them all at once, not one per attempt."""
+    done: list[R] = []
+    problems: list[Problem] = []
+    for item in items:
+        try:
+            done.append(action(item))
+        except InputError as exc:
+            problems += exc.problems
+    if problems:
+        raise InputError(problems)
+    return done
 
 
 class ParamError(InputError):

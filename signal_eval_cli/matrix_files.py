@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from signal_eval_cli.dataset import NO_CASES, EvalDataset, HarnessSpec, load_dataset
-from signal_eval_cli.errors import InputError, shorten
+from signal_eval_cli.errors import InputError, each_or_every_problem, shorten
 from signal_eval_cli.loading import Document, load_document, validate_document
 from signal_eval_cli.matrix_run import Variant
 
@@ -121,14 +121,7 @@ def check_matrix(doc: Document) -> MatrixFile | ScenarioMatrix:
     they name exist), without building it, located at the variant."""
     matrix = matrix_from_document(doc)
     if isinstance(matrix, MatrixFile):
-        problems = []
-        for variant in matrix.variants:
-            try:
-                variant.check(matrix.dataset)
-            except InputError as exc:
-                problems.extend(exc.problems)
-        if problems:
-            raise InputError(problems)
+        each_or_every_problem(matrix.variants, lambda v: v.check(matrix.dataset))
     return matrix
 
 

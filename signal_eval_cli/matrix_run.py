@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec
-from signal_eval_cli.errors import InputError, Problem
+from signal_eval_cli.errors import InputError, Problem, each_or_every_problem
 from signal_eval_cli.matrix_model import MatrixResult, VariantResult
 from signal_eval_cli.results import CaseResult
 from signal_eval_cli.run_config import build_harness, check_harness_of
@@ -130,7 +130,7 @@ def built_variants(variants: Sequence[Variant], dataset: EvalDataset) -> list[Va
     """The variants with their harnesses built (ready objects), each failure a located
     :class:`InputError`. A local run builds them before any model proxy points this
     process's environment at itself: a provider reads ``OPENAI_BASE_URL`` when it is made."""
-    return [replace(v, harness=v.build(dataset)) for v in variants]
+    return each_or_every_problem(variants, lambda v: replace(v, harness=v.build(dataset)))
 
 
 def check_cassette_names(ids: Sequence[str]) -> None:

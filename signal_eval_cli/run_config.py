@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.dataset import EvalDataset, HarnessSpec, dataset_document
-from signal_eval_cli.errors import InputError
+from signal_eval_cli.errors import InputError, each_or_every_problem
 from signal_eval_cli.harness.entrypoints import check_harness, load_factory, resolve_harness
 from signal_eval_cli.harness.protocol import Harness, wants_proxy
 from signal_eval_cli.paths import base_dir_of, harness_cassette, resolve_from
@@ -353,28 +353,21 @@ def load_datasets(
     ``traces``, which run none), and the filters of ``options`` must select some case.
     Of several datasets, one the filters select nothing from is ``None`` (and ``note``
     says so) when another has cases."""
-    datasets: list[EvalDataset | None] = []
-    problems = []
     given = dict(params or {})
     policy = policy or ProviderPolicy()
     provider, recording = policy.provider, policy.record or policy.record_missing
-    for path in paths:
-        try:
-            doc = dataset_document(path)
-            if harness is not None and not traces:  # it replaces the one the dataset names
-                dataset = runnable_dataset(doc)
-                check_harness(
-                    harness, given, dataset_path=path, provider=provider, recording=recording
-                )
-            elif not traces:
-                dataset = check_dataset(doc, given, provider, recording)
-            else:  # recorded traces: the harness is not run
-                dataset = runnable_dataset(doc)
-            datasets.append(dataset)
-        except InputError as exc:
-            problems += exc.problems
-    if problems:
-        raise InputError(problems)
+
+    def load(path: Path) -> EvalDataset:
+        doc = dataset_document(path)
+        if traces:  # recorded traces: the harness is not run
+            return runnable_dataset(doc)
+        if harness is None:
+            return check_dataset(doc, given, provider, recording)
+        dataset = runnable_dataset(doc)  # --harness replaces the one the dataset names
+        check_harness(harness, given, dataset_path=path, provider=provider, recording=recording)
+        return dataset
+
+    datasets: list[EvalDataset | None] = list(each_or_every_problem(paths, load))
     loaded = [d for d in datasets if d is not None]
     if len(loaded) == 1:
         check_filters(loaded[0], options)  # a typo'd --case/--tag must not run nothing

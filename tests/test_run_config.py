@@ -314,3 +314,27 @@ def test_validate_reads_a_results_file_as_compare_does(tmp_path: Path) -> None:
         f"{path}:1:1: result schemaVersion 99 is not supported (this version reads 1); "
         "re-run to regenerate it"
     ]
+
+
+def test_every_variant_that_cannot_be_built_is_said_at_once(tmp_path: Path) -> None:
+    """``matrix`` stopped at the first variant whose factory raised: a second one's wrong
+    params were said only after the first was fixed (``validate``, which builds nothing,
+    said the second only)."""
+    (tmp_path / "h.py").write_text(
+        "def create(mode='ok'):\n"
+        "    if mode == 'crash':\n        raise RuntimeError('factory exploded')\n"
+        "    return lambda input, ctx: []\n"
+    )
+    path = tmp_path / "d.yaml"
+    path.write_text("name: d\nharness: h.py:create\ncases: [{id: a, assertions: []}]\n")
+    variants = [
+        Variant("crash", "c", params={"mode": "crash"}),
+        Variant("ok", "o"),
+        Variant("typo", "t", params={"mdoe": "x"}),
+    ]
+    with pytest.raises(InputError) as refused:
+        built_variants(variants, load_dataset(path))
+    assert [p.message.split(":")[0] for p in refused.value.problems] == [
+        "variant 'crash'",
+        "variant 'typo'",
+    ]
