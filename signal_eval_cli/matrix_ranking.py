@@ -49,6 +49,14 @@ class VariantPoint:
     """In whole milliseconds, as shown: a sub-millisecond gap is timer noise, never a
     reason to rank one variant above another."""
 
+    def __post_init__(self) -> None:
+        """An unknown cost or latency (NaN: a harness's ``provider:end`` said ``cost: NaN``)
+        ranks last: NaN compares false with everything, so it was never dominated, sorted
+        in no order, and recommended as "cheaper ($nan vs $0.0100 per case)"."""
+        for axis in ("cost", "latency"):
+            if not math.isfinite(getattr(self, axis)):
+                object.__setattr__(self, axis, math.inf)
+
     @property
     def pass_rate(self) -> float:
         return self.passed / self.ran if self.ran else 0.0
@@ -167,6 +175,14 @@ def compare_variants(points: Sequence[VariantPoint]) -> VariantComparison:
     )
 
 
+def _dollars(cost: float) -> str:
+    return f"${cost:.4f}" if math.isfinite(cost) else "an unknown cost"
+
+
+def _ms(latency: float) -> str:
+    return f"{latency:,.0f} ms" if math.isfinite(latency) else "unknown"
+
+
 def _gap(mine: float, theirs: float) -> float:
     """How much lower ``mine`` is than ``theirs``, relative to ``theirs`` (0.3 = 30 % lower)."""
     return (theirs - mine) / theirs if theirs > 0 else 0.0
@@ -233,9 +249,9 @@ def recommend(points: Sequence[VariantPoint]) -> VariantRecommendation | None:
         else:
             confidence = "low"
         if not _same(best.cost, runner.cost):
-            why = f"cheaper (${best.cost:.4f} vs ${runner.cost:.4f} per case)"
+            why = f"cheaper ({_dollars(best.cost)} vs {_dollars(runner.cost)} per case)"
         elif not _same(best.latency, runner.latency):
-            why = f"faster (p50 {best.latency:,.0f} ms vs {runner.latency:,.0f} ms)"
+            why = f"faster (p50 {_ms(best.latency)} vs {_ms(runner.latency)})"
         else:
             why = "declared first (same cost and latency)"
         reason = f"ties {runner.id} on pass rate ({best.pass_rate:.0%}) and is {why}"

@@ -104,6 +104,21 @@ def test_tie_on_pass_rate_prefers_cheaper_then_faster_then_declared_first() -> N
     assert "declared first" in same.reason
 
 
+def test_an_unknown_cost_or_latency_ranks_last_and_is_never_cheaper() -> None:
+    """A harness whose ``provider:end`` said ``cost: NaN``: NaN compares false with
+    everything, so its variant was never dominated, sorted first, and recommended as
+    "cheaper ($nan vs $0.0100 per case)"."""
+    nan = float("nan")
+    points = [VariantPoint("x", 4, 4, nan, 5), VariantPoint("a", 4, 4, 0.01, 5)]
+    assert compare_variants(points).by_cost == ["a", "x"]
+    assert pareto_frontier(points) == ["a"]
+    chosen = recommend(points)
+    assert chosen is not None and chosen.variant_id == "a"
+    assert "is cheaper ($0.0100 vs an unknown cost per case)" in chosen.reason
+    slow = [VariantPoint("x", 4, 4, 0.01, nan), VariantPoint("a", 4, 4, 0.01, 5)]
+    assert compare_variants(slow).by_latency == ["a", "x"] and pareto_frontier(slow) == ["a"]
+
+
 def test_a_sub_millisecond_latency_gap_is_a_tie() -> None:
     """Timer noise (p50 0.2 ms vs 0.4 ms, both shown as 0 ms) never picks a variant."""
     results = [
