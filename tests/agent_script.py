@@ -425,6 +425,32 @@ def langgraph_supervisor_graph(base_url: str, *, tools: bool = True) -> Any:
         return create_supervisor([forecaster], model=llm, prompt="You are supervisor.").compile()
 
 
+def langgraph_swarm_graph(base_url: str) -> Any:
+    """langgraph-swarm's ``create_swarm`` of two prebuilt react agents: ``triage``, whose
+    one tool hands off to ``weather`` (``create_handoff_tool``: a ``Command`` to the parent
+    graph), and ``weather`` with get_weather and get_alerts (which raises: its
+    ``ToolNode(handle_tool_errors=True)`` sends the error back to the model), which then
+    answers."""
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.prebuilt import ToolNode, create_react_agent
+    from langgraph_swarm import create_handoff_tool, create_swarm
+
+    llm = ChatOpenAI(
+        model=MODEL, base_url=base_url, api_key="sk-mock", max_retries=0, stream_usage=True
+    )
+    with warnings.catch_warnings():  # moved to langchain.agents in 1.0, still LangGraph's
+        warnings.simplefilter("ignore", DeprecationWarning)
+        triage = create_react_agent(
+            llm, [create_handoff_tool(agent_name="weather")], prompt=TRIAGE_PROMPT, name="triage"
+        )
+        tools = ToolNode([tool(get_weather), tool(get_alerts)], handle_tool_errors=True)
+        weather = create_react_agent(llm, tools, prompt=WEATHER_PROMPT, name="weather")
+    swarm = create_swarm([triage, weather], default_active_agent="triage")
+    return swarm.compile(checkpointer=InMemorySaver())
+
+
 def langgraph_router_agent(base_url: str) -> Any:
     """A prebuilt react agent, ``router``, whose one tool is ``transfer_to_weather`` (a
     plain tool: it says so and the agent answers): a handoff asked and run as a tool."""

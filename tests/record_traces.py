@@ -340,6 +340,20 @@ async def record_langgraph_functional(base_url: str, modes: list[str] | str | No
     return "\n".join(_dumps(i) for i in items) + "\n"
 
 
+async def record_langgraph_swarm(base_url: str, mode: str) -> str:
+    """``astream`` JSONL of langgraph-swarm's triage → weather (needs ``langgraph-swarm``):
+    ``"updates"`` alone, or ``"stream"``: ``["values", "updates", "messages"]``."""
+    graph = script.langgraph_swarm_graph(base_url)
+    config = {"configurable": {"thread_id": "swarm-1"}}
+    state = {"messages": [("user", script.QUESTION)]}
+    if mode == "updates":
+        updates = graph.astream(state, config, stream_mode="updates")
+        return "\n".join([_dumps(i) async for i in updates]) + "\n"
+    modes = ["values", "updates", "messages"]
+    stream = graph.astream(state, config, stream_mode=modes)
+    return "\n".join([_dumps(list(i)) async for i in stream]) + "\n"
+
+
 async def record_langgraph_fanout(base_url: str, mode: str) -> str:
     """``astream`` JSONL in one mode (``messages``, ``tasks``) of the ``Send`` fan-out."""
     graph = script.langgraph_fanout_graph(base_url)
@@ -493,6 +507,8 @@ async def _record_all(server: MockLLMServer) -> dict[str, str]:
         "langgraph_goto_updates.jsonl": await record_langgraph_goto(url, "updates"),
         "langgraph_fanout_tasks.jsonl": await record_langgraph_fanout(url, "tasks"),
         "langgraph_supervisor_updates.jsonl": await record_langgraph_supervisor(url, "updates"),
+        "langgraph_swarm_updates.jsonl": await record_langgraph_swarm(url, "updates"),
+        "langgraph_swarm_stream.jsonl": await record_langgraph_swarm(url, "stream"),
         "langgraph_supervisor_subgraph_tasks.jsonl": await record_langgraph_supervisor(
             url, "tasks"
         ),

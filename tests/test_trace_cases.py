@@ -66,6 +66,7 @@ NO_INPUT = {
     "langgraph_updates.jsonl",
     "langgraph_messages.jsonl",
     "langgraph_stream_chat.jsonl",
+    "langgraph_swarm_updates.jsonl",
 }  # astream in these modes: no input
 NO_AGENTS = {"langgraph_values.jsonl"}  # "values" does not say which node ran
 

@@ -43,6 +43,8 @@ SUPPORT = {
     "langgraph_subgraph_events.jsonl": "langgraph-events",
     "langgraph_subgraph_stream.jsonl": "langgraph-stream",
     "langgraph_tasks.jsonl": "langgraph-tasks",  # astream(stream_mode="tasks")
+    # langgraph-swarm (0.1): two prebuilt react agents, triage's handoff tool a Command
+    "langgraph_swarm_stream.jsonl": "langgraph-stream",
 }
 SIMPLE = ["agents_simple.json", "langgraph_simple_events.jsonl"]
 
@@ -247,6 +249,17 @@ def test_one_mode_langgraph_streams_give_the_facts_their_shape_holds(
         deltas = format == "langgraph-messages"
         kept = [(s.name, s.payload, s.agent) for s in full if deltas or s.name != "text:delta"]
         assert [(s.name, s.payload, s.agent) for s in trace][1:] == kept[1:]
+
+
+def test_a_langgraph_swarms_updates_give_its_agents_calls_and_handoff() -> None:
+    """langgraph-swarm's agents are prebuilt react agents as nodes: the model calls are
+    the agent's whose node ran them, and triage's handoff tool is one handoff to weather."""
+    with pytest.warns(TraceGap, match="holds no input"):
+        trace = import_trace(FIXTURES / "langgraph_swarm_updates.jsonl")
+    assert facts(trace) == {**SUPPORT_FACTS, "input": None}
+    calls = [s.agent for s in trace.matching("provider:end")]
+    assert calls == ["triage", "weather", "weather", "weather"]
+    assert [a for a, _ in trace.activations] == ["triage", "weather"]
 
 
 def test_one_mode_streams_under_a_subgraph_namespace_are_read(tmp_path: Path) -> None:
