@@ -39,7 +39,9 @@ from signal_eval_cli.errors import InputError, Problem, malformed, shorten, unde
 from signal_eval_cli.files import atomic_write_bytes, read_input, utf8
 from signal_eval_cli.kinds import (
     RESULT_KINDS,
+    DocumentKind,
     Result,
+    document_kind,
     has_cases,
     register_result_kind,
     result_type,
@@ -229,9 +231,24 @@ def _parse(name: str, raw: bytes) -> Any:
     except UnicodeDecodeError as exc:  # at the first byte that is not UTF-8
         raise InputError([undecodable(name, exc, "not a result file: not UTF-8 text")]) from None
     except JsonProblem as exc:
+        other = _input_kind(raw)
+        if other is not None:  # a dataset given to compare, say: what it is, not its JSON
+            message = f"not a result file ({other.name} file): {other.use}"
+            raise InputError([Problem(name, 1, 1, message)]) from None
         raise InputError(
             [Problem(name, exc.line, exc.column, f"not a result file: {exc.message}")]
         ) from None
+
+
+def _input_kind(raw: bytes) -> DocumentKind | None:
+    """The kind of input file (YAML) ``raw`` is, if it is one."""
+    from signal_eval_cli.loading import parse_yaml
+
+    try:
+        data = parse_yaml(raw.decode("utf-8-sig")).data
+    except (InputError, UnicodeDecodeError):
+        return None
+    return document_kind(data) if isinstance(data, Mapping) else None
 
 
 def _type_for(name: str, data: Any) -> tuple[str, type[Result]]:

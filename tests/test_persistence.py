@@ -615,3 +615,16 @@ def test_a_scenario_run_of_the_wrong_type_is_a_located_error(tmp_path: Path) -> 
     path.write_text(text[:at] + '"passed": "no"' + text[at + len('"passed": false') :])
     with pytest.raises(InputError, match="'passed': expected true or false, got a string"):
         load_result(path)
+
+
+def test_an_input_file_given_as_results_says_what_it_is(tmp_path: Path) -> None:
+    """``compare base.json evals/example.yaml`` said "not a result file: invalid JSON:
+    Expecting value" of a dataset; ``run results.json`` already said what a results file
+    is and what to do with it."""
+    path = tmp_path / "d.yaml"
+    path.write_text("name: d\ncases:\n  - id: a\n    assertions: []\n")
+    with pytest.raises(InputError) as raised:
+        load_result(path)
+    assert [str(p) for p in raised.value.problems] == [
+        f"{path}:1:1: not a result file (dataset file): run it with `signal-eval run`"
+    ]
