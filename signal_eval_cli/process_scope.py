@@ -21,13 +21,19 @@ How members are found (Linux; elsewhere :meth:`kill` finds nothing and returns 0
 - the tree is read from ``/proc/<pid>/task/<tid>/children``, a few small files, not a
   scan of all of ``/proc``; once killed, adopted processes are reaped here instead of
   lingering as zombies.
+
+A run killed outright (``kill -9``, the OOM killer) kills nothing: its marker names its
+owner (pid and start time, :func:`owner_tag`), and the next scenario command kills the
+marked processes whose owner is gone (:func:`kill_orphans_of_dead_runs`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Mapping
@@ -38,7 +44,10 @@ __all__ = [
     "ProcessScope",
     "become_subreaper",
     "kill_descendants",
+    "kill_orphans_of_dead_runs",
     "mark_children",
+    "owner_gone",
+    "owner_tag",
 ]
 
 SCOPE_ENV = "SIGNAL_EVAL_SCOPE"
@@ -66,6 +75,7 @@ class ProcessScope:
 
     def __init__(self) -> None:
         become_subreaper()
+        _kill_orphans_once()
         self.token = _token()
         self.roots: set[int] = set()
         self.seen: dict[int, int] = {}  # pid -> start time (clock ticks since boot)
@@ -108,8 +118,68 @@ class ProcessScope:
 
 def _token() -> str:
     """A marker no other run shares (``os.urandom``: importing ``secrets`` for it cost
-    every start 6 ms)."""
-    return os.urandom(8).hex()
+    every start 6 ms), after its owner (:func:`owner_tag`)."""
+    return f"{owner_tag()}.{os.urandom(8).hex()}"
+
+
+def owner_tag() -> str:
+    """This process as the owner of what it leaves behind (a marker, a workspace's
+    directory): ``p<pid>t<start time>n<pid namespace>``, so that neither a pid used again
+    nor one of another container sharing the directory is taken for it."""
+    pid = os.getpid()
+    return f"p{pid}t{_start_time(pid) or 0}n{_pid_namespace()}"
+
+
+_OWNER = re.compile(r"p(\d+)t(\d+)n(\d+)")
+
+
+def owner_gone(tag: str) -> bool:
+    """Whether the owner ``tag`` (see :func:`owner_tag`) names is gone; False where this
+    process cannot tell (not Linux; another pid namespace)."""
+    found = _OWNER.fullmatch(tag)
+    if found is None or _start_time(os.getpid()) is None:
+        return False
+    if int(found[3]) != _pid_namespace():
+        return False
+    return _start_time(int(found[1])) != int(found[2])
+
+
+def _pid_namespace() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+@functools.cache
+def _kill_orphans_once() -> int:
+    return kill_orphans_of_dead_runs()
+
+
+def kill_orphans_of_dead_runs() -> int:
+    """SIGKILL the marked processes whose run is gone without killing them (an agent
+    left sleeping by a ``kill -9`` of its run). Not those of the marker this process
+    inherited (a run started from inside a run: its own parents). Returns how many."""
+    prefix = f"{SCOPE_ENV}=".encode()
+    inherited = os.environ.get(SCOPE_ENV, "").encode()
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(_PROC):
+            if not entry.name.isdigit():
+                continue
+            try:
+                environ = (_PROC / entry.name / "environ").read_bytes()
+            except OSError:
+                continue
+            for variable in environ.split(b"\0") if prefix in environ else ():
+                token = variable[len(prefix) :] if variable.startswith(prefix) else b""
+                if (
+                    token
+                    and token != inherited
+                    and owner_gone(token.split(b".")[0].decode("ascii", "replace"))
+                ):
+                    found.append(int(entry.name))
+    return _kill_all(lambda: [pid for pid in found if _start_time(pid) is not None])
 
 
 def mark_children() -> None:

@@ -12,9 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import ps_lines, unique_sleep
+from processes import alive, ps_lines, unique_sleep
 
-from signal_eval_cli.process_scope import ProcessScope, become_subreaper
+from signal_eval_cli.process_scope import (
+    SCOPE_ENV,
+    ProcessScope,
+    become_subreaper,
+    kill_orphans_of_dead_runs,
+    owner_tag,
+)
 from signal_eval_cli.scenarios.goals import run_process
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="prctl and /proc are Linux")
@@ -67,3 +73,49 @@ def test_the_scope_finds_marked_processes_and_their_descendants(tmp_path: Path) 
     finally:
         leader.kill()
         leader.wait()
+
+
+def _dead_owner() -> str:
+    """The owner tag of a process that has exited."""
+    with subprocess.Popen(["true"]) as finished:
+        finished.wait()
+    return owner_tag().replace(f"p{os.getpid()}t", f"p{finished.pid}t", 1)
+
+
+def test_what_a_run_killed_outright_left_running_is_killed_by_the_next(tmp_path: Path) -> None:
+    """A ``kill -9`` of ``signal-eval scenario`` left its agent running for good: nothing
+    of the run lived to kill it. Its marker names its owner; the next run kills it."""
+    orphan = subprocess.Popen(
+        ["sleep", "60"], env={**os.environ, SCOPE_ENV: f"{_dead_owner()}.00ff"}
+    )
+    ours = subprocess.Popen(["sleep", "60"], env={**os.environ, SCOPE_ENV: f"{owner_tag()}.00"})
+    try:
+        assert kill_orphans_of_dead_runs() >= 1
+        assert not alive(orphan.pid)  # killed (and reaped: our child)
+        assert alive(ours.pid)  # a live run's processes are its own to end
+    finally:
+        for process in (orphan, ours):
+            process.kill()
+            process.wait()
+
+
+def test_a_workspace_a_run_killed_outright_left_is_removed_by_the_next(tmp_path: Path) -> None:
+    from signal_eval_cli.scenarios.overlay import can_overlay, mount_overlay
+    from signal_eval_cli.scenarios.workspace import remove_dead_runs_workspaces
+
+    dead = tmp_path / f"signal-eval-fix-{_dead_owner()}-ab12cd_3"
+    live = tmp_path / f"signal-eval-fix-{owner_tag()}-ab12cd_4"
+    untagged = tmp_path / "signal-eval-fix-ab12cd_5"  # a version before the tag: not known
+    fixture = tmp_path / "fixture"
+    for directory in (dead, live, untagged, fixture):
+        directory.mkdir()
+    (fixture / "kept.txt").write_text("the fixture")
+    layers = [dead / ".upper", dead / ".work", dead / "fixture"]
+    for layer in layers:
+        layer.mkdir()
+    mounted = can_overlay(fixture) and mount_overlay(fixture, *layers)
+    assert remove_dead_runs_workspaces(tmp_path) == [dead]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        p.name for p in (live, untagged, fixture)
+    )
+    assert (fixture / "kept.txt").read_text() == "the fixture", mounted

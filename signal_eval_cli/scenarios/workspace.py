@@ -23,6 +23,8 @@ applies is anything written, and a write that fails midway is rolled back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import os
 import re
 import shutil
@@ -38,6 +40,7 @@ from typing import Any
 
 from signal_eval_cli.errors import closest
 from signal_eval_cli.files import not_a_file
+from signal_eval_cli.process_scope import owner_gone, owner_tag
 from signal_eval_cli.scenarios.overlay import can_overlay, mount_overlay, unmount
 from signal_eval_cli.scenarios.patching import FilePatch, PatchError, apply_file_patch, parse_patch
 from signal_eval_cli.workpaths import (
@@ -456,7 +459,8 @@ def prepare_workspace(
     if not copy:
         return Workspace(fixture.resolve(), fixture, copied=False, strategy="in-place")
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", label)[:40]
-    temp_dir = Path(tempfile.mkdtemp(prefix=f"signal-eval-{safe}-"))
+    _remove_dead_runs_workspaces_once()
+    temp_dir = Path(tempfile.mkdtemp(prefix=f"signal-eval-{safe}-{owner_tag()}-"))
     try:
         destination = temp_dir / (fixture.resolve().name or "fixture")
         if overlay and can_overlay(fixture.resolve()):
@@ -474,6 +478,31 @@ def prepare_workspace(
         shutil.rmtree(temp_dir, ignore_errors=True)
         raise
     return Workspace(destination, fixture, copied=True, temp_dir=temp_dir)
+
+
+_WORKSPACE_OWNER = re.compile(r"signal-eval-.*-(p\d+t\d+n\d+)-[^-]+")
+
+
+@functools.cache
+def _remove_dead_runs_workspaces_once() -> None:
+    remove_dead_runs_workspaces(Path(tempfile.gettempdir()))
+
+
+def remove_dead_runs_workspaces(temp: Path) -> list[Path]:
+    """Remove the workspaces in ``temp`` whose run is gone without removing them (a
+    ``kill -9``): their directory names their owner (:func:`.owner_tag`). An overlay
+    still mounted is unmounted first; one that will not unmount is left. Returns them."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(temp):
+            found = _WORKSPACE_OWNER.fullmatch(entry.name)
+            if found is None or not owner_gone(found[1]) or not entry.is_dir(follow_symlinks=False):
+                continue
+            mounts = [Path(e.path) for e in os.scandir(entry.path) if os.path.ismount(e.path)]
+            if all(unmount(m) for m in mounts):
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(Path(entry.path))
+    return removed
 
 
 async def prepare_workspace_in_thread(fixture: Path, **options: Any) -> Workspace:
