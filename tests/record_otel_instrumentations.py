@@ -321,12 +321,16 @@ def record_pydantic_ai(out: Path, fault: str) -> None:
     print(f"wrote {out}")
 
 
-def record_logfire(out: Path, stream: bool, refused: bool = False) -> None:
+def record_logfire(
+    out: Path, stream: bool, refused: bool = False, agents: dict[str, Any] | None = None
+) -> None:
     """The OpenAI client tool loop under Pydantic Logfire's ``instrument_openai()`` (its own
     virtualenv: ``logfire[openai]``, which pins its own OpenTelemetry), streamed or not, or
-    its first call refused (HTTP 400); written as spans_to_otlp writes it, without the
-    attributes no importer reads (the tools' schemas, Logfire's JSON schema, code
-    locations), which make a file of three calls 60 KB."""
+    its first call refused (HTTP 400); with ``agents``, the Agents SDK's agents so built
+    (``agents_sdk_agents``'s options) under ``instrument_openai_agents()``. Written as
+    spans_to_otlp writes it, without the attributes no importer reads (the tools' schemas,
+    Logfire's JSON schema, code locations, the request copied again), which make a file of
+    three calls 60 KB."""
     import logfire
     from mock_servers import Fault
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -337,14 +341,27 @@ def record_logfire(out: Path, stream: bool, refused: bool = False) -> None:
     spans = InMemorySpanExporter()
     processor = SimpleSpanProcessor(spans)
     logfire.configure(send_to_logfire=False, console=False, additional_span_processors=[processor])
-    logfire.instrument_openai()
+    if agents is not None:
+        logfire.instrument_openai_agents()
+    else:
+        logfire.instrument_openai()
+
+    async def run(url: str) -> Any:
+        if agents is None:
+            return await _loop(url, stream)
+        from agents import Runner
+
+        question = "Hi" if agents.get("simple") else script.QUESTION
+        return await Runner.run(script.agents_sdk_agents(url, **agents), question)
+
     with MockLLMServer(responder=script.responder) as server, logfire.span("weather-agent"):
         if refused:
             server.fail_next(Fault.status_code(400, "bad request: context too long"))
         with contextlib.suppress(Exception):  # recorded as far as it got
-            asyncio.run(_loop(server.openai_base_url, stream))
+            asyncio.run(run(server.openai_base_url))
     unread = ("gen_ai.tool.definitions", "logfire.json_schema", "code.filepath", "code.lineno")
-    request = _without(spans_to_otlp(spans.get_finished_spans()), (*unread, "code.function"))
+    copies = ("code.function", "request_data", "model_config", "model_settings", "events")
+    request = _without(spans_to_otlp(spans.get_finished_spans()), (*unread, *copies))
     out.write_text(json.dumps(request))
     print(f"wrote {out}")
 
@@ -429,3 +446,9 @@ if __name__ == "__main__":
     record_logfire(FIXTURES / "otel_logfire_openai.json", stream=False)
     record_logfire(FIXTURES / "otel_logfire_openai_streamed.json", stream=True)
     record_logfire(FIXTURES / "otel_logfire_openai_model_error.json", stream=False, refused=True)
+    out = FIXTURES / "otel_logfire_agents.json"  # and openai-agents (0.24)
+    record_logfire(out, stream=False, agents={})
+    out = FIXTURES / "otel_logfire_agents_responses.json"  # on the SDK's Responses model
+    record_logfire(out, stream=False, agents={"responses": True})
+    out = FIXTURES / "otel_logfire_agents_output_guardrail_error.json"
+    record_logfire(out, stream=False, agents={"simple": True, "output_guarded": True})

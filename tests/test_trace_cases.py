@@ -128,9 +128,8 @@ def test_drafted_assertions_state_trajectory_arguments_status_and_output(name: s
         "output.contains",
     ]
     steps = case.assertions[0]["patterns"]
-    loop = name.startswith(
-        ("otel_openai", "otel_logfire")
-    )  # a client loop: no handoff; a raise is text
+    # a plain client loop: no handoff; a raise is text
+    loop = name.startswith(("otel_openai", "otel_logfire_openai"))
     one_agent = loop or name.startswith("otel_vercel_ai")  # the AI SDK's: no handoff either
     ends = {"to": "weather"} if name in NO_AGENTS else {"from": "triage", "to": "weather"}
     handoff = {"pattern": "agent:handoff", "payload": ends}

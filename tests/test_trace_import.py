@@ -45,6 +45,8 @@ SUPPORT = {
     "langgraph_tasks.jsonl": "langgraph-tasks",  # astream(stream_mode="tasks")
     # langgraph-swarm (0.1): two prebuilt react agents, triage's handoff tool a Command
     "langgraph_swarm_stream.jsonl": "langgraph-stream",
+    "otel_logfire_agents.json": "otlp",  # Logfire's instrument_openai_agents() (5.4)
+    "otel_logfire_agents_responses.json": "otlp",  # on the Responses model
 }
 SIMPLE = ["agents_simple.json", "langgraph_simple_events.jsonl"]
 
@@ -1094,7 +1096,7 @@ def test_a_model_call_the_provider_refused_is_a_provider_error(name: str) -> Non
     assert trace.by_id(failed.parent).name == "provider:start"  # type: ignore[union-attr]
     assert not list(trace.matching("provider:end")) and not list(trace.matching("tool:*"))
     assert trace.input == "What is the weather in Paris and Rome?"  # though no call said it
-    if name.startswith(("otel_openai", "otel_logfire")):  # a plain client loop: no agents
+    if name.startswith(("otel_openai", "otel_logfire_openai")):  # a client loop: no agents
         return
     agent = "weather" if "pydantic" in name else "triage"
     assert failed.agent == agent
@@ -1173,10 +1175,11 @@ def test_a_guardrail_tripwire_fails_the_agent_it_guards() -> None:
     assert not list(trace.matching("provider:*"))  # stopped before the model was called
 
 
-OUTPUT_GUARDED = [  # the SDK's export, its OTel bridge, OpenInference (SDK 0.24)
+OUTPUT_GUARDED = [  # the SDK's export, its OTel bridge, OpenInference, Logfire (SDK 0.24)
     "agents_output_guardrail_error.json",
     "otel_agents_bridge_output_guardrail_error.json",
     "otel_openinference_agents_output_guardrail_error.json",
+    "otel_logfire_agents_output_guardrail_error.json",
 ]
 
 

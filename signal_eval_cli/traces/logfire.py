@@ -1,4 +1,12 @@
-"""Pydantic Logfire's OpenAI instrumentation (``logfire.instrument_openai()``).
+"""Pydantic Logfire's instrumentations of the OpenAI client and of the Agents SDK.
+
+``logfire.instrument_openai_agents()`` writes each Agents SDK span's data (its export's
+``span_data``) as attributes of a span whose ``logfire.msg_template`` says what it is
+(``Agent run: {name!r}``, ``Chat completion with ...``, ``Function: {name}``,
+``Handoff: ...``), with no GenAI operation but on Responses calls: :func:`agents_operation`
+says which operation a span is and adds the GenAI attributes the OTLP importer reads.
+
+``logfire.instrument_openai()``:
 
 Its model-call spans carry the GenAI attributes the OTLP importer reads
 (``gen_ai.input.messages``, ``gen_ai.output.messages``, usage), but a streamed call is two
@@ -11,10 +19,62 @@ each streamed call was two, one of which answered nothing and counted no token.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-__all__ = ["fold_streamed_answers"]
+from signal_eval_cli.traces.openai_agents import error_text
+
+__all__ = ["agents_operation", "fold_streamed_answers"]
+
+_AGENT_SPANS = {  # the start of logfire.msg_template -> the span's GenAI operation
+    "Agent run: ": "invoke_agent",
+    "Chat completion with ": "chat",  # the SDK's generation span (Chat Completions)
+    "Responses API with ": "chat",
+    "Function: ": "execute_tool",
+    "Handoff: ": "handoff",
+}
+# operation -> [(a GenAI attribute, the span data's fields it is read from, in order)]
+_ADDED: dict[str, list[tuple[str, tuple[str, ...]]]] = {
+    "invoke_agent": [("gen_ai.agent.name", ("name",))],
+    "chat": [
+        ("gen_ai.input.messages", ("input", "raw_input")),
+        ("gen_ai.output.messages", ("output", "response")),
+    ],
+    "execute_tool": [
+        ("gen_ai.tool.name", ("name",)),
+        ("gen_ai.tool.call.arguments", ("input",)),
+        ("gen_ai.tool.call.result", ("output",)),
+    ],
+    "handoff": [
+        ("gen_ai.handoff.from_agent", ("from_agent",)),
+        ("gen_ai.handoff.to_agent", ("to_agent",)),
+    ],
+}
+
+
+def agents_operation(attributes: dict[str, Any], operation: Any) -> Any:
+    """The GenAI operation of a span ``logfire.instrument_openai_agents()`` wrote (else
+    ``operation`` as it was), its span data's fields added as GenAI attributes; the SDK's
+    span error (the ``error`` attribute, ``{message, data}`` as JSON) as ``error.type``, as
+    the SDK's export reads it. Another span of the SDK's (a ``turn``, a guardrail) is
+    marked as the framework's, so its failure (a tripwire) fails the agent it ran in."""
+    template = str(attributes.get("logfire.msg_template") or "")
+    kind = next((o for start, o in _AGENT_SPANS.items() if template.startswith(start)), None)
+    framework = "sdk_span_type" in attributes or template.startswith("Guardrail")
+    if kind is None and framework:
+        attributes.setdefault("gen_ai.operation.name", "unknown")
+    for key, fields in _ADDED.get(kind or "", []):
+        value = next((attributes[f] for f in fields if attributes.get(f) is not None), None)
+        if value is not None:
+            attributes.setdefault(key, value)
+    error = attributes.get("error")
+    if (kind is not None or framework) and isinstance(error, str) and error.startswith("{"):
+        try:
+            attributes.setdefault("error.type", error_text(json.loads(error), "error"))
+        except ValueError:
+            attributes.setdefault("error.type", error)
+    return kind or operation
 
 
 class Call(Protocol):

@@ -358,6 +358,9 @@ class _Span:
             self.attributes = dict(self.recorded)
             operation = traceloop.operation(self.attributes, operation)
             self.node = traceloop.node_run(self.attributes, operation)
+        elif "logfire.msg_template" in self.attributes:  # Pydantic Logfire's
+            self.attributes = dict(self.recorded)
+            operation = logfire.agents_operation(self.attributes, operation)
         elif operation is None and "ai.operationId" in self.attributes:
             self.attributes = dict(self.recorded)  # read as GenAI's, kept as written
             operation = vercel_ai.operation(self.attributes)  # the Vercel AI SDK's
