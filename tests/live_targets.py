@@ -33,6 +33,11 @@ def simple_agent() -> Any:
     return script.agents_sdk_agents(_url(), simple=True)
 
 
+def guarded_triage() -> Any:
+    """The triage agent whose input guardrail's tripwire always triggers."""
+    return script.agents_sdk_agents(_url(), guarded=True)
+
+
 def output_guarded_agent() -> Any:
     """The simple agent whose output guardrail's tripwire triggers on its answer."""
     return script.agents_sdk_agents(_url(), simple=True, output_guarded=True)

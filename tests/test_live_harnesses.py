@@ -129,6 +129,20 @@ def test_an_output_guardrails_tripwire_fails_the_case_as_its_import_reads(mock_u
     )
 
 
+def test_an_input_guardrails_tripwire_fails_the_case_as_its_import_reads(mock_url: str) -> None:
+    """Streamed (as the harness runs), the guardrail runs beside triage's first model
+    call: the call may answer (a transfer) before the tripwire, but no handoff happens."""
+    params = {"agent": "live_targets.py:guarded_triage"}
+    error, trace = live_failing("openai-agents", params, script.QUESTION)
+    assert type(error).__name__ == "InputGuardrailTripwireTriggered"
+    imported = import_trace(FIXTURES / "agents_guardrail_streamed_error.json")
+    expected = {**SUPPORT_FACTS, "calls": [], "handoffs": [], "tokens": (20, 5), "output": ""}
+    assert facts(imported) == expected
+    assert facts(trace) in (expected, {**expected, "tokens": (0, 0)})  # answered or cut
+    (failed,) = trace.matching("agent:error")
+    assert failed.payload == {"agent": "triage", "error": "Guardrail tripwire triggered"}
+
+
 def test_a_langgraph_node_that_raises_fails_with_its_error(mock_url: str) -> None:
     graph = {"graph": "live_targets.py:failing_graph"}
     error, trace = live_failing("langgraph", graph, {"question": "Hi"})
