@@ -37,6 +37,7 @@ from signal_eval_cli.case_index import INDEX_KEY, build_index, open_sealed, seal
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem, malformed, shorten, undecodable
 from signal_eval_cli.files import atomic_write_bytes, read_input, utf8
+from signal_eval_cli.journal import is_journal
 from signal_eval_cli.kinds import (
     RESULT_KINDS,
     DocumentKind,
@@ -197,6 +198,14 @@ def _load_result(path: str | Path, lean: bool) -> Result:
 def parse_result(name: str, raw: bytes, *, lean: bool = False) -> Result:
     """The saved result ``raw``, read from ``name`` (see :func:`load_result`): a file read
     once, a pipe's bytes included."""
+    if is_journal(raw):  # what a run writes as it goes: said, not "invalid JSON: Extra data"
+        results = name.removesuffix(".journal.jsonl") if name.endswith(".journal.jsonl") else ""
+        message = (
+            "a run's journal (the cases it has finished), not a results file: the run writes "
+            f"{results or 'its --output'} when it ends; one that was cut off is finished by "
+            "running it again with the same --output and --resume"
+        )
+        raise InputError([Problem(name, 1, 1, message)])
     sealed = open_sealed(raw) if lean else None
     data = sealed.head if sealed is not None else _parse(name, raw)
     kind, loaded = _type_for(name, data)

@@ -12,7 +12,9 @@ from signal_eval_cli.dataset import (
     dataset_document,
     dataset_from_document,
 )
-from signal_eval_cli.errors import InputError, ParamError, Problem
+from signal_eval_cli.errors import InputError, ParamError, Problem, undecodable
+from signal_eval_cli.files import read_input
+from signal_eval_cli.journal import is_journal, parse_journal
 from signal_eval_cli.kinds import (
     DOCUMENT_KINDS,
     DocumentKind,
@@ -20,7 +22,7 @@ from signal_eval_cli.kinds import (
     register_document_kind,
 )
 from signal_eval_cli.loading import Document, load_document
-from signal_eval_cli.signals import read_jsonl
+from signal_eval_cli.signals import signals_from_text
 
 __all__ = [
     "DocumentKind",
@@ -38,7 +40,6 @@ def check_result(doc: Document) -> None:
     (:func:`~.persistence.parse_result`): the same problems in the same words (a
     ``schemaVersion`` of another version), and a field an older version left out taken
     as they take it, not refused."""
-    from signal_eval_cli.files import read_input
     from signal_eval_cli.persistence import parse_result
 
     text = doc.source  # the fast path kept it; else read again (a rare file: not a pipe)
@@ -111,14 +112,32 @@ def load_checked_dataset(
     return check_dataset(dataset_document(path), params, provider, recording)
 
 
+def _jsonl_kind(path: str | Path) -> str:
+    """A ``.jsonl`` file: a run's journal (what ``merge`` and ``--resume`` read), else a
+    trace of signals; each checked as its readers check it (:class:`InputError`)."""
+    name = str(path)
+    try:
+        raw = read_input(path)
+    except OSError as exc:
+        raise InputError([Problem(name, 0, 0, f"cannot read: {exc.strerror}")]) from None
+    if is_journal(raw):
+        parse_journal(Path(path), raw)
+        return "journal"
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError([undecodable(name, exc, f"not UTF-8 text ({exc.reason})")]) from None
+    signals_from_text(text, name)
+    return "trace"
+
+
 def validate_path(path: str | Path) -> tuple[str, list[Problem]]:
     """``(kind, problems)`` for one file, of a kind in
     :data:`~signal_eval_cli.kinds.DOCUMENT_KINDS`; no problems means it is valid."""
     name = str(path)
     try:
         if name.endswith(".jsonl"):
-            read_jsonl(path)
-            return "trace", []
+            return _jsonl_kind(path), []
         doc = load_document(path)
         if not isinstance(doc.data, Mapping):
             return "unknown", [doc.problem((), "expected a mapping at the top level")]

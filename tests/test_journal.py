@@ -618,3 +618,28 @@ def test_a_journal_of_another_version_is_refused_showing_the_version_as_written(
     assert str(refused.value).endswith(
         f"journal version {shown} is not supported (this signal-eval reads the number 1)"
     )
+
+
+def test_a_journal_given_as_results_says_what_it_is_and_validates(tmp_path: Path) -> None:
+    """``compare base.json out.json.journal.jsonl`` (a run still going, or cut off) said
+    "not a result file: invalid JSON: Extra data", and ``validate`` read it as a trace:
+    one "not a signal" per case."""
+    from signal_eval_cli.persistence import load_result
+    from signal_eval_cli.validate import validate_path
+
+    path = tmp_path / "out.json.journal.jsonl"
+    journal = Journal.start(path, JournalHeader("dataset", "d", ["c1", "c2"], {}))
+    journal.record(("", "c1"), {"caseId": "c1", "passed": True})
+    journal.close()
+    with pytest.raises(InputError) as raised:
+        load_result(path)
+    assert [str(p) for p in raised.value.problems] == [
+        f"{path}:1:1: a run's journal (the cases it has finished), not a results file: the "
+        f"run writes {tmp_path / 'out.json'} when it ends; one that was cut off is finished "
+        "by running it again with the same --output and --resume"
+    ]
+    assert validate_path(path) == ("journal", [])
+    path.write_text('{"signalEvalJournal": 1}\n')
+    assert [p.message for p in validate_path(path)[1]] == [
+        "damaged journal header: no field 'kind'"
+    ]
