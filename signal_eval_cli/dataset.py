@@ -169,16 +169,22 @@ def _labels_as_written(doc: Document) -> None:
     cases = doc.data.get("cases")
     if not isinstance(cases, list):
         return
+    labels: list[tuple[Any, str | int, tuple[str | int, ...]]] = []  # holder, key, path
     for i, case in enumerate(cases):
         if not isinstance(case, dict):
             continue
         if "id" in case and not isinstance(case["id"], str):
-            case["id"] = doc.as_written(("cases", i, "id")) or case["id"]
+            labels.append((case, "id", ("cases", i, "id")))
         tags = case.get("tags")
         if isinstance(tags, list):
-            for j, tag in enumerate(tags):
-                if not isinstance(tag, str):
-                    tags[j] = doc.as_written(("cases", i, "tags", j)) or tag
+            labels.extend(
+                (tags, j, ("cases", i, "tags", j))
+                for j, tag in enumerate(tags)
+                if not isinstance(tag, str)
+            )
+    written = doc.as_written([path for _, _, path in labels])
+    for (holder, key, _), text in zip(labels, written, strict=True):
+        holder[key] = text or holder[key]
 
 
 def dataset_from_document(doc: Document) -> EvalDataset:

@@ -20,7 +20,8 @@ import yaml
 from signal_eval_cli.dataset import EvalCase, load_dataset
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.files import atomic_write_bytes, read_text_file
-from signal_eval_cli.loading import parse_yaml
+from signal_eval_cli.json_events import json_node
+from signal_eval_cli.loading import is_json, parse_document
 from signal_eval_cli.redaction import redact_text
 
 __all__ = ["append_cases"]
@@ -67,14 +68,14 @@ def _new_file(target: Path, data: dict[str, Any]) -> str:
 
 def _appended(name: str, text: str, cases: list[dict[str, Any]]) -> str:
     """``text`` with ``cases`` inserted at the end of its ``cases`` list, checked."""
-    old = parse_yaml(text, name).data
+    old = parse_document(text, name).data
     expected = {**old, "cases": [*old["cases"], *cases]}
     node = _cases_node(name, text)
     for at, snippet in _insertions(text, node, cases):
         snippet = redact_text(snippet)
         candidate = text[:at] + snippet + text[at:]
         try:
-            if parse_yaml(candidate, name).data == expected:
+            if parse_document(candidate, name).data == expected:
                 return candidate
         except InputError:
             continue
@@ -93,7 +94,8 @@ def _appended(name: str, text: str, cases: list[dict[str, Any]]) -> str:
 
 
 def _cases_node(name: str, text: str) -> yaml.SequenceNode:
-    root = yaml.compose(text, Loader=yaml.CSafeLoader)  # load_dataset bounded it already
+    # load_dataset bounded it already
+    root = json_node(text, name) if is_json(name) else yaml.compose(text, Loader=yaml.CSafeLoader)
     for key, value in root.value if isinstance(root, yaml.MappingNode) else []:
         if key.value == "cases" and isinstance(value, yaml.SequenceNode):
             return value

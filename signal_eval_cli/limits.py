@@ -81,7 +81,12 @@ def _parse_float(text: str) -> float:
     return value
 
 
-def loads_json(text: str, *, check_depth: bool = True) -> Any:
+def loads_json(
+    text: str,
+    *,
+    check_depth: bool = True,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
     """``json.loads`` that refuses NaN/Infinity, huge numbers and deep nesting with a
     :class:`JsonProblem` (1-based line and column) instead of an arbitrary exception.
 
@@ -89,11 +94,11 @@ def loads_json(text: str, *, check_depth: bool = True) -> Any:
     large result files, which only the parser's own recursion bound protects)."""
     try:
         try:
-            data = _decode(text, _int_parser())
+            data = _decode(text, _int_parser(), object_pairs_hook)
         except json.JSONDecodeError:
             raise
         except ValueError:  # json's own int may have refused one: say it our way
-            data = _decode(text, _parse_int)
+            data = _decode(text, _parse_int, object_pairs_hook)
     except json.JSONDecodeError as exc:
         raise JsonProblem(exc.lineno, exc.colno, f"invalid JSON: {exc.msg}") from None
     except RecursionError:
@@ -107,9 +112,17 @@ def loads_json(text: str, *, check_depth: bool = True) -> Any:
     return data
 
 
-def _decode(text: str, parse_int: Callable[[str], int] | None) -> Any:
+def _decode(
+    text: str,
+    parse_int: Callable[[str], int] | None,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
     return json.loads(
-        text, parse_constant=_no_constant, parse_int=parse_int, parse_float=_parse_float
+        text,
+        parse_constant=_no_constant,
+        parse_int=parse_int,
+        parse_float=_parse_float,
+        object_pairs_hook=object_pairs_hook,
     )
 
 

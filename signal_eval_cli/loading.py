@@ -7,7 +7,9 @@ user's language: "did you mean", "quote the pattern", YAML 1.1 booleans.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -16,12 +18,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import yaml
-from yaml.events import MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent
+from yaml.events import (
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 
 from signal_eval_cli.assertions.documents import document_problems, plugin_schema
 from signal_eval_cli.collector import gc_paused
 from signal_eval_cli.errors import InputError, Problem, closest, shorten, undecodable
 from signal_eval_cli.files import read_input
+from signal_eval_cli.json_events import json_events
 from signal_eval_cli.limits import (
     MAX_ALIAS_NODES,
     MAX_DEPTH,
@@ -45,7 +54,9 @@ __all__ = [
     "SCHEMA_DIR",
     "Document",
     "explain_error",
+    "is_json",
     "load_document",
+    "parse_document",
     "schema_problems",
     "schema_validator",
     "validate_document",
@@ -78,17 +89,29 @@ class Document:
     quick: QuickData | None = None
     located: set[JsonPath] = dataclass_field(default_factory=set)
     """The subtrees (a path's first two steps) whose locations the tables hold."""
+    syntax: str = "yaml"
+    """How ``source`` is read when locating: ``yaml``, or ``json`` (see :mod:`.json_events`)."""
 
-    def as_written(self, path: JsonPath) -> str | None:
-        """The text of the plain (unquoted) scalar at ``path``, as the file has it."""
-        if self.quick is not None and self.source is not None:
-            value: Any = self.data
-            for token in path:
-                value = value[token]
-            text = self.quick.as_written(value)
-            if text is not None:
-                return text
-        return self.at(path).text
+    def as_written(self, paths: list[JsonPath]) -> list[str | None]:
+        """The text of the plain (unquoted) scalar at each path, as the file has it (in
+        a JSON file: as JSON writes its value). What the parse did not keep is located,
+        all of it in one pass."""
+        known = [self._known_text(path) for path in paths]
+        self.locate(path for path, text in zip(paths, known, strict=True) if text is None)
+        return [
+            self.at(path).text if text is None else text
+            for path, text in zip(paths, known, strict=True)
+        ]
+
+    def _known_text(self, path: JsonPath) -> str | None:
+        if self.source is None:  # the tables hold every location
+            return None
+        value: Any = self.data
+        for token in path:
+            value = value[token]
+        if self.syntax == "json":
+            return None if isinstance(value, dict | list) else json.dumps(value)
+        return self.quick.as_written(value) if self.quick is not None else None
 
     def locate(self, paths: Iterable[JsonPath]) -> None:
         """Find the locations of everything under the first two steps of each path, in
@@ -99,7 +122,12 @@ class Document:
             return
         wanted = {path[:2] for path in paths} - self.located
         if wanted:
-            _locate(self.source, wanted, self.values, self.keys)
+            events: Callable[[], Any]
+            if self.syntax == "json":
+                events = json_events(self.source, self.path).__next__
+            else:
+                events = _Events(self.source).get_event
+            _locate(events, wanted, self.values, self.keys)
             self.located |= wanted
 
     def at(self, path: JsonPath, *, key: bool = False) -> Location:
@@ -126,16 +154,15 @@ class Document:
 
 
 def _locate(
-    text: str,
+    get: Callable[[], Any],
     wanted: set[JsonPath],
     values: dict[JsonPath, Location],
     keys: dict[JsonPath, Location],
 ) -> None:
     """Record into ``values`` and ``keys`` the locations of the top level and of the
-    subtrees at the two-step paths in ``wanted``, from libyaml's events (no nodes, no
-    table of the rest), and stop once every wanted path is passed. ``text`` parsed
-    cleanly on the fast path: no aliases, every key a string."""
-    get: Callable[[], Any] = _Events(text).get_event
+    subtrees at the two-step paths in ``wanted``, from the document's events (``get``
+    gives the next: no nodes, no table of the rest), and stop once every wanted path is
+    passed. The document parsed cleanly on a fast path: no aliases, every key a string."""
     get(), get()  # the stream and the document start
     left = set(wanted)
     # per open container: its path, whether it is inside a wanted subtree, and its
@@ -199,11 +226,8 @@ def load_document(path: str | Path) -> Document:
     del raw  # a large file's bytes need not stay beside its text and data
     if not text or text.isspace():  # (no stripped copy of a large text)
         raise InputError([Problem(name, 1, 1, "file is empty")])
-    if name.endswith(".json"):
-        try:
-            loads_json(text)
-        except JsonProblem as exc:
-            raise InputError([Problem(name, exc.line, exc.column, exc.message)]) from None
+    if is_json(name):
+        return _json_document(name, text)
     try:
         quick = quick_data(text)
     except Unsure:  # something to report, or rare enough to take the slow, located way
@@ -213,6 +237,90 @@ def load_document(path: str | Path) -> Document:
             [Problem(name, line, column, _duplicate(key)) for line, column, key in quick.duplicates]
         )
     return Document(name, quick.data, {}, {}, source=text, quick=quick)
+
+
+def is_json(name: str | Path) -> bool:
+    """Whether a file is read as JSON (its name says so), not as YAML."""
+    return str(name).lower().endswith(".json")
+
+
+def parse_document(text: str, name: str) -> Document:
+    """``text`` as :func:`load_document` reads the file ``name``: JSON, or located YAML."""
+    return _json_document(name, text) if is_json(name) else parse_yaml(text, name)
+
+
+def _json_document(name: str, text: str) -> Document:
+    """A ``.json`` file read as JSON, not as YAML 1.1 (see :mod:`.json_events`), with
+    the problems a YAML file would have: duplicate keys, and text JSON cannot hold."""
+    try:
+        data = loads_json(text, object_pairs_hook=_unique_keys)
+    except JsonProblem as exc:
+        raise InputError([Problem(name, exc.line, exc.column, exc.message)]) from None
+    except _DuplicateKey:
+        raise InputError(_json_duplicates(name, text)) from None
+    if _SURROGATE_ESCAPE.search(text):
+        problems = _lone_surrogates(name, text)
+        if problems:
+            raise InputError(problems)
+    return Document(name, data, {}, {}, source=text, syntax="json")
+
+
+class _DuplicateKey(Exception):
+    """A JSON object names a key twice (found again, with its place, by events)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        raise _DuplicateKey
+    return mapping
+
+
+def _json_duplicates(name: str, text: str) -> list[Problem]:
+    problems = []
+    # per open container: the keys it has (None: a list), and whether a key comes next
+    open_: list[list[Any]] = []
+    for event in json_events(text, name):
+        kind = type(event)
+        if kind is MappingEndEvent or kind is SequenceEndEvent:
+            open_.pop()
+            continue
+        if open_ and open_[-1][0] is not None:
+            keys, expects_key = open_[-1]
+            open_[-1][1] = not expects_key
+            if expects_key:  # JSON's keys are strings
+                key = cast(ScalarEvent, event).value
+                if key in keys:
+                    where = _event_location(event)
+                    problems.append(Problem(name, where.line, where.column, _duplicate(key)))
+                keys.add(key)
+                continue
+        if kind is MappingStartEvent:
+            open_.append([set(), True])
+        elif kind is SequenceStartEvent:
+            open_.append([None, False])
+    return problems
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogates(name: str, text: str) -> list[Problem]:
+    """Strings whose ``\\uD800``-``\\uDFFF`` escapes are no pair: valid JSON, but no
+    character, so no UTF-8 file (results, reports) could hold them."""
+    problems = []
+    for event in json_events(text, name):
+        if type(event) is ScalarEvent and event.style:
+            try:
+                event.value.encode("utf-8")
+            except UnicodeEncodeError:
+                where = _event_location(event)
+                message = (
+                    "a \\u escape of half a UTF-16 surrogate pair (\\ud800-\\udfff) with "
+                    "no other half: it is no character; write the character itself"
+                )
+                problems.append(Problem(name, where.line, where.column, message))
+    return problems
 
 
 class _PyEvents(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):

@@ -120,7 +120,7 @@ def _problems(
     checked = {key: value for key, value in data.items() if key != INDEX_KEY} | {"kind": kind}
     if schema_check("result", reading)(checked):
         return []
-    doc = Document(name, checked, {}, {}, source=raw.decode("utf-8-sig"))
+    doc = Document(name, checked, {}, {}, source=raw.decode("utf-8-sig"), syntax="json")
     return schema_problems(doc, "result", reading)
 
 
@@ -148,7 +148,7 @@ def journal_entry_problems(
     typed = definition_check("result", definition, reading)(result)
     if typed and not found:
         return []
-    doc = Document(name, entry, {}, {}, source=line.decode("utf-8"))
+    doc = Document(name, entry, {}, {}, source=line.decode("utf-8"), syntax="json")
     problems = doc.problems((path, f"damaged journal entry: {message}") for path, message in found)
     if not typed:
         checker = schema_validator("result", reading).evolve(

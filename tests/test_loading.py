@@ -62,6 +62,27 @@ def test_labels_are_taken_as_written() -> None:
     assert dataset.cases[0].tags == ["debugging", "null"]
 
 
+def test_labels_the_fast_path_cannot_tell_are_located_in_one_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``null`` and ``~`` both read as None, so the fast path keeps no text for None: each
+    such label is found in the file, all of them in one pass (a pass per label made a
+    large dataset quadratic)."""
+    import signal_eval_cli.loading as loading
+
+    passes = []
+    locate = loading._locate
+    monkeypatch.setattr(loading, "_locate", lambda *a: passes.append(1) or locate(*a))
+    cases = "".join(
+        f"  - id: c{i}\n    tags: [{'~' if i % 2 else 'null'}, {i}.50]\n    assertions: []\n"
+        for i in range(200)
+    )
+    path = write(tmp_path, f"name: x\ncases:\n{cases}")
+    dataset = load_dataset(path)
+    assert [c.tags for c in dataset.cases[:2]] == [["null", "0.50"], ["~", "1.50"]]
+    assert len(passes) == 1
+
+
 def test_misspelled_field_is_located_with_a_suggestion(tmp_path: Path) -> None:
     source = (DATASETS / "code-review.yaml").read_text(encoding="utf-8")
     lines = source.split("\n")

@@ -18,7 +18,8 @@ import yaml
 from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.files import atomic_write_bytes, read_text_file
-from signal_eval_cli.loading import parse_yaml
+from signal_eval_cli.json_events import json_node
+from signal_eval_cli.loading import is_json, parse_document
 from signal_eval_cli.scenarios.model import Scenario
 from signal_eval_cli.scenarios.runner import ScenarioResult, ScenarioRunResult
 
@@ -76,8 +77,8 @@ def update_run(scenarios: Sequence[Scenario], run: ScenarioRunResult) -> list[tu
 def rewrite_strings(path: Path, edits: Mapping[JsonPath, str]) -> None:
     """Replace the string values at ``edits``' paths in a JSON or YAML file, nothing else."""
     text, encoding = read_text_file(path)  # written back as it was: its mark, its codec
-    is_json = path.suffix == ".json"
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    json_file = is_json(path)
+    root = json_node(text, str(path)) if json_file else yaml.compose(text, Loader=yaml.SafeLoader)
     spans = []
     for json_path, value in edits.items():
         node = _find(root, json_path)
@@ -87,8 +88,8 @@ def rewrite_strings(path: Path, edits: Mapping[JsonPath, str]) -> None:
         span = text[start:end]
         # A block scalar's span runs on over its line breaks and blank lines: keep them.
         tail = span[len(span.rstrip()) :] if node.style in ("|", ">") else ""
-        candidates = [json.dumps(value, ensure_ascii=False)] if is_json else []
-        if not is_json:
+        candidates = [json.dumps(value, ensure_ascii=False)] if json_file else []
+        if not json_file:
             if node.style == "|" and tail:
                 indent = _indent_of(text, start, end, node.start_mark.column)
                 newline = "\r\n" if "\r\n" in tail else "\n"
@@ -102,7 +103,7 @@ def rewrite_strings(path: Path, edits: Mapping[JsonPath, str]) -> None:
     for start, end, json_path, value, candidates in spans:
         for literal in candidates:
             attempt = text[:start] + literal + text[end:]
-            if _value_at(attempt, json_path) == value:
+            if _value_at(attempt, str(path), json_path) == value:
                 text = attempt
                 break
         else:  # pragma: no cover - every candidate is checked; the JSON form always works
@@ -121,9 +122,9 @@ def _find(node: yaml.Node | None, json_path: JsonPath) -> yaml.Node | None:
     return node
 
 
-def _value_at(text: str, json_path: JsonPath) -> object:
+def _value_at(text: str, name: str, json_path: JsonPath) -> object:
     try:
-        data: object = parse_yaml(text).data
+        data: object = parse_document(text, name).data
     except InputError:
         return None
     for token in json_path:
