@@ -296,6 +296,34 @@ def test_update_expected_keeps_a_utf16_file_in_its_encoding(tmp_path: Path) -> N
     assert path.read_bytes().decode("utf-16-be") == '\ufeffa:\n  - d: "new" # é\n    e: 2\n'
 
 
+def test_a_report_over_an_agent_the_scenario_runs_is_refused(tmp_path: Path) -> None:
+    """``scenario s.yaml -o agent.py``, whose command agent is
+    ``{scenarioDir}/agent.py``, wrote the results over the user's agent script."""
+    (tmp_path / "fx").mkdir()
+    (tmp_path / "agent.py").write_text("print('editing')\n")
+    (tmp_path / "fixer.py").write_text("def create():\n    return lambda input, ctx: None\n")
+    (tmp_path / "s.yaml").write_text(
+        "id: s\nadapterId: python-pytest\ngoals: []\nfixture: {path: fx}\nagentTask: {instruction: 'WRITE|a.txt|a'}\n"
+        'agent: {command: ["{python}", "{scenarioDir}/agent.py", "{workspace}"]}\n'
+        "patternAssertions: [{type: file-exists, path: a.txt}]\n"
+    )
+    (tmp_path / "h.yaml").write_text(
+        (tmp_path / "s.yaml")
+        .read_text()
+        .replace("id: s", "id: h")
+        .replace(
+            'command: ["{python}", "{scenarioDir}/agent.py", "{workspace}"]',
+            "harness: fixer.py:create",
+        )
+    )
+    for scenario, agent in (("s.yaml", "agent.py"), ("h.yaml", "fixer.py")):
+        result = invoke("scenario", tmp_path / scenario, "-o", tmp_path / agent)
+        assert result.exit_code == 2, result.output
+        assert f"{tmp_path / agent}: is an input of this command" in result.output
+    assert (tmp_path / "agent.py").read_text() == "print('editing')\n"
+    assert not list(tmp_path.glob("*.journal.jsonl"))  # refused before anything ran
+
+
 # -- the shipped seed scenario through the CLI ---------------------------------------------------
 
 

@@ -17,6 +17,7 @@ goals), ``{python}`` and ``{scenarioDir}`` (the directory of the scenario file).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -33,7 +34,7 @@ from signal_eval_cli.scenarios.goals import KILL_GRACE_S, run_process
 from signal_eval_cli.scenarios.model import AgentSpec
 from signal_eval_cli.signals import Signal, as_signal
 
-__all__ = ["AGENT_OUTPUT_LIMIT", "AgentOutcome", "run_agent"]
+__all__ = ["AGENT_OUTPUT_LIMIT", "AgentOutcome", "agent_files", "run_agent"]
 
 AGENT_OUTPUT_LIMIT = 1_000_000
 """Bytes of a command agent's stdout (and of its stderr) kept for the trace."""
@@ -57,6 +58,25 @@ def _fill(text: str, workspace: Path, scenario_dir: Path) -> str:
         .replace("{python}", sys.executable)
         .replace("{scenarioDir}", str(scenario_dir))
     )
+
+
+def agent_files(spec: AgentSpec, scenario_dir: Path) -> list[Path]:
+    """The user's files an agent runs (which no report may be written over): a harness
+    agent's file (``agents/fixer.py:create``), and each argument of a command agent that
+    names an existing file outside the workspace (``{scenarioDir}/agent.py``)."""
+    named = [spec.harness.rpartition(":")[0]] if spec.harness else []
+    named += [
+        _fill(arg, Path(), scenario_dir)
+        for arg in spec.command
+        if "{workspace}" not in arg and "{fixture}" not in arg
+    ]
+    found = []
+    for name in filter(None, named):
+        path = Path(name) if Path(name).is_absolute() else scenario_dir / name
+        with contextlib.suppress(OSError):
+            if path.is_file():
+                found.append(path)
+    return found
 
 
 def _output_signals(stream: str, text: str) -> list[Signal]:
