@@ -8,7 +8,9 @@ tool calls, ``any``/``all``), cycled with fresh ids, written as YAML block style
 Timed, each as a child process (wall, CPU and peak RSS from ``wait4``):
 - ``signal-eval validate DATASET``;
 - ``signal-eval run DATASET --case case-0 --traces DIR`` (one case evaluated), with the
-  time spent in ``load_dataset`` reported by the child itself;
+  time spent in ``load_datasets`` (loading and checking) reported by the child itself;
+- ``signal-eval validate`` of the same cases written as JSON by ``json.dumps`` (printed
+  beside, not the figure: a script that generates 100,000 cases may write either);
 - the floor, in the same run: a child that only iterates libyaml's events over the file
   (``yaml.parse`` with the C parser), what any PyYAML-based reader pays.
 Last line: ``load_100k_s: <validate wall s>`` (target ≤ 5 s and ≤ 500 MB).
@@ -17,6 +19,7 @@ Last line: ``load_100k_s: <validate wall s>`` (target ≤ 5 s and ≤ 500 MB).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -40,16 +43,16 @@ for _ in yaml.parse(open(sys.argv[1], encoding="utf-8").read(), Loader=yaml.CSaf
 
 TIMED_RUN = """
 import sys, time
-import signal_eval_cli.run_config as config
+import signal_eval_cli.cli.run as command
 from signal_eval_cli.cli import main
-load = config.load_dataset
+load = command.load_datasets
 def timed(*args, **kwargs):
     started = time.perf_counter()
     try:
         return load(*args, **kwargs)
     finally:
         print(f"load_in_run_s {time.perf_counter() - started:.2f}", file=sys.stderr)
-config.load_dataset = timed  # what run_config.load_datasets calls for each path
+command.load_datasets = timed  # what `run` calls to load and check every dataset it names
 sys.argv = ["signal-eval", *sys.argv[1:]]
 main()
 """
@@ -66,17 +69,31 @@ def example_cases() -> list[str]:
     return texts
 
 
+# The example's reactive harness (its agents and cassette), as a user's dataset names it.
+AGENTS, CASSETTE = (ROOT / "datasets" / d / "code-review.yaml" for d in ("agents", "cassettes"))
+
+
 def write_dataset(path: Path, cases: int) -> None:
     texts = example_cases()
     with path.open("w", encoding="utf-8") as out:
-        # The example's reactive harness (its agents and cassette), as a user's dataset names it.
-        agents, cassette = (
-            ROOT / "datasets" / d / "code-review.yaml" for d in ("agents", "cassettes")
-        )
         out.write("name: load-bench\nharness:\n  factory: reactive\n")
-        out.write(f"  params: {{agents: '{agents}', cassette: '{cassette}'}}\ncases:\n")
+        out.write(f"  params: {{agents: '{AGENTS}', cassette: '{CASSETTE}'}}\ncases:\n")
         for i in range(cases):
             out.write(texts[i % len(texts)].replace("- id: ID\n", f"- id: case-{i}\n", 1))
+
+
+def write_json_dataset(path: Path, cases: int) -> None:
+    """The same dataset as JSON, as a script writes one (``json.dumps``, indented)."""
+    examples = [yaml.safe_load(text)[0] for text in example_cases()]
+    dataset = {
+        "name": "load-bench",
+        "harness": {
+            "factory": "reactive",
+            "params": {"agents": str(AGENTS), "cassette": str(CASSETTE)},
+        },
+        "cases": [{**examples[i % len(examples)], "id": f"case-{i}"} for i in range(cases)],
+    }
+    path.write_text(json.dumps(dataset, indent=2), encoding="utf-8")
 
 
 def measure(argv: list[str], cwd: Path) -> dict[str, Any]:
@@ -111,20 +128,25 @@ def main() -> int:
         print(f"dataset: {cases:,} cases, {size:.1f} MB; load {os.getloadavg()[0]:.2f}")
         floor = measure([sys.executable, "-c", FLOOR, str(dataset)], work)
         validate = measure([*CLI, "validate", str(dataset)], work)
+        as_json = work / "dataset.json"
+        write_json_dataset(as_json, cases)
+        validate_json = measure([*CLI, "validate", str(as_json)], work)
         run = measure(
             [sys.executable, "-c", TIMED_RUN, "run", str(dataset), "--case", "case-0",
              "--traces", str(traces), "-q", "--table", "none"],
             work,
         )  # fmt: skip
         assert validate["code"] == 0, validate["stderr"][-2000:]
+        assert validate_json["code"] == 0, validate_json["stderr"][-2000:]
         assert run["code"] in (0, 1), run["stderr"][-2000:]
         timed = [x.split()[1] for x in run["stderr"].splitlines() if x.startswith("load_in_run_s")]
         if not timed:
-            sys.exit("the run never called run_config.load_dataset: TIMED_RUN times the wrong call")
+            sys.exit("the run never called load_datasets: TIMED_RUN times the wrong call")
         in_run = timed[0]
         for name, m in (
             ("libyaml events (floor)", floor),
             ("validate", validate),
+            ("validate, as JSON", validate_json),
             ("run 1 case", run),
         ):
             print(
