@@ -320,6 +320,13 @@ def test_a_report_over_an_agent_the_scenario_runs_is_refused(tmp_path: Path) -> 
         result = invoke("scenario", tmp_path / scenario, "-o", tmp_path / agent)
         assert result.exit_code == 2, result.output
         assert f"{tmp_path / agent}: is an input of this command" in result.output
+    (tmp_path / "m.yaml").write_text(  # a matrix of agents over the scenario: alike
+        "name: m\nscenarios: [h.yaml]\nvariants:\n  - id: v\n    name: V\n"
+        '    agent: {command: ["{python}", "{scenarioDir}/agent.py"]}\n'
+    )
+    result = invoke("matrix", tmp_path / "m.yaml", "-o", tmp_path / "agent.py")
+    assert result.exit_code == 2, result.output
+    assert f"{tmp_path / 'agent.py'}: is an input of this command" in result.output
     assert (tmp_path / "agent.py").read_text() == "print('editing')\n"
     assert not list(tmp_path.glob("*.journal.jsonl"))  # refused before anything ran
 

@@ -49,6 +49,7 @@ from signal_eval_cli.matrix_files import MatrixFile
 from signal_eval_cli.process_scope import mark_children
 from signal_eval_cli.reports.console_matrix import print_matrix, variant_line
 from signal_eval_cli.run_config import files_read
+from signal_eval_cli.scenarios.agents import scenario_files
 from signal_eval_cli.scenarios.runner import ScenarioResult
 
 __all__ = ["matrix_command"]
@@ -95,6 +96,11 @@ def matrix_command(
             files_read(matrix.dataset, v.harness, v.params, v.base_dir) for v in matrix.variants
         ]
         check_outputs(*reports.values(), inputs=[file, *itertools.chain(*read)])
+    else:  # nor over a scenario, or an agent a variant runs
+        runs = [s for _, each in matrix.plans() for s in each]
+        check_outputs(
+            *reports.values(), inputs=[file, *(p for s in runs for p in scenario_files(s))]
+        )
     progress = Progress(None, quiet=quiet)  # its total once the journal is read
 
     def variant_done(variant: VariantResult) -> None:

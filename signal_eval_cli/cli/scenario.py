@@ -48,7 +48,7 @@ from signal_eval_cli.scenarios import (
     find_scenarios,
     update_run,
 )
-from signal_eval_cli.scenarios.agents import agent_files
+from signal_eval_cli.scenarios.agents import scenario_files
 from signal_eval_cli.workpaths import fixture_dir
 
 __all__ = ["scenario_command", "scenario_tables"]
@@ -122,7 +122,7 @@ def scenario_command(
         err.print("interrupted", style="yellow")
         raise typer.Exit(EXIT_INTERRUPTED) from None
     _refuse_reports_in_fixtures(reports, scenarios, root)
-    check_outputs(*reports.values(), inputs=[p for s in scenarios for p in _files_read(s)])
+    check_outputs(*reports.values(), inputs=[p for s in scenarios for p in scenario_files(s)])
     progress = Progress(None, quiet=quiet)  # its total once the journal is read
 
     def complete(result: ScenarioResult) -> None:
@@ -165,14 +165,6 @@ def scenario_command(
     if run.interrupted:
         raise typer.Exit(caught.exit_code)
     raise typer.Exit(EXIT_OK if all(s.passed for s in run.scenarios) else EXIT_FAILED)
-
-
-def _files_read(scenario: Scenario) -> list[Path]:
-    """The scenario's file and the agent files it runs: no report is written over them."""
-    if scenario.source is None:
-        return []
-    agent = agent_files(scenario.agent, scenario.source.parent) if scenario.agent else []
-    return [scenario.source, *agent]
 
 
 def _refuse_reports_in_fixtures(

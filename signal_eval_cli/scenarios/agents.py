@@ -31,10 +31,10 @@ from signal_eval_cli.harness.entrypoints import resolve_harness
 from signal_eval_cli.harness.protocol import HarnessContext, collect
 from signal_eval_cli.proxy.route import CaseRoute
 from signal_eval_cli.scenarios.goals import KILL_GRACE_S, run_process
-from signal_eval_cli.scenarios.model import AgentSpec
+from signal_eval_cli.scenarios.model import AgentSpec, Scenario
 from signal_eval_cli.signals import Signal, as_signal
 
-__all__ = ["AGENT_OUTPUT_LIMIT", "AgentOutcome", "agent_files", "run_agent"]
+__all__ = ["AGENT_OUTPUT_LIMIT", "AgentOutcome", "agent_files", "run_agent", "scenario_files"]
 
 AGENT_OUTPUT_LIMIT = 1_000_000
 """Bytes of a command agent's stdout (and of its stderr) kept for the trace."""
@@ -58,6 +58,15 @@ def _fill(text: str, workspace: Path, scenario_dir: Path) -> str:
         .replace("{python}", sys.executable)
         .replace("{scenarioDir}", str(scenario_dir))
     )
+
+
+def scenario_files(scenario: Scenario) -> list[Path]:
+    """The scenario's file and the agent files it runs: the user's files, which no report
+    of a run of it may be written over."""
+    if scenario.source is None:
+        return []
+    agent = agent_files(scenario.agent, scenario.source.parent) if scenario.agent else []
+    return [scenario.source, *agent]
 
 
 def agent_files(spec: AgentSpec, scenario_dir: Path) -> list[Path]:
