@@ -1326,3 +1326,15 @@ def test_a_signal_jsonl_trace_from_a_pipe_is_read_once(tmp_path: Path) -> None:
     finally:
         os.close(read)
     assert [s.name for s in signals] == ["harness:start"] and input == "hi"
+
+
+def test_a_timestamp_of_more_digits_than_an_int_reads_is_out_of_range() -> None:
+    """5,000 digits (past Python's 4,300 for ``int``) were "not an integer"."""
+    from signal_eval_cli.traces.otlp import _nanos
+    from signal_eval_cli.traces.source import TraceFormatError
+
+    for value in ("1" + "0" * 5000, "-" + "9" * 4400):
+        with pytest.raises(TraceFormatError, match="'endTimeUnixNano' is out of range: '"):
+            _nanos({"endTimeUnixNano": value}, "endTimeUnixNano", "b2")
+    with pytest.raises(TraceFormatError, match="is not an integer: 'soon'"):
+        _nanos({"endTimeUnixNano": "soon"}, "endTimeUnixNano", "b2")

@@ -230,10 +230,10 @@ def _nanos(span: Mapping[str, Any], key: str, span_id: str) -> float | None:
         return None
     try:
         nanos = int(value)
-    except (TypeError, ValueError):
-        raise TraceFormatError(
-            f"'{key}' is not an integer: {shorten(repr(value))}", span_id
-        ) from None
+    except (TypeError, ValueError, OverflowError):
+        digits = isinstance(value, str) and value.strip().lstrip("+-").isdigit()
+        what = "is out of range" if digits else "is not an integer"  # 5,000 digits, say
+        raise TraceFormatError(f"'{key}' {what}: {shorten(repr(value))}", span_id) from None
     if not 0 <= nanos <= LAST_NANOS:
         raise TraceFormatError(f"'{key}' is out of range: {shorten(repr(value))}", span_id)
     return nanos / 1e9
