@@ -293,7 +293,7 @@ def test_jsonl_reports_every_bad_line_with_line_and_column(tmp_path: Path) -> No
 
 def test_jsonl_binary_and_missing_files(tmp_path: Path) -> None:
     binary = tmp_path / "bin.jsonl"
-    binary.write_bytes(b"\xff\xfe\x00\x01")
+    binary.write_bytes(b"\xff\x00\xfe\x01")  # no byte order mark: \xff\xfe is UTF-16's
     with pytest.raises(InputError, match="not UTF-8"):
         read_jsonl(binary)
     with pytest.raises(InputError, match="cannot read"):
