@@ -1,7 +1,9 @@
 """The Ray executor on a real local Ray instance (ray.init(num_cpus=2)): the same results
 as the local executor (minus timings) for datasets, matrices and scenarios, and every case
 exactly once when an actor dies mid-run, through the library and through the CLI
-(--executor ray --ray-address).
+(--executor ray --ray-address): one run of the installed CLI in its own process joins the
+cluster end to end (check_cases); the other checks run the CLI in this process, which is
+already the cluster's driver (see :func:`cli`).
 
 One test function uses the cluster, on purpose: under pytest-xdist a second one could
 start a second Ray instance on the other worker (two clusters on two cores; ``xdist_group``
@@ -11,6 +13,7 @@ parts are the ``check_*`` functions below."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -19,14 +22,16 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from journal_helpers import load, scenario_essence, scenario_matrix_essence, without_timings
 from mock_servers import Call, MockLLMServer, Reply
+from typer.testing import CliRunner
 
+from signal_eval_cli.cli import app
 from signal_eval_cli.dataset import load_dataset
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.harness.entrypoints import resolve_harness
@@ -106,6 +111,27 @@ def cluster() -> Iterator[str]:
 
 def as_dicts(result: object) -> object:
     return without_timings(result.to_dict("all"))  # type: ignore[attr-defined]
+
+
+def cli(directory: Path, *args: str, env: Mapping[str, str] | None = None) -> tuple[int, str]:
+    """``signal-eval *args`` run in this process from ``directory``, with ``env`` added to
+    the environment: its exit code and output. The CLI's parsing and dispatch are the
+    installed command's; what is saved is the same. A run on Ray joins the cluster this
+    process drives (ray.init is already done), where a CLI process would import Ray and
+    register a new driver and job each time: seconds of CPU per run, and tens of seconds
+    on busy cores. An exception the CLI would have printed fails the check with its
+    traceback."""
+    saved = dict(os.environ)
+    os.environ.update(env or {})
+    try:
+        with contextlib.chdir(directory):
+            done = CliRunner().invoke(app, list(args))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        raise done.exception
+    return done.exit_code, done.output
 
 
 @pytest.mark.long
@@ -236,15 +262,12 @@ def write_scenarios(directory: Path, count: int) -> None:
 
 def check_scenarios(cluster: str, tmp_path: Path) -> None:
     write_scenarios(tmp_path, 4)
-    common = [str(CLI), "scenario", "--all", "--dir", "scenarios", "--root", "."]
+    common = ["scenario", "--all", "--dir", "scenarios", "--root", "."]
 
     def scenario(*args: str, upstream: str) -> list[str]:
-        env = {**os.environ, "OPENAI_BASE_URL": upstream, "OPENAI_API_KEY": "sk-test"}
-        done = subprocess.run(
-            [*common, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-        )
-        assert done.returncode == 1, done.stderr  # s1 fails, as intended
-        assert "Traceback" not in done.stderr
+        env = {"OPENAI_BASE_URL": upstream, "OPENAI_API_KEY": "sk-test"}
+        code, output = cli(tmp_path, *common, *args, env=env)
+        assert code == 1, output  # s1 fails, as intended
         log = tmp_path / "logs" / "goal-parents.log"
         parents = log.read_text().split()
         log.unlink()
@@ -389,17 +412,9 @@ def check_the_model_proxy_and_the_judge_are_served_on_the_actors(
     on_ray = ["--executor", "ray", "--ray-address", cluster, "--ray-actors", "2"]
 
     def run(*args: str, upstream: str) -> None:
-        env = {**os.environ, "OPENAI_BASE_URL": upstream, "OPENAI_API_KEY": "sk-test"}
-        done = subprocess.run(
-            [str(CLI), "run", "eval.yaml", "-q", "--concurrency", "2", *args],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 1, done.stderr  # the odd cases fail their judge
-        assert "Traceback" not in done.stderr
+        env = {"OPENAI_BASE_URL": upstream, "OPENAI_API_KEY": "sk-test"}
+        code, output = cli(tmp_path, "run", "eval.yaml", "-q", "--concurrency", "2", *args, env=env)
+        assert code == 1, output  # the odd cases fail their judge
 
     with MockLLMServer(answer) as mock:
         run("--record", "-o", "recorded.json", *on_ray, upstream=mock.openai_base_url)
@@ -470,15 +485,10 @@ def check_a_scenario_matrix(cluster: str, tmp_path: Path) -> None:
     )
 
     def matrix(*args: str) -> list[str]:
-        done = subprocess.run(
-            [str(CLI), "matrix", "m.yaml", "--repeat", "2", "--concurrency", "2", *args],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
+        code, output = cli(
+            tmp_path, "matrix", "m.yaml", "--repeat", "2", "--concurrency", "2", *args
         )
-        assert done.returncode == 0, done.stderr
-        assert "Traceback" not in done.stderr
+        assert code == 0, output
         parents = log.read_text().split()
         log.unlink()
         return parents
@@ -536,15 +546,8 @@ def check_recorded_traces(cluster: str, tmp_path: Path) -> None:
     (tmp_path / "eval.yaml").write_text(f"name: traced\ncases:\n{cases}")
 
     def run(*args: str) -> Any:
-        done = subprocess.run(
-            [str(CLI), "run", "eval.yaml", "--traces", "traces", "-q", *args],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 1, done.stderr  # some cases fail, as locally
-        assert "Traceback" not in done.stderr
+        code, output = cli(tmp_path, "run", "eval.yaml", "--traces", "traces", "-q", *args)
+        assert code == 1, output  # some cases fail, as locally
         return load(tmp_path / args[1])
 
     local = run("-o", "local.json")
@@ -590,14 +593,21 @@ def test_a_judge_that_cannot_travel_is_an_input_error_before_ray_starts(tmp_path
     assert not ray.is_initialized() and not (tmp_path / "calls.log").exists()
 
 
+def matrix(project: Path, upstream: str, *args: str) -> tuple[int, str]:
+    """test_matrix_proxy's run of ``pick.yaml`` (:func:`matrix_proxy.cli`), in this process."""
+    env = {"OPENAI_BASE_URL": upstream, "OPENAI_API_KEY": matrix_proxy.SECRET}
+    command = ["matrix", "pick.yaml", "-o", "out.json", "--signals", "all", *args]
+    return cli(project, *command, env=env)
+
+
 def check_a_matrix_serves_each_variants_proxy_on_the_actors(cluster: str, tmp_path: Path) -> None:
     """Record a matrix on Ray: each variant's calls go to its own cassette (the actors'
     copies of its proxy hand them back); replay on Ray and here, offline: the same."""
     matrix_proxy.matrix_file(tmp_path)
     on_ray = ["--executor", "ray", "--ray-address", cluster, "--ray-actors", "2"]
     with MockLLMServer(matrix_proxy.reply) as mock:
-        recorded = matrix_proxy.cli(tmp_path, mock.openai_base_url, "--record", *on_ray)
-        assert recorded.returncode == 0, recorded.stderr
+        code, output = matrix(tmp_path, mock.openai_base_url, "--record", *on_ray)
+        assert code == 0, output
         assert len(mock.calls) == 6
     for variant, prompt in (("terse", "Be terse"), ("wordy", "Be wordy")):
         calls = ProxyCassette(tmp_path / "cassettes" / f"pick.{variant}.proxy.yaml").load()
@@ -606,8 +616,8 @@ def check_a_matrix_serves_each_variants_proxy_on_the_actors(cluster: str, tmp_pa
     first = matrix_proxy.comparable(tmp_path)
     assert [c[1] for c in first["wordy"]] == [True, True, False]
     for args in (on_ray, []):
-        replayed = matrix_proxy.cli(tmp_path, matrix_proxy.DEAD, *args)
-        assert replayed.returncode == 0, replayed.stderr
+        code, output = matrix(tmp_path, matrix_proxy.DEAD, *args)
+        assert code == 0, output
         assert matrix_proxy.comparable(tmp_path) == first
 
 
@@ -621,14 +631,14 @@ def check_a_scenario_matrix_serves_each_agents_proxy_on_the_actors(
     matrix_proxy.scenario_matrix(tmp_path)
     on_ray = ["--executor", "ray", "--ray-address", cluster, "--ray-actors", "2"]
     with MockLLMServer(responder) as mock:
-        recorded = matrix_proxy.cli(tmp_path, mock.openai_base_url, "--record", *on_ray)
-        assert recorded.returncode == 0, recorded.stderr
+        code, output = matrix(tmp_path, mock.openai_base_url, "--record", *on_ray)
+        assert code == 0, output
         assert len(mock.calls) == 6
     for variant in ("greeting", "farewell"):
         calls = ProxyCassette(tmp_path / "cassettes" / f"pick.{variant}.proxy.yaml").load()
         assert sum(f"fix the {variant}" in json.dumps(i.body) for i in calls) == 2
     first = matrix_proxy.comparable(tmp_path)
     assert [c[1] for v in first.values() for c in v] == [True, True]
-    replayed = matrix_proxy.cli(tmp_path, matrix_proxy.DEAD, *on_ray)
-    assert replayed.returncode == 0, replayed.stderr
+    code, output = matrix(tmp_path, matrix_proxy.DEAD, *on_ray)
+    assert code == 0, output
     assert matrix_proxy.comparable(tmp_path) == first
