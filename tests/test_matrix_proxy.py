@@ -230,8 +230,8 @@ def scenario_matrix(project: Path, farewell: str = "fix the farewell") -> Path:
 
     scenario_file(project)
     agent = [sys.executable, str(AGENTS / "model_agent.py")]
-    variants = [
-        {"id": v, "name": v.title(), "agent": {"command": [*agent, task]}}
+    variants = [  # the SDK in a command agent is test_scenario_proxy's
+        {"id": v, "name": v.title(), "agent": {"command": [*agent, task, "--http"]}}
         for v, task in (("greeting", "fix the greeting"), ("farewell", farewell))
     ]
     path = project / "pick.yaml"

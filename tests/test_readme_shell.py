@@ -182,7 +182,7 @@ adapterId: python-pytest
 goals:
   - {goal: check, command: "{python}", args: ["-c", "import greet, sys; sys.exit(greet.greet('x') != 'hello x')"]}
 fixture: {path: fixtures/greet}
-agent: {command: ["{python}", "{scenarioDir}/../agents/model_agent.py", "fix the greeting"]}
+agent: {command: ["{python}", "{scenarioDir}/../agents/model_agent.py", "fix the greeting", "--http"]}
 """
 
 

@@ -46,8 +46,11 @@ def responder(call: Call) -> Reply:
     return Reply("goal ok", input_tokens=5, output_tokens=2)
 
 
-def scenario_file(tmp_path: Path, task: str = "fix the greeting") -> Path:
+def scenario_file(tmp_path: Path, task: str = "fix the greeting", *, sdk: bool = True) -> Path:
+    """The agent calls through the ``openai`` SDK, or (``sdk=False``) the same requests in
+    plain HTTP, where the SDK is not what is tested (model_agent.py's ``--http``)."""
     agent = {"command": ["{python}", str(AGENTS / "model_agent.py"), task]}
+    agent["command"] += [] if sdk else ["--http"]
     goals = [
         {"goal": "check", "command": "{python}", "args": ["-c", CHECK]},
         {"goal": "ask", "command": "sh", "args": ["-c", CURL]},
@@ -133,9 +136,9 @@ def test_a_command_agent_is_recorded_then_replayed_offline(
 def test_a_request_the_cassette_lacks_fails_the_scenario_saying_what_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    record(scenario_file(tmp_path), tmp_path, monkeypatch)
+    record(scenario_file(tmp_path, sdk=False), tmp_path, monkeypatch)
     before = (tmp_path / "cassettes" / "scenario.proxy.yaml").read_bytes()
-    path = scenario_file(tmp_path, task="fix the farewell")
+    path = scenario_file(tmp_path, task="fix the farewell", sdk=False)
     result, scenario = run(path, tmp_path, "--replay")
     assert result.exit_code == 1, result.output
     assert scenario["error"].startswith("model proxy: no recorded answer for case 'model-fix'")
@@ -163,7 +166,7 @@ def test_replay_from_a_directory_outside_the_repo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The installed CLI, run elsewhere with a scenario file path, replays offline."""
-    path = scenario_file(tmp_path)
+    path = scenario_file(tmp_path, sdk=False)
     _, recorded, _ = record(path, tmp_path, monkeypatch)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
