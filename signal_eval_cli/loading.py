@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import yaml
 from yaml.events import (
@@ -89,7 +89,7 @@ class Document:
     quick: QuickData | None = None
     located: set[JsonPath] = dataclass_field(default_factory=set)
     """The subtrees (a path's first two steps) whose locations the tables hold."""
-    syntax: str = "yaml"
+    syntax: Literal["yaml", "json"] = "yaml"
     """How ``source`` is read when locating: ``yaml``, or ``json`` (see :mod:`.json_events`)."""
 
     def as_written(self, paths: list[JsonPath]) -> list[str | None]:
@@ -109,8 +109,8 @@ class Document:
         value: Any = self.data
         for token in path:
             value = value[token]
-        if self.syntax == "json":
-            return None if isinstance(value, dict | list) else json.dumps(value)
+        if self.syntax == "json":  # a string is quoted: it has no plain text
+            return None if isinstance(value, dict | list | str) else json.dumps(value)
         return self.quick.as_written(value) if self.quick is not None else None
 
     def locate(self, paths: Iterable[JsonPath]) -> None:

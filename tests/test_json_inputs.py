@@ -165,3 +165,11 @@ def test_labels_in_a_json_file_are_their_json_text(tmp_path: Path) -> None:
     )
     (case,) = load_dataset(path).cases
     assert (case.id, case.tags) == ("7", ["null", "1e-05", "true"])
+
+
+def test_only_a_json_value_that_is_no_string_has_a_plain_text(tmp_path: Path) -> None:
+    path = tmp_path / "d.json"
+    path.write_text('{"a": ["x", 7, null, 1.50]}')
+    assert load_document(path).as_written([("a", 0), ("a", 1), ("a", 2), ("a", 3)]) == [
+        None, "7", "null", "1.5"
+    ]  # fmt: skip
