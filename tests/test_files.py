@@ -134,22 +134,35 @@ def test_a_report_path_that_is_an_input_is_refused_before_anything_runs(
     assert (tmp_path / "in.yaml").read_text() == "name: in.yaml\n"
 
 
+class _Said(list[str]):
+    """A stderr that keeps every write: the reader thread writes while the test polls,
+    and capsys's snapshot (read, then truncate) drops a write landing between the two."""
+
+    def write(self, text: str) -> int:
+        self.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
 def test_a_named_pipe_with_no_writer_is_waited_for_aloud_then_read_once(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """'signal-eval import p' on a named pipe nothing wrote to sat in open() for ever, in
     silence; now it says what it waits for, and reads what the writer sends."""
     monkeypatch.setattr(files, "PIPE_NOTICE_AFTER_S", 0.0)
+    said = _Said()
+    monkeypatch.setattr(sys, "stderr", said)
     fifo = tmp_path / "trace.jsonl"
     os.mkfifo(fifo)
     got: list[bytes] = []
     reader = threading.Thread(target=lambda: got.append(read_input(fifo)), daemon=True)
     reader.start()
-    said = ""
     deadline = time.monotonic() + 30
-    while "waiting for a writer" not in said and time.monotonic() < deadline:
-        said += capsys.readouterr().err
-    assert said.startswith(f"{fifo}: waiting for a writer"), said
+    while not said and reader.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert "".join(said).startswith(f"{fifo}: waiting for a writer"), (said, got)
     with open(fifo, "wb") as writer:  # the reader holds the pipe open: no wait here
         writer.write(b'{"name": "a"}\n')
     reader.join(30)
