@@ -11,12 +11,19 @@ import yaml
 
 from signal_eval_cli.assertions.registry import uses_judge
 from signal_eval_cli.collector import gc_paused
-from signal_eval_cli.errors import InputError
+from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.files import atomic_write_text
 from signal_eval_cli.kinds import document_kind
 from signal_eval_cli.loading import Document, load_document, validate_document
 
-__all__ = ["NO_CASES", "EvalCase", "EvalDataset", "HarnessSpec", "load_dataset", "save_dataset"]
+__all__ = [
+    "NO_CASES",
+    "EvalCase",
+    "EvalDataset",
+    "HarnessSpec",
+    "load_dataset",
+    "save_dataset",
+]
 
 NO_CASES = "the dataset has no cases: nothing to run"
 """Why ``run`` and ``matrix`` refuse a dataset with no cases (a run of nothing must not go
@@ -111,6 +118,9 @@ class EvalDataset:
     proxy: dict[str, Any] = field(default_factory=dict)
     """The ``proxy:`` section: ``cassette``, ``perCase``, ``match``, ``timing``."""
     path: Path | None = None
+    notices: list[Problem] = field(default_factory=list, compare=False, repr=False)
+    """What a user should hear about the file that is no error (:func:`_unchecked_notice`),
+    said once per file by each command that reads it."""
 
     def assertions_for(self, case: EvalCase) -> list[dict[str, Any]]:
         """Default assertions first, then the case's own."""
@@ -200,6 +210,8 @@ def _dataset_from_document(doc: Document) -> EvalDataset:
     problems = validate_document(doc, "dataset")
     seen: dict[str, int] = {}
     found: list[tuple[tuple[str | int, ...], str]] = []
+    defaults = bool(doc.data.get("defaultAssertions")) if not problems else True
+    unchecked: list[int] = []
     for i, case in enumerate(doc.data.get("cases", []) if not problems else []):
         if case["id"] in seen:
             found.append(
@@ -209,7 +221,9 @@ def _dataset_from_document(doc: Document) -> EvalDataset:
                 )
             )
         seen.setdefault(case["id"], i)
-        if "assertions" not in case and not doc.data.get("defaultAssertions"):
+        if defaults or case.get("assertions"):
+            continue
+        if "assertions" not in case:
             found.append(
                 (
                     ("cases", i),
@@ -217,10 +231,31 @@ def _dataset_from_document(doc: Document) -> EvalDataset:
                     "'defaultAssertions': nothing would be checked",
                 )
             )
+        elif not case.get("skip"):
+            unchecked.append(i)
     problems.extend(doc.problems(found))  # located in one pass
     if problems:
         raise InputError(problems)
-    return EvalDataset.from_data(doc.data, Path(doc.path))
+    dataset = EvalDataset.from_data(doc.data, Path(doc.path))
+    if unchecked:
+        first = doc.data["cases"][unchecked[0]]["id"]
+        message = _unchecked_notice(len(unchecked), len(dataset.cases), first)
+        dataset.notices.append(doc.problem(("cases", unchecked[0]), message))
+    return dataset
+
+
+def _unchecked_notice(count: int, total: int, first: str) -> str:
+    """Why a case written ``assertions: []`` (and no ``defaultAssertions``) is worth a
+    warning: it passes whatever its harness answered, a silent pass, yet it is valid (the
+    reference passes it too) and a smoke test of the harness itself. What it still checks
+    is said, so that no one mistakes it for more."""
+    which = f"case '{first}'" if count == 1 else f"{count} of {total} cases (the first '{first}')"
+    verb, subject = ("has", "it") if count == 1 else ("have", "they")
+    return (
+        f"warning: {which} {verb} 'assertions: []' and the dataset no 'defaultAssertions': "
+        f"{subject} pass whatever the harness answers, checking only that it returns signals "
+        "without raising or timing out (with --traces: that the trace reads)"
+    )
 
 
 def load_dataset(path: str | Path) -> EvalDataset:

@@ -11,6 +11,7 @@ signal-eval (and asyncio, 25 ms) in the hooks that need them.
 from __future__ import annotations
 
 import glob
+import warnings
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -22,12 +23,23 @@ if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
     from signal_eval_cli.dataset import EvalCase, EvalDataset
+    from signal_eval_cli.errors import Problem
     from signal_eval_cli.results import CaseResult, DatasetResult
 
-__all__ = ["DatasetCase", "DatasetFile", "SignalEval"]
+__all__ = ["DatasetCase", "DatasetFile", "SignalEval", "SignalEvalWarning"]
 
 DETAIL_LIMIT = 2000
 """An expected or actual value longer than this (in JSON) is cut in a failure's text."""
+
+
+class SignalEvalWarning(UserWarning):
+    """A dataset that is valid but worth a second look (cases that check nothing), in
+    pytest's warnings summary at its line; ``-W error::signal_eval_cli.pytest_plugin.
+    SignalEvalWarning`` (or ``filterwarnings``) fails its collection instead."""
+
+    def __init__(self, notice: Problem) -> None:
+        super().__init__(notice.message.removeprefix("warning: "))
+        self.problem = notice
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -114,6 +126,10 @@ class DatasetFile(pytest.File):
 
         doc = dataset_document(self.path)  # also where each case starts, for a skip's location
         self.dataset = runnable_dataset(doc)  # none: refused as `run` refuses it, not 0 tests
+        for notice in self.dataset.notices:
+            warnings.warn_explicit(
+                SignalEvalWarning(notice), SignalEvalWarning, notice.file, notice.line
+            )
         selected = select_cases(self.dataset, RunOptions())
         indexes = {c.id: i for i, c in enumerate(self.dataset.cases)}
         doc.locate([("cases", indexes[c.id]) for c in selected])
@@ -220,17 +236,21 @@ def _shown(value: Any) -> str:
 
 
 def _input_error(config: pytest.Config, excinfo: pytest.ExceptionInfo[BaseException]) -> str:
-    """An :class:`~signal_eval_cli.errors.InputError` as the CLI prints it (each problem
-    at file:line:col, the file relative to where pytest was started), no traceback; ``""``
-    for any other exception."""
+    """An :class:`~signal_eval_cli.errors.InputError` (or a :class:`SignalEvalWarning`
+    made an error) as the CLI prints it (each problem at file:line:col, the file relative
+    to where pytest was started), no traceback; ``""`` for any other exception."""
     from signal_eval_cli.errors import InputError
 
-    if not isinstance(excinfo.value, InputError):
+    error = excinfo.value
+    if isinstance(error, SignalEvalWarning):
+        problems = [error.problem]
+    elif isinstance(error, InputError):
+        problems = error.problems
+    else:
         return ""
     here = config.invocation_params.dir
     return "\n".join(
-        str(replace(p, file=_relative(p.file, here)) if p.file else p)
-        for p in excinfo.value.problems
+        str(replace(p, file=_relative(p.file, here)) if p.file else p) for p in problems
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -131,9 +131,13 @@ def _jsonl_kind(path: str | Path) -> str:
     return "trace"
 
 
-def validate_path(path: str | Path) -> tuple[str, list[Problem]]:
+def validate_path(
+    path: str | Path, note: Callable[[Problem], None] | None = None
+) -> tuple[str, list[Problem]]:
     """``(kind, problems)`` for one file, of a kind in
-    :data:`~signal_eval_cli.kinds.DOCUMENT_KINDS`; no problems means it is valid."""
+    :data:`~signal_eval_cli.kinds.DOCUMENT_KINDS`; no problems means it is valid. What
+    a valid dataset's reader should still hear (:attr:`~.dataset.EvalDataset.notices`,
+    of a matrix's dataset too) goes to ``note``."""
     name = str(path)
     try:
         if name.endswith(".jsonl"):
@@ -144,6 +148,10 @@ def validate_path(path: str | Path) -> tuple[str, list[Problem]]:
         kind = document_kind(doc.data)
         if kind is not None:
             checked = kind.checker()(doc)
+            dataset = getattr(checked, "dataset", checked)
+            if note is not None and isinstance(dataset, EvalDataset):
+                for notice in dataset.notices:
+                    note(notice)
             if isinstance(checked, EvalDataset) and checked.harness is None:  # `run` says it
                 return f"{kind.name}; it names no harness: run it with --harness or --traces", []
             return kind.name, []

@@ -259,6 +259,35 @@ def test_a_dataset_with_no_cases_fails_its_collection_as_run_refuses_it(
     )
 
 
+def test_a_case_that_checks_nothing_passes_with_a_warning_that_w_error_refuses(
+    evals: pytest.Pytester,
+) -> None:
+    """``assertions: []`` and no ``defaultAssertions``: the case passes, as ``run`` passes
+    it, and pytest's warnings summary says so at its line; ``-W error::…`` refuses it at
+    file:line:col, with no traceback (the skipped ``later`` is no such case: it runs not)."""
+    bare = DATASET.replace(
+        "    assertions:\n      - type: tool.called\n        name: search\n", "    assertions: []\n"
+    )
+    evals.makefile(".yaml", **{"evals/bare": bare})
+    result = run(evals, "--signal-eval", "evals/bare.yaml")
+    result.assert_outcomes(passed=1, failed=1, skipped=1, warnings=1)
+    result.stdout.fnmatch_lines(
+        ["*evals/bare.yaml:4: SignalEvalWarning: case 'good' has 'assertions: []' and *"]
+    )
+    refused = run(
+        evals,
+        "--signal-eval",
+        "evals/bare.yaml",
+        "-W",
+        "error::signal_eval_cli.pytest_plugin.SignalEvalWarning",
+    )
+    assert refused.ret == pytest.ExitCode.INTERRUPTED
+    refused.stdout.fnmatch_lines(
+        ["*ERROR collecting evals/bare.yaml*", "evals/bare.yaml:4:5: warning: case 'good' has *"]
+    )
+    assert "Traceback" not in refused.stdout.str()
+
+
 def test_a_harness_that_cannot_be_loaded_fails_every_case_with_its_message(
     evals: pytest.Pytester,
 ) -> None:

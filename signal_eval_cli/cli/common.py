@@ -51,8 +51,14 @@ def print_problems(error: InputError) -> None:
     cause = error.__cause__ or error.__context__
     if cause is not None:
         LOG.debug("caused by:", exc_info=cause)
-    for problem in error.problems:
-        typer.echo(str(problem), err=True)
+    print_notices(error.problems)
+
+
+def print_notices(notices: Iterable[Problem]) -> None:
+    """What an input that is valid should still tell its reader (a warning at
+    ``file:line:col``), one unwrapped line each on stderr."""
+    for notice in notices:
+        typer.echo(str(notice), err=True)
 
 
 def fail_input(error: InputError) -> NoReturn:

@@ -27,6 +27,7 @@ from signal_eval_cli.cli.common import (
     err,
     fail_input,
     out,
+    print_notices,
     signals_policy,
 )
 from signal_eval_cli.cli.executors import ExecutorOpt, RayActorsOpt, RayAddressOpt
@@ -92,6 +93,7 @@ def matrix_command(
     except InputError as exc:
         fail_input(exc)
     if isinstance(matrix, MatrixFile):  # no report over a file a variant reads
+        print_notices(matrix.dataset.notices)
         read = [
             files_read(matrix.dataset, v.harness, v.params, v.base_dir) for v in matrix.variants
         ]

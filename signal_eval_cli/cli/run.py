@@ -23,6 +23,7 @@ from signal_eval_cli.cli.common import (
     out,
     parse_params,
     positive_ms,
+    print_notices,
     signals_policy,
     table_choice,
 )
@@ -156,6 +157,7 @@ def run_command(
         fail_input(exc)
     for dataset, each in zip(datasets, paths, strict=True):  # no report over what it reads
         if dataset is not None:
+            print_notices(dataset.notices)
             read = files_read(dataset, harness, params, Path.cwd())
             if traces is not None:  # a file of the traces' folder is a trace it reads
                 read += [p for p in each.values() if p and p.parent.resolve() == traces.resolve()]

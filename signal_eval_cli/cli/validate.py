@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from signal_eval_cli.cli.command import VerboseOpt
-from signal_eval_cli.cli.common import EXIT_INPUT, EXIT_OK, out, print_problems
+from signal_eval_cli.cli.common import EXIT_INPUT, EXIT_OK, out, print_notices, print_problems
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.validate import validate_path
 
@@ -27,7 +27,7 @@ def validate_command(
     """Validate files against their schemas; print every problem; exit 0 or 2."""
     invalid = 0
     for path in files:
-        kind, problems = validate_path(path)
+        kind, problems = validate_path(path, note=lambda notice: print_notices([notice]))
         if problems:
             invalid += 1
             print_problems(InputError(problems))
