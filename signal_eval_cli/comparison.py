@@ -294,22 +294,28 @@ class Comparison:
     options: CompareOptions = field(default_factory=CompareOptions)
     removed_passing: list[str] = field(default_factory=list)
     """Removed cases that passed in the baseline (not saved: the file keeps ``removedCases``)."""
+    new_failing: list[str] = field(default_factory=list)
+    """New cases that failed in the candidate (not saved: the file keeps ``newCases``)."""
 
     kind: ClassVar[str] = "comparison"
 
     @property
     def notes(self) -> list[str]:
-        """Things a reviewer should see that do not block the merge."""
-        n = len(self.removed_passing)
-        if not n:
-            return []
-        shown = ", ".join(self.removed_passing[:5]) + (f" and {n - 5} more" if n > 5 else "")
-        plural = "s" if n != 1 else ""
-        verb = "were" if n != 1 else "was"
-        return [
-            f"{n} baseline case{plural} missing from the candidate "
-            f"({verb} passing in the baseline): {shown}"
-        ]
+        """Things a reviewer should see that do not block the merge: passing cases the
+        candidate no longer has, and new cases that fail (no baseline to regress from)."""
+        notes = []
+        if self.removed_passing:
+            notes.append(
+                _counted(self.removed_passing, "baseline case", "missing from the candidate")
+                + f" ({_was(self.removed_passing)} passing in the baseline): "
+                + _listed(self.removed_passing)
+            )
+        if self.new_failing:
+            notes.append(
+                _counted(self.new_failing, "new case", "failing in the candidate")
+                + f" (not in the baseline, so no regression): {_listed(self.new_failing)}"
+            )
+        return notes
 
     @property
     def name(self) -> str:
@@ -353,3 +359,15 @@ class Comparison:
             summary=ComparisonSummary.from_dict(data["summary"]),
             options=CompareOptions.from_dict(data.get("options", {})),
         )
+
+
+def _counted(ids: list[str], noun: str, what: str) -> str:
+    return f"{len(ids)} {noun}{'s' if len(ids) != 1 else ''} {what}"
+
+
+def _was(ids: list[str]) -> str:
+    return "was" if len(ids) == 1 else "were"
+
+
+def _listed(ids: list[str], most: int = 5) -> str:
+    return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")

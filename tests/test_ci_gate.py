@@ -174,13 +174,21 @@ def test_results_that_cannot_be_gated_exit_2(
     assert message in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_removed_passing_cases_are_mentioned_but_do_not_block(tmp_path: Path) -> None:
+def test_removed_passing_and_new_failing_cases_are_mentioned_but_do_not_block(
+    tmp_path: Path,
+) -> None:
+    """A passing case the candidate dropped, and a new case that fails, would otherwise
+    go by as plain "removed" and "new" rows under a green gate."""
     base = dataset(case("a"), case("b"), case("c"), case("d"), case("e", False))
     save_result(base, tmp_path / "base.json")
-    save_result(dataset(case("a")), tmp_path / "cand.json")
+    save_result(dataset(case("a"), case("n1", False), case("n2")), tmp_path / "cand.json")
     proc = cli("compare", "base.json", "cand.json", "--fail-on-regression", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "3 baseline cases missing from the candidate" in proc.stdout
+    assert "note: 1 new case failing in the candidate (not in the baseline" in proc.stdout
+    rows = {line.split("│")[2].strip(): line for line in proc.stdout.splitlines() if "│" in line}
+    assert "fails in the candidate" in rows["n1"] and "fails" not in rows["n2"]
+    assert "passed in the baseline" in rows["b"] and "passed" not in rows["e"]
 
 
 @pytest.mark.parametrize(

@@ -391,6 +391,17 @@ def test_removed_passing_cases_are_listed_and_noted_but_do_not_block() -> None:
     assert compare(base, base).notes == []
 
 
+def test_new_failing_cases_are_noted_but_do_not_block() -> None:
+    base = dataset(case("a"))
+    cand = dataset(case("a"), case("n1", False), case("n2"), case("n3", skipped=True))
+    result = compare(base, cand)
+    assert result.new_cases == ["n1", "n2", "n3"] and result.new_failing == ["n1"]
+    assert result.notes == [
+        "1 new case failing in the candidate (not in the baseline, so no regression): n1"
+    ]
+    assert not result.summary.should_block
+
+
 @pytest.mark.parametrize("side", ["baseline", "candidate"])
 def test_duplicate_case_ids_are_refused_naming_the_id(side: str) -> None:
     clean = dataset(case("a"), case("b"))

@@ -34,9 +34,11 @@ cases that ran on *both* sides (present in both, skipped in neither), so a case
 that is skipped, new or removed cannot make the candidate look cheaper or faster.
 Percentages (``*_pct``) are percent, e.g. ``12.5`` for +12.5 %.
 
-Baseline cases missing from the candidate are listed in ``removed_cases``; those
-that passed in the baseline are counted in :attr:`Comparison.notes` (printed by the
-CLI) but do not block.
+Baseline cases missing from the candidate are listed in ``removed_cases``, candidate
+cases the baseline lacks in ``new_cases``; the removed ones that passed in the baseline
+and the new ones that fail in the candidate are named in :attr:`Comparison.notes`
+(printed by the CLI and every report) but do not block: a new case has no baseline to
+regress from, and ``run``'s exit code already reports its failure.
 
 The model it builds (:class:`Comparison`…) is :mod:`signal_eval_cli.comparison`; the
 statistics are :mod:`signal_eval_cli.stats`.
@@ -133,6 +135,7 @@ def compare(
     improvements: list[Improvement] = []
     unchanged: list[str] = []
     new_cases: list[str] = []
+    new_failing: list[str] = []
     skipped: list[str] = []
     both_ran = 0  # cases that ran on both sides: the latency and cost deltas are over them
     base_latency = cand_latency = base_cost = cand_cost = 0.0
@@ -144,6 +147,8 @@ def compare(
         base = base_by_id.get(cand.case_id)
         if base is None:
             new_cases.append(cand.case_id)
+            if not (cand.passed or cand.skipped):
+                new_failing.append(cand.case_id)
             continue
         if base.skipped or cand.skipped:
             skipped.append(cand.case_id)
@@ -198,6 +203,7 @@ def compare(
         summary=_summarize(base_summary, cand_summary, common, regressions, improvements, opts),
         options=opts,
         removed_passing=[c.case_id for c in removed if c.passed and not c.skipped],
+        new_failing=new_failing,
     )
 
 

@@ -127,9 +127,13 @@ def comparison_table(result: Comparison) -> Table:
         table.add_row(*_change_row(change))
     if len(changes) > MAX_ROWS:
         table.add_row("", f"… {len(changes) - MAX_ROWS} more", "", "")
-    for label, ids in (("new", result.new_cases), ("removed", result.removed_cases)):
+    sides = (
+        ("new", result.new_cases, set(result.new_failing), "fails in the candidate"),
+        ("removed", result.removed_cases, set(result.removed_passing), "passed in the baseline"),
+    )
+    for label, ids, noted, note in sides:
         for case_id in ids[:MAX_ROWS]:
-            table.add_row(Text(label, style="blue"), case_id, "", "")
+            table.add_row(Text(label, style="blue"), case_id, "", note if case_id in noted else "")
     return table
 
 
