@@ -24,6 +24,7 @@ __all__ = [
     "OUT_OF_RANGE",
     "JsonProblem",
     "loads_json",
+    "no_finite_number",
     "too_deep_at",
 ]
 
@@ -32,6 +33,22 @@ MAX_ALIAS_NODES = 100_000  # values YAML aliases may add when expanded (the "bil
 MAX_INT_DIGITS = 4300  # Python's own bound on int <-> str conversion
 OUT_OF_RANGE = f"out of range (a number is at most ±{sys.float_info.max:.1e})"
 """Why ``1e400`` is no number, in JSON or YAML: a float of it is infinite."""
+
+_WORDS_FOR_NONE = ("inf", "infinity", "nan")
+
+
+def no_finite_number(text: str) -> str:
+    """Why ``text``, which reads as a float that is not finite, is no number a file can
+    hold, whichever way it is spelled: a word for none (YAML's ``.inf``, ``-.Inf``,
+    ``.NaN``; ``inf`` or ``Infinity``, which YAML 1.1 reads as text), or a number past
+    the largest a float holds (``1e400``, ``1.0e+400``, ``.5e+400``): out of range.
+    The one rule YAML's loader and its hint for a number read as text share."""
+    if text.strip().lstrip("+-").removeprefix(".").lower() in _WORDS_FOR_NONE:
+        return (
+            f"{text} is not a finite number: JSON and the schemas have none "
+            "(for no bound, leave the bound out)"
+        )
+    return f"{text} is {OUT_OF_RANGE}"
 
 
 class JsonProblem(EvalError, ValueError):
@@ -77,7 +94,7 @@ def _parse_int(digits: str) -> int:
 def _parse_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"{text} is {OUT_OF_RANGE}")
+        raise ValueError(no_finite_number(text))
     return value
 
 

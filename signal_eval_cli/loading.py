@@ -35,9 +35,9 @@ from signal_eval_cli.limits import (
     MAX_ALIAS_NODES,
     MAX_DEPTH,
     MAX_INT_DIGITS,
-    OUT_OF_RANGE,
     JsonProblem,
     loads_json,
+    no_finite_number,
 )
 from signal_eval_cli.quick_yaml import QuickData, Unsure, quick_data
 from signal_eval_cli.schema_check import (
@@ -413,13 +413,7 @@ class _BoundedLoader(
         value = self.construct_yaml_float(node)
         if math.isfinite(value):
             return value
-        if "." in str(node.value).lstrip("+-")[:1]:  # .inf, .nan: written so
-            message = (
-                f"{node.value} is not a finite number: JSON and the schemas have none "
-                "(for no bound, leave the bound out)"
-            )
-        else:  # 1.0e+400: a finite number past the largest a float holds
-            message = f"{node.value} is {OUT_OF_RANGE}"
+        message = no_finite_number(str(node.value))
         raise _BoundError(None, None, message, node.start_mark)
 
     def construct_checked_timestamp(self, node: yaml.ScalarNode) -> object:
@@ -735,9 +729,7 @@ def _number_hint(text: str, wanted: list[Any]) -> str:
         value = float(text)
     except ValueError:
         return ""
-    if text.strip().lstrip("+-").lower() in ("inf", "infinity", "nan"):
-        return f" — {text} is not a finite number: JSON and the schemas have none"
-    return f" — {text} is {OUT_OF_RANGE}" if not math.isfinite(value) else ""
+    return f" — {no_finite_number(text)}" if not math.isfinite(value) else ""
 
 
 def _field(path: JsonPath) -> str:

@@ -380,12 +380,19 @@ def test_a_yaml11_exponent_read_as_text_gets_a_hint(
     assert f"YAML reads unquoted {written} as text: write {number}" in found
 
 
+NO_NUMBER = (
+    "not a finite number: JSON and the schemas have none (for no bound, leave the bound out)"
+)
+
+
 @pytest.mark.parametrize(
     ("written", "hint"),
     [
         ("1e400", "1e400 is out of range (a number is at most ±1.8e+308)"),
         ("-1E99999", "-1E99999 is out of range (a number is at most ±1.8e+308)"),
-        ("inf", "inf is not a finite number: JSON and the schemas have none"),
+        ("inf", f"inf is {NO_NUMBER}"),
+        ("-Infinity", f"-Infinity is {NO_NUMBER}"),
+        ("-.5E+400", "-.5E+400 is out of range (a number is at most ±1.8e+308)"),  # text: signed
     ],
 )
 def test_a_number_no_float_holds_says_so(tmp_path: Path, written: str, hint: str) -> None:
@@ -395,11 +402,26 @@ def test_a_number_no_float_holds_says_so(tmp_path: Path, written: str, hint: str
     assert problems(path) == [f"{path}:7:16: 'value': expected a number, got a string — {hint}"]
 
 
-def test_a_yaml_float_past_the_largest_is_out_of_range_not_invalid(tmp_path: Path) -> None:
-    path = write(tmp_path, MINIMAL.format(type="metric.cost.max", field="value", value="1.0e+400"))
-    assert problems(path) == [
-        f"{path}:7:16: 1.0e+400 is out of range (a number is at most ±1.8e+308)"
-    ]
+@pytest.mark.parametrize(
+    ("written", "says"),
+    [
+        ("1.0e+400", "out of range (a number is at most ±1.8e+308)"),
+        # a leading dot made it "not a finite number … leave the bound out", as .inf is
+        (".5e+400", "out of range (a number is at most ±1.8e+308)"),
+        ("-1.5E+400", "out of range (a number is at most ±1.8e+308)"),
+        ("1_000.0e+400", "out of range (a number is at most ±1.8e+308)"),
+        (".inf", NO_NUMBER),
+        ("-.Inf", NO_NUMBER),
+        (".NaN", NO_NUMBER),
+    ],
+)
+def test_a_yaml_float_that_is_not_finite_says_why_whatever_its_spelling(
+    tmp_path: Path, written: str, says: str
+) -> None:
+    """The YAML loader and the hint for a number read as text share one rule
+    (:func:`~signal_eval_cli.limits.no_finite_number`): a word for none, else too large."""
+    path = write(tmp_path, MINIMAL.format(type="metric.cost.max", field="value", value=written))
+    assert problems(path) == [f"{path}:7:16: {written} is {says}"]
 
 
 def test_a_yaml11_exponent_where_a_whole_number_is_wanted_is_hinted_as_one(
