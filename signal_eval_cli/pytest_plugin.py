@@ -2,8 +2,9 @@
 ``signal_eval`` fixture runs a dataset inside a test of your own.
 
 Registered by installing signal-eval (entry point ``pytest11``), it does nothing until
-asked: only the datasets named by ``--signal-eval PATH`` or the ``signal_eval_datasets``
-ini option are collected, never YAML files at large. pytest imports this module in every
+asked: only the datasets named by ``--signal-eval PATH``, the ``signal_eval_datasets``
+ini option or a YAML or JSON file's path among pytest's arguments are collected, never
+YAML files at large (not those in a folder given). pytest imports this module in every
 session of every user, so it imports only pytest and cheap standard modules at its top;
 signal-eval (and asyncio, 25 ms) in the hooks that need them.
 """
@@ -11,6 +12,7 @@ signal-eval (and asyncio, 25 ms) in the hooks that need them.
 from __future__ import annotations
 
 import glob
+import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import replace
@@ -68,12 +70,34 @@ def pytest_configure(config: pytest.Config) -> None:
     that case."""
     given = [_given(config, p) for p in config.getoption("signal_eval")]
     listed = _listed(config)
-    config.stash[_DATASETS] = {p.resolve() for p in [*given, *listed]}
     named = {Path(config.invocation_params.dir, a.split("::")[0]).resolve() for a in config.args}
+    config.stash[_DATASETS] = {p.resolve() for p in [*given, *listed, *_named_datasets(named)]}
     named_any = config.args_source == pytest.Config.ArgsSource.ARGS
     if named_any or config.invocation_params.dir != config.rootpath:
         listed = []
     config.args.extend(str(p) for p in [*given, *listed] if p.resolve() not in named)
+
+
+_CASES_KEY = re.compile(r"""^["']?cases["']?[ \t]*:|"cases"\s*:""", re.MULTILINE)
+"""A dataset's ``cases:`` key: at the start of a line in YAML, quoted in JSON."""
+
+
+def _named_datasets(named: set[Path]) -> list[Path]:
+    """The datasets named on the command line (``pytest evals/x.yaml``, with or without
+    ``::case``): naming one asks for its cases as --signal-eval does, where pytest alone
+    said "not found". Only a YAML or JSON file with a ``cases`` key: another plugin's YAML
+    tests (Tavern's ``test_x.tavern.yaml``) stay its own; and a folder given is walked as
+    pytest walks it, its YAML left alone."""
+    found = []
+    for path in named:
+        if path.suffix.lower() in (".yaml", ".yml", ".json") and path.is_file():
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue  # pytest says it is not found, as it would
+            if _CASES_KEY.search(text):
+                found.append(path)
+    return found
 
 
 def _given(config: pytest.Config, path: str) -> Path:

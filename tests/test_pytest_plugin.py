@@ -203,6 +203,21 @@ def test_nothing_is_collected_unless_asked(evals: pytest.Pytester) -> None:
     result = run(evals)
     result.assert_outcomes()
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert run(evals, "evals").ret == pytest.ExitCode.NO_TESTS_COLLECTED  # a folder: walked
+
+
+def test_a_dataset_named_as_pytest_s_argument_is_collected_without_configuration(
+    evals: pytest.Pytester,
+) -> None:
+    """``pytest evals/x.yaml`` said "ERROR: not found" unless an ini file listed it."""
+    run(evals, "evals/x.yaml").assert_outcomes(passed=1, failed=1, skipped=1)
+    run(evals, "evals/x.yaml::bad").assert_outcomes(failed=1)
+    result = run(evals, "stray.yaml")  # named, so collected: refused as `run` refuses it
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*stray.yaml:*no cases*"])
+    evals.makefile(".yaml", **{"test_x.tavern": "test_name: t\nstages: []\n"})
+    result = run(evals, "test_x.tavern.yaml")  # another plugin's YAML: not ours to collect
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
 
 
 def test_the_ini_option_collects_its_globs_without_a_command_line_option(
