@@ -315,12 +315,41 @@ def _lone_surrogates(name: str, text: str) -> list[Problem]:
                 event.value.encode("utf-8")
             except UnicodeEncodeError:
                 where = _event_location(event)
-                message = (
-                    "a \\u escape of half a UTF-16 surrogate pair (\\ud800-\\udfff) with "
-                    "no other half: it is no character; write the character itself"
-                )
-                problems.append(Problem(name, where.line, where.column, message))
+                problems.append(Problem(name, where.line, where.column, _HALF_PAIR))
     return problems
+
+
+_HALF_PAIR = (
+    "a \\u escape of half a UTF-16 surrogate pair (\\ud800-\\udfff) with no other half: "
+    "it is no character; write the character itself"
+)
+"""Why JSON's ``"\\ud83d"`` alone, or YAML's, is refused."""
+
+_UNICODE_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))")
+
+
+def _escape_problem(source: str, column: int) -> tuple[int, str] | None:
+    """libyaml's "found invalid Unicode character escape code" (at the digits of the
+    escape in ``source``, its line), said as what the escape is, at its backslash: half
+    a surrogate pair, a pair written as two escapes (which JSON joins and YAML does not),
+    or a code past the last character. ``None`` when no such escape stands there."""
+    start = column - 3  # the backslash, before "u" and the digits' first column
+    escape = _UNICODE_ESCAPE.match(source, max(start, 0))
+    if start < 0 or escape is None:
+        return None
+    code = int(escape[1] or escape[2], 16)
+    if code > 0x10FFFF:
+        return start + 1, f"{escape[0]} is past the last Unicode character (\\U0010FFFF)"
+    after = _UNICODE_ESCAPE.match(source, escape.end())
+    low = int(after[1] or after[2], 16) if after else 0
+    if 0xD800 <= code <= 0xDBFF and 0xDC00 <= low <= 0xDFFF and after:
+        joined = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+        return start + 1, (
+            f"{escape[0]}{after[0]} is a UTF-16 surrogate pair, which YAML reads as two "
+            "halves of a character, each none (JSON joins them; YAML does not): write the "
+            f"character itself, or \\U{joined:08X}"
+        )
+    return start + 1, _HALF_PAIR
 
 
 class _PyEvents(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
@@ -540,6 +569,9 @@ def _yaml_problem(name: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
     message = f"invalid YAML: {exc.problem or exc.context}"
     lines = text.split("\n")
     source = lines[line - 1] if 0 < line <= len(lines) else ""
+    escape = _escape_problem(source, column) if "escape code" in message else None
+    if escape is not None:
+        return Problem(name, line, escape[0], escape[1])
     star = source.rfind("*", 0, column)
     if star >= 0 and ("alias" in message or star >= column - 3):
         while star > 0 and source[star - 1] == "*":

@@ -99,6 +99,36 @@ def test_malformed_values_are_located_input_errors(
     assert where in done.stderr
 
 
+HALF_PAIR = "a \\u escape of half a UTF-16 surrogate pair (\\ud800-\\udfff) with no other half"
+
+
+@pytest.mark.parametrize(
+    ("scalar", "where", "says"),
+    [
+        (r'"ab\uD800cd"', "3:15", HALF_PAIR),
+        (r'"ab\udc00"', "3:15", HALF_PAIR),
+        (r'"ab\U0000D800"', "3:15", HALF_PAIR),
+        (r'"ßé\uD83D"', "3:15", HALF_PAIR),  # columns in characters, not bytes
+        ('"first line\n      then \\uDFFF"', "4:12", HALF_PAIR),  # a scalar over two lines
+        (r'{k: "x\uD83D\uDE00"}', "3:18", r"\uD83D\uDE00 is a UTF-16 surrogate pair"),
+        (r'"\U00110000"', "3:13", r"\U00110000 is past the last Unicode character"),
+    ],
+)
+def test_a_unicode_escape_yaml_refuses_says_what_it_is_at_its_backslash(
+    scalar: str, where: str, says: str
+) -> None:
+    """libyaml said only "found invalid Unicode character escape code" (JSON's reader says
+    half a pair); a pair written as two escapes, which JSON joins, gets the one escape
+    YAML reads."""
+    text = f"cases:\n  - id: a\n    input: {scalar}\n"
+    with pytest.raises(InputError) as caught:
+        parse_yaml(text, "x.yaml")
+    (problem,) = caught.value.problems
+    assert str(problem).startswith(f"x.yaml:{where}: {says}"), problem
+    if "pair is" in says:
+        assert str(problem).endswith("write the character itself, or \\U0001F600")
+
+
 @pytest.mark.parametrize("bound", [".inf", "-.Inf", ".NaN"])
 def test_a_non_finite_bound_is_refused_saying_how_to_write_no_bound(bound: str) -> None:
     """``.inf`` is no bound a dataset can hold: JSON, the schemas (and the TypeScript
