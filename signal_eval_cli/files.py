@@ -33,6 +33,7 @@ __all__ = [
     "read_input_text",
     "read_text_file",
     "replace_file",
+    "replace_files",
     "utf8",
     "without_lone_surrogates",
 ]
@@ -103,25 +104,90 @@ def replace_file(path: str | Path, data: bytes) -> None:
     """Put ``data`` at ``path`` whole or not at all: a temp file beside it, fsynced, then
     renamed over it. Whatever ``path`` is (a symlink, a named pipe) is replaced, never
     written through; its folders are made."""
-    target = Path(os.path.abspath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    replace_files({Path(path): data})
+
+
+def replace_files(contents: Mapping[Path, bytes]) -> None:
+    """:func:`replace_file` for several files, all or none: each is written whole beside
+    its place first, and only once every one is written are they renamed into place (a
+    file replaced kept under a second name until the last rename). A failure (a
+    read-only folder, a full disk, Ctrl-C) undoes what this call did: its temp files go,
+    the files it replaced come back, those it put where none was and the folders it made
+    are removed. The :class:`OSError` names the user's file, not a temp file."""
+    targets = [Path(os.path.abspath(p)) for p in contents]
+    folders = dict.fromkeys(f for t in targets for f in (t.parent, *t.parent.parents))
+    made = [f for f in folders if not f.exists()]
+    staged: list[tuple[str, Path]] = []
+    done: list[tuple[Path, bool, str | None]] = []  # renamed into place; existed; kept as
+    try:
+        for given, target in zip(contents, targets, strict=True):
+            Path(given).parent.mkdir(parents=True, exist_ok=True)  # an error names it as given
+            staged.append((_stage(given, target, contents[given]), target))
+        for i, (tmp, target) in enumerate(staged, 1):
+            existed = os.path.lexists(target)
+            later = i < len(staged)  # a rename after this one may fail: keep the old file
+            old = _kept(target, tmp) if existed and later else None
+            try:
+                os.replace(tmp, target)
+            except BaseException:
+                if old is not None:
+                    os.unlink(old)
+                raise
+            done.append((target, existed, old))
+    except BaseException:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        for target, existed, old in reversed(done):
+            with contextlib.suppress(OSError):
+                if old is not None:
+                    os.replace(old, target)
+                elif not existed:
+                    target.unlink()
+        for folder in sorted(made, key=lambda f: len(f.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # empty, as we made it; else someone else's now: kept
+        raise
+    for _, _, old in done:
+        if old is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(old)
+
+
+def _kept(target: Path, tmp: str) -> str | None:
+    """A second name for ``target`` (a hard link, of a symlink itself) while it is
+    replaced, to put back should a later file fail; ``None`` where no link can be made.
+    Named as a temp file, so that a killed writer's is removed by the next write."""
+    old = f"{tmp.removesuffix('.tmp')}.old.tmp"
+    try:
+        os.link(target, old, follow_symlinks=False)
+    except OSError:
+        return None
+    return old
+
+
+def _stage(given: str | Path, target: Path, data: bytes) -> str:
+    """``data`` in a temp file beside ``target``, fsynced, with the mode ``target`` has
+    (or would get); its path. An error names ``given``, the file asked for."""
     _remove_stale_temps(target)
     try:
         fd, tmp = tempfile.mkstemp(
             prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent
         )
     except OSError as exc:  # name the file the user asked for, not our temp file
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise OSError(exc.errno, exc.strerror, str(given)) from None
     try:
         os.chmod(tmp, _mode_for(target))  # mkstemp makes 0600; give what open() would
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, target)
+    except OSError as exc:  # a full disk: the file asked for could not be written
+        Path(tmp).unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(given)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return tmp
 
 
 def _remove_stale_temps(target: Path) -> None:

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.files import replace_file
+from signal_eval_cli.files import replace_files
 
 __all__ = ["DATASET", "STARTER", "init_project"]
 
@@ -158,11 +158,10 @@ def init_project(directory: str | Path = ".", force: bool = False) -> list[Path]
         ]
     if problems:
         raise InputError(problems)
-    for target, text in zip(targets, STARTER.values(), strict=True):
-        try:  # a file further up (notes.txt/proj), no permission: said, not a traceback
-            target.parent.mkdir(parents=True, exist_ok=True)
-            replace_file(target, text.encode())
-        except OSError as exc:
-            where = exc.filename or target
-            raise InputError([Problem(str(where), 0, 0, exc.strerror or str(exc))]) from exc
+    try:  # all or none; a file further up (notes.txt/proj), no permission: said, no traceback
+        replace_files({t: text.encode() for t, text in zip(targets, STARTER.values(), strict=True)})
+    except OSError as exc:
+        where = exc.filename or root
+        message = f"{exc.strerror or exc} (nothing written)"
+        raise InputError([Problem(str(where), 0, 0, message)]) from exc
     return targets

@@ -10,6 +10,9 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +136,73 @@ def test_init_twice_leaves_the_project_byte_for_byte(tmp_path: Path) -> None:
     assert snapshot(tmp_path) == before
 
 
+def _init_on_a_mount(tmp_path: Path, mount: str, where: str, *args: str) -> str:
+    """``signal-eval init ARGS`` (the installed CLI) in a mount namespace of its own with a
+    tmpfs mounted at ``tmp_path/where`` (``mount``: its options); what it printed on
+    stderr. The mount goes with the namespace: nothing is left mounted."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1)")
+    cli = Path(sys.executable).parent / "signal-eval"
+    script = f'mount -t tmpfs -o {mount} none "$1" || exit 99; shift; exec "$@"'
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, "sh", where, str(cli), "init", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if done.returncode == 99:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    return done.stderr.strip()
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_init_into_a_read_only_folder_writes_nothing(tmp_path: Path, force: bool) -> None:
+    """agent.py was written, then evals/example.yaml failed on the read-only folder: the
+    project was left half made (with --force, the user's agent.py replaced)."""
+    (tmp_path / "evals").mkdir()
+    if force:
+        (tmp_path / "agent.py").write_text("# my agent\n")
+    stderr = _init_on_a_mount(tmp_path, "ro", "evals", ".", *(["--force"] if force else []))
+    assert stderr == "evals/example.yaml: Read-only file system (nothing written)"
+    assert snapshot(tmp_path) == ({"agent.py": b"# my agent\n"} if force else {})
+
+
+def test_init_onto_a_full_disk_leaves_no_file_and_no_folder(tmp_path: Path) -> None:
+    (tmp_path / "disk").mkdir()
+    stderr = _init_on_a_mount(tmp_path, "size=4k", "disk", "disk/proj")  # agent.py fits
+    assert stderr == "disk/proj/evals/example.yaml: No space left on device (nothing written)"
+    assert list((tmp_path / "disk").iterdir()) == []
+
+
+def test_a_rename_that_fails_puts_back_what_force_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file is written whole beside its place before any is renamed; should a rename
+    still fail (its folder changed under us), the files already replaced come back."""
+    for name in STARTER:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(f"mine: {name}\n")
+    before = snapshot(tmp_path)
+    renamed: list[str] = []
+    real = os.replace
+
+    def second_fails(src: Any, dst: Any) -> None:
+        renamed.append(str(dst))
+        if len(renamed) == 2:
+            raise OSError(16, "Device or resource busy", str(dst))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", second_fails)
+    with pytest.raises(InputError, match="Device or resource busy"):
+        init_project(tmp_path, force=True)
+    monkeypatch.undo()
+    assert snapshot(tmp_path) == before
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["agent.py", "evals", "example.yaml"]
+
+
 @pytest.mark.parametrize("force", [False, True])
 def test_a_directory_that_is_a_file_is_a_clear_input_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, force: bool
@@ -146,7 +216,10 @@ def test_a_directory_that_is_a_file_is_a_clear_input_error(
         assert done.exit_code == 2, done.output
         assert done.output.strip() == f"{blocked}: is not a directory"
     done = CliRunner().invoke(app, ["init", "notes.txt/proj"])
-    assert (done.exit_code, done.output.strip()) == (2, "notes.txt/proj: Not a directory")
+    assert (done.exit_code, done.output.strip()) == (
+        2,
+        "notes.txt/proj: Not a directory (nothing written)",
+    )
     assert sorted(snapshot(tmp_path)) == ["notes.txt", "proj/evals"]
 
 
