@@ -16,6 +16,7 @@ Test modules import these helpers with ``from conftest import ...``.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,6 +35,18 @@ def pytest_configure(config: pytest.Config) -> None:
     must not hand it to the workers it is about to start."""
     if os.environ.get("PYTEST_XDIST_WORKER") or not config.getoption("numprocesses", None):
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    _take_back_sigint()
+
+
+def _take_back_sigint() -> None:
+    """The tests that Ctrl-C a command start it as a terminal does, with SIGINT's default
+    action. A suite started as a background job (``pytest ... &`` in a script) inherits
+    SIGINT ignored, and an ignored signal stays ignored across exec: every command the
+    tests started ignored their Ctrl-C (as it must: see interrupts.py), each such test
+    waited 120 s and failed, and the scenario runs it then killed left their overlay
+    workspaces mounted. A background job gets no Ctrl-C from its terminal anyway."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
