@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import fuzzing
 import pytest
@@ -86,9 +87,12 @@ def test_a_mutant_that_hangs_is_killed_at_its_budget(tmp_path: Path) -> None:
     assert ran.waited_for_cpu < 0.5
 
 
-def _spin(seconds: float) -> None:
-    """Compute for ``seconds`` of CPU time, on CPU 0 only."""
+def _spin(seconds: float, spinning: Any = None) -> None:
+    """Compute for ``seconds`` of CPU time, on CPU 0 only (``spinning`` is released once
+    this process is there)."""
     os.sched_setaffinity(0, {0})
+    if spinning is not None:
+        spinning.release()
     until = time.process_time() + seconds
     while time.process_time() < until:
         pass
@@ -101,10 +105,16 @@ def test_time_a_busy_machine_keeps_a_mutant_waiting_is_not_counted_against_it(
     # Two processes computing on the mutant's only CPU keep it waiting 2/3 of the time or
     # more: 0.4 s of CPU takes over 1.2 s, past a 1 s budget, of which 0.4 s is its own.
     monkeypatch.setattr(fuzzing, "LOADED_LIMIT", 1000)  # whatever else the machine runs
-    rivals = [multiprocessing.get_context("fork").Process(target=_spin, args=(60,)) for _ in "ab"]
+    fork = multiprocessing.get_context("fork")
+    spinning = fork.Semaphore(0)
+    rivals = [fork.Process(target=_spin, args=(60, spinning)) for _ in "ab"]
     for rival in rivals:
         rival.start()
     try:
+        # Both compete for CPU 0 before the mutant starts: a busy machine is slow to start
+        # them, and a mutant running alone would finish inside its budget.
+        for _ in rivals:
+            assert spinning.acquire(timeout=120)
 
         def compute_then_exit() -> None:
             _spin(0.4)
