@@ -45,6 +45,7 @@ __all__ = [
     "build_scenario_matrix",
     "build_scenarios",
     "case_from_entry",
+    "journal_beside",
     "journal_slots",
     "matrix_slot",
     "open_journal",
@@ -144,6 +145,11 @@ class JournalPlan:
         with gc_paused():  # a result per unit, and no cycles: see collector
             built: _R = build_result(header, entries, ran, self.signals)
         return built
+
+
+def journal_beside(output: Path | None) -> Path | None:
+    """The journal a run writing ``output`` keeps, if any (:func:`_journaled`)."""
+    return journal_path(output) if output is not None and _journaled(output) else None
 
 
 def _journaled(output: Path | None) -> bool:

@@ -86,6 +86,28 @@ def test_a_file_option_ending_in_a_slash_is_refused_as_a_directory(
     assert not (tmp_path / "out").exists() and not (tmp_path / "ran").exists()
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["run", "d.yaml", "-q"], ["matrix", "m.yaml", "-q"], ["scenario", "--all"]],
+    ids=lambda argv: argv[0],
+)
+def test_a_report_over_the_run_s_journal_is_refused_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    """``-o r.json --junit r.json.journal.jsonl``: the report replaced the journal at the
+    end (``--resume`` then refused it: "not a signal-eval journal"); now exit 2 at once."""
+    dataset(tmp_path)
+    (tmp_path / "m.yaml").write_text("name: m\ndataset: d.yaml\nvariants:\n  - {id: a, name: A}\n")
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, [*argv, "-o", "r.json", "--junit", "r.json.journal.jsonl"])
+    assert done.exit_code == 2, done.output
+    assert done.stderr.strip() == (
+        "r.json.journal.jsonl: is the journal of the run writing r.json: writing a report "
+        "there would replace it"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.yaml", "h.py", "m.yaml"]
+
+
 @pytest.mark.skipif(not Path("/sys").exists(), reason="needs a read-only /sys")
 def test_a_read_only_directory_is_refused_before_the_run(tmp_path: Path) -> None:
     if os.access("/sys", os.W_OK) and os.geteuid() != 0:

@@ -4,13 +4,15 @@ run); here a bad ``--shard`` exits 2 and what the journal says is printed."""
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+import os
+from collections.abc import Coroutine, Mapping
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
 from signal_eval_cli.cli.common import Progress, err, fail_input
-from signal_eval_cli.errors import InputError
+from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.interrupts import Interrupts
 from signal_eval_cli.sharding import Shard, parse_shard
 
@@ -19,6 +21,7 @@ __all__ = [
     "ResumeOpt",
     "RetryOpt",
     "ShardOpt",
+    "check_journal_free",
     "journal_note",
     "ran",
     "shard_option",
@@ -53,6 +56,32 @@ ShardOpt = Annotated[
         help="Run only shard INDEX of COUNT (1/4 … 4/4); join shards with 'signal-eval merge'.",
     ),
 ]
+
+
+def check_journal_free(reports: Mapping[str, Path | None]) -> None:
+    """Exit 2 when a report would be written over the run's journal (``-o r.json --junit
+    r.json.journal.jsonl``): the report replaced it at the end, and ``--resume`` then
+    refused it as no journal; cut off, the run would have lost what it had finished."""
+    from signal_eval_cli.resume import journal_beside  # not at --help: the run's modules
+
+    journal = journal_beside(reports.get("json"))
+    if journal is None:
+        return
+    taken = [
+        Problem(
+            str(path),
+            0,
+            0,
+            f"is the journal of the run writing {reports['json']}: "
+            "writing a report there would replace it",
+        )
+        for name, path in reports.items()
+        if name != "json"
+        and path is not None
+        and os.path.realpath(path) == os.path.realpath(journal)
+    ]
+    if taken:
+        fail_input(InputError(taken))
 
 
 def shard_option(text: str | None) -> Shard | None:

@@ -36,6 +36,7 @@ from signal_eval_cli.cli.journaled import (
     ResumeOpt,
     RetryOpt,
     ShardOpt,
+    check_journal_free,
     journal_note,
     ran,
     shard_option,
@@ -84,6 +85,7 @@ def matrix_command(
     rank them and recommend one."""
     policy = signals_policy(signals)
     check_outputs(*reports.values(), inputs=[file])
+    check_journal_free(reports)
     chosen_shard = shard_option(shard)
     flags = provider_policy
     try:

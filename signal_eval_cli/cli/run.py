@@ -33,6 +33,7 @@ from signal_eval_cli.cli.journaled import (
     ResumeOpt,
     RetryOpt,
     ShardOpt,
+    check_journal_free,
     journal_note,
     ran,
     shard_option,
@@ -131,6 +132,7 @@ def run_command(
         fail_input(exc)
     for each in paths:
         check_outputs(*each.values(), inputs=dataset_paths)
+        check_journal_free(each)
     chosen_shard = shard_option(shard)
     options = RunOptions(
         concurrency=concurrency,

@@ -31,6 +31,7 @@ from signal_eval_cli.cli.journaled import (
     ResumeOpt,
     RetryOpt,
     ShardOpt,
+    check_journal_free,
     journal_note,
     ran,
     shard_option,
@@ -106,6 +107,7 @@ def scenario_command(
 ) -> None:
     """Run coding-agent scenarios: copy the fixture, apply the agentTask, run the goals."""
     check_outputs(*reports.values(), inputs=targets or ())
+    check_journal_free(reports)
     chosen_shard = shard_option(shard)
     if not targets and not all_:
         fail_input(InputError("give scenario ids or files, or --all"))
