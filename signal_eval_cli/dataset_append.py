@@ -43,9 +43,16 @@ def append_cases(path: str | Path, cases: Sequence[EvalCase]) -> list[EvalCase]:
     dataset = load_dataset(target)  # refuses, located, a file that is not a dataset
     written = _unique(cases, {c.id for c in dataset.cases})
     text, encoding = read_text_file(target)  # written back as it was: its mark, its codec
-    new_text = _appended(str(target), text, [c.to_data() for c in written])
-    atomic_write_bytes(target, encoding.encode(new_text))
+    new_text = _appended(str(target), text, [_redacted(c.to_data()) for c in written])
+    atomic_write_bytes(target, encoding.encode(new_text), redact=False)  # the user's text kept
     return written
+
+
+def _redacted(case: dict[str, Any]) -> dict[str, Any]:
+    """A case drafted from a trace, with the secrets the trace held redacted
+    (:mod:`~signal_eval_cli.redaction`): the file's own text is left as it is."""
+    redacted: dict[str, Any] = json.loads(redact_text(json.dumps(case, ensure_ascii=False)))
+    return redacted
 
 
 def _unique(cases: Sequence[EvalCase], taken: set[str]) -> list[EvalCase]:
@@ -72,7 +79,6 @@ def _appended(name: str, text: str, cases: list[dict[str, Any]]) -> str:
     expected = {**old, "cases": [*old["cases"], *cases]}
     node = _cases_node(name, text)
     for at, snippet in _insertions(text, node, cases):
-        snippet = redact_text(snippet)
         candidate = text[:at] + snippet + text[at:]
         try:
             if parse_document(candidate, name).data == expected:

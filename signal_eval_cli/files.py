@@ -74,7 +74,7 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, utf8(text))
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+def atomic_write_bytes(path: str | Path, data: bytes, *, redact: bool = True) -> None:
     """Write to a temp file beside ``path``, fsync, then rename over it.
 
     A symlink is followed (the file it points to is replaced, the link stays). The
@@ -83,9 +83,12 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     file (``/dev/null``, a named pipe) is written to as it is: renaming over either
     would replace the device or the user's file.
 
-    Secrets (see :mod:`signal_eval_cli.redaction`) are redacted from ``data`` first.
+    Secrets (see :mod:`signal_eval_cli.redaction`) are redacted from ``data`` first;
+    ``redact=False`` for an edit of the user's own file, whose new parts are redacted
+    already and whose own text (a password a case checks for) is theirs to keep.
     """
-    data = redact_bytes(data)
+    if redact:
+        data = redact_bytes(data)
     stream = _stream_fd(path)
     if stream is not None:  # the process's own stream: share its offset, never reopen
         for handle in (sys.stdout, sys.stderr):

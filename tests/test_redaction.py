@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from signal_eval_cli.redaction import redact_bytes, redact_text, secret_values
 
 CLI = Path(sys.executable).parent / "signal-eval"
@@ -65,3 +67,35 @@ def test_which_values_count_as_secrets() -> None:
     assert redact_text('{"a": "x sk-abcdefgh y"}', env) == '{"a": "x [REDACTED:OPENAI_API_KEY] y"}'
     assert redact_bytes(b"ghp_12345678", env) == b"[REDACTED:GITHUB_TOKEN]"
     assert redact_text("nothing here", env) == "nothing here"
+
+
+SECRET = "hunter2hunter2"
+
+
+def test_an_edit_of_the_user_s_file_redacts_only_what_it_adds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``import --case-into`` and ``scenario --update-expected`` rewrote the whole file
+    through the redacting write: a case checking that a password never leaks
+    (``text: hunter2hunter2``, DB_PASSWORD set) became a check for
+    ``[REDACTED:DB_PASSWORD]``. Only the new case (or the new expectedDiff) is
+    redacted now; every byte the user wrote is kept."""
+    from signal_eval_cli.dataset import EvalCase
+    from signal_eval_cli.dataset_append import append_cases
+    from signal_eval_cli.scenarios.update import rewrite_strings
+
+    monkeypatch.setenv("DB_PASSWORD", SECRET)
+    dataset = tmp_path / "d.yaml"
+    mine = f"name: d\ncases:\n  - id: leak\n    assertions: [{{type: output.contains, text: {SECRET}}}]\n"
+    dataset.write_text(mine)
+    drafted = EvalCase("new", [{"type": "output.contains", "text": SECRET}], input=SECRET)
+    append_cases(dataset, [drafted])
+    text = dataset.read_text()
+    assert text.startswith(mine)
+    assert SECRET not in text[len(mine) :] and text.count("[REDACTED:DB_PASSWORD]") == 2
+
+    scenario = tmp_path / "s.yaml"
+    mine = f"note: {SECRET}\npatternAssertions:\n  - {{type: diff-match, expectedDiff: old}}\n"
+    scenario.write_text(mine)
+    rewrite_strings(scenario, {("patternAssertions", 0, "expectedDiff"): f"+{SECRET}"})
+    assert scenario.read_text() == mine.replace("old", '"+[REDACTED:DB_PASSWORD]"')

@@ -20,6 +20,7 @@ from signal_eval_cli.errors import InputError
 from signal_eval_cli.files import atomic_write_bytes, read_text_file
 from signal_eval_cli.json_events import json_node
 from signal_eval_cli.loading import is_json, parse_document
+from signal_eval_cli.redaction import redact_text
 from signal_eval_cli.scenarios.model import Scenario
 from signal_eval_cli.scenarios.runner import ScenarioResult, ScenarioRunResult
 
@@ -80,7 +81,8 @@ def rewrite_strings(path: Path, edits: Mapping[JsonPath, str]) -> None:
     json_file = is_json(path)
     root = json_node(text, str(path)) if json_file else yaml.compose(text, Loader=yaml.SafeLoader)
     spans = []
-    for json_path, value in edits.items():
+    for json_path, actual in edits.items():
+        value = redact_text(actual)  # a secret in the new text; the file's own text is kept
         node = _find(root, json_path)
         if not isinstance(node, yaml.ScalarNode):
             raise InputError(f"{path}: {'/'.join(map(str, json_path))} is not a string")
@@ -108,7 +110,7 @@ def rewrite_strings(path: Path, edits: Mapping[JsonPath, str]) -> None:
                 break
         else:  # pragma: no cover - every candidate is checked; the JSON form always works
             raise InputError(f"{path}: cannot rewrite {'/'.join(map(str, json_path))} safely")
-    atomic_write_bytes(path, encoding.encode(text))
+    atomic_write_bytes(path, encoding.encode(text), redact=False)
 
 
 def _find(node: yaml.Node | None, json_path: JsonPath) -> yaml.Node | None:
