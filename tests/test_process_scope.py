@@ -6,6 +6,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -63,10 +64,9 @@ def test_the_scope_finds_marked_processes_and_their_descendants(tmp_path: Path) 
         ["sh", "-c", f"setsid sleep {t} & sleep {t}"], env=scope.env(os.environ)
     )
     try:
-        for _ in range(500):
-            if len(ps_lines(f"sleep {t}")) == 2:
-                break
-            run_async(asyncio.sleep(0.01))
+        deadline = time.monotonic() + 60  # a bound on a hang, not on speed
+        while len(scope.members()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert len(scope.members()) == 3  # sh and both sleeps
         assert scope.kill() == 3
         assert ps_lines(f"sleep {t}") == []
