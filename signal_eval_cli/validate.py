@@ -22,7 +22,7 @@ from signal_eval_cli.kinds import (
     register_document_kind,
 )
 from signal_eval_cli.loading import Document, load_document
-from signal_eval_cli.signals import signals_from_text
+from signal_eval_cli.traces.source import Source
 
 __all__ = [
     "DocumentKind",
@@ -112,9 +112,9 @@ def load_checked_dataset(
     return check_dataset(dataset_document(path), params, provider, recording)
 
 
-def _jsonl_kind(path: str | Path) -> str:
+def _jsonl_kind(path: str | Path, note: Callable[[Problem], None] | None) -> str:
     """A ``.jsonl`` file: a run's journal (what ``merge`` and ``--resume`` read), else a
-    trace of signals; each checked as its readers check it (:class:`InputError`)."""
+    trace; each checked as its readers check it (:class:`InputError`)."""
     name = str(path)
     try:
         raw = read_input(path)
@@ -127,8 +127,35 @@ def _jsonl_kind(path: str | Path) -> str:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError([undecodable(name, exc, f"not UTF-8 text ({exc.reason})")]) from None
-    signals_from_text(text, name)
-    return "trace"
+    return _trace_kind(Source(name, text), note)
+
+
+def _trace_kind(source: Source, note: Callable[[Problem], None] | None) -> str:
+    """A trace, read as ``run --traces`` and ``import`` read it (its format detected: an
+    empty file, an Agents SDK export, OTLP, LangGraph's JSONL), what it lacks said."""
+    import warnings
+
+    from signal_eval_cli.traces import TraceGap, detect_format, read_trace_source
+
+    format = detect_format(source)
+    with warnings.catch_warnings(record=True) as gaps:
+        warnings.simplefilter("always", TraceGap)
+        read_trace_source(source, format)
+    for gap in dict.fromkeys(str(w.message) for w in gaps if issubclass(w.category, TraceGap)):
+        if note is not None:
+            note(Problem("", 0, 0, f"warning: {gap}"))
+    return f"trace: {format}"
+
+
+def _is_trace(doc: Document) -> bool:
+    """Whether a JSON file that is no document of ours is a trace ``import`` reads."""
+    from signal_eval_cli.traces import detect_format
+
+    try:
+        detect_format(Source(doc.path, doc.source or ""))
+    except InputError:
+        return False
+    return True
 
 
 def validate_path(
@@ -141,7 +168,7 @@ def validate_path(
     name = str(path)
     try:
         if name.endswith(".jsonl"):
-            return _jsonl_kind(path), []
+            return _jsonl_kind(path, note), []
         doc = load_document(path)
         if not isinstance(doc.data, Mapping):
             return "unknown", [doc.problem((), "expected a mapping at the top level")]
@@ -155,9 +182,11 @@ def validate_path(
             if isinstance(checked, EvalDataset) and checked.harness is None:  # `run` says it
                 return f"{kind.name}; it names no harness: run it with --harness or --traces", []
             return kind.name, []
+        if doc.syntax == "json" and doc.source is not None and _is_trace(doc):
+            return _trace_kind(Source(name, doc.source), note), []
         known = ", ".join(k.name for k in DOCUMENT_KINDS)
         return "unknown", [
-            doc.problem((), f"not a recognised file (expected one of: {known}, or a .jsonl trace)")
+            doc.problem((), f"not a recognised file (expected one of: {known}, or a trace)")
         ]
     except InputError as exc:
         return "invalid", exc.problems

@@ -25,6 +25,7 @@ __all__ = [
     "detect_format",
     "import_trace",
     "read_trace_signals",
+    "read_trace_source",
 ]
 
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -146,7 +147,13 @@ FORMATS: dict[str, Callable[[Source], Facts | list[Signal]]] = {
 
 def read_trace_signals(path: str | Path, format: str | None = None) -> tuple[list[Signal], Any]:
     """``(signals, input)`` of a trace file in any known format."""
-    source = Source.read(path)
+    return read_trace_source(Source.read(path), format)
+
+
+def read_trace_source(source: Source, format: str | None = None) -> tuple[list[Signal], Any]:
+    """:func:`read_trace_signals` of a file already read (``validate``: a pipe is read
+    once)."""
+    path = source.path
     name = format or detect_format(source)
     reader = FORMATS.get(name)
     if reader is None:
