@@ -191,34 +191,38 @@ def test_a_results_file_given_as_a_dataset_says_what_it_is(tmp_path: Path) -> No
         load_dataset(tmp_path / "r.json")
 
 
-def test_validate_reads_a_trace_as_run_traces_and_import_read_it(tmp_path: Path) -> None:
+def test_validate_reads_a_trace_as_run_traces_and_import_read_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An OTLP or Agents SDK ``.json`` trace, which ``run --traces`` evaluates, was "not a
     recognised file" (exit 2); a LangGraph ``.jsonl`` was "ok" read as signals; an empty
     ``.jsonl``, which ``run --traces`` refuses, was "ok (trace)"."""
+    import shutil
+
     from typer.testing import CliRunner
 
     from signal_eval_cli.cli import app
 
     traces = ROOT / "datasets" / "traces"
-    gap = ROOT / "tests" / "fixtures" / "traces" / "langgraph_react_tool_error_updates.jsonl"
-    done = CliRunner().invoke(
-        app, ["validate", *(str(traces / n) for n in ("otel.json", "agents-sdk.json")), str(gap)]
-    )
-    assert done.exit_code == 0, done.output
-    assert done.stdout.splitlines() == [
-        f"ok {traces / 'otel.json'} (trace: otlp)",
-        f"ok {traces / 'agents-sdk.json'} (trace: openai-agents)",
-        f"ok {gap} (trace: langgraph-updates)",
-    ]
-    assert f'warning: {gap}: astream(stream_mode="updates") holds no input' in done.stderr
+    shutil.copy(traces / "otel.json", tmp_path / "otel.json")
+    shutil.copy(traces / "agents-sdk.json", tmp_path / "sdk.json")
+    fixture = ROOT / "tests" / "fixtures" / "traces" / "langgraph_react_tool_error_updates.jsonl"
+    shutil.copy(fixture, tmp_path / "gap.jsonl")
     (tmp_path / "empty.jsonl").write_text("")
     (tmp_path / "other.json").write_text('{"a": 1}')
-    done = CliRunner().invoke(
-        app, ["validate", *(str(tmp_path / n) for n in ("empty.jsonl", "other.json"))]
-    )
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["validate", "otel.json", "sdk.json", "gap.jsonl"])
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines() == [
+        "ok otel.json (trace: otlp)",
+        "ok sdk.json (trace: openai-agents)",
+        "ok gap.jsonl (trace: langgraph-updates)",
+    ]
+    assert 'warning: gap.jsonl: astream(stream_mode="updates") holds no input' in done.stderr
+    done = CliRunner().invoke(app, ["validate", "empty.jsonl", "other.json"])
     assert done.exit_code == 2
     assert done.stderr.splitlines() == [
-        f"{tmp_path / 'empty.jsonl'}: empty trace file",
-        f"{tmp_path / 'other.json'}:1:1: not a recognised file (expected one of: result, proxy "
-        "cassette, cassette, agents, matrix, scenario, dataset, or a trace)",
+        "empty.jsonl: empty trace file",
+        "other.json:1:1: not a recognised file (expected one of: result, proxy cassette, "
+        "cassette, agents, matrix, scenario, dataset, or a trace)",
     ]
