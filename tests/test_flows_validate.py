@@ -124,3 +124,23 @@ def test_a_cassette_that_a_real_provider_records_is_not_required(tmp_path: Path)
     ran = cli("run", "code-review.yaml", "--provider", "openai:gpt-4o-mini", "-q", cwd=project)
     assert "cassette not found" not in ran.stderr, ran.stderr
     assert "OPENAI_API_KEY" in ran.stderr + ran.stdout, ran.stdout + ran.stderr
+
+
+@pytest.mark.parametrize(
+    ("written", "says"),
+    [(b"", "1:1: file is empty"), (b"version: 1\nentries:\n  - case: [", "4:1: invalid YAML")],
+    ids=["empty", "cut-off"],
+)
+def test_validate_refuses_a_replay_cassette_run_refuses(
+    tmp_path: Path, written: bytes, says: str
+) -> None:
+    """``validate`` checked that the cassette a replay reads exists, not what it holds:
+    it said "ok" of a dataset whose cassette was empty or cut off, and ``run`` refused it."""
+    from signal_eval_cli.validate import validate_path
+
+    project = _project(tmp_path)
+    cassette = project / "cassettes" / "code-review.yaml"
+    cassette.write_bytes(written)
+    kind, problems = validate_path(project / "code-review.yaml")
+    assert kind == "invalid"
+    assert str(problems[0]).startswith(f"{cassette}:{says}"), problems

@@ -16,6 +16,7 @@ from signal_eval_cli.loading import kind_of
 from signal_eval_cli.paths import base_dir_of, harness_cassette, resolve_from
 from signal_eval_cli.patterns import get_path
 from signal_eval_cli.providers.base import Provider
+from signal_eval_cli.providers.cassette import Cassette
 from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.providers.registry import make_provider
 
@@ -86,7 +87,8 @@ def _check_params(
 ) -> None:
     """For ``validate`` and ``run`` before any case: the agents file exists and is valid,
     and so does the cassette a replay reads (not one a real provider may call live
-    without, nor one ``recording`` writes)."""
+    without, nor one ``recording`` writes): ``validate`` said "ok" of a dataset whose
+    cassette was empty or cut off, which ``run`` then refused."""
     if "agents" not in params:
         raise InputError("reactive harness: params need 'agents' (an agents YAML file)")
     for name, (types, what) in _PARAM_TYPES.items():
@@ -111,6 +113,7 @@ def _check_params(
         return
     if not path.is_file():
         raise ParamError(param, [Problem(str(path), 0, 0, _NOT_RECORDED)])
+    Cassette.load(path)  # read as the replay reads it: an empty or broken one, located
 
 
 # What a dataset may give the params that name files or a provider (the others are
