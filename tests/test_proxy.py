@@ -27,6 +27,7 @@ from signal_eval_cli.providers.pricing import Price, PriceTable
 from signal_eval_cli.providers.reliability import RetryPolicy
 from signal_eval_cli.proxy.cassette import ProxyCassette
 from signal_eval_cli.proxy.matching import changes, key_name, normalise, request_key
+from signal_eval_cli.proxy.route import CaseRoute
 from signal_eval_cli.proxy.server import ModelProxy, Upstream
 from signal_eval_cli.runner import RunOptions, run_dataset
 from signal_eval_cli.validate import validate_path
@@ -183,6 +184,17 @@ def test_sdks_record_then_replay_offline_identically(tmp_path: Path, harness: An
         assert tools[0]["input"] == {"city": "Paris"}
     end = next(s for s in first.signals if s.name == "provider:end").payload
     assert end["usage"]["inputTokens"] > 0 and end["cost"] > 0 and end["durationMs"] >= 0
+
+
+def test_an_sdk_client_is_made_with_httpx_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """openai 3 reads the legacy httpx from sys.modules on every client and response: a
+    sync harness whose case made an openai client while the case beside it imported httpx
+    (its first ctx.anthropic(), anthropic < 1) failed with "partially initialized module
+    'httpx' has no attribute 'Timeout'". ctx.openai() imports httpx first (an import of a
+    module another thread is importing waits for it), so no client sees it half made."""
+    monkeypatch.delitem(sys.modules, "httpx", raising=False)  # as in a harness that has none
+    CaseRoute("http://127.0.0.1:9", "c").openai()
+    assert sys.modules["httpx"].Timeout  # imported whole before the client was made
 
 
 def test_streams_are_replayed_event_by_event(tmp_path: Path) -> None:

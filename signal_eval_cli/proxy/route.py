@@ -8,6 +8,7 @@ many cases run at once.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import re
@@ -38,9 +39,23 @@ def client_env(openai_url: str, anthropic_url: str, environ: Mapping[str, str]) 
     }
 
 
+def _settle_httpx() -> None:
+    """Import httpx, where installed, before any SDK client is made.
+
+    openai 3 runs on httpx2 but reads the legacy ``httpx`` from ``sys.modules`` whenever
+    it is there (to accept its clients and timeouts), on every client and response. While
+    another thread imports httpx (a case's first ``ctx.anthropic()``: anthropic < 1 runs
+    on it), that module is half made, and the openai client a case beside it makes or
+    uses fails: "partially initialized module 'httpx' has no attribute 'Timeout'". An
+    import of a module another thread is importing waits for it to finish."""
+    with contextlib.suppress(ImportError):
+        importlib.import_module("httpx")
+
+
 def sdk_client(sdk: str, class_name: str, base_url: str | None, key_env: str, **kwargs: Any) -> Any:
     """An SDK client pointed at ``base_url`` (``None``: the SDK's own default); the SDK
     is imported only when asked for."""
+    _settle_httpx()
     try:
         module = importlib.import_module(sdk)
     except ImportError:
