@@ -34,6 +34,15 @@ def quietly(path: Path) -> Trace:
         return import_trace(path)
 
 
+def strictly(path: Path) -> Trace:
+    """Imported with every warning an error but the redaction the Agents SDK 0.24's runs
+    carry (test_a_tool_error_the_agents_sdk_redacted_reads_as_failed_and_says_why)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", ".*the Agents SDK redacted the error", TraceGap)
+        return import_trace(path)
+
+
 def test_a_react_agents_tool_that_raised_is_a_failed_call_and_its_nodes_error() -> None:
     """``on_tool_error`` is the call's result: the tool ran and failed. The exception ends
     the stream inside the ``tools`` node, which has the tool's error (no gap: it is known),
@@ -734,9 +743,7 @@ def test_protobufs_json_with_proto_field_names_is_otlp() -> None:
     writes protobuf's own field names: ``resource_spans``, ``start_time_unix_nano``,
     ``string_value``. The file was refused as of no known format; it reads as the
     lowerCamelCase OTLP/JSON of the same run does."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        trace = import_trace(FIXTURES / "otel_openinference_agents_proto_names.json")
+    trace = strictly(FIXTURES / "otel_openinference_agents_proto_names.json")
     assert facts(trace) == SUPPORT_FACTS
     assert facts(trace) == facts(import_trace(FIXTURES / "otel_openinference_agents.json"))
     assert [a for a, _ in trace.activations] == ["triage", "weather"]
@@ -902,6 +909,27 @@ def test_an_agents_sdk_error_in_a_status_message_reads_as_the_sdks_own(
         ]
 
 
+@pytest.mark.parametrize("name", ["agents_support_redacted.json", "otel_openinference_agents.json"])
+def test_a_tool_error_the_agents_sdk_redacted_reads_as_failed_and_says_why(name: str) -> None:
+    """The Agents SDK 0.24 records a tool that raised under its default
+    failure_error_function with its error redacted, in its own export (recorded by
+    record_traces.record_agents with 0.24.0) and so in every instrumentation of it: the
+    call is failed, with the SDK's text as its error and what the model was told as its
+    result, and the import says why the error says nothing and what keeps it."""
+    gap = r"redacted the error of get_alerts .* give the tool a failure_error_function"
+    with pytest.warns(TraceGap, match=gap):
+        trace = import_trace(FIXTURES / name)
+    assert facts(trace)["calls"] == SUPPORT_FACTS["calls"]
+    (failed,) = [p for p in trace.payloads("tool:result") if "error" in p]
+    assert failed["error"] == "Tool execution failed. Error details are redacted."
+    assert failed["result"] == "An error occurred while running the tool. Please try again."
+    if name.startswith("agents_"):
+        assert facts(trace) == facts(quietly(FIXTURES / "agents_support.json")) == SUPPORT_FACTS
+        with warnings.catch_warnings():  # 0.20 recorded the tool's own error: nothing to say
+            warnings.simplefilter("error", TraceGap)
+            import_trace(FIXTURES / "agents_support.json")
+
+
 @pytest.mark.parametrize(
     ("message", "read"),
     [
@@ -938,9 +966,7 @@ def test_a_clients_call_span_inside_a_frameworks_is_one_call(name: str) -> None:
     Read as two, the run's 4 calls read as 8 and their tokens twice (280/56); one is one
     call. OpenLLMetry's framework span on Chat Completions holds neither answer nor usage
     (test_openllmetrys_agents_sdk_calls...): the client's span inside it gives both."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        trace = import_trace(FIXTURES / name)
+    trace = strictly(FIXTURES / name)
     assert facts(trace) == SUPPORT_FACTS
     assert trace.count("provider:end") == 4
     assert [s.agent for s in trace.matching("provider:end")] == ["triage"] + ["weather"] * 3

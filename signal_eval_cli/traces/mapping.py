@@ -392,6 +392,9 @@ def to_signals(facts: Facts) -> list[Signal]:
     unmetered = sum(1 for s in steps if isinstance(s, ModelCall) and _unmetered(s))
     if unmetered:
         facts.gaps.add(USAGE_GAP.format(unmetered))
+    redacted = sorted({s.name for s in steps if isinstance(s, ToolRun) and s.error == REDACTED})
+    if redacted:
+        facts.gaps.add(REDACTED_GAP.format(", ".join(redacted)))
     links = _link_turns(facts)
     starts = [s.start for s in steps]
     begin = facts.start if facts.start is not None else min(starts, default=0.0)
@@ -496,6 +499,17 @@ USAGE_GAP = (
     "{} of its model calls carry no token usage: their provider:end counts 0 tokens (a "
     "streamed call the provider was not asked for usage: LangChain's stream_usage=True, "
     "OpenAI's stream_options.include_usage, the Agents SDK's ModelSettings(include_usage=True))"
+)
+
+
+REDACTED = "Tool execution failed. Error details are redacted."
+"""What the Agents SDK (0.24) records, in its export and so in every instrumentation of it,
+as the error of a tool that raised under its default ``failure_error_function``."""
+REDACTED_GAP = (
+    "the Agents SDK redacted the error of {} (a tool that raised under its default "
+    "failure_error_function: neither the model nor the trace is told why): the call "
+    "reads as failed, with that text as its error; give the tool a failure_error_function "
+    "to keep its error in the trace"
 )
 
 
