@@ -110,7 +110,11 @@ def test_an_absolute_fixture_path_is_a_located_input_error(tmp_path: Path, absol
         assert "is absolute: give it relative to the scenario file" in done.stderr
         assert "Traceback" not in done.stderr
     assert (tmp_path / "fx" / "victim.txt").read_text() == "precious\n"
-    # the relative way to a fixture outside the scenario's folder is fine
+
+
+def test_a_fixture_outside_the_scenarios_folder_is_named_relative_to_it(tmp_path: Path) -> None:
+    """The way the error above asks for (checked once, not beside each absolute path)."""
+    (tmp_path / "fx").mkdir()
     (tmp_path / "sub").mkdir()
     moved = scenario(tmp_path / "sub", "../fx", copy=True)
     ok = subprocess.run([str(CLI), "validate", str(moved)], capture_output=True, text=True)
