@@ -148,17 +148,22 @@ def test_a_bad_harness_reference_is_exit_2(tmp_path: Path) -> None:
     assert "cannot import module 'no_such_module_xyz'" in result.output
 
 
+HANG_MS = 5000
+"""A hanging agent's timeout: time for it to start, start its child and say so, on a busy
+machine too, before it is killed."""
+
+
 def test_a_hung_agent_is_killed_with_its_children(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
-    agent = {"command": command("hang", str(outside)), "timeoutMs": 1500}
+    agent = {"command": command("hang", str(outside)), "timeoutMs": HANG_MS}
     path = project(tmp_path, agent)
     started = time.monotonic()
     result, scenario = run(path, tmp_path)
     assert result.exit_code == 1
     assert time.monotonic() - started < 60
-    assert scenario["agent"]["error"] == "timed out after 1500 ms"
-    assert scenario["error"] == "agent: timed out after 1500 ms"
+    assert scenario["agent"]["error"] == f"timed out after {HANG_MS} ms"
+    assert scenario["error"] == f"agent: timed out after {HANG_MS} ms"
     child = int((outside / "child.pid").read_text())
     deadline = time.monotonic() + 10
     while alive(child) and time.monotonic() < deadline:
@@ -193,10 +198,10 @@ def leftover_sleeps(t: str, outside: Path, wait_s: float = 0.0) -> list[str]:
 @pytest.mark.skipif(shutil.which("setsid") is None, reason="needs setsid")
 def test_a_hung_agent_is_killed_with_a_child_that_left_its_group(tmp_path: Path) -> None:
     """``setsid sleep &`` leaves the agent's process group: the ProcessScope finds it."""
-    path, outside, t = setsid_agent(tmp_path, 1500)
+    path, outside, t = setsid_agent(tmp_path, HANG_MS)
     result, scenario = run(path, tmp_path)
     assert result.exit_code == 1
-    assert scenario["agent"]["error"] == "timed out after 1500 ms"
+    assert scenario["agent"]["error"] == f"timed out after {HANG_MS} ms"
     assert (outside / "child.pid").exists()  # it did start the setsid child
     assert leftover_sleeps(t, outside) == []
 
