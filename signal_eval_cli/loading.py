@@ -253,11 +253,13 @@ def _json_document(name: str, text: str) -> Document:
     """A ``.json`` file read as JSON, not as YAML 1.1 (see :mod:`.json_events`), with
     the problems a YAML file would have: duplicate keys, and text JSON cannot hold."""
     try:
-        data = loads_json(text, object_pairs_hook=_unique_keys)
+        try:
+            data = loads_json(text, object_pairs_hook=_unique_keys)
+        except _DuplicateKey:  # met while parsing: what follows may not be JSON at all
+            loads_json(text)  # (the events that locate the keys need JSON)
+            raise InputError(_json_duplicates(name, text)) from None
     except JsonProblem as exc:
         raise InputError([Problem(name, exc.line, exc.column, exc.message)]) from None
-    except _DuplicateKey:
-        raise InputError(_json_duplicates(name, text)) from None
     if _SURROGATE_ESCAPE.search(text):
         problems = _lone_surrogates(name, text)
         if problems:

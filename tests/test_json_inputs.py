@@ -80,6 +80,25 @@ def test_a_key_twice_in_a_json_object_is_named_where_it_is_again(tmp_path: Path)
     ]
 
 
+@pytest.mark.parametrize(
+    ("after", "problem"),
+    [
+        ('"a": 1 "b": 2}', "3:9: invalid JSON: Expecting ',' delimiter"),
+        ('"a": "tab\there"}', "3:11: invalid JSON: Invalid control character at"),
+        ('"a" {}}', "3:6: invalid JSON: Expecting ':' delimiter"),
+    ],
+)
+def test_a_key_twice_before_what_is_no_json_says_what_is_no_json(
+    tmp_path: Path, after: str, problem: str
+) -> None:
+    """The duplicate is met while parsing, the broken text after it is not: locating the
+    keys read the broken text as JSON, and the command ended in a traceback (the fuzzer's
+    seed 42: AttributeError, JSONDecodeError)."""
+    path = tmp_path / "d.json"
+    path.write_text('{"name": "x",\n "cases": [{"id": "a", "id": "b"}],\n ' + after)
+    assert problems_of(path) == [f"{path}:{problem}"]
+
+
 def test_half_a_surrogate_pair_is_refused_where_it_is(tmp_path: Path) -> None:
     path = tmp_path / "d.json"
     path.write_text('{"name": "x",\n  "cases": [{"id": "\\ud83d alone"}]}')
