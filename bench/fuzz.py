@@ -1,7 +1,8 @@
 """The hostile-input probe at scale: 10,000+ seeded mutants of every input file kind.
 
-Each mutant (a dataset, scenario, matrix, agents file, cassette, trace or result file,
-mutated structurally or byte-wise) goes through the CLI command that reads it, in a
+Each mutant (a dataset in YAML or JSON, scenario, matrix, agents file, cassette, signal
+trace, result file, or a trace of the Agents SDK, OTLP or LangGraph, mutated structurally
+or byte-wise) goes through the CLI command that reads it, in a
 forked child with a 10 s / 1 GB budget (see tests/fuzzing.py): every command is
 imported once, each fork calls the CLI's ``main`` from that fresh state, and each
 mutant starts from the seed files. A mutant fails when it exits with anything but 0/1/2, prints a

@@ -1,8 +1,9 @@
 """A seeded mutator over every input file kind, and a runner that judges each mutant.
 
 Shared by ``tests/test_fuzz.py`` (a few hundred mutants, in CI) and ``bench/fuzz.py``
-(10,000+). Each mutant is one file of one kind (dataset, scenario, matrix, agents,
-cassette, trace, result) fed to the CLI command that reads it. The CLI runs in a
+(10,000+). Each mutant is one file of one kind (:data:`KINDS`: a dataset in YAML or JSON,
+scenario, matrix, agents, cassette, signal trace, result, and the frameworks' recorded
+traces) fed to the CLI command that reads it. The CLI runs in a
 forked child of this (already imported) process, so a mutant costs a fork, not an
 interpreter start; the parent kills a child that passes its time budget.
 
@@ -36,7 +37,24 @@ ROOT = Path(__file__).resolve().parent.parent
 TIME_BUDGET = 10.0  # seconds per mutant, of its own time: not counting time spent waiting for a CPU
 LOADED_LIMIT = 30  # ... but never more than this many budgets of wall time
 MEMORY_BUDGET = 1 << 30  # bytes of resident memory per mutant
-KINDS = ("dataset", "scenario", "matrix", "agents", "cassette", "trace", "result")
+KINDS = (
+    "dataset",
+    "scenario",
+    "matrix",
+    "agents",
+    "cassette",
+    "trace",
+    "result",
+    "dataset-json",  # a dataset as json.dumps writes it: read by json, not libyaml
+    "agents-sdk-trace",  # the frameworks' traces, as `import` and `validate` read them
+    "otlp-trace",
+    "langgraph-trace",
+)
+FRAMEWORK_TRACES = {  # kind -> a recorded trace of tests/fixtures/traces
+    "agents-sdk-trace": "agents_support.json",
+    "otlp-trace": "otel_openinference_agents.json",
+    "langgraph-trace": "langgraph_updates.jsonl",
+}
 
 # Placeholders a structural mutation writes, swapped for raw text after dumping
 # (values no YAML/JSON dumper would produce, or would refuse to).
@@ -144,6 +162,11 @@ def build_workspace(root: Path) -> dict[str, tuple[str, bytes]]:
         lines = [json.dumps(s) for s in case.get("signals", [])]
         (root / "traces" / f"{case['caseId']}.jsonl").write_text("\n".join(lines) + "\n")
     first = results["cases"][0]["caseId"]
+    dataset = yaml.safe_load((root / "code-review.yaml").read_text(encoding="utf-8"))
+    (root / "code-review.json").write_text(json.dumps(dataset, indent=2), encoding="utf-8")
+    (root / "imports").mkdir(exist_ok=True)  # not traces/: `run --traces` reads that one
+    for name in FRAMEWORK_TRACES.values():
+        shutil.copy(ROOT / "tests" / "fixtures" / "traces" / name, root / "imports" / name)
     seeds = {
         "dataset": "code-review.yaml",
         "scenario": "scenario.yaml",
@@ -152,14 +175,23 @@ def build_workspace(root: Path) -> dict[str, tuple[str, bytes]]:
         "cassette": "cassettes/code-review.yaml",
         "trace": f"traces/{first}.jsonl",
         "result": "current.json",
+        "dataset-json": "code-review.json",
+        **{kind: f"imports/{name}" for kind, name in FRAMEWORK_TRACES.items()},
     }
     return {kind: (name, (root / name).read_bytes()) for kind, name in seeds.items()}
 
 
 def commands(kind: str, name: str, rng: random.Random) -> list[str]:
     """The CLI arguments that read a file of ``kind`` at ``name``."""
-    if kind in ("dataset", "agents", "cassette") and rng.random() < 0.5:
-        dataset = name if kind == "dataset" else "code-review.yaml"
+    if kind in FRAMEWORK_TRACES:
+        draw = rng.random()
+        if draw < 0.5:
+            return ["import", name, "-o", "out/trace.jsonl"]
+        if draw < 0.75:
+            return ["import", name, "--case-into", "out/cases.yaml"]
+        return ["validate", name]
+    if kind in ("dataset", "dataset-json", "agents", "cassette") and rng.random() < 0.5:
+        dataset = name if kind.startswith("dataset") else "code-review.yaml"
         return ["run", dataset, "-q", "-o", "out/result.json", "--junit", "out/junit.xml"]
     if kind == "matrix" and rng.random() < 0.2:
         return ["matrix", name, "-q", "-o", "out/matrix.json"]
@@ -279,7 +311,7 @@ def mutants(seeds: dict[str, tuple[str, bytes]], count: int, seed: int) -> Itera
         choice = rng.random()
         content: bytes | None = None
         if choice < 0.65:
-            if kind == "trace":
+            if name.endswith(".jsonl"):
                 content = _jsonl(raw, rng)
             else:
                 text = _structural(raw.decode("utf-8"), name.endswith(".json"), rng)
