@@ -218,3 +218,27 @@ def test_factory_errors_exit_2_with_the_reason(
     result = run("run", "d.yaml", "--harness", spec, *extra, cwd=recorded)
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_line_written_to_a_log_is_never_broken(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Piped or in a CI log, rich broke ``ok /a/long/path.yaml (dataset)`` inside the path
+    (at 120 columns), which a reader then cannot copy nor grep; tables still get 120."""
+    from rich.table import Table
+
+    from signal_eval_cli.cli.common import _console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    long_path = "/tmp/" + "deep/" * 40 + "code-review.yaml"
+    for stderr in (False, True):
+        console = _console(stderr=stderr)
+        assert not console.is_terminal
+        console.print(f"ok {long_path} (dataset)", highlight=False)
+        table = Table("case", "failed assertions")
+        table.add_row("c", "x " * 200)
+        console.print(table)
+        said = capsys.readouterr()
+        lines = (said.err if stderr else said.out).splitlines()
+        assert lines[0] == f"ok {long_path} (dataset)"
+        assert {len(line) for line in lines[1:]} == {120}
