@@ -32,14 +32,13 @@ class _Console(Console):
 
 
 def _console(*, stderr: bool = False) -> Console:
-    """Rich console. Written to a log, a file or a pipe (no terminal), a line is never
-    broken: rich broke ``ok /a/long/path.yaml (dataset)`` inside the path, which a CI
-    log's reader then cannot copy nor grep; tables get 120 columns there (no COLUMNS)
-    instead of 80."""
+    """Rich console. Written to a log, a file or a pipe (no terminal, no COLUMNS), a line
+    is never broken: rich broke ``ok /a/long/path.yaml (dataset)`` inside the path, which
+    a CI log's reader then cannot copy nor grep; tables get 120 columns there instead of
+    80. A width asked for (COLUMNS) is kept by every line."""
     console = _Console(stderr=stderr)
-    if not console.is_terminal:
-        width = None if "COLUMNS" in os.environ else 120
-        console = _Console(stderr=stderr, width=width, soft_wrap=True)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = _Console(stderr=stderr, width=120, soft_wrap=True)
     return console
 
 
