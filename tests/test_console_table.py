@@ -175,3 +175,40 @@ def test_one_hidden_case_is_one_case() -> None:
     assert hidden_line([CaseResult("a", True)]).plain == (
         "… 1 more case not shown (1 passed): --table all lists them"
     )
+
+
+def test_brackets_in_ids_and_file_names_are_printed_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The consoles read the user's text as rich markup: a case id ``x[/y]`` raised
+    MarkupError at the table (a traceback, exit 1, and no results written: the table is
+    printed first), ``[red]c`` lost its brackets, and ``validate cases[v2].yaml`` said
+    ``ok cases.yaml``."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from signal_eval_cli.cli import app
+
+    (tmp_path / "h.py").write_text(
+        "def create():\n"
+        "    def run(input, ctx):\n"
+        "        ctx.emit('text:complete', {'content': 'ok'})\n"
+        "    return run\n"
+    )
+    (tmp_path / "cases[v2].yaml").write_text(
+        "name: 'n[/i]'\nharness: h.py:create\ncases:\n"
+        "  - {id: 'x[/y]', assertions: [{type: output.contains, text: '[/q]'}]}\n"
+        "  - {id: '[red]c', assertions: [{type: output.contains, text: ok}]}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["run", "cases[v2].yaml", "-q", "-o", "r.json"])
+    assert done.exit_code == 1, done.output
+    assert "Traceback" not in done.output and "n[/i]" in done.stdout
+    assert "│ x[/y]  │ FAIL " in done.stdout and "│ [red]c │ PASS " in done.stdout
+    assert [c["caseId"] for c in json.loads(Path("r.json").read_text())["cases"]] == [
+        "x[/y]",
+        "[red]c",
+    ]
+    done = CliRunner().invoke(app, ["validate", "cases[v2].yaml"])
+    assert done.stdout == "ok cases[v2].yaml (dataset)\n"

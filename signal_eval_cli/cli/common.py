@@ -35,10 +35,14 @@ def _console(*, stderr: bool = False) -> Console:
     """Rich console. Written to a log, a file or a pipe (no terminal, no COLUMNS), a line
     is never broken: rich broke ``ok /a/long/path.yaml (dataset)`` inside the path, which
     a CI log's reader then cannot copy nor grep; tables get 120 columns there instead of
-    80. A width asked for (COLUMNS) is kept by every line."""
-    console = _Console(stderr=stderr)
+    80. A width asked for (COLUMNS) is kept by every line. No markup: what it prints
+    holds the user's text (a case id ``x[/y]``, a file ``cases[v2].yaml``), which rich
+    read as tags: the table of a run whose case id held ``[/y]`` raised MarkupError
+    before the results were written, and ``[v2]`` vanished. Styles are given as styles
+    (``style=``, :class:`rich.text.Text`)."""
+    console = _Console(stderr=stderr, markup=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = _Console(stderr=stderr, width=120, soft_wrap=True)
+        console = _Console(stderr=stderr, width=120, soft_wrap=True, markup=False)
     return console
 
 

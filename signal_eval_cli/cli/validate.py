@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import EXIT_INPUT, EXIT_OK, out, print_notices, print_problems
@@ -32,5 +33,5 @@ def validate_command(
             invalid += 1
             print_problems(InputError(problems))
         else:
-            out.print(f"[green]ok[/green] {path} ({kind})", highlight=False)
+            out.print(Text.assemble(("ok", "green"), f" {path} ({kind})"), soft_wrap=True)
     raise typer.Exit(EXIT_INPUT if invalid else EXIT_OK)

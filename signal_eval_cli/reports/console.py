@@ -179,7 +179,7 @@ def width_at_most(table: Table) -> int | None:
 def print_dataset(
     result: DatasetResult, console: Console | None = None, table: TableChoice = "auto"
 ) -> None:
-    console = console or Console()
+    console = console or Console(markup=False)  # the user's text (ids) is no markup
     shown = table_cases(result.cases, table)
     if shown:
         narrow = dataset_table(result, shown, details=False)

@@ -74,7 +74,7 @@ def variant_line(variant: VariantResult) -> str:
 
 
 def print_matrix(result: MatrixResult, console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or Console(markup=False)  # the user's text (ids) is no markup
     console.print(matrix_table(result))
     console.print(
         Text("★ Pareto frontier (pass rate ↑, cost ↓, p50 latency ↓)", style="dim"),
@@ -165,7 +165,7 @@ def summary_text(result: Comparison) -> Text:
 
 
 def print_comparison(result: Comparison, console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or Console(markup=False)  # the user's text (ids) is no markup
     table = comparison_table(result)
     if table.row_count:
         console.print(table)
@@ -174,7 +174,7 @@ def print_comparison(result: Comparison, console: Console | None = None) -> None
 
 def print_matrix_comparison(result: MatrixComparison, console: Console | None = None) -> None:
     """A row per variant; then the changes of each variant that has any."""
-    console = console or Console()
+    console = console or Console(markup=False)  # the user's text (ids) is no markup
     table = Table(title=f"compare matrix: {result.name}", title_justify="left")
     table.add_column("variant", style="cyan", overflow="fold")
     table.add_column("verdict", no_wrap=True)

@@ -54,4 +54,4 @@ def print_result(
     """Print ``result`` as ``merge`` and ``compare`` do: a results table of cases (``table``:
     which rows), a matrix's ranking, a comparison's changes; a kind with no drawing is a
     ``TypeError`` naming it."""
-    renderer(_RENDERS, result, "terminal view")(result, console or Console(), table)
+    renderer(_RENDERS, result, "terminal view")(result, console or Console(markup=False), table)
