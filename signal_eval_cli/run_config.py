@@ -354,6 +354,12 @@ def load_datasets(
     Of several datasets, one the filters select nothing from is ``None`` (and ``note``
     says so) when another has cases."""
     given = dict(params or {})
+    if traces and (harness is not None or given):
+        unused = [o for o, v in (("--harness", harness is not None), ("--param", given)) if v]
+        raise InputError(
+            f"{' and '.join(unused)} with --traces: recorded traces run no harness "
+            f"(leave {'them' if len(unused) > 1 else 'it'} out)"
+        )
     policy = policy or ProviderPolicy()
     provider, recording = policy.provider, policy.record or policy.record_missing
 

@@ -338,3 +338,20 @@ def test_every_variant_that_cannot_be_built_is_said_at_once(tmp_path: Path) -> N
         "variant 'crash'",
         "variant 'typo'",
     ]
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"harness": "h.py:create"}, "--harness with --traces: recorded traces run no harness"),
+        ({"params": {"model": "x"}}, "--param with --traces"),
+        ({"harness": "h.py:create", "params": {"a": 1}}, "--harness and --param with --traces"),
+    ],
+)
+def test_harness_options_beside_traces_are_refused_not_ignored(
+    tmp_path: Path, given: dict[str, Any], said: str
+) -> None:
+    """``run --traces DIR --harness h.py:create`` evaluated the traces and dropped the
+    harness without a word: the user meant one of the two."""
+    with pytest.raises(InputError, match=said):
+        load_datasets([_write(tmp_path, "one")], RunOptions(), traces=True, **given)
