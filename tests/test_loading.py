@@ -83,6 +83,33 @@ def test_labels_the_fast_path_cannot_tell_are_located_in_one_pass(
     assert len(passes) == 1
 
 
+def test_a_problem_near_the_top_of_a_large_file_reads_no_more_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Locating a problem gave libyaml the whole text, which it holds again as UTF-8: a
+    warning on a 100,000-case dataset (cases that check nothing) cost 50 MB at peak. The
+    parser now reads a chunk at a time, and stops after the problem's case."""
+    import signal_eval_cli.loading as loading
+
+    read: list[int] = []
+    chunks = loading._Chunks
+
+    class Counted(chunks):
+        def read(self, size: int = -1, /) -> str:
+            chunk = super().read(size)
+            read.append(len(chunk))
+            return chunk
+
+    monkeypatch.setattr(loading, "_Chunks", Counted)
+    cases = "".join(
+        f"  - id: c{i}\n    input: {i}\n    assertions: [{{type: output.contains, text: x}}]\n"
+        for i in range(20_000)
+    )
+    path = write(tmp_path, f"name: x\ncases:\n{cases}".replace("id: c3\n", "id: c3\n    bad: 1\n"))
+    assert problems(path) == [f"{path}:13:5: unknown field 'bad' — did you mean 'id'?"]
+    assert 0 < sum(read) < path.stat().st_size / 20  # a chunk or two of 1.6 MB
+
+
 def test_misspelled_field_is_located_with_a_suggestion(tmp_path: Path) -> None:
     source = (DATASETS / "code-review.yaml").read_text(encoding="utf-8")
     lines = source.split("\n")
