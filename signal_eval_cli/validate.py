@@ -130,32 +130,33 @@ def _jsonl_kind(path: str | Path, note: Callable[[Problem], None] | None) -> str
     return _trace_kind(Source(name, text), note)
 
 
-def _trace_kind(source: Source, note: Callable[[Problem], None] | None) -> str:
-    """A trace, read as ``run --traces`` and ``import`` read it (its format detected: an
-    empty file, an Agents SDK export, OTLP, LangGraph's JSONL), what it lacks said."""
-    import warnings
+def _trace_kind(
+    source: Source, note: Callable[[Problem], None] | None, format: str | None = None
+) -> str:
+    """A trace, read as ``run --traces`` and ``import`` read it (its ``format`` detected
+    when not given: an empty file, an Agents SDK export, OTLP, LangGraph's JSONL), what it
+    lacks said."""
+    from signal_eval_cli.traces import detect_format, read_trace_source
+    from signal_eval_cli.traces.source import trace_gaps
 
-    from signal_eval_cli.traces import TraceGap, detect_format, read_trace_source
-
-    format = detect_format(source)
-    with warnings.catch_warnings(record=True) as gaps:
-        warnings.simplefilter("always", TraceGap)
+    format = format or detect_format(source)
+    with trace_gaps() as gaps:
         read_trace_source(source, format)
-    for gap in dict.fromkeys(str(w.message) for w in gaps if issubclass(w.category, TraceGap)):
+    for gap in gaps:
         if note is not None:
             note(Problem("", 0, 0, f"warning: {gap}"))
     return f"trace: {format}"
 
 
-def _is_trace(doc: Document) -> bool:
-    """Whether a JSON file that is no document of ours is a trace ``import`` reads."""
+def _trace_format(source: Source) -> str | None:
+    """The format of a JSON file that is no document of ours, if it is a trace ``import``
+    reads."""
     from signal_eval_cli.traces import detect_format
 
     try:
-        detect_format(Source(doc.path, doc.source or ""))
+        return detect_format(source)
     except InputError:
-        return False
-    return True
+        return None
 
 
 def validate_path(
@@ -182,8 +183,10 @@ def validate_path(
             if isinstance(checked, EvalDataset) and checked.harness is None:  # `run` says it
                 return f"{kind.name}; it names no harness: run it with --harness or --traces", []
             return kind.name, []
-        if doc.syntax == "json" and doc.source is not None and _is_trace(doc):
-            return _trace_kind(Source(name, doc.source), note), []
+        source = Source(name, doc.source or "")
+        format = _trace_format(source) if doc.syntax == "json" and doc.source else None
+        if format is not None:
+            return _trace_kind(source, note, format), []
         known = ", ".join(k.name for k in DOCUMENT_KINDS)
         return "unknown", [
             doc.problem((), f"not a recognised file (expected one of: {known}, or a trace)")

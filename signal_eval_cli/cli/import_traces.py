@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -51,12 +50,10 @@ def import_command(
     """Import OpenAI Agents SDK, OTLP/JSON (GenAI) or LangGraph traces as signal JSONL or test cases.
 
     With --case-into DATASET, each trace becomes a case appended to the dataset."""
-    from signal_eval_cli.traces.source import TraceGap
+    from signal_eval_cli.traces.source import trace_gaps
 
-    with warnings.catch_warnings(record=True) as gaps:
-        warnings.simplefilter("always", TraceGap)
+    with trace_gaps() as said:
         _import(paths, output, out_dir, case_into, format)
-    said = dict.fromkeys(str(w.message) for w in gaps if issubclass(w.category, TraceGap))
     for gap in said:  # a trace that lacks a fact says so, never gives it silently empty
         err.print(f"warning: {gap}", highlight=False, markup=False)
     raise typer.Exit(EXIT_OK)

@@ -7,8 +7,10 @@ is pointed at the span to fix, never at a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -19,11 +21,22 @@ from signal_eval_cli.errors import EvalError, InputError, Problem, undecodable
 from signal_eval_cli.files import read_input_text
 from signal_eval_cli.limits import too_deep_at
 
-__all__ = ["Source", "TraceFormatError", "TraceGap"]
+__all__ = ["Source", "TraceFormatError", "TraceGap", "trace_gaps"]
 
 
 class TraceGap(UserWarning):
     """A readable trace that lacks a fact (input, output, tool ids): warned, never silent."""
+
+
+@contextlib.contextmanager
+def trace_gaps() -> Iterator[list[str]]:
+    """Collect the :class:`TraceGap` warnings the block raises, for a command to say:
+    the list holds each message once, in order, once the block has ended."""
+    said: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TraceGap)
+        yield said
+    said.extend(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, TraceGap)))
 
 
 class TraceFormatError(EvalError):
