@@ -834,6 +834,9 @@ def test_write_signal_files_reads_every_trace_then_writes_each_in_process(tmp_pa
         write_signal_files([paths[0], tmp_path / "x" / paths[0].name], out_dir=out)
     with pytest.raises(InputError, match="one of the input traces"):
         write_signal_files(paths[:1], output=paths[0])
+    with pytest.raises(InputError, match="--output FILE or --out-dir DIR, not both"):
+        write_signal_files(paths[:1], output=tmp_path / "a.jsonl", out_dir=tmp_path / "d")
+    assert not (tmp_path / "a.jsonl").exists() and not (tmp_path / "d").exists()
 
 
 def test_openinference_flattened_messages_become_chat_messages() -> None:

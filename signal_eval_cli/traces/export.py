@@ -26,7 +26,9 @@ def write_signal_files(
     to ``out_dir``/<trace stem>.jsonl; returns the files written, and tells
     ``on_written(file, signal count)`` after each. Every trace is read before anything
     is written; two traces to one file, or a file that is one of the inputs, is an
-    :class:`InputError` before anything is written."""
+    :class:`InputError` before anything is written, as is both ``output`` and ``out_dir``."""
+    if output is not None and out_dir is not None:
+        raise InputError("give --output FILE or --out-dir DIR, not both")
     if output is not None and len(paths) > 1:
         raise InputError("--output takes one trace; use --out-dir DIR for several")
     directory = out_dir if out_dir is not None else Path()
