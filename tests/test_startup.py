@@ -134,6 +134,32 @@ def test_ctrl_c_while_the_cli_imports_exits_130_without_a_traceback(tmp_path: Pa
     assert (done.returncode, done.stderr) == (130, "interrupted\n")
 
 
+@pytest.mark.parametrize(
+    ("command", "loader"),
+    [
+        ("run", "signal_eval_cli.cli.run.load_datasets"),
+        ("validate", "signal_eval_cli.cli.validate.validate_path"),
+        ("scenario", "signal_eval_cli.cli.scenario.find_scenarios"),
+    ],
+)
+def test_ctrl_c_while_a_command_loads_its_input_says_so_and_exits_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, loader: str
+) -> None:
+    """A 100,000-case dataset loads for seconds: a Ctrl-C then is told, not a silent 130."""
+    from typer.testing import CliRunner
+
+    from signal_eval_cli.cli import app
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    module, name = loader.rsplit(".", 1)
+    monkeypatch.setattr(importlib.import_module(module), name, interrupted)
+    (tmp_path / "big.yaml").write_text("cases: []\n")
+    done = CliRunner().invoke(app, [command, str(tmp_path / "big.yaml")])
+    assert (done.exit_code, done.stderr.strip()) == (130, "interrupted")
+
+
 EXITING = """\
 import atexit, io, os, sys, threading
 import signal_eval_cli.cli as cli

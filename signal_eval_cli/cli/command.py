@@ -47,11 +47,15 @@ class Command(TyperCommand):
             reconfigure = getattr(stream, "reconfigure", None)
             if reconfigure is not None:
                 reconfigure(errors="backslashreplace")
-        from signal_eval_cli.cli.common import stdout_for_files  # common imports this module
+        from signal_eval_cli.cli.common import EXIT_INTERRUPTED, err, stdout_for_files
 
         given = {max(p.opts, key=len): ctx.params.get(p.name) for p in self.params}
-        with stdout_for_files(given):
-            return super().invoke(ctx)
+        try:
+            with stdout_for_files(given):
+                return super().invoke(ctx)
+        except KeyboardInterrupt:  # before a run began (loading a dataset): nothing ran
+            err.print("interrupted", style="yellow")  # Typer's own exit 130 says nothing
+            raise typer.Exit(EXIT_INTERRUPTED) from None
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         flags = {

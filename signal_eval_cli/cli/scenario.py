@@ -16,7 +16,6 @@ import typer
 from signal_eval_cli.cli.command import VerboseOpt
 from signal_eval_cli.cli.common import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     Progress,
     QuietOpt,
@@ -120,9 +119,6 @@ def scenario_command(
             raise InputError([Problem(str(directory), 0, 0, "no scenario files found")])
     except InputError as exc:
         fail_input(exc)
-    except KeyboardInterrupt:  # nothing ran yet
-        err.print("interrupted", style="yellow")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
     _refuse_reports_in_fixtures(reports, scenarios, root)
     check_outputs(*reports.values(), inputs=[p for s in scenarios for p in scenario_files(s)])
     progress = Progress(None, quiet=quiet)  # its total once the journal is read
