@@ -67,10 +67,14 @@ class Problem:
 def undecodable(file: str, error: UnicodeDecodeError, message: str) -> Problem:
     """``message`` at the line and column of the first byte that is not UTF-8 (it was
     always reported at the first column, of the first line for a trace)."""
-    raw = bytes(error.object)
-    start = raw.rfind(b"\n", 0, error.start) + 1
-    column = len(raw[start : error.start].decode("utf-8", "replace")) + 1
-    return Problem(file, raw.count(b"\n", 0, error.start) + 1, column, message)
+    return at_byte(file, bytes(error.object), error.start, message)
+
+
+def at_byte(file: str, raw: bytes, index: int, message: str) -> Problem:
+    """``message`` at the line and column (in characters) of byte ``index`` of ``raw``."""
+    start = raw.rfind(b"\n", 0, index) + 1
+    column = len(raw[start:index].decode("utf-8", "replace")) + 1
+    return Problem(file, raw.count(b"\n", 0, index) + 1, column, message)
 
 
 class EvalError(Exception):

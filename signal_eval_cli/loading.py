@@ -28,7 +28,7 @@ from yaml.events import (
 
 from signal_eval_cli.assertions.documents import document_problems, plugin_schema
 from signal_eval_cli.collector import gc_paused
-from signal_eval_cli.errors import InputError, Problem, closest, shorten, undecodable
+from signal_eval_cli.errors import InputError, Problem, at_byte, closest, shorten, undecodable
 from signal_eval_cli.files import read_input
 from signal_eval_cli.json_events import json_events
 from signal_eval_cli.limits import (
@@ -231,8 +231,11 @@ def load_document(path: str | Path) -> Document:
         raw = read_input(path)
     except OSError as exc:
         raise InputError([Problem(name, 0, 0, f"cannot read file: {exc.strerror}")]) from None
-    if b"\0" in raw:
-        raise InputError([Problem(name, 1, 1, "binary file: expected YAML or JSON text")])
+    nul = raw.find(b"\0")
+    if nul >= 0:  # located: one stray NUL in a text file is found, not searched for
+        raise InputError(
+            [at_byte(name, raw, nul, "binary file (a NUL byte): expected YAML or JSON text")]
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -259,6 +259,15 @@ def test_malformed_files_get_located_messages(tmp_path: Path, content: bytes, me
     assert all(re.match(rf"{re.escape(str(path))}:\d+:\d+: ", f) for f in found), found
 
 
+def test_a_stray_nul_byte_is_located_where_it_is(tmp_path: Path) -> None:
+    """One NUL pasted into a text file (a bad copy, a tool's bug) is shown at its line and
+    column, in characters: it was always reported at 1:1, leaving the user to hunt."""
+    path = tmp_path / "bad.yaml"
+    path.write_bytes("name: café\ncases:\n  - id: é\x00\n".encode())
+    (found,) = problems(path)
+    assert found.startswith(f"{path}:3:10: binary file (a NUL byte)"), found
+
+
 def test_duplicate_case_ids_are_rejected(tmp_path: Path) -> None:
     path = write(
         tmp_path,
