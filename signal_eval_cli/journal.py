@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from signal_eval_cli.errors import InputError, Problem, malformed, shorten
+from signal_eval_cli.errors import InputError, Problem, at_byte, malformed, shorten
 from signal_eval_cli.files import atomic_write_bytes, utf8
 from signal_eval_cli.json_text import compact_encoder
 from signal_eval_cli.result_check import journal_entry_problems
@@ -396,13 +396,22 @@ def parse_journal(path: Path, raw: bytes) -> JournalContents:
             if not isinstance(result, dict):
                 raise TypeError("result is not an object")
         except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(
-                [Problem(name, number, 1, f"damaged journal entry: {malformed(exc)}")]
-            ) from None
+            raise InputError([_damaged_entry(name, number, line, exc)]) from None
         if problems := journal_entry_problems(name, number, line, header.kind, entry):
             raise InputError(problems)
         entries[key] = result
     return JournalContents(header, entries, path)
+
+
+def _damaged_entry(name: str, number: int, line: bytes, exc: Exception) -> Problem:
+    """Entry ``number`` unreadable: at the column where its JSON breaks, if it does (the
+    message read "6:1: … line 1 column 5092" on a long line), else at its start."""
+    if isinstance(exc, json.JSONDecodeError):
+        return Problem(name, number, exc.colno, f"damaged journal entry: invalid JSON: {exc.msg}")
+    if isinstance(exc, UnicodeDecodeError):
+        column = at_byte(name, line, exc.start, "").column
+        return Problem(name, number, column, "damaged journal entry: not UTF-8 text")
+    return Problem(name, number, 1, f"damaged journal entry: {malformed(exc)}")
 
 
 def _parse_header(name: str, line: bytes) -> JournalHeader:

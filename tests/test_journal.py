@@ -240,7 +240,7 @@ def test_a_torn_last_line_is_dropped_and_a_damaged_one_refused(tmp_path: Path) -
     journal.write_bytes(lines[0] + b"{not json\n" + b"".join(lines[1:]))
     damaged = cli("run", "eval.yaml", "-o", "out.json", "-q", "--resume", cwd=tmp_path)
     assert damaged.returncode == 2
-    assert f"{journal.name}:2:1: damaged journal entry" in damaged.stderr
+    assert f"{journal.name}:2:2: damaged journal entry: invalid JSON" in damaged.stderr
 
 
 @pytest.mark.parametrize("resume", [False, True])
@@ -576,6 +576,30 @@ def test_a_journal_entry_edited_by_hand_is_a_located_error(
         journal.write(json.dumps({"variant": "", "case": "a", "result": result}) + "\n")
     with pytest.raises(InputError, match=message):
         read_journal(path)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (b'"passed": true}', ":3:55: damaged journal entry: invalid JSON: Expecting ',' delimiter"),
+        (b'"note": "caf\xe9"}', ":3:67: damaged journal entry: not UTF-8 text"),
+    ],
+)
+def test_a_journal_entry_broken_mid_line_is_located_at_the_break(
+    tmp_path: Path, damage: bytes, message: str
+) -> None:
+    """The column where the entry's text breaks (the comma that is missing before
+    ``"passed"``, the byte that is not UTF-8): it was reported at column 1, with JSON's own
+    "line 1 column 55" (of the entry alone) in the message."""
+    path = tmp_path / "out.json.journal.jsonl"
+    Journal.start(path, JournalHeader("dataset", "d", ["a", "b"], {})).close()
+    good = json.dumps({"variant": "", "case": "a", "result": {"passed": True}})
+    broken = json.dumps({"variant": "", "case": "b", "result": {"caseId": "b"}}).encode()
+    with path.open("ab") as journal:
+        journal.write(good.encode() + b"\n" + broken[:-2] + b" " + damage + b"}\n")
+    with pytest.raises(InputError) as raised:
+        read_journal(path)
+    assert str(raised.value).startswith(f"{path}{message}"), str(raised.value)
 
 
 @pytest.mark.parametrize(
