@@ -161,17 +161,19 @@ def _value_position(text: str, message: str) -> tuple[int, int]:
 
 
 def _deeper_than(data: Any, limit: int) -> bool:
-    """True when ``data`` nests deeper than ``limit`` (iterative: no recursion)."""
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            children: Any = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return False
+    """True when ``data`` nests deeper than ``limit``: a level of values at a time (no
+    recursion, and no loop in Python over a mapping's values: a large document holds
+    millions)."""
+    level = [data]
+    for _ in range(limit):
+        below: list[Any] = []
+        extend = below.extend
+        for value in level:
+            if isinstance(value, dict):
+                extend(value.values())
+            elif isinstance(value, list):
+                extend(value)
+        if not below:
+            return False
+        level = below
+    return any(isinstance(value, (dict, list)) for value in level)

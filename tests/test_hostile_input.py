@@ -148,6 +148,24 @@ def test_nesting_is_bounded_at_the_documented_depth() -> None:
         parse_yaml(f"x: [{ok}]\n")
 
 
+def test_json_nesting_is_bounded_at_the_documented_depth_in_any_branch() -> None:
+    """Mappings and lists alike count as levels, in whichever branch the deep one is, and
+    the place reported is where the first level too many opens."""
+
+    def nested(levels: int) -> str:
+        inner = "1"
+        for i in range(levels - 1):
+            inner = f'{{"k": {inner}}}' if i % 2 else f"[{inner}]"
+        return f'{{"shallow": [1, {{"a": []}}], "deep": {inner}, "after": {{}}}}'
+
+    assert loads_json(nested(MAX_DEPTH))["after"] == {}
+    too_deep = nested(MAX_DEPTH + 1)
+    with pytest.raises(JsonProblem) as refused:
+        loads_json(too_deep)
+    assert refused.value.message == f"nested deeper than {MAX_DEPTH} levels"
+    assert (refused.value.line, refused.value.column) == (1, too_deep.index("[1]") + 1)
+
+
 def test_a_huge_unknown_type_is_reported_fast_and_shortened(tmp_path: Path) -> None:
     path = tmp_path / "long.yaml"
     path.write_text(
