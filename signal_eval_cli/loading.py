@@ -271,7 +271,8 @@ def _json_document(name: str, text: str) -> Document:
     the problems a YAML file would have: duplicate keys, and text JSON cannot hold."""
     try:
         try:
-            data = loads_json(text, object_pairs_hook=_unique_keys)
+            with gc_paused():  # millions of containers, no cycles: see collector
+                data = loads_json(text, object_pairs_hook=_unique_keys)
         except _DuplicateKey:  # met while parsing: what follows may not be JSON at all
             loads_json(text)  # (the events that locate the keys need JSON)
             raise InputError(_json_duplicates(name, text)) from None
