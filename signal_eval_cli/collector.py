@@ -25,12 +25,18 @@ _saved = gc.get_threshold()
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector (restoring its previous state on the way out)."""
+    """Pause the cyclic garbage collector (restoring its previous state on the way out),
+    and leave what was built to the oldest generation: young collections would each walk
+    it once more on its way there (0.9 s of a 100,000-case load), though it lives as long
+    as the command. A full collection still frees any cycle in it."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if gc.get_freeze_count() == 0:  # (an application's own frozen objects stay so)
+            gc.freeze()  # every tracked object to the permanent generation,
+            gc.unfreeze()  # and back into the oldest one: two list splices, nothing walked
         if was_enabled:
             gc.enable()
 
