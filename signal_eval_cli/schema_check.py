@@ -34,6 +34,8 @@ SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 Check = Callable[[Any], bool]
 
 _ANNOTATIONS = {"$schema", "$id", "$defs", "$comment", "title", "description", "default"}
+_OBJECT = {"type", "properties", "required", "additionalProperties"}
+"""The keywords of a plain object schema, checked in one (see ``_Compiler._object``)."""
 _NUMBER = (int, float)
 
 
@@ -143,8 +145,12 @@ class _Compiler:
 
     def _compile(self, schema: dict[str, Any], base: str) -> Check:
         checks: list[Check] = []
+        done = _ANNOTATIONS | {"then", "else"}  # (an `if`'s branches: see _if)
+        if schema.get("type") == "object":
+            checks.append(self._object(schema, base))
+            done |= _OBJECT
         for keyword, rule in schema.items():
-            if keyword in _ANNOTATIONS or keyword in ("then", "else"):
+            if keyword in done:
                 continue
             build = getattr(self, "_" + keyword.replace("$", "dollar_"), None)
             if build is None:
@@ -155,15 +161,9 @@ class _Compiler:
         return _all_of(checks)
 
     def _dollar_ref(self, ref: str, schema: Any, base: str) -> Check:
-        target, target_base = _resolve(ref, base, self.generated)
-        compiled: list[Check] = []
-
-        def check(v: Any) -> bool:  # compiled on first use: refs may be recursive
-            if not compiled:
-                compiled.append(self.compile(target, target_base))
-            return compiled[0](v)
-
-        return check
+        # the target's own check, no wrapper per value: a recursive ref meets the
+        # target's slot (see compile)
+        return self.compile(*_resolve(ref, base, self.generated))
 
     def _type(self, rule: Any, schema: Any, base: str) -> Check:
         names = rule if isinstance(rule, list) else [rule]
@@ -198,15 +198,40 @@ class _Compiler:
 
         return check
 
-    def _properties(self, rule: dict[str, Any], schema: Any, base: str) -> Check:
+    def _object(self, schema: dict[str, Any], base: str) -> Check:
+        """A mapping's ``type``, ``required`` and ``properties`` (the shape of nearly
+        every object schema) in one check: one call per mapping, not four."""
+        props, other = self._members(schema.get("properties", {}), schema, base)
+        keys = tuple(schema.get("required", ()))
+
+        def check(v: Any) -> bool:
+            if type(v) is not dict:
+                return False
+            for key in keys:
+                if key not in v:
+                    return False
+            for key, value in v.items():
+                prop = props.get(key, other)
+                if prop is None or not prop(value):
+                    return False
+            return True
+
+        return check
+
+    def _members(
+        self, rule: dict[str, Any], schema: Any, base: str
+    ) -> tuple[dict[str, Check], Check | None]:
+        """Each property's check, and the check of any other key (None: no other)."""
         props = {k: self.compile(s, base) for k, s in rule.items()}
         extra = schema.get("additionalProperties", True)
         if extra is False:
-            other: Check | None = None
-        elif extra is True or extra == {}:
-            other = _always
-        else:
-            other = self.compile(extra, base)
+            return props, None
+        if extra is True or extra == {}:
+            return props, _always
+        return props, self.compile(extra, base)
+
+    def _properties(self, rule: dict[str, Any], schema: Any, base: str) -> Check:
+        props, other = self._members(rule, schema, base)
 
         def check(v: Any) -> bool:
             if type(v) is not dict:
@@ -301,7 +326,14 @@ class _Compiler:
             branch = by_type.get(label) if type(label) is str else None
             return (branch is None or branch(v)) and others(v)
 
-        return check
+        def typed(v: Any) -> bool:  # the same, with no branch but by type
+            if type(v) is not dict:
+                return general(v)
+            label = v.get("type")
+            branch = by_type.get(label) if type(label) is str else None
+            return branch is None or branch(v)
+
+        return check if rest else typed
 
 
 def _all_of(checks: list[Check]) -> Check:
