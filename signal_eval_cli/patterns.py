@@ -288,6 +288,8 @@ def matcher_problems(expected: Any, where: str = "") -> list[tuple[str, str]]:
     load error with its location, not a failure at evaluation time.
     """
     problems: list[tuple[str, str]] = []
+    if type(expected) in _SCALARS:  # most values: no matcher, and no ABC check to say so
+        return problems
     if is_matcher(expected):
         for key, operand in expected.items():
             message = _operand_problem(key, operand)
@@ -295,17 +297,27 @@ def matcher_problems(expected: Any, where: str = "") -> list[tuple[str, str]]:
                 problems.append((f"{where}/{key}", message))
     elif isinstance(expected, Mapping):
         for key, value in expected.items():
-            problems.extend(matcher_problems(value, f"{where}/{key}"))
+            if type(value) not in _SCALARS:
+                problems.extend(matcher_problems(value, f"{where}/{key}"))
     elif isinstance(expected, (list, tuple)):
         for i, value in enumerate(expected):
-            problems.extend(matcher_problems(value, f"{where}/{i}"))
+            if type(value) not in _SCALARS:
+                problems.extend(matcher_problems(value, f"{where}/{i}"))
     return problems
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 def pattern_problems(expected: Any, where: str = "") -> list[tuple[str, str]]:
     """:func:`matcher_problems` of a ``payload``/``args`` pattern (top level: an object)."""
     if isinstance(expected, Mapping):
-        return [p for k, v in expected.items() for p in matcher_problems(v, f"{where}/{k}")]
+        return [
+            p
+            for k, v in expected.items()
+            if type(v) not in _SCALARS
+            for p in matcher_problems(v, f"{where}/{k}")
+        ]
     return matcher_problems(expected, where)
 
 

@@ -20,27 +20,35 @@ from signal_eval_cli.schema_check import schema_documents
 __all__ = ["assertion_nodes", "document_problems", "plugin_schema"]
 
 
+_CONTAINERS = frozenset((dict, list))
+
+
 def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, Mapping[str, Any]]]:
     """Every mapping with a string ``type`` under an ``assertions``-like list, recursively
-    (in document order; a loop over containers only, as a dataset may hold millions)."""
+    (in document order). A dataset may hold millions of containers, all parsed as plain
+    dicts and lists: a loop over the containers that may hold an assertion only, not
+    over a list of none (``map(type, ...)`` tells, without a loop in Python)."""
     stack: list[tuple[Any, JsonPath]] = [(data, path)]
-    pop, push = stack.pop, stack.append
+    pop, push, leaf = stack.pop, stack.append, _CONTAINERS.isdisjoint
     while stack:
         node, where = pop()
-        if isinstance(node, dict):
+        if type(node) is dict:
             if (
                 where
                 and isinstance(node.get("type"), str)
                 and (isinstance(where[-1], int) or where[-1] == "assertion")
             ):
                 yield where, node
+            if leaf(map(type, node.values())):
+                continue
             for key, value in reversed(node.items()):
-                if isinstance(value, (dict, list)):
+                if type(value) is dict or (type(value) is list and not leaf(map(type, value))):
                     push((value, (*where, key)))
-        elif isinstance(node, list):
+        elif type(node) is list:
             for i in range(len(node) - 1, -1, -1):
-                if isinstance(node[i], (dict, list)):
-                    push((node[i], (*where, i)))
+                value = node[i]
+                if type(value) is dict or (type(value) is list and not leaf(map(type, value))):
+                    push((value, (*where, i)))
 
 
 def document_problems(data: Any) -> Iterator[Found]:

@@ -15,7 +15,14 @@ from typing import Any
 from signal_eval_cli.assertions.registry import AssertionType
 from signal_eval_cli.patterns import compile_glob, matcher_problems, pattern_problems
 
-__all__ = ["Found", "JsonPath", "assertion_problems", "glob_problem", "located_matchers"]
+__all__ = [
+    "Found",
+    "JsonPath",
+    "assertion_problems",
+    "glob_message",
+    "glob_problem",
+    "located_matchers",
+]
 
 JsonPath = tuple[str | int, ...]
 Found = tuple[JsonPath, str]
@@ -27,18 +34,27 @@ GLOB_FIELDS = ("pattern", "afterSignal", "triggerPattern", "signal")
 def assertion_problems(
     path: JsonPath, node: Mapping[str, Any], kind: AssertionType
 ) -> Iterator[Found]:
-    """The problems of the assertion ``node`` at ``path``, of the registered type ``kind``."""
+    """The problems of the assertion ``node`` at ``path``, of the registered type ``kind``
+    (a path is made only for a problem: a large dataset has hundreds of thousands of
+    assertions, nearly all of them sound)."""
     for field in GLOB_FIELDS:
-        if isinstance(node.get(field), str):
-            yield from glob_problem((*path, field), node[field])
+        pattern = node.get(field)
+        if isinstance(pattern, str):
+            message = glob_message(pattern)
+            if message is not None:
+                yield ((*path, field), message)
     if kind.problems is not None:
         for inner, message in kind.problems(node):
             yield ((*path, *inner), message)
     for field in ("payload", "args"):
         if field in node:
-            yield from located_matchers((*path, field), pattern_problems(node[field]))
+            found = pattern_problems(node[field])
+            if found:
+                yield from located_matchers((*path, field), found)
     if "value" in node:
-        yield from located_matchers((*path, "value"), matcher_problems(node["value"]))
+        found = matcher_problems(node["value"])
+        if found:
+            yield from located_matchers((*path, "value"), found)
     low, high = node.get("min"), node.get("max")
     if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
         yield ((*path, "min"), f"min ({low}) is greater than max ({high})")
@@ -55,16 +71,22 @@ def _token(text: str) -> str | int:
 
 
 def glob_problem(path: JsonPath, pattern: str) -> Iterator[Found]:
-    """What is wrong with the signal-name glob ``pattern`` (nothing, mostly)."""
+    """What is wrong with the signal-name glob ``pattern`` at ``path`` (nothing, mostly)."""
+    message = glob_message(pattern)
+    if message is not None:
+        yield (path, message)
+
+
+def glob_message(pattern: str) -> str | None:
+    """What is wrong with the signal-name glob ``pattern``, if anything."""
     if not pattern:
-        return  # the schema reports an empty pattern
+        return None  # the schema reports an empty pattern
     if not pattern.strip() or pattern != pattern.strip():
-        yield (path, f"bad pattern {pattern!r}: leading or trailing whitespace")
-        return
+        return f"bad pattern {pattern!r}: leading or trailing whitespace"
     if "***" in pattern:
-        yield (path, f"bad pattern {pattern!r}: '***' is ambiguous; use '**'")
-        return
+        return f"bad pattern {pattern!r}: '***' is ambiguous; use '**'"
     try:
         compile_glob(pattern)
     except ValueError as exc:
-        yield (path, f"bad pattern {pattern!r}: {exc}")
+        return f"bad pattern {pattern!r}: {exc}"
+    return None
