@@ -209,6 +209,12 @@ class _CodeTable(dict[str, str]):
         return code
 
 
+_DENSE = 24
+"""A name one signal in this many carries, or more, is read by :meth:`Trace.named` in one
+pass over every signal (``compress`` costs a few nanoseconds a signal, a jump to one by its
+position a cache miss: some hundreds)."""
+
+
 @functools.lru_cache(maxsize=1024)
 def _char_class(codes: str) -> re.Pattern[str]:
     """A character class of ``codes``: compiled once per set of codes, which recur from
@@ -308,6 +314,20 @@ class Trace:
 
     def matching(self, pattern: str, start: int = 0) -> Iterator[Signal]:
         return map(self.signals.__getitem__, self.positions(pattern, start))
+
+    def named(self, name: str) -> Iterator[Signal]:
+        """Every signal named ``name``, in order. When many carry it (one in fifteen of the
+        reference's trace end a model call), one pass over every signal that keeps those
+        (``compress`` on a mask of the index) is faster than a jump to each by position:
+        it reads the signals in the order they lie in memory, not a cache miss apiece."""
+        code = self._table.get(name)
+        if code is None:
+            return iter(())
+        if self.count(name) * _DENSE < len(self._codes):
+            return self.matching(name)
+        keep = dict.fromkeys(map(ord, self._table.values()), 0)
+        keep[ord(code)] = 1
+        return itertools.compress(self.signals, self._codes.translate(keep).encode("latin-1"))
 
     def payloads(self, pattern: str) -> list[Any]:
         """Payloads of every signal matching ``pattern``, in order (C-level pipeline)."""
@@ -507,7 +527,7 @@ class Trace:
         if not self.count("provider:end"):  # a run that called no model (or traced none)
             return 0.0, 0.0, 0.0
         try:  # fast path: well-formed payloads, each read once
-            sums = _usage_sums(self._payloads_at(self.positions("provider:end")))
+            sums = _usage_sums(map(_payload, self.named("provider:end")))
             if all(map(_is_number, sums)):
                 return float(sums[0]), float(sums[1]), float(sums[2])
         except (KeyError, TypeError):

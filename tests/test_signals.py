@@ -401,6 +401,18 @@ def test_index_agrees_with_a_naive_scan(names: list[str], pattern: str, start: i
     assert t.find(pattern, start) == next((i for i in hits if i >= start), None)
     assert t.rfind(pattern) == (hits[-1] if hits else None)
     assert [s.name for s in t.matching(pattern)] == [names[i] for i in hits]
+    for name in NAMES:  # frequent names are read by a pass over all, rare ones by position
+        assert [s.name for s in t.named(name)] == [n for n in names if n == name]
+
+
+@pytest.mark.parametrize("every", [2, 25])  # one in 2 signals ends a call (dense), one in 25
+def test_usage_is_summed_alike_however_often_a_call_ends(every: int) -> None:
+    end = ("provider:end", {"usage": {"inputTokens": 3, "outputTokens": 1}, "cost": 0.5})
+    t = trace(*[end if i % every == 0 else ("text:delta", {}) for i in range(100)])
+    calls = len(range(0, 100, every))
+    assert [s.name for s in t.named("provider:end")] == ["provider:end"] * calls
+    m = t.metrics
+    assert (m.input_tokens, m.output_tokens, m.cost) == (3 * calls, calls, 0.5 * calls)
 
 
 def test_index_with_hundreds_of_distinct_names() -> None:
