@@ -10,7 +10,7 @@ import itertools
 import math
 import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache, partial
 from typing import Any
 
@@ -18,6 +18,7 @@ __all__ = [
     "MATCHER_KEYS",
     "compile_glob",
     "compile_regex",
+    "equal_indices",
     "equal_to",
     "get_path",
     "is_matcher",
@@ -187,17 +188,26 @@ def equal_to(expected: Any) -> Callable[[Any], bool]:
     return partial(values_equal, expected)
 
 
-def where_equal(values: Sequence[Any], expected: Any) -> list[int]:
-    """Indices of the ``values`` :func:`equal_to` ``expected``, in order. For a string
-    (an agent's or a tool's name, against every activation or call of a long run), ``==``
-    runs at C speed over them all and only its hits are checked to be strings."""
+def equal_indices(values: Sequence[Any], expected: Any) -> Iterator[int]:
+    """Indices of the ``values`` :func:`equal_to` ``expected``, in order, one by one: a
+    check that stops at the first reads no further. For a string (an agent's or a tool's
+    name, against every activation or call of a long run), ``==`` runs at C speed over
+    them and only its hits are checked to be strings; ``in`` first, which stops at the
+    first equal value, answers a name that none has (``tool.notCalled``)."""
     if type(expected) is str:
+        if expected not in values:
+            return iter(())
         hits = itertools.compress(
             itertools.count(), map(operator.eq, values, itertools.repeat(expected))
         )
-        return [i for i in hits if type(values[i]) is str]
+        return (i for i in hits if type(values[i]) is str)
     same = partial(values_equal, expected)
-    return [i for i, value in enumerate(values) if same(value)]
+    return (i for i, value in enumerate(values) if same(value))
+
+
+def where_equal(values: Sequence[Any], expected: Any) -> list[int]:
+    """:func:`equal_indices`, all of them."""
+    return list(equal_indices(values, expected))
 
 
 def _numeric(test: Callable[[float, Any], bool]) -> Callable[[Any, Any], bool]:

@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any
 
 from signal_eval_cli.jsjson import js_stringify
-from signal_eval_cli.patterns import compile_glob, set_path, where_equal
+from signal_eval_cli.patterns import compile_glob, equal_indices, set_path, where_equal
 
 if TYPE_CHECKING:
     from signal_eval_cli.errors import Problem
@@ -437,6 +437,10 @@ class Trace:
         agents, positions = self._activation_columns
         return [self.signals[positions[i]] for i in where_equal(agents, agent)]
 
+    def activated(self, agent: Any) -> bool:
+        """Whether ``agent`` was activated: the first of its activations answers."""
+        return next(equal_indices(self._activation_columns[0], agent), None) is not None
+
     @cached_property
     def _tool_columns(self) -> tuple[list[Any], list[int]]:
         """:attr:`tool_names`, and the positions of those calls."""
@@ -467,7 +471,7 @@ class Trace:
         """:meth:`tool_inputs` one by one: a check that stops at the first match (of
         thousands of calls, on a long run) reads no more."""
         names, positions = self._tool_columns
-        payloads = self._payloads_at([positions[i] for i in where_equal(names, name)])
+        payloads = self._payloads_at(positions[i] for i in equal_indices(names, name))
         return map(_tool_input, payloads)
 
     def _payloads_at(self, positions: Iterable[int]) -> Iterator[Any]:

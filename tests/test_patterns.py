@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from signal_eval_cli.patterns import (
     compile_glob,
     compile_regex,
+    equal_indices,
     equal_to,
     get_path,
     is_matcher,
@@ -25,6 +26,7 @@ from signal_eval_cli.patterns import (
     parse_path,
     set_path,
     values_equal,
+    where_equal,
 )
 
 PROPS = settings(max_examples=150, deadline=None)
@@ -551,8 +553,13 @@ class _Name(str):
     """A str subclass: values_equal compares types exactly, so equal_to must too."""
 
 
-@pytest.mark.parametrize("expected", ["Edit", "5", 5, 5.0, True, None, {"a": 1}, ["Edit"]])
+@pytest.mark.parametrize(
+    "expected", ["Edit", "Read", "5", 5, 5.0, True, None, {"a": 1}, ["Edit"], "Missing"]
+)
 def test_equal_to_is_values_equal_as_one_predicate(expected: object) -> None:
     candidates = ["Edit", "5", 5, 5.0, 1, True, False, None, {"a": 1}, ["Edit"], _Name("Edit")]
+    candidates.append(_Name("Read"))  # equal to "Read" (as ``in`` sees it), yet no str
     same = equal_to(expected)
     assert [same(c) for c in candidates] == [values_equal(expected, c) for c in candidates]
+    hits = [i for i, c in enumerate(candidates) if values_equal(expected, c)]
+    assert where_equal(candidates, expected) == list(equal_indices(candidates, expected)) == hits

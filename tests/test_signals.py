@@ -458,6 +458,7 @@ def test_tool_and_activation_views_agree_with_a_naive_reading(events: list) -> N
         assert t.tool_inputs(value) == [calls[i].get("input", calls[i].get("args")) for i in same]
         of_agent = [p for who, p in starts if values_equal(value, who)]
         assert [s.payload for s in t.activations_of(value)] == of_agent
+        assert t.activated(value) is bool(of_agent)
 
 
 @pytest.mark.parametrize("field", ["inputTokens", "outputTokens", "cost"])

@@ -28,8 +28,12 @@ def _of_agent(trace: Trace, name: str, agent: str) -> Iterator[Signal]:
 
 
 def _trigger(activation: Signal) -> str | None:
-    """``payload.trigger``: the name of the signal that activated the agent."""
+    """``payload.trigger``: the name of the signal that activated the agent. (Read for
+    each of an agent's thousands of activations on a long run: a name in a dict, the
+    usual shape, takes no ``Mapping`` check.)"""
     payload = activation.payload
+    if type(payload) is dict and type(trigger := payload.get("trigger")) is str:
+        return trigger or None
     trigger = payload.get("trigger") if isinstance(payload, Mapping) else None
     if isinstance(trigger, Mapping):  # some runtimes record the whole triggering signal
         trigger = trigger.get("name")
@@ -89,7 +93,7 @@ def agent_completed(a: OfAgent, ctx: EvalContext) -> Outcome:
     """The agent activated and raised no ``agent:error``."""
     agent = a["agentId"]
     trace = ctx.trace
-    if not trace.activations_of(agent):
+    if not trace.activated(agent):
         return Outcome(False, f"agent '{agent}' never activated")
     same = equal_to(agent)
     errors = [s for s in trace.matching("agent:error") if same(_payload_agent(s)) or same(s.agent)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal
 
 from signal_eval_cli.assertions.context import EvalContext
@@ -203,12 +203,13 @@ def _contains_all(names: list[str], wanted: list[str]) -> bool:
     return True
 
 
-def _first_distinct(names: list[Any]) -> list[str]:
-    """The first distinct names, for a message (a name that is not a string is shown as JSON)."""
+def _first_distinct(names: list[Any]) -> Iterator[str]:
+    """The first distinct names, for a message (a name that is not a string is shown as
+    JSON): a generator, so a check that passes, whose message lists none, reads no name."""
     try:  # at C speed, when every distinct name is a string (True would be 1, and 1.0)
         distinct = list(dict.fromkeys(names))
         names = distinct if all(isinstance(name, str) for name in distinct) else names
     except TypeError:  # a name that is a list or an object: no hash
         pass
     shown = dict.fromkeys(name if isinstance(name, str) else short(name) for name in names)
-    return list(shown)[:PREVIEW_ITEMS]
+    yield from list(shown)[:PREVIEW_ITEMS]
