@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -238,10 +238,22 @@ def test_the_environment_gives_the_headers_the_official_sdks_send(
     sdk, ours = server.calls[:2], server.calls[2:]
     assert [c.path for c in ours] == [c.path for c in sdk]
     for theirs, mine in zip(sdk, ours, strict=True):
-        expected = {h: theirs.headers[h] for h in SDK_HEADERS if h in theirs.headers}
-        assert {h: mine.headers[h] for h in SDK_HEADERS if h in mine.headers} == expected
+        expected = sent_headers(theirs.headers)
+        assert sent_headers(mine.headers) == expected
     assert ours[0].headers["openai-organization"] == "org-42"
+    # The API's documented version and key header (anthropic 0.x sends them too; 2.x sends
+    # its own later version, and the key as a bearer token, which the API takes alike).
     assert ours[1].headers["anthropic-version"] == "2023-06-01"
+    assert ours[1].headers["x-api-key"] == KEY + "-a"
+
+
+def sent_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """What a client sends of :data:`SDK_HEADERS`, its key under one name (``x-api-key``
+    or ``authorization: Bearer``), Anthropic's version header left out."""
+    sent = {h: headers[h] for h in SDK_HEADERS if h in headers and h != "anthropic-version"}
+    if "x-api-key" in sent:
+        sent["authorization"] = "Bearer " + sent.pop("x-api-key")
+    return sent
 
 
 @pytest.mark.parametrize(
