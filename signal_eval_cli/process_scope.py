@@ -36,6 +36,7 @@ import os
 import re
 import signal
 import sys
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -53,6 +54,14 @@ __all__ = [
 SCOPE_ENV = "SIGNAL_EVAL_SCOPE"
 _PR_SET_CHILD_SUBREAPER = 36
 _PROC = Path("/proc")
+_PF_KTHREAD = 0x00200000  # a kernel thread, in /proc/<pid>/stat's flags
+_EXEC_WAITS = 100  # of _exec_pause each: how long a process may read as mid-exec
+
+
+def _exec_pause() -> None:
+    time.sleep(0.001)
+
+
 _subreaper: bool | None = None
 
 
@@ -213,12 +222,44 @@ def _marked(token: str) -> list[int]:
 
 
 def _carries(pid: int, token: str) -> bool:
+    """Whether ``pid``'s environment holds ``token`` (once ``pid`` is past an exec)."""
     marker = f"{SCOPE_ENV}={token}".encode()
     try:
-        environ = (_PROC / str(pid) / "environ").read_bytes()
+        environ = _settled_environ(pid)
     except OSError:
         return False
     return marker + b"\0" in environ or environ.endswith(marker)
+
+
+def _environ(pid: int) -> bytes:
+    return (_PROC / str(pid) / "environ").read_bytes()
+
+
+def _settled_environ(pid: int) -> bytes:
+    """``pid``'s environment, waited for while ``pid`` is mid-exec: between an exec's new
+    memory and its arguments' place in it, the kernel shows neither arguments nor
+    environment (1 read in 17 of a process exec'ing in a loop). A goal's ``setsid sh -c
+    '…' & exit 0`` execs twice as it is orphaned: a scan in that window missed it, and it
+    outlived the goal. A process whose environment is empty for good has arguments."""
+    environ = _environ(pid)
+    for _ in range(_EXEC_WAITS):
+        if environ or not _runs_in_user_space(pid):
+            break
+        arguments = (_PROC / str(pid) / "cmdline").read_bytes()
+        environ = _environ(pid)  # after the arguments: read past the window if they were
+        if environ or arguments:
+            break
+        _exec_pause()
+    return environ
+
+
+def _runs_in_user_space(pid: int) -> bool:
+    """Whether ``pid`` runs (no zombie) and is no kernel thread (which has no environment)."""
+    try:
+        fields = (_PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return fields[0] not in ("Z", "X") and not int(fields[6]) & _PF_KTHREAD
 
 
 def _descendants(*roots: int) -> set[int]:

@@ -56,6 +56,49 @@ def test_after_a_goal_ps_shows_nothing_it_started(
     assert ps_lines(f"sleep {t}") == [] and ps_lines(f"sleep({t})") == []
 
 
+@pytest.mark.parametrize(
+    ("state", "flags", "cmdline", "found", "waits"),
+    [
+        ("S", 0, b"", True, 1),  # mid-exec: waited for, then found
+        ("S", 0, b"sleep\0", False, 0),  # an environment empty for good: no wait
+        ("S", 0x00200000, b"", False, 0),  # a kernel thread: none, never waited for
+        ("Z", 0, b"", False, 0),  # a zombie: nothing to wait for
+    ],
+    ids=["mid-exec", "empty-env", "kernel-thread", "zombie"],
+)
+def test_a_member_read_mid_exec_is_waited_for(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    state: str,
+    flags: int,
+    cmdline: bytes,
+    found: bool,
+    waits: int,
+) -> None:
+    """Mid-exec, /proc shows a process neither arguments nor environment: a goal's
+    ``setsid sh -c '…' & exit 0``, scanned in that window, was not taken for a member and
+    outlived the goal (seen once under load). A fake /proc whose environment appears
+    at the first wait, as the exec's does."""
+    import signal_eval_cli.process_scope as scope
+
+    proc = tmp_path / "4242"
+    proc.mkdir()
+    (proc / "environ").write_bytes(b"")
+    (proc / "cmdline").write_bytes(cmdline)
+    (proc / "stat").write_text(f"4242 (sh) {state} 1 4242 4242 0 -1 {flags} " + "0 " * 44)
+    slept: list[bool] = []
+
+    def exec_ends() -> None:
+        slept.append(True)
+        (proc / "environ").write_bytes(f"PATH=/bin\0{SCOPE_ENV}=tok\0".encode())
+        (proc / "cmdline").write_bytes(b"sh\0")
+
+    monkeypatch.setattr(scope, "_PROC", tmp_path)
+    monkeypatch.setattr(scope, "_exec_pause", exec_ends)
+    assert scope._carries(4242, "tok") is found
+    assert len(slept) == waits
+
+
 def test_the_scope_finds_marked_processes_and_their_descendants(tmp_path: Path) -> None:
     assert become_subreaper()
     scope = ProcessScope()
