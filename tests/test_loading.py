@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from signal_eval_cli import InputError, load_dataset, save_dataset
+from signal_eval_cli.assertions.documents import assertion_nodes
 from signal_eval_cli.dataset import EvalCase, EvalDataset
 from signal_eval_cli.validate import validate_path
 
@@ -510,3 +511,34 @@ cases:
     found = problems(path)
     assert [f.split(": ", 1)[0] for f in found] == [f"{path}:8:22", f"{path}:12:20"], found
     assert all("'***' is ambiguous" in f for f in found)
+
+
+def test_the_assertions_of_a_document_are_found_at_any_depth_in_document_order() -> None:
+    """A mapping with a string ``type`` is taken for an assertion where a list holds it
+    (at any depth, in an input too) or under ``assertion`` (a ``not``'s), in the order
+    the file has them: what the loader checks of each. A mapping under another key, or
+    with another ``type``, is none."""
+    data = {
+        "type": "output.contains",  # the document itself
+        "cases": [
+            {
+                "id": "a",
+                "input": {"type": "text", "parts": [[{"type": "p"}], ["s", 1]]},
+                "assertions": [
+                    {"type": "not", "assertion": {"type": "x", "args": {"type": "q"}}},
+                    {"type": 1, "assertions": [{"type": "deep"}]},
+                    {"type": "y", "tags": ["t"]},
+                ],
+            }
+        ],
+        "meta": {"type": "z"},
+    }
+    assert [path for path, _ in assertion_nodes(data)] == [
+        ("cases", 0, "input", "parts", 0, 0),
+        ("cases", 0, "assertions", 0),
+        ("cases", 0, "assertions", 0, "assertion"),
+        ("cases", 0, "assertions", 1, "assertions", 0),
+        ("cases", 0, "assertions", 2),
+    ]
+    assert list(assertion_nodes([{"type": "t"}])) == [((0,), {"type": "t"})]
+    assert list(assertion_nodes("text")) == []
