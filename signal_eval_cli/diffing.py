@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import compress, count, pairwise, repeat
 from operator import not_
-from typing import Literal, NamedTuple
+from typing import Literal
 
 # xdiff's tuning constants (xdiffi.c / xprepare.c); changing any of them changes output.
 SNAKE_CNT = 20
@@ -32,13 +32,9 @@ INDENT_WEIGHT = 60
 FUNC_NAME_BYTES = 80
 
 
-class _Change(NamedTuple):
-    """``n1`` old lines at ``i1`` replaced by ``n2`` new lines at ``i2`` (0-based)."""
-
-    i1: int
-    i2: int
-    n1: int
-    n2: int
+_Change = tuple[int, int, int, int]
+"""(i1, i2, n1, n2): ``n1`` old lines at ``i1`` replaced by ``n2`` new lines at ``i2``
+(0-based).  A plain tuple: a NamedTuple's constructor is a Python call per change."""
 
 
 def unified_diff(old: str | None, new: str | None, path: str = "file.txt", context: int = 3) -> str:
@@ -552,7 +548,7 @@ def _split_score(lines: list[str], split: int) -> tuple[int, int]:
 def _changes(ch_a: list[bool], ch_b: list[bool]) -> list[_Change]:
     """Pair the changed runs lying between the same two unchanged lines of each side."""
     return [
-        _Change(p1 + 1, p2 + 1, q1 - p1 - 1, q2 - p2 - 1)
+        (p1 + 1, p2 + 1, q1 - p1 - 1, q2 - p2 - 1)
         for (p1, p2), (q1, q2) in pairwise(zip(_fences(ch_a), _fences(ch_b), strict=True))
         if q1 - p1 > 1 or q2 - p2 > 1
     ]
@@ -602,23 +598,30 @@ def _hunks(a: list[str], b: list[str], changes: list[_Change], context: int) -> 
         last = first
         while (
             last + 1 < len(changes)
-            and changes[last + 1].i1 - (changes[last].i1 + changes[last].n1) <= 2 * context
+            and changes[last + 1][0] - (changes[last][0] + changes[last][2]) <= 2 * context
         ):
             last += 1
-        head, tail = changes[first], changes[last]
-        s1, s2 = max(head.i1 - context, 0), max(head.i2 - context, 0)
-        after = min(context, len(a) - tail.i1 - tail.n1, len(b) - tail.i2 - tail.n2)
-        e1, e2 = tail.i1 + tail.n1 + after, tail.i2 + tail.n2 + after
+        (h1, h2, _, _), (t1, t2, m1, m2) = changes[first], changes[last]
+        s1, s2 = max(h1 - context, 0), max(h2 - context, 0)
+        after = min(context, len(a) - t1 - m1, len(b) - t2 - m2)
+        e1, e2 = t1 + m1 + after, t2 + m2 + after
         out.append(f"@@ -{_range(s1, e1 - s1)} +{_range(s2, e2 - s2)} @@{names.before(s1)}\n")
         pos = s1
-        for change in changes[first : last + 1]:
-            out += map(" ".__add__, shown_a[pos : change.i1])
-            out += map("-".__add__, shown_a[change.i1 : change.i1 + change.n1])
-            out += map("+".__add__, shown_b[change.i2 : change.i2 + change.n2])
-            pos = change.i1 + change.n1
-        out += map(" ".__add__, shown_a[pos:e1])
+        for i1, i2, n1, n2 in changes[first : last + 1]:
+            out += _marked(" ", shown_a[pos:i1])
+            out += _marked("-", shown_a[i1 : i1 + n1])
+            out += _marked("+", shown_b[i2 : i2 + n2])
+            pos = i1 + n1
+        out += _marked(" ", shown_a[pos:e1])
         first = last + 1
     return out
+
+
+def _marked(mark: str, lines: list[str]) -> list[str]:
+    """The lines as one string, each after ``mark``: one join, not a string per line.
+
+    Every shown line ends in a newline, so the mark lands at each line's start."""
+    return [mark + mark.join(lines)] if lines else []
 
 
 def _shown(lines: list[str]) -> list[str]:
