@@ -39,15 +39,19 @@ from signal_eval_cli.runner import RunOptions
 KEY = "sk-test-run-config-5e5e5e"
 TIMINGS = {"durationMs", "startedAt", "completedAt", "timestamp", "id", "parent", "evaluationMs"}
 """Fields whose values are clocks or generated ids, different in every run."""
+LATENCY_RANKINGS = {"byLatency", "paretoFrontier", "tradeoffs"}
 
 
 def without_timings(data: Any) -> Any:
     """The results JSON without what differs from run to run: clocks, generated ids,
     latencies (replayed calls wait their recorded time, give or take the machine's load)
-    and what is computed from them (a latency assertion's message, the case index's hash)."""
+    and what is computed from them (a latency assertion's message, the case index's hash,
+    a matrix's ordering by latency, its Pareto frontier and the recommendation's
+    trade-offs, whose "64% faster" moves with the machine's load as the latencies do)."""
     if isinstance(data, dict):
         if str((data.get("assertion") or {}).get("type", "")).startswith("metric.latency"):
             data = {k: v for k, v in data.items() if k not in ("message", "actual")}
+        data = {k: v for k, v in data.items() if k not in LATENCY_RANKINGS}
         return {
             k: without_timings(v)
             for k, v in data.items()
