@@ -201,41 +201,40 @@ class _Compiler:
     def _object(self, schema: dict[str, Any], base: str) -> Check:
         """A mapping's ``type``, ``required`` and ``properties`` (the shape of nearly
         every object schema) in one check: one call per mapping, not four."""
-        props, other = self._members(schema.get("properties", {}), schema, base)
         keys = tuple(schema.get("required", ()))
-
-        def check(v: Any) -> bool:
-            if type(v) is not dict:
-                return False
-            for key in keys:
-                if key not in v:
-                    return False
-            for key, value in v.items():
-                prop = props.get(key, other)
-                if prop is None or not prop(value):
-                    return False
-            return True
-
-        return check
-
-    def _members(
-        self, rule: dict[str, Any], schema: Any, base: str
-    ) -> tuple[dict[str, Check], Check | None]:
-        """Each property's check, and the check of any other key (None: no other)."""
-        props = {k: self.compile(s, base) for k, s in rule.items()}
-        extra = schema.get("additionalProperties", True)
-        if extra is False:
-            return props, None
-        if extra is True or extra == {}:
-            return props, _always
-        return props, self.compile(extra, base)
+        return self._mapping(schema.get("properties", {}), schema, base, keys, others=False)
 
     def _properties(self, rule: dict[str, Any], schema: Any, base: str) -> Check:
-        props, other = self._members(rule, schema, base)
+        return self._mapping(rule, schema, base)
+
+    def _mapping(
+        self,
+        rule: dict[str, Any],
+        schema: Any,
+        base: str,
+        required: tuple[str, ...] = (),
+        *,
+        others: bool = True,
+    ) -> Check:
+        """A mapping with every ``required`` key, each value held to its property's check
+        (``rule``) or to that of any other key (``additionalProperties``; false: no other
+        key); a value that is no mapping passes if ``others``."""
+        props = {k: self.compile(s, base) for k, s in rule.items()}
+        extra = schema.get("additionalProperties", True)
+        other: Check | None
+        if extra is False:
+            other = None
+        elif extra is True or extra == {}:
+            other = _always
+        else:
+            other = self.compile(extra, base)
 
         def check(v: Any) -> bool:
             if type(v) is not dict:
-                return True
+                return others
+            for key in required:
+                if key not in v:
+                    return False
             for key, value in v.items():
                 prop = props.get(key, other)
                 if prop is None or not prop(value):
