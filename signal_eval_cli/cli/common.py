@@ -159,7 +159,7 @@ class Progress:
         if self.bar is not None:
             self.bar.advance(self.task)
         elif not self.quiet:
-            err.print(f"[{self.done}/{self.total}] {name}: {status}", markup=False, highlight=False)
+            err.print(f"[{self.done}/{self.total}] {name}: {status}", highlight=False)
 
 
 def check_outputs(*paths: Path | None, inputs: Iterable[Path | str] = ()) -> None:

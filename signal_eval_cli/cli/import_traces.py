@@ -55,7 +55,7 @@ def import_command(
     with trace_gaps() as said:
         _import(paths, output, out_dir, case_into, format)
     for gap in said:  # a trace that lacks a fact says so, never gives it silently empty
-        err.print(f"warning: {gap}", highlight=False, markup=False)
+        err.print(f"warning: {gap}", highlight=False)
     raise typer.Exit(EXIT_OK)
 
 

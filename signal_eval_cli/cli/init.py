@@ -34,15 +34,14 @@ def init_command(
     except InputError as exc:
         fail_input(exc)
     for path in written:
-        out.print(f"wrote {path}", highlight=False, markup=False)
+        out.print(f"wrote {path}", highlight=False)
     dataset = _argument(directory / DATASET)
     out.print("\nNext:", highlight=False)
     for command in (f"signal-eval validate {dataset}", f"signal-eval run {dataset}"):
-        out.print(f"  {command}", highlight=False, markup=False)
+        out.print(f"  {command}", highlight=False)
     out.print(
         f"Then put your agent in {_argument(directory / 'agent.py')} and your cases in {dataset}.",
         highlight=False,
-        markup=False,
     )
 
 
