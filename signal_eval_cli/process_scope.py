@@ -56,12 +56,6 @@ _PR_SET_CHILD_SUBREAPER = 36
 _PROC = Path("/proc")
 _PF_KTHREAD = 0x00200000  # a kernel thread, in /proc/<pid>/stat's flags
 _EXEC_WAITS = 100  # of _exec_pause each: how long a process may read as mid-exec
-
-
-def _exec_pause() -> None:
-    time.sleep(0.001)
-
-
 _subreaper: bool | None = None
 
 
@@ -177,7 +171,7 @@ def kill_orphans_of_dead_runs() -> int:
             if not entry.name.isdigit():
                 continue
             try:
-                environ = (_PROC / entry.name / "environ").read_bytes()
+                environ = _environ(int(entry.name))
             except OSError:
                 continue
             for variable in environ.split(b"\0") if prefix in environ else ():
@@ -251,6 +245,10 @@ def _settled_environ(pid: int) -> bytes:
             break
         _exec_pause()
     return environ
+
+
+def _exec_pause() -> None:
+    time.sleep(0.001)
 
 
 def _runs_in_user_space(pid: int) -> bool:
