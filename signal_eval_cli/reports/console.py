@@ -176,10 +176,16 @@ def width_at_most(table: Table) -> int | None:
     return total
 
 
+def plain_console(console: Console | None = None) -> Console:
+    """``console``, else a new one that reads no markup: what a report prints holds the
+    user's text (a case id ``x[/y]`` raised MarkupError, ``[red]c`` lost its brackets)."""
+    return console or Console(markup=False)
+
+
 def print_dataset(
     result: DatasetResult, console: Console | None = None, table: TableChoice = "auto"
 ) -> None:
-    console = console or Console(markup=False)  # the user's text (ids) is no markup
+    console = plain_console(console)
     shown = table_cases(result.cases, table)
     if shown:
         narrow = dataset_table(result, shown, details=False)

@@ -20,6 +20,7 @@ from signal_eval_cli.reports._format import (
     fmt_runs,
     repeated,
 )
+from signal_eval_cli.reports.console import plain_console
 from signal_eval_cli.stats import pass_rate_stats
 
 __all__ = [
@@ -74,7 +75,7 @@ def variant_line(variant: VariantResult) -> str:
 
 
 def print_matrix(result: MatrixResult, console: Console | None = None) -> None:
-    console = console or Console(markup=False)  # the user's text (ids) is no markup
+    console = plain_console(console)
     console.print(matrix_table(result))
     console.print(
         Text("★ Pareto frontier (pass rate ↑, cost ↓, p50 latency ↓)", style="dim"),
@@ -165,7 +166,7 @@ def summary_text(result: Comparison) -> Text:
 
 
 def print_comparison(result: Comparison, console: Console | None = None) -> None:
-    console = console or Console(markup=False)  # the user's text (ids) is no markup
+    console = plain_console(console)
     table = comparison_table(result)
     if table.row_count:
         console.print(table)
@@ -174,7 +175,7 @@ def print_comparison(result: Comparison, console: Console | None = None) -> None
 
 def print_matrix_comparison(result: MatrixComparison, console: Console | None = None) -> None:
     """A row per variant; then the changes of each variant that has any."""
-    console = console or Console(markup=False)  # the user's text (ids) is no markup
+    console = plain_console(console)
     table = Table(title=f"compare matrix: {result.name}", title_justify="left")
     table.add_column("variant", style="cyan", overflow="fold")
     table.add_column("verdict", no_wrap=True)

@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from signal_eval_cli.kinds import Result
-from signal_eval_cli.reports.console import TableChoice, print_dataset
+from signal_eval_cli.reports.console import TableChoice, plain_console, print_dataset
 from signal_eval_cli.reports.reporter import renderer
 
 __all__ = ["print_result"]
@@ -54,4 +54,4 @@ def print_result(
     """Print ``result`` as ``merge`` and ``compare`` do: a results table of cases (``table``:
     which rows), a matrix's ranking, a comparison's changes; a kind with no drawing is a
     ``TypeError`` naming it."""
-    renderer(_RENDERS, result, "terminal view")(result, console or Console(markup=False), table)
+    renderer(_RENDERS, result, "terminal view")(result, plain_console(console), table)
