@@ -15,6 +15,7 @@ import datetime as _dt
 import functools
 import itertools
 import json
+import math
 import operator
 import re
 import time
@@ -514,7 +515,7 @@ class Trace:
         if last_end is not None:
             payload = self.signals[last_end].payload
             if isinstance(payload, Mapping) and _is_number(payload.get("durationMs")):
-                return float(payload["durationMs"])
+                return as_float(payload["durationMs"])
         return None
 
     @property
@@ -533,7 +534,7 @@ class Trace:
         try:  # fast path: well-formed payloads, each read once
             sums = _usage_sums(map(_payload, self.named("provider:end")))
             if all(map(_is_number, sums)):
-                return float(sums[0]), float(sums[1]), float(sums[2])
+                return as_float(sums[0]), as_float(sums[1]), as_float(sums[2])
         except (KeyError, TypeError):
             pass
         return self._usage_of_any_shape()
@@ -650,7 +651,8 @@ def _epoch_ms(timestamp: str | float | None) -> float | None:
     if isinstance(timestamp, bool) or timestamp is None:
         return None
     if isinstance(timestamp, (int, float)):
-        return float(timestamp) if timestamp > 1e11 else float(timestamp) * 1000
+        ms = as_float(timestamp) if timestamp > 1e11 else as_float(timestamp) * 1000
+        return ms if math.isfinite(ms) else None  # 1e400 s names no moment
     try:
         parsed = _dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
     except ValueError:
@@ -666,7 +668,7 @@ _OUTPUT_TOKEN_KEYS = ("outputTokens", "output_tokens", "completionTokens", "comp
 
 def _first_number(mapping: Mapping[str, Any], keys: tuple[str, ...]) -> float:
     """The first of ``keys`` that holds a number (``True`` is not one), else 0."""
-    return next((float(mapping[k]) for k in keys if _is_number(mapping.get(k))), 0.0)
+    return next((as_float(mapping[k]) for k in keys if _is_number(mapping.get(k))), 0.0)
 
 
 def _field(payload: Any, key: str) -> Any:
@@ -689,9 +691,18 @@ def _text(value: Any) -> str:
         return f"<{type(value).__name__} nested too deeply to write>"
 
 
+def as_float(number: float) -> float:
+    """A JSON number as a float: an integer past a float's range (the loader takes 4,300
+    digits) is infinite, as a sum of large floats becomes, not an OverflowError."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
+
+
 def as_count(value: Any) -> float:
     """A token count as given: ``2`` (or ``2.0``) is the int ``2``, ``2.5`` stays ``2.5``."""
-    number = float(value)
+    number = as_float(value)
     return int(number) if number.is_integer() else number
 
 

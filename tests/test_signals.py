@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import review_trace, sig, signals, trace
+from conftest import check, review_trace, sig, signals, trace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -372,6 +372,29 @@ def test_latency_needs_a_numeric_duration() -> None:
     assert trace(("harness:end", {"durationMs": True})).metrics.latency_ms is None
     last = trace(("harness:end", {"durationMs": 1}), ("harness:end", {"durationMs": 2}))
     assert last.metrics.latency_ms == 2
+
+
+HUGE = 10**400  # a loader takes 4,300 digits; a float holds 309
+
+
+def test_an_integer_past_a_float_s_range_counts_as_infinite_not_as_a_crash() -> None:
+    """A harness or a trace file may give such a count, duration or time: the metrics
+    are infinite, as a sum of large floats is, and the results write them as null."""
+    fast = trace(("provider:end", {"usage": {"inputTokens": HUGE, "outputTokens": 1}, "cost": 0}))
+    shaped = trace(("provider:end", {"usage": {"prompt_tokens": -HUGE}}))
+    ended = trace(("harness:end", {"durationMs": HUGE}))
+    assert fast.metrics.input_tokens == float("inf")
+    assert shaped.metrics.input_tokens == float("-inf")
+    assert ended.metrics.latency_ms == float("inf")
+    timed = Trace.from_signals([{"name": "a", "timestamp": 1}, {"name": "b", "timestamp": HUGE}])
+    assert timed.timestamp_span_ms is None  # 1e400 seconds names no moment
+
+
+def test_a_bound_past_a_float_s_range_is_compared_and_written_as_given() -> None:
+    t = trace(("provider:end", {"usage": {"inputTokens": 5, "outputTokens": 1}, "cost": 0}))
+    assert check({"type": "metric.tokens.max", "value": HUGE}, t).passed
+    failed = check({"type": "signal.count", "pattern": "provider:end", "min": HUGE}, t)
+    assert not failed.passed and str(HUGE)[:50] in failed.message
 
 
 def test_state_change_appending_to_a_list_keeps_the_list() -> None:

@@ -71,5 +71,8 @@ def short(value: Any, limit: int = 120) -> str:
 
 
 def num(value: float) -> str:
-    """``3`` rather than ``3.0`` in messages."""
-    return str(int(value)) if float(value).is_integer() else str(value)
+    """``3`` rather than ``3.0`` in messages (an int as it is: one past a float's range
+    too)."""
+    if isinstance(value, int):
+        return str(value)
+    return str(int(value)) if value.is_integer() else str(value)
