@@ -485,7 +485,7 @@ class Trace:
     def tool_calls(self) -> list[ToolCall]:
         results: dict[Any, Mapping[str, Any]] = {}
         for payload in self.payloads("tool:result"):
-            if isinstance(payload, Mapping):
+            if isinstance(payload, Mapping) and _joins(payload.get("id")):
                 results.setdefault(payload.get("id"), payload)
         calls = []
         for position in self.positions("tool:call"):
@@ -493,7 +493,7 @@ class Trace:
             if not isinstance(payload, Mapping):
                 continue
             call_id = payload.get("id")
-            result = results.get(call_id, {}) if call_id is not None else {}
+            result = results.get(call_id, {}) if _joins(call_id) else {}
             calls.append(
                 ToolCall(
                     id=call_id,
@@ -501,7 +501,7 @@ class Trace:
                     input=payload.get("input", payload.get("args")),
                     position=position,
                     result=result.get("result"),
-                    has_result=call_id is not None and call_id in results,
+                    has_result=_joins(call_id) and call_id in results,
                     error=result.get("error"),
                     turn=self.signals[position].parent,
                 )
@@ -704,6 +704,13 @@ def as_count(value: Any) -> float:
     """A token count as given: ``2`` (or ``2.0``) is the int ``2``, ``2.5`` stays ``2.5``."""
     number = as_float(value)
     return int(number) if number.is_integer() else number
+
+
+def _joins(call_id: Any) -> bool:
+    """Whether a tool call's id can join it to its result: not None, and not an object
+    or a list (a trace's garbage; JavaScript's Map would hold such a key by identity,
+    so it equals no other)."""
+    return call_id is not None and not isinstance(call_id, (list, dict, set))
 
 
 def _is_number(value: Any) -> bool:

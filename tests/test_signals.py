@@ -235,6 +235,22 @@ def test_tool_calls_are_joined_with_results_by_id() -> None:
     assert bash.result is None and not bash.has_result
 
 
+def test_a_tool_call_id_that_is_a_list_or_an_object_joins_no_result() -> None:
+    """A trace's garbage id is no crash of every tool assertion (nor of import --case-into,
+    which drafts from the calls): as a JavaScript Map would, it equals no other id."""
+    t = trace(
+        ("tool:call", {"id": [1], "name": "get"}),
+        ("tool:result", {"id": [1], "result": "r"}),
+        ("tool:call", {"id": {"a": 1}, "name": "get"}),
+        ("tool:result", {"id": {"a": 1}, "error": "boom"}),
+    )
+    assert [(c.name, c.has_result, c.result, c.error) for c in t.tool_calls] == [
+        ("get", False, None, None),
+        ("get", False, None, None),
+    ]
+    assert check({"type": "tool.failed", "max": 0}, t).passed
+
+
 def test_metrics_sum_provider_end_and_read_harness_end() -> None:
     m = review_trace().metrics
     assert m.input_tokens == 150
