@@ -253,6 +253,35 @@ def test_arguments_that_read_as_matchers_are_left_out_and_text_arguments_kept(
     assert load_dataset(tmp_path / "d.yaml").cases[0].assertions == written.assertions
 
 
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_text_cut_inside_a_surrogate_pair_is_drafted_as_a_dataset_can_hold_it(
+    suffix: str, tmp_path: Path
+) -> None:
+    """A model's stream cut inside an emoji leaves half a pair, which a dataset refuses:
+    import --case-into ended in a traceback for a .json dataset and wrote a .yaml one
+    that no longer loaded. The values holding one are left out, the answer is checked by
+    its longest whole part, the input gets U+FFFD."""
+    cut = "\ud83d"
+    t = trace(
+        ("harness:start", {"input": f"hi {cut}"}),
+        ("agent:activated", {"agent": f"a{cut}"}),
+        sig("provider:start", {}, id="p"),
+        sig("tool:call", {"id": "a", "name": "find", "input": {"q": cut, "n": 2}}, parent="p"),
+        sig("tool:call", {"id": "b", "name": f"f{cut}", "input": {}}, parent="p"),
+        ("agent:error", {"agent": "b", "error": f"boom {cut}"}),
+        ("text:complete", {"content": f"sunny {cut} today, warm"}),
+        input=f"hi {cut}",
+    )
+    path = tmp_path / "t.jsonl"
+    write_jsonl(list(t), path)
+    (case,) = import_cases([path], tmp_path / f"d{suffix}")
+    assert load_dataset(tmp_path / f"d{suffix}").cases == [case]
+    assert case.input == "hi \ufffd"
+    assert {"type": "output.contains", "text": " today, warm"} in case.assertions
+    assert {"type": "tool.calledWith", "name": "find", "args": {"n": 2}} in case.assertions
+    assert all(verdicts(case, t).values())
+
+
 # -- appending keeps the user's file ---------------------------------------------------
 
 

@@ -8,12 +8,14 @@ as assertions that pass on that trace and fail when any of those facts changes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.dataset import EvalCase
 from signal_eval_cli.dataset_append import append_cases
+from signal_eval_cli.files import without_lone_surrogates
 from signal_eval_cli.patterns import is_matcher
 from signal_eval_cli.signals import Trace
 from signal_eval_cli.traces import import_trace
@@ -44,9 +46,10 @@ def draft_case(trace: Trace, id: str) -> EvalCase:
     for check in _failures(trace):
         if check not in assertions:
             assertions.append(check)
-    if trace.output:
-        assertions.append({"type": "output.contains", "text": trace.output})
-    return EvalCase(id=id, input=trace.input, assertions=assertions)
+    answer = max(_LONE_SURROGATE.split(trace.output), key=len)  # see _literal
+    if answer:
+        assertions.append({"type": "output.contains", "text": answer})
+    return EvalCase(id=id, input=without_lone_surrogates(trace.input), assertions=assertions)
 
 
 def _step(name: str, payload: Any) -> dict[str, Any]:
@@ -54,13 +57,13 @@ def _step(name: str, payload: Any) -> dict[str, Any]:
     from an agent it does not name is matched by its target alone)."""
     fields = as_mapping(payload)
     known = {k: fields[k] for k in _TRAJECTORY[name] if fields.get(k) is not None}
-    return {"pattern": name, "payload": known}
+    return {"pattern": name, "payload": _literal_object(known)}
 
 
 def _tool_checks(trace: Trace) -> Iterable[dict[str, Any]]:
     """Each call's arguments (and whether it failed, once its result is known)."""
     for call in trace.tool_calls:
-        if not isinstance(call.name, str) or not call.name:
+        if not _is_name(call.name):
             continue
         if isinstance(call.input, Mapping):
             check: dict[str, Any] = {
@@ -80,11 +83,21 @@ def _tool_checks(trace: Trace) -> Iterable[dict[str, Any]]:
 
 
 _UNWRITABLE = object()
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and value != "" and not _LONE_SURROGATE.search(value)
 
 
 def _literal(value: Any) -> Any:
     """``value`` as a pattern matching it; an object that reads as a matcher (say
-    ``{"contains": "x"}``) cannot be written as a literal and is left out of its parent."""
+    ``{"contains": "x"}``) cannot be written as a literal and is left out of its parent,
+    and so is text holding half a surrogate pair (a model's stream cut inside an emoji),
+    which a dataset refuses: the input gets U+FFFD in its place, the answer is checked
+    by its longest part without one."""
+    if isinstance(value, str):
+        return _UNWRITABLE if _LONE_SURROGATE.search(value) else value
     if isinstance(value, Mapping):
         return _UNWRITABLE if is_matcher(value) else _literal_object(value)
     if isinstance(value, list):
@@ -117,7 +130,7 @@ def _parallel_turns(trace: Trace) -> list[list[str]]:
     """The tool names of each model turn that called several tools, in call order."""
     turns: dict[str, list[str]] = {}
     for call in trace.tool_calls:
-        if call.turn is not None and isinstance(call.name, str):
+        if call.turn is not None and _is_name(call.name):
             turns.setdefault(call.turn, []).append(call.name)
     return [names for names in turns.values() if len(names) > 1]
 
