@@ -9,6 +9,7 @@ Appending inserts text into the user's file: every byte of it is kept.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -260,7 +261,8 @@ def test_text_cut_inside_a_surrogate_pair_is_drafted_as_a_dataset_can_hold_it(
     """A model's stream cut inside an emoji leaves half a pair, which a dataset refuses:
     import --case-into ended in a traceback for a .json dataset and wrote a .yaml one
     that no longer loaded. The values holding one are left out, the answer is checked by
-    its longest whole part, the input gets U+FFFD."""
+    its longest whole part, the input gets U+FFFD (and so does a file name's byte that is
+    not UTF-8, in the case id)."""
     cut = "\ud83d"
     t = trace(
         ("harness:start", {"input": f"hi {cut}"}),
@@ -272,11 +274,11 @@ def test_text_cut_inside_a_surrogate_pair_is_drafted_as_a_dataset_can_hold_it(
         ("text:complete", {"content": f"sunny {cut} today, warm"}),
         input=f"hi {cut}",
     )
-    path = tmp_path / "t.jsonl"
+    path = tmp_path / os.fsdecode(b"t\xff.jsonl")  # a name not in UTF-8: its id too
     write_jsonl(list(t), path)
     (case,) = import_cases([path], tmp_path / f"d{suffix}")
     assert load_dataset(tmp_path / f"d{suffix}").cases == [case]
-    assert case.input == "hi \ufffd"
+    assert (case.id, case.input) == ("t\ufffd", "hi \ufffd")
     assert {"type": "output.contains", "text": " today, warm"} in case.assertions
     assert {"type": "tool.calledWith", "name": "find", "args": {"n": 2}} in case.assertions
     assert all(verdicts(case, t).values())

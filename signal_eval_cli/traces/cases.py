@@ -140,7 +140,8 @@ def import_cases(
 ) -> list[EvalCase]:
     """Import each trace and append its drafted case to the dataset ``into`` (created if
     missing; the file's own text is kept as written). A case's id is its trace's file name
-    without suffix, made unique; every trace is read before the dataset is written."""
+    without suffix (a byte of it that is not UTF-8, which a dataset cannot hold, as
+    U+FFFD), made unique; every trace is read before the dataset is written."""
     paths = [Path(t) for t in traces]
-    cases = [draft_case(import_trace(p, format), p.stem) for p in paths]
+    cases = [draft_case(import_trace(p, format), without_lone_surrogates(p.stem)) for p in paths]
     return append_cases(into, cases)
