@@ -56,6 +56,7 @@ __all__ = [
     "explain_error",
     "is_json",
     "load_document",
+    "lone_surrogate_problems",
     "parse_document",
     "schema_problems",
     "schema_validator",
@@ -224,8 +225,10 @@ def _event_location(event: Any) -> Location:
 # -- parsing --------------------------------------------------------------------------
 
 
-def load_document(path: str | Path) -> Document:
-    """Read a YAML or JSON file; raise :class:`InputError` for anything unreadable."""
+def load_document(path: str | Path, *, lone_surrogates: bool = False) -> Document:
+    """Read a YAML or JSON file; raise :class:`InputError` for anything unreadable.
+    ``lone_surrogates``: take a JSON string's half surrogate pair as it is, as the
+    readers of results and traces do (see :func:`lone_surrogate_problems`)."""
     name = str(path)
     try:
         raw = read_input(path)
@@ -244,7 +247,7 @@ def load_document(path: str | Path) -> Document:
     if not text or text.isspace():  # (no stripped copy of a large text)
         raise InputError([Problem(name, 1, 1, "file is empty")])
     if is_json(name):
-        return _json_document(name, text)
+        return _json_document(name, text, lone_surrogates)
     try:
         quick = quick_data(text)
     except Unsure:  # something to report, or rare enough to take the slow, located way
@@ -266,7 +269,7 @@ def parse_document(text: str, name: str) -> Document:
     return _json_document(name, text) if is_json(name) else parse_yaml(text, name)
 
 
-def _json_document(name: str, text: str) -> Document:
+def _json_document(name: str, text: str, lone_surrogates: bool = False) -> Document:
     """A ``.json`` file read as JSON, not as YAML 1.1 (see :mod:`.json_events`), with
     the problems a YAML file would have: duplicate keys, and text JSON cannot hold."""
     try:
@@ -278,11 +281,10 @@ def _json_document(name: str, text: str) -> Document:
             raise InputError(_json_duplicates(name, text)) from None
     except JsonProblem as exc:
         raise InputError([Problem(name, exc.line, exc.column, exc.message)]) from None
-    if _SURROGATE_ESCAPE.search(text):
-        problems = _lone_surrogates(name, text)
-        if problems:
-            raise InputError(problems)
-    return Document(name, data, {}, {}, source=text, syntax="json")
+    document = Document(name, data, {}, {}, source=text, syntax="json")
+    if not lone_surrogates and (problems := lone_surrogate_problems(document)):
+        raise InputError(problems)
+    return document
 
 
 class _DuplicateKey(Exception):
@@ -325,9 +327,14 @@ def _json_duplicates(name: str, text: str) -> list[Problem]:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _lone_surrogates(name: str, text: str) -> list[Problem]:
-    """Strings whose ``\\uD800``-``\\uDFFF`` escapes are no pair: valid JSON, but no
-    character, so no UTF-8 file (results, reports) could hold them."""
+def lone_surrogate_problems(document: Document) -> list[Problem]:
+    """A JSON document's strings whose ``\\uD800``-``\\uDFFF`` escapes are no pair: valid
+    JSON, but no character, so no file a user writes (a dataset, a matrix) means one. A
+    results file or a trace may hold one (a model's stream cut inside an emoji, written
+    escaped), and their readers take it as it is."""
+    name, text = document.path, document.source
+    if document.syntax != "json" or text is None or not _SURROGATE_ESCAPE.search(text):
+        return []
     problems = []
     for event in json_events(text, name):
         if type(event) is ScalarEvent and event.style:

@@ -21,7 +21,7 @@ from signal_eval_cli.kinds import (
     document_kind,
     register_document_kind,
 )
-from signal_eval_cli.loading import Document, load_document
+from signal_eval_cli.loading import Document, load_document, lone_surrogate_problems
 from signal_eval_cli.traces.source import Source
 
 __all__ = [
@@ -170,11 +170,13 @@ def validate_path(
     try:
         if name.endswith(".jsonl"):
             return _jsonl_kind(path, note), []
-        doc = load_document(path)
+        doc = load_document(path, lone_surrogates=True)  # as a result's or trace's reader
         if not isinstance(doc.data, Mapping):
             return "unknown", [doc.problem((), "expected a mapping at the top level")]
         kind = document_kind(doc.data)
         if kind is not None:
+            if kind.name != "result" and (problems := lone_surrogate_problems(doc)):
+                return "invalid", problems  # as run, matrix or scenario read the file
             checked = kind.checker()(doc)
             dataset = getattr(checked, "dataset", checked)
             if note is not None and isinstance(dataset, EvalDataset):

@@ -108,6 +108,32 @@ def test_half_a_surrogate_pair_is_refused_where_it_is(tmp_path: Path) -> None:
     assert load_document(path).data["name"] == "a \\ud83d is no escape"
 
 
+def test_validate_takes_half_a_pair_in_a_result_or_a_trace_as_their_readers_do(
+    tmp_path: Path,
+) -> None:
+    """A model's stream cut inside an emoji is written escaped in results and in an Agents
+    SDK export; compare, report, import and run --traces read such files, and validate
+    refused them. It still refuses one in a file a user writes, where it stands."""
+    from signal_eval_cli.persistence import save_result
+    from signal_eval_cli.results import CaseResult, DatasetResult
+    from signal_eval_cli.validate import validate_path
+
+    result = tmp_path / "r.json"
+    save_result(DatasetResult("cut \ud83d", [CaseResult("a", True)]), result)
+    assert validate_path(result) == ("result", [])
+    trace = tmp_path / "t.json"
+    at = "2026-01-10T00:00:00+00:00"
+    span = {"object": "trace.span", "id": "s", "trace_id": "t", "started_at": at, "ended_at": at}
+    data = {"type": "agent", "name": "\ud83d"}
+    trace.write_text(json.dumps({"data": [{**span, "span_data": data, "error": None}]}))
+    assert validate_path(trace) == ("trace: openai-agents", [])
+    matrix = tmp_path / "m.json"
+    matrix.write_text('{"dataset": "d.yaml", "variants": [{"id": "\\ud83d"}]}')
+    kind, (problem,) = validate_path(matrix)
+    assert (kind, problem.line, problem.column) == ("invalid", 1, 43)
+    assert "half a UTF-16 surrogate pair" in problem.message
+
+
 def test_json_events_give_libyaml_s_marks_for_json_text() -> None:
     """The same 0-based lines and columns libyaml gives, for JSON it can read."""
     import yaml
