@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.dataset import (
     NO_CASES,
@@ -22,7 +22,9 @@ from signal_eval_cli.kinds import (
     register_document_kind,
 )
 from signal_eval_cli.loading import Document, load_document, lone_surrogate_problems
-from signal_eval_cli.traces.source import Source
+
+if TYPE_CHECKING:  # the trace readers are imported by what reads a trace, not by every run
+    from signal_eval_cli.traces.source import Source
 
 __all__ = [
     "DocumentKind",
@@ -127,6 +129,8 @@ def _jsonl_kind(path: str | Path, note: Callable[[Problem], None] | None) -> str
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError([undecodable(name, exc, f"not UTF-8 text ({exc.reason})")]) from None
+    from signal_eval_cli.traces.source import Source
+
     return _trace_kind(Source(name, text), note)
 
 
@@ -185,6 +189,8 @@ def validate_path(
             if isinstance(checked, EvalDataset) and checked.harness is None:  # `run` says it
                 return f"{kind.name}; it names no harness: run it with --harness or --traces", []
             return kind.name, []
+        from signal_eval_cli.traces.source import Source
+
         source = Source(name, doc.source or "")
         format = _trace_format(source) if doc.syntax == "json" and doc.source else None
         if format is not None:

@@ -19,7 +19,6 @@ from signal_eval_cli.assertions.helpers import short
 from signal_eval_cli.assertions.options import Field, NotRequired, Options
 from signal_eval_cli.assertions.outcome import Outcome
 from signal_eval_cli.assertions.registry import assertion
-from signal_eval_cli.diffing import match_diff, normalize_diff, unified_diff
 from signal_eval_cli.workpaths import PathEscapeError, read_text, resolve_inside
 
 
@@ -174,6 +173,8 @@ def diff_match(a: DiffOptions, ctx: EvalContext, path: Path, label: str) -> Outc
     expected = a["expectedDiff"]
     if before is None and after is None:
         return Outcome(False, f"file missing: {label} exists neither before nor after the run")
+    from signal_eval_cli.diffing import match_diff, normalize_diff, unified_diff  # scenarios'
+
     actual = unified_diff(before, after, a["path"])
     result = match_diff(actual, expected, a.get("match", "contains"), path=a["path"])
     return Outcome(result.passed, f"{label}: {result.message}", expected, normalize_diff(actual))

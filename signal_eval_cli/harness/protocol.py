@@ -20,10 +20,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from signal_eval_cli.proxy.route import CaseRoute, sdk_client
 from signal_eval_cli.signals import Signal, as_signal, new_signal_id, now_iso
+
+if TYPE_CHECKING:  # a run without a model proxy, or whose harness makes no SDK client, has none
+    from signal_eval_cli.proxy.route import CaseRoute
 
 __all__ = [
     "Harness",
@@ -64,6 +66,8 @@ class HarnessContext:
         proxy when there is one, so its calls are recorded, replayed and traced."""
         if self.proxy is not None:
             return self.proxy.openai(async_=async_, **kwargs)
+        from signal_eval_cli.proxy.route import sdk_client
+
         return sdk_client("openai", "AsyncOpenAI" if async_ else "OpenAI", None, "", **kwargs)
 
     def anthropic(self, *, async_: bool = False, **kwargs: Any) -> Any:
@@ -72,6 +76,8 @@ class HarnessContext:
         if self.proxy is not None:
             return self.proxy.anthropic(async_=async_, **kwargs)
         name = "AsyncAnthropic" if async_ else "Anthropic"
+        from signal_eval_cli.proxy.route import sdk_client
+
         return sdk_client("anthropic", name, None, "", **kwargs)
 
     workspace: Path | None = None
