@@ -20,7 +20,6 @@ __all__ = [
     "JsonPath",
     "assertion_problems",
     "glob_message",
-    "glob_problem",
     "located_matchers",
 ]
 
@@ -29,6 +28,8 @@ Found = tuple[JsonPath, str]
 """A problem's path and message, to be located in a batch."""
 
 GLOB_FIELDS = ("pattern", "afterSignal", "triggerPattern", "signal")
+_GLOBS = frozenset(GLOB_FIELDS)
+_MATCHED = frozenset(("payload", "args", "value"))
 
 
 def assertion_problems(
@@ -36,28 +37,32 @@ def assertion_problems(
 ) -> Iterator[Found]:
     """The problems of the assertion ``node`` at ``path``, of the registered type ``kind``
     (a path is made only for a problem: a large dataset has hundreds of thousands of
-    assertions, nearly all of them sound)."""
-    for field in GLOB_FIELDS:
-        pattern = node.get(field)
-        if isinstance(pattern, str):
-            message = glob_message(pattern)
-            if message is not None:
-                yield ((*path, field), message)
+    assertions, nearly all of them sound; and a field is looked for only when the node
+    has a key of its kind, which one pass over its few keys tells)."""
+    if not _GLOBS.isdisjoint(node):
+        for field in GLOB_FIELDS:
+            pattern = node.get(field)
+            if isinstance(pattern, str):
+                message = glob_message(pattern)
+                if message is not None:
+                    yield ((*path, field), message)
     if kind.problems is not None:
         for inner, message in kind.problems(node):
             yield ((*path, *inner), message)
-    for field in ("payload", "args"):
-        if field in node:
-            found = pattern_problems(node[field])
+    if not _MATCHED.isdisjoint(node):
+        for field in ("payload", "args"):
+            if field in node:
+                found = pattern_problems(node[field])
+                if found:
+                    yield from located_matchers((*path, field), found)
+        if "value" in node:
+            found = matcher_problems(node["value"])
             if found:
-                yield from located_matchers((*path, field), found)
-    if "value" in node:
-        found = matcher_problems(node["value"])
-        if found:
-            yield from located_matchers((*path, "value"), found)
-    low, high = node.get("min"), node.get("max")
-    if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
-        yield ((*path, "min"), f"min ({low}) is greater than max ({high})")
+                yield from located_matchers((*path, "value"), found)
+    if "min" in node and "max" in node:
+        low, high = node["min"], node["max"]
+        if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
+            yield ((*path, "min"), f"min ({low}) is greater than max ({high})")
 
 
 def located_matchers(path: JsonPath, found: list[tuple[str, str]]) -> Iterator[Found]:
@@ -68,13 +73,6 @@ def located_matchers(path: JsonPath, found: list[tuple[str, str]]) -> Iterator[F
 
 def _token(text: str) -> str | int:
     return int(text) if text.isdigit() else text
-
-
-def glob_problem(path: JsonPath, pattern: str) -> Iterator[Found]:
-    """What is wrong with the signal-name glob ``pattern`` at ``path`` (nothing, mostly)."""
-    message = glob_message(pattern)
-    if message is not None:
-        yield (path, message)
 
 
 def glob_message(pattern: str) -> str | None:

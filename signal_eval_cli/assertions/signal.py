@@ -11,7 +11,7 @@ from signal_eval_cli.assertions.fields import PATTERN, Counted, Notes, Pattern, 
 from signal_eval_cli.assertions.helpers import PREVIEW_ITEMS, count_outcome, short
 from signal_eval_cli.assertions.options import Field, NotRequired, field_schema
 from signal_eval_cli.assertions.outcome import Outcome
-from signal_eval_cli.assertions.problems import Found, glob_problem, located_matchers
+from signal_eval_cli.assertions.problems import Found, glob_message, located_matchers
 from signal_eval_cli.assertions.registry import assertion
 from signal_eval_cli.patterns import match_pattern, pattern_problems
 from signal_eval_cli.signals import Signal, Trace
@@ -229,13 +229,18 @@ def _trajectory_problems(a: Mapping[str, Any]) -> Iterator[Found]:
     """Each step's glob and payload pattern, located at the step."""
     steps = a.get("patterns")
     for i, step in enumerate(steps if isinstance(steps, list) else []):
-        path = ("patterns", i)
         if isinstance(step, str):
-            yield from glob_problem(path, step)
+            message = glob_message(step)
+            if message is not None:
+                yield (("patterns", i), message)
         elif isinstance(step, Mapping):
-            if isinstance(step.get("pattern"), str):
-                yield from glob_problem((*path, "pattern"), step["pattern"])
-            yield from located_matchers((*path, "payload"), pattern_problems(step.get("payload")))
+            pattern = step.get("pattern")
+            message = glob_message(pattern) if isinstance(pattern, str) else None
+            if message is not None:
+                yield (("patterns", i, "pattern"), message)
+            found = pattern_problems(step.get("payload"))
+            if found:
+                yield from located_matchers(("patterns", i, "payload"), found)
 
 
 @assertion("signal.trajectory", options=TrajectoryOptions, problems=_trajectory_problems)
