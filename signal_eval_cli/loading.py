@@ -92,6 +92,11 @@ class Document:
     """The subtrees (a path's first two steps) whose locations the tables hold."""
     syntax: Literal["yaml", "json"] = "yaml"
     """How ``source`` is read when locating: ``yaml``, or ``json`` (see :mod:`.json_events`)."""
+    mappings: list[dict[str, Any]] | None = None
+    """Every mapping in ``data`` as the fast path parsed it, in no particular order (None:
+    not kept): what a check of each mapping that needs no path reads instead of walking
+    ``data`` (see :func:`.assertions.documents.document_problems`). What may change
+    ``data`` before it is checked (a dataset's labels) changes scalars only."""
 
     def as_written(self, paths: list[JsonPath]) -> list[str | None]:
         """The text of the plain (unquoted) scalar at each path, as the file has it (in
@@ -256,7 +261,7 @@ def load_document(path: str | Path, *, lone_surrogates: bool = False) -> Documen
         raise InputError(
             [Problem(name, line, column, _duplicate(key)) for line, column, key in quick.duplicates]
         )
-    return Document(name, quick.data, {}, {}, source=text, quick=quick)
+    return Document(name, quick.data, {}, {}, source=text, quick=quick, mappings=quick.mappings)
 
 
 def is_json(name: str | Path) -> bool:
@@ -272,16 +277,26 @@ def parse_document(text: str, name: str) -> Document:
 def _json_document(name: str, text: str, lone_surrogates: bool = False) -> Document:
     """A ``.json`` file read as JSON, not as YAML 1.1 (see :mod:`.json_events`), with
     the problems a YAML file would have: duplicate keys, and text JSON cannot hold."""
+    mappings: list[dict[str, Any]] = []
+    add = mappings.append
+
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        mapping = dict(pairs)
+        if len(mapping) != len(pairs):
+            raise _DuplicateKey
+        add(mapping)
+        return mapping
+
     try:
         try:
             with gc_paused():  # millions of containers, no cycles: see collector
-                data = loads_json(text, object_pairs_hook=_unique_keys)
+                data = loads_json(text, object_pairs_hook=unique_keys)
         except _DuplicateKey:  # met while parsing: what follows may not be JSON at all
             loads_json(text)  # (the events that locate the keys need JSON)
             raise InputError(_json_duplicates(name, text)) from None
     except JsonProblem as exc:
         raise InputError([Problem(name, exc.line, exc.column, exc.message)]) from None
-    document = Document(name, data, {}, {}, source=text, syntax="json")
+    document = Document(name, data, {}, {}, source=text, syntax="json", mappings=mappings)
     if not lone_surrogates and (problems := lone_surrogate_problems(document)):
         raise InputError(problems)
     return document
@@ -289,13 +304,6 @@ def _json_document(name: str, text: str, lone_surrogates: bool = False) -> Docum
 
 class _DuplicateKey(Exception):
     """A JSON object names a key twice (found again, with its place, by events)."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    mapping = dict(pairs)
-    if len(mapping) != len(pairs):
-        raise _DuplicateKey
-    return mapping
 
 
 def _json_duplicates(name: str, text: str) -> list[Problem]:
@@ -817,4 +825,4 @@ def _describe_owner(data: Any, path: JsonPath) -> str:
 def _semantic_problems(doc: Document) -> list[Problem]:
     """Checks a schema cannot express, of the document's assertions (see
     :mod:`.assertions.documents`)."""
-    return doc.problems(document_problems(doc.data))
+    return doc.problems(document_problems(doc.data, doc.mappings))

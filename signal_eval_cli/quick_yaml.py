@@ -60,6 +60,8 @@ class QuickData:
     written: dict[tuple[type, Any], str | None]
     duplicates: list[tuple[int, int, str]]
     """Each key written again in its mapping: its 1-based line and column, and the key."""
+    mappings: list[dict[str, Any]]
+    """Every mapping in ``data`` (see :attr:`.loading.Document.mappings`)."""
 
     def as_written(self, value: Any) -> str | None:
         try:
@@ -124,17 +126,24 @@ def quick_data(text: str) -> QuickData:
     try:
         with gc_paused():
             duplicates: list[tuple[int, int, str]] = []
-            data = _build(_Events(text), scalars, duplicates)
-            return QuickData(data, scalars.written, duplicates)
+            mappings: list[dict[str, Any]] = []
+            data = _build(_Events(text), scalars, duplicates, mappings)
+            return QuickData(data, scalars.written, duplicates, mappings)
     except yaml.YAMLError as exc:
         raise Unsure(str(exc)[:80]) from None
     except RecursionError:  # pragma: no cover - the builder does not recurse
         raise Unsure("recursion") from None
 
 
-def _build(events: Any, scalars: _Scalars, duplicates: list[tuple[int, int, str]]) -> Any:
+def _build(
+    events: Any,
+    scalars: _Scalars,
+    duplicates: list[tuple[int, int, str]],
+    mappings: list[dict[str, Any]],
+) -> Any:
     """The data, from the events one by one: the open container and its pending key in
-    locals (the parents' on a stack), each distinct text resolved once."""
+    locals (the parents' on a stack), each distinct text resolved once; each mapping
+    also into ``mappings``."""
     get = events.get_event
     if type(get()) is not StreamStartEvent or type(get()) is not DocumentStartEvent:
         raise Unsure("not a single document")
@@ -159,7 +168,12 @@ def _build(events: Any, scalars: _Scalars, duplicates: list[tuple[int, int, str]
             if len(parents) >= MAX_DEPTH - 1:
                 raise Unsure("deep")
             parents.append((top, key))
-            top, key = ({} if kind is MappingStartEvent else []), _NO_KEY
+            key = _NO_KEY
+            if kind is MappingStartEvent:
+                top = {}
+                mappings.append(top)
+            else:
+                top = []
             continue
         elif kind is MappingEndEvent or kind is SequenceEndEvent:
             value = top

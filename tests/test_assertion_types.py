@@ -287,6 +287,37 @@ def test_a_check_that_raises_errs_its_assertion_and_the_run_goes_on(tmp_path: Pa
     assert isinstance(caught.value.__cause__, ZeroDivisionError)
 
 
+def _first_step(a: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """A plugin's load-time check that assumes its schema held: ``steps`` a list."""
+    if a["steps"][0] == "bad":
+        yield ("steps", 0), "the first step is bad"
+
+
+@pytest.mark.usefixtures("scratch_registry")
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_a_type_s_problems_are_asked_of_its_assertions_only(tmp_path: Path, suffix: str) -> None:
+    """The loader looks at every mapping with a type before it walks to the assertions
+    (``documents.document_problems``): a mapping that is no assertion, here under an
+    input's key, is no problem even when the type's check raises on it."""
+    steps = {"type": "object", "properties": {"steps": {"type": "array"}}}
+    assertion("house.steps", schema=steps, problems=_first_step)(_words_max)
+    case = {"id": "a", "input": {"request": {"type": "house.steps"}}}
+    data = {
+        "name": "n",
+        "cases": [{**case, "assertions": [{"type": "house.steps", "steps": ["ok"]}]}],
+    }
+    path = (tmp_path / "steps").with_suffix(suffix)
+    path.write_text(json.dumps(data, indent=1))
+    assert load_dataset(path).cases[0].input == {"request": {"type": "house.steps"}}
+    data["cases"].append(
+        {**case, "id": "b", "assertions": [{"type": "house.steps", "steps": ["bad"]}]}
+    )
+    path.write_text(json.dumps(data, indent=1))
+    with pytest.raises(InputError) as caught:
+        load_dataset(path)
+    assert [str(p) for p in caught.value.problems] == [f"{path}:31:7: the first step is bad"]
+
+
 @pytest.mark.usefixtures("scratch_registry")
 def test_the_judge_flag_not_the_name_says_a_dataset_needs_a_judge() -> None:
     assertion("house.grader", schema={"properties": {}}, needs_judge=True)(_words_max)

@@ -8,7 +8,7 @@ one does not know (:func:`plugin_schema`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any
 
@@ -51,15 +51,39 @@ def assertion_nodes(data: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, 
                     push((value, (*where, i)))
 
 
-def document_problems(data: Any) -> Iterator[Found]:
+def document_problems(
+    data: Any, mappings: Iterable[Mapping[str, Any]] | None = None
+) -> Iterator[Found]:
     """Checks a schema cannot express, of every assertion in ``data`` of a registered type
     (each type's own, and the conventions they share: see :mod:`.problems`); a scenario's
-    pattern assertions are its own loader's."""
+    pattern assertions are its own loader's. ``mappings``, every mapping in ``data``
+    (:attr:`.loading.Document.mappings`), saves the walk that finds the assertions and
+    their paths when none of them has a problem, as in nearly every document."""
     types = definitions()
+    if mappings is not None and not _any_problem(mappings, types):
+        return
     for path, node in assertion_nodes(data):
         kind = types.get(node["type"])
         if kind is not None and not kind.workspace:
             yield from assertion_problems(path, node, kind)
+
+
+def _any_problem(mappings: Iterable[Mapping[str, Any]], types: Mapping[str, Any]) -> bool:
+    """Whether any of ``mappings`` with a registered type has a problem as an assertion:
+    they hold every assertion :func:`assertion_nodes` finds, and more (the top level, a
+    mapping under another key), so False means the document has none; True only sends
+    the caller the walk, which tells. A check that raises on a mapping is True too."""
+    try:
+        for node in mappings:
+            name = node.get("type")
+            kind = types.get(name) if isinstance(name, str) else None
+            if kind is None or kind.workspace:
+                continue
+            if next(assertion_problems((), node, kind), None) is not None:
+                return True
+    except Exception:  # the walk asks again of the assertions only
+        return True
+    return False
 
 
 @cache
