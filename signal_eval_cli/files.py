@@ -9,10 +9,13 @@ import errno
 import os
 import re
 import select
+import signal
+import socket
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ from signal_eval_cli.redaction import redact_bytes
 __all__ = [
     "MAX_OUTPUT_NAME",
     "TextEncoding",
+    "append_bytes",
     "atomic_write_bytes",
     "atomic_write_text",
     "check_outputs",
@@ -97,10 +101,70 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, redact: bool = True) ->
             out.write(data)
         return
     if _is_special(path):
-        with open(path, "ab") as out:
-            out.write(data)
+        append_bytes(path, data)
         return
     replace_file(os.path.realpath(path), data)
+
+
+def append_bytes(path: str | Path, data: bytes) -> None:
+    """Append ``data`` to ``path`` (created if missing): a device or a pipe is written
+    as it is. A named pipe that nothing reads yet would hold ``open`` for ever, deaf to
+    Ctrl-C and SIGTERM (a signal after a run only lets its writes finish): it is opened
+    without waiting, and while no reader comes the wait is said on stderr, and a signal
+    ends it (:class:`InterruptedError`, which the command reports as the path it could
+    not write)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK, 0o666)
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:  # ENXIO: a named pipe with no reader
+            raise
+        fd = _wait_for_reader(path, flags)
+    os.set_blocking(fd, True)
+    with open(fd, "ab") as out:
+        out.write(data)
+
+
+def _wait_for_reader(path: str | Path, flags: int) -> int:
+    print(
+        f"{path}: waiting for a reader: a named pipe that nothing reads yet (Ctrl-C to stop)",
+        file=sys.stderr,
+        flush=True,
+    )
+    with _signal_wakeup() as woken:
+        while True:
+            try:
+                return os.open(path, flags | os.O_NONBLOCK)
+            except OSError as exc:
+                if exc.errno != errno.ENXIO:
+                    raise
+            if woken is not None and select.select([woken], [], [], PIPE_POLL_S)[0]:
+                message = "stopped while waiting for a reader of the named pipe"
+                raise InterruptedError(errno.EINTR, message, str(path))
+            if woken is None:
+                select.select([], [], [], PIPE_POLL_S)
+
+
+PIPE_POLL_S = 0.05
+"""How often a named pipe an output waits on is tried for a reader."""
+
+
+@contextlib.contextmanager
+def _signal_wakeup() -> Iterator[socket.socket | None]:
+    """A socket that becomes readable when a signal arrives (its handler runs as well,
+    and may only record it), or None off the main thread, where none is handled."""
+    if threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    try:
+        yield reader
+    finally:
+        signal.set_wakeup_fd(previous)
+        reader.close()
+        writer.close()
 
 
 def replace_file(path: str | Path, data: bytes) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -167,6 +168,57 @@ def test_a_named_pipe_with_no_writer_is_waited_for_aloud_then_read_once(
         writer.write(b'{"name": "a"}\n')
     reader.join(30)
     assert got == [b'{"name": "a"}\n']
+
+
+def _when_said(said: _Said, then: Callable[[], object]) -> threading.Thread:
+    """A thread that runs ``then`` once something is said on stderr."""
+
+    def wait_then() -> None:
+        deadline = time.monotonic() + 30
+        while not said and time.monotonic() < deadline:
+            time.sleep(0.001)
+        then()
+
+    thread = threading.Thread(target=wait_then, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_an_output_named_pipe_with_no_reader_is_waited_for_aloud_then_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'run -o p' (a named pipe nothing read) sat in open() for ever once the run was
+    done, in silence; now it says what it waits for, and writes to the reader that comes."""
+    said = _Said()
+    monkeypatch.setattr(sys, "stderr", said)
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = _when_said(said, lambda: got.append(fifo.read_bytes()))
+    atomic_write_text(fifo, "through the pipe\n")
+    reader.join(30)
+    assert "".join(said).startswith(f"{fifo}: waiting for a reader"), said
+    assert got == [b"through the pipe\n"]
+
+
+def test_a_signal_ends_the_wait_for_a_reader_though_its_handler_only_records_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A signal after a run only lets its writes finish: 'timeout 20 signal-eval run -o p'
+    and Ctrl-C could not end a write waiting on a pipe nothing reads (only kill -9 did)."""
+    said = _Said()
+    monkeypatch.setattr(sys, "stderr", said)
+    heard: list[int] = []
+    previous = signal.signal(signal.SIGUSR1, lambda signum, frame: heard.append(signum))
+    fifo = tmp_path / "report.md"
+    os.mkfifo(fifo)
+    try:
+        _when_said(said, lambda: os.kill(os.getpid(), signal.SIGUSR1))
+        with pytest.raises(InterruptedError, match="stopped while waiting for a reader"):
+            files.append_bytes(fifo, b"never read\n")
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert heard == [signal.SIGUSR1]
 
 
 def test_a_pipe_that_has_its_data_is_read_without_a_word(

@@ -18,7 +18,7 @@ from typing import Any
 from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.compare.matrix import MatrixComparison, MatrixComparisonSummary
 from signal_eval_cli.comparison import CaseChange, Comparison, ComparisonSummary
-from signal_eval_cli.files import utf8
+from signal_eval_cli.files import append_bytes, utf8
 from signal_eval_cli.kinds import CaseResults, Result
 from signal_eval_cli.matrix_model import MatrixResult
 from signal_eval_cli.redaction import redact_text
@@ -67,8 +67,7 @@ def write_markdown_report(
     target.parent.mkdir(parents=True, exist_ok=True)
     text = redact_text(generate_markdown_report(result, options))
     needs_gap = target.exists() and target.stat().st_size > 0
-    with target.open("ab") as handle:
-        handle.write(utf8(("\n" if needs_gap else "") + text))
+    append_bytes(target, utf8(("\n" if needs_gap else "") + text))
 
 
 def write_report(result: Result, path: Path, context: ReportContext) -> None:
