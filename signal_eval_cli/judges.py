@@ -38,15 +38,16 @@ import re
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from signal_eval_cli.assertions import JudgeRequest, JudgeVerdict
 from signal_eval_cli.errors import EvalError
 from signal_eval_cli.providers.base import Provider, ProviderError, ProviderRequest
-from signal_eval_cli.providers.cassette import CassetteFile
-from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.providers.registry import make_provider
-from signal_eval_cli.proxy.recorder import Mode
+
+if TYPE_CHECKING:  # a judge's cassette: imported by a judge that has one (see __init__)
+    from signal_eval_cli.providers.recording import RecordingProvider
+    from signal_eval_cli.proxy.recorder import Mode
 
 __all__ = [
     "JUDGE_MODEL_ENV",
@@ -324,11 +325,14 @@ class LLMJudge:
             raise ValueError(f"judge mode must be auto, live or one of {_RECORDING}, got {mode!r}")
         if mode == "replay" and not path.is_file():
             raise ValueError(f"{path}: judge cassette not found (record it with --record)")
+        from signal_eval_cli.providers.cassette import CassetteFile
+        from signal_eval_cli.providers.recording import RecordingProvider
+
         self._record(
             RecordingProvider(
                 CassetteFile(path),
                 None if mode == "replay" else self._live,
-                mode=cast(Mode, mode),
+                mode=cast("Mode", mode),
                 name="judge",
                 one_call_cases=True,
             )

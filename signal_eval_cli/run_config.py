@@ -34,7 +34,6 @@ from signal_eval_cli.harness.entrypoints import check_harness, load_factory, res
 from signal_eval_cli.harness.protocol import Harness, wants_proxy
 from signal_eval_cli.paths import base_dir_of, harness_cassette, resolve_from
 from signal_eval_cli.providers.pricing import parse_price
-from signal_eval_cli.providers.recording import save_all
 from signal_eval_cli.runner import RunOptions, check_filters, select_cases
 from signal_eval_cli.validate import check_dataset, runnable_dataset
 
@@ -314,7 +313,8 @@ class ProviderPolicy:
 
     def finish(self, options: RunOptions) -> None:
         """Save every recording (saying where it went), stop the proxy and the judge."""
-        for saved in save_all():
+        recording = sys.modules.get("signal_eval_cli.providers.recording")
+        for saved in recording.save_all() if recording is not None else ():  # none made else
             self.note(f"recorded {saved.recorded} call(s) to {saved.path}")
         if options.proxy is not None:
             stop_proxy(options.proxy, self.note)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.assertions import AssertionResult, EvalContext, Judge, evaluate_guarded
 from signal_eval_cli.assertions.registry import uses_judge, uses_regex
+from signal_eval_cli.case_runs import case_run
 from signal_eval_cli.collector import rare_collections
 from signal_eval_cli.dataset import NO_CASES, EvalCase, EvalDataset
 from signal_eval_cli.deadline import guarded
@@ -35,7 +36,6 @@ from signal_eval_cli.harness.protocol import (
     runs_on_loop,
 )
 from signal_eval_cli.harness.threads import HarnessThreads
-from signal_eval_cli.proxy.recorder import case_run
 from signal_eval_cli.results import CaseMetrics, CaseResult, DatasetResult
 from signal_eval_cli.sharding import Shard, take_shard
 from signal_eval_cli.signals import Signal, Trace, new_signal_id, now_iso

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signal_eval_cli.providers.base import ProviderRequest, ToolCallRecord
 from signal_eval_cli.providers.http import (
@@ -25,7 +25,9 @@ from signal_eval_cli.providers.http import (
     usage_int,
 )
 from signal_eval_cli.providers.reliability import ProviderCallError
-from signal_eval_cli.proxy.apis import SSEEvent
+
+if TYPE_CHECKING:  # streamed events only (see providers.http)
+    from signal_eval_cli.proxy.apis import SSEEvent
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicProvider", "parse_message", "to_anthropic_request"]
 

@@ -27,7 +27,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from urllib.parse import urljoin
 
 from signal_eval_cli.errors import InputError
@@ -40,8 +40,10 @@ from signal_eval_cli.providers.reliability import (
     http_status_error,
     redact,
 )
-from signal_eval_cli.proxy.apis import SSEEvent, split_events
 from signal_eval_cli.transport.client import Client, Response, checked_base_url, origin_of
+
+if TYPE_CHECKING:  # the proxy's event parser is imported by a streamed call, when it is made
+    from signal_eval_cli.proxy.apis import SSEEvent
 
 __all__ = ["Answer", "HTTPProvider", "body_answer", "malformed", "usage_int"]
 
@@ -328,6 +330,8 @@ class HTTPProvider:
             response.release()
 
     async def _decoded(self, response: Response, label: str) -> AsyncIterator[Any]:
+        from signal_eval_cli.proxy.apis import SSEEvent, split_events
+
         buffer = b""
         done = False
         async for chunk in response.chunks():

@@ -27,9 +27,7 @@ from typing import Any
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.paths import resolve_from
 from signal_eval_cli.providers.base import Provider
-from signal_eval_cli.providers.cassette import CassetteFile
 from signal_eval_cli.providers.pricing import PriceTable, default_prices
-from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.providers.reliability import AdaptiveLimiter, ReliableProvider, RetryPolicy
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "KINDS", "MODES", "make_provider", "split_spec"]
@@ -95,6 +93,8 @@ def make_provider(spec: str, **options: Any) -> Provider:
     kind, rest = split_spec(spec)
     base_dir = Path(options["base_dir"]) if options.get("base_dir") else None
     if kind == "cassette":
+        from signal_eval_cli.providers.recording import RecordingProvider
+
         return RecordingProvider.replaying(
             resolve_from(rest, base_dir), latency_scale=float(options.get("latency_scale") or 0.0)
         )
@@ -111,6 +111,10 @@ def make_provider(spec: str, **options: Any) -> Provider:
         mode = "replay" if path.is_file() else "live"
     if mode == "live":
         return _real(kind, rest, options)
+    # the recording provider: imported by a run with a cassette (a live one has none)
+    from signal_eval_cli.providers.cassette import CassetteFile
+    from signal_eval_cli.providers.recording import RecordingProvider
+
     if mode == "replay":
         if not path.is_file():
             raise InputError(

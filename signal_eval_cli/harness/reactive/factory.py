@@ -16,8 +16,6 @@ from signal_eval_cli.loading import kind_of
 from signal_eval_cli.paths import base_dir_of, harness_cassette, resolve_from
 from signal_eval_cli.patterns import get_path
 from signal_eval_cli.providers.base import Provider
-from signal_eval_cli.providers.cassette import Cassette
-from signal_eval_cli.providers.recording import RecordingProvider
 from signal_eval_cli.providers.registry import make_provider
 
 __all__ = ["create_harness"]
@@ -73,6 +71,8 @@ def create_harness(
         path = _cassette_path(cassette, spec, base_dir, dataset_path)
         if not path.is_file():
             raise InputError([Problem(str(path), 0, 0, _NOT_RECORDED)])
+        from signal_eval_cli.providers.recording import RecordingProvider  # a replay's
+
         chosen = RecordingProvider.replaying(path, latency_scale=latency_scale)
     return ReactiveHarness(spec, chosen, max_activations=max_activations, params=params)
 
@@ -113,6 +113,8 @@ def _check_params(
         return
     if not path.is_file():
         raise ParamError(param, [Problem(str(path), 0, 0, _NOT_RECORDED)])
+    from signal_eval_cli.providers.cassette import Cassette  # a replay's
+
     Cassette.load(path)  # read as the replay reads it: an empty or broken one, located
 
 
