@@ -38,6 +38,7 @@ __all__ = [
     "read_text_file",
     "replace_file",
     "replace_files",
+    "stdout_for_files_only",
     "utf8",
     "without_lone_surrogates",
 ]
@@ -285,13 +286,50 @@ def _pid_alive(pid: int) -> bool:
 _STREAM = re.compile(r"/dev/(?:(stdout)|(stderr)|fd/(\d+))|/proc/(?:self|thread-self)/fd/(\d+)")
 
 
-def _stream_fd(path: str | Path) -> int | None:
+def _named_fd(path: str | Path) -> int | None:
     """The descriptor ``path`` names (``/dev/stdout``, ``/proc/self/fd/3``…), if any."""
     found = _STREAM.fullmatch(os.path.abspath(path))
     if found is None:
         return None
     stdout, stderr, dev_fd, proc_fd = found.groups()
     return 1 if stdout else 2 if stderr else int(dev_fd or proc_fd)
+
+
+def _stream_fd(path: str | Path) -> int | None:
+    """The descriptor a write to ``path`` goes to: the one it names, standard output's
+    where :func:`stdout_for_files_only` keeps it."""
+    fd = _named_fd(path)
+    return _stdout_fd if fd == 1 else fd
+
+
+_stdout_fd = 1
+"""The process's standard output: descriptor 1, or its copy while
+:func:`stdout_for_files_only` lends descriptor 1 to stderr."""
+
+
+@contextlib.contextmanager
+def stdout_for_files_only() -> Iterator[None]:
+    """While a command writes a file to stdout (``-o - | jq``), what else is written
+    there (a harness's ``print``, a process it starts, a library's notice) goes to
+    stderr, not into the file: descriptor 1 is stderr's for the block, and the file is
+    written to a copy of the real standard output."""
+    global _stdout_fd
+    sys.stdout.flush()
+    try:
+        kept = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no stderr (2>&-): stdout stays as it is
+        yield
+        return
+    _stdout_fd = kept
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError, OSError):
+            sys.stdout.flush()  # what was printed goes to stderr, where it belongs
+        os.dup2(kept, 1)
+        os.close(kept)
+        _stdout_fd = 1
 
 
 def check_readable(path: str | Path) -> None:
@@ -454,7 +492,7 @@ def not_a_file(path: str | Path) -> str | None:
 def is_stdout(path: str | Path) -> bool:
     """Whether writing ``path`` writes this process's standard output (``/dev/stdout``,
     ``/proc/self/fd/1``)."""
-    return _stream_fd(path) == 1
+    return _named_fd(path) == 1
 
 
 def _is_special(path: str | Path) -> bool:

@@ -237,14 +237,22 @@ def test_comparing_results_whose_latency_and_cost_are_not_numbers_prints_a_dash(
 
 def test_dash_writes_the_file_to_stdout_alone_and_the_table_to_stderr(tmp_path: Path) -> None:
     """``-o -`` is the standard output, as ``/dev/stdout`` is: the results JSON alone (for
-    ``| jq``), what is printed for people on stderr; no file named ``-``, no journal."""
+    ``| jq``), what is printed for people on stderr, and what the harness prints (its
+    print(), a process it starts), which went into the JSON and broke it; no file named
+    ``-``, no journal."""
     dataset(tmp_path)
+    chatty = "import os\n" + SLOW.replace(
+        "        ctx.emit(",
+        "        print('from print')\n        os.system('echo from a child')\n        ctx.emit(",
+    )
+    (tmp_path / "h.py").write_text(chatty)
     done = subprocess.run(
         [CLI, "run", "d.yaml", "-o", "-"], cwd=tmp_path, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["passRate"] == 1.0
     assert "1 passed, 0 failed" in done.stderr and "results written to" in done.stderr
+    assert "from print" in done.stderr and "from a child" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.yaml", "h.py", "ran"]
 
 
