@@ -28,6 +28,7 @@ from signal_eval_cli.journaled import (
 )
 from signal_eval_cli.partial import partial_dataset, stall_reason, stalled_dataset
 from signal_eval_cli.results import CaseResult, DatasetResult
+from signal_eval_cli.resume import journal_beside
 from signal_eval_cli.run_config import ProviderPolicy, prepare_run
 from signal_eval_cli.run_journals import dataset_header, kept_cases
 from signal_eval_cli.runner import RunOptions, select_cases, stall_limit_s
@@ -82,8 +83,15 @@ async def run_configured(
         export_env=executor == "local",
     )
     try:
+        output = choices.get("output")
         header = dataset_header(
-            dataset, options, policy, harness=harness, params=given, traces=traces
+            dataset,
+            options,
+            policy,
+            harness=harness,
+            params=given,
+            traces=traces,
+            journaled=journal_beside(Path(output) if output is not None else None) is not None,
         )
         with journal_of(choices, header, policy.note) as journal:  # closed on a crash too
             options.finished = {**options.finished, **kept_cases(journal.plan)}

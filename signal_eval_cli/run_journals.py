@@ -68,10 +68,13 @@ def dataset_header(
     harness: str | None,
     params: dict[str, Any],
     traces: Path | None,
+    journaled: bool = True,
 ) -> JournalHeader:
     """A dataset run's header: the cases ``options`` select (every shard's), and a
     fingerprint of the dataset, the harness and what changes results (``params``, the
-    timeout, repeats, the provider, the judge's model, prices, recorded ``traces``)."""
+    timeout, repeats, the provider, the judge's model, prices, recorded ``traces``).
+    Not ``journaled`` (no results file, or one on a stream: nothing writes or compares a
+    fingerprint), it has none: the dataset's hash takes over a second at 100,000 cases."""
     meaning = {
         "params": params,
         "timeout": options.timeout,
@@ -85,7 +88,7 @@ def dataset_header(
         "dataset",
         dataset.name,
         [c.id for c in select_cases(dataset, replace(options, shard=None))],
-        dataset_fingerprint(dataset, harness, meaning),
+        dataset_fingerprint(dataset, harness, meaning) if journaled else {},
         options.shard,
         dict(dataset.metadata),
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from signal_eval_cli import run_journals
 from signal_eval_cli.configured_dataset import run_configured
 from signal_eval_cli.errors import InputError
 from signal_eval_cli.journal import journal_path
@@ -228,3 +229,18 @@ def test_a_run_that_raises_closes_its_journal(tmp_path: Path, kind: str) -> None
     assert journal.exists()
     fds = Path("/proc/self/fd")
     assert journal not in {Path(os.readlink(fd)) for fd in fds.iterdir() if fd.exists()}
+
+
+def test_a_run_with_no_journal_hashes_no_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing writes or compares the fingerprint of a run with no results file (or one on
+    a stream): the dataset's hash, a second or more for a large one, is not made."""
+    dataset = write_eval(tmp_path, {"a": "{}"})
+    hashed: list[object] = []
+    monkeypatch.setattr(run_journals, "dataset_fingerprint", lambda *a: hashed.append(a) or {})
+    for output in (None, Path("/dev/null")):
+        assert asyncio.run(run_configured(dataset, output=output)).passed
+    assert hashed == []
+    asyncio.run(run_configured(dataset, output=tmp_path / "out.json"))
+    assert len(hashed) == 1
