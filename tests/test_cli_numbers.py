@@ -54,3 +54,13 @@ def test_a_timeout_must_be_positive(tmp_path: Path, value: str) -> None:
 def test_a_price_must_be_a_finite_number(bad: str) -> None:
     with pytest.raises(InputError, match="finite"):
         parse_price(bad)
+
+
+@pytest.mark.parametrize("bad", ["x", "m=1:2:3", "m=-1:2", "m=nan:1"])
+@pytest.mark.parametrize("command", ["run", "matrix"])
+def test_a_malformed_price_is_refused_when_given(tmp_path: Path, command: str, bad: str) -> None:
+    """--price was read only once a model was priced: a run that replays a cassette or
+    reads recorded traces prices none, and took 'gpt-4o=1:2:3' (or 'x') without a word."""
+    done = CliRunner().invoke(app, [command, str(tmp_path / "x.yaml"), "--price", bad])
+    assert done.exit_code == 2, done.output
+    assert "Invalid value for '--price'" in done.output and bad in done.output

@@ -88,10 +88,27 @@ JudgeModelOpt = Annotated[
         help="Default llm.judge model (else the dataset's judge.model, else $SIGNAL_EVAL_JUDGE_MODEL).",
     ),
 ]
+
+
+def _read_prices(values: list[str] | None) -> list[str] | None:
+    """Each ``--price`` read when given: one read only once a model is priced went
+    unread by a run that priced none (a replay, recorded traces), a typo with it."""
+    from signal_eval_cli.errors import InputError
+    from signal_eval_cli.pricing import parse_price
+
+    for value in values or []:
+        try:
+            parse_price(value)
+        except InputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return values
+
+
 PriceOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--price",
+        callback=_read_prices,
         help="Override a model's price: MODEL=INPUT:OUTPUT in USD per 1M tokens (repeatable).",
     ),
 ]
