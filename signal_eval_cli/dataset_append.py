@@ -19,7 +19,7 @@ import yaml
 
 from signal_eval_cli.dataset import EvalCase, load_dataset
 from signal_eval_cli.errors import InputError, Problem
-from signal_eval_cli.files import atomic_write_bytes, read_text_file
+from signal_eval_cli.files import atomic_write_bytes, editing, read_text_file
 from signal_eval_cli.json_events import json_node
 from signal_eval_cli.loading import is_json, parse_document
 from signal_eval_cli.redaction import redact_text
@@ -35,16 +35,17 @@ def append_cases(path: str | Path, cases: Sequence[EvalCase]) -> list[EvalCase]:
     problems located (:class:`InputError`), and left untouched.
     """
     target = Path(path)
-    if not target.exists():
-        written = _unique(cases, set())
-        data = {"name": target.stem, "cases": [c.to_data() for c in written]}
-        atomic_write_bytes(target, _new_file(target, data).encode())
-        return written
-    dataset = load_dataset(target)  # refuses, located, a file that is not a dataset
-    written = _unique(cases, {c.id for c in dataset.cases})
-    text, encoding = read_text_file(target)  # written back as it was: its mark, its codec
-    new_text = _appended(str(target), text, [_redacted(c.to_data()) for c in written])
-    atomic_write_bytes(target, encoding.encode(new_text), redact=False)  # the user's text kept
+    with editing(target):  # another command's append in between would be lost
+        if not target.exists():
+            written = _unique(cases, set())
+            data = {"name": target.stem, "cases": [c.to_data() for c in written]}
+            atomic_write_bytes(target, _new_file(target, data).encode())
+            return written
+        dataset = load_dataset(target)  # refuses, located, a file that is not a dataset
+        written = _unique(cases, {c.id for c in dataset.cases})
+        text, encoding = read_text_file(target)  # written back as it was: its mark, codec
+        new_text = _appended(str(target), text, [_redacted(c.to_data()) for c in written])
+        atomic_write_bytes(target, encoding.encode(new_text), redact=False)  # user's text kept
     return written
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
+import fcntl
 import os
 import re
 import select
@@ -31,6 +32,7 @@ __all__ = [
     "atomic_write_text",
     "check_outputs",
     "check_readable",
+    "editing",
     "is_stdout",
     "not_a_file",
     "read_input",
@@ -105,6 +107,31 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, redact: bool = True) ->
         append_bytes(path, data)
         return
     replace_file(os.path.realpath(path), data)
+
+
+@contextlib.contextmanager
+def editing(path: str | Path) -> Iterator[None]:
+    """Hold the edit of a file of the user's (read, changed, written back: ``import
+    --case-into``, ``--update-expected``) against another command's edit in the same
+    folder: two appends to one dataset at once (``import t.json --case-into d.yaml &`` in
+    a loop) each read the file before the other wrote it, and one case was lost. The lock
+    is an exclusive flock on the file's folder, made for it if missing (and removed again,
+    when left empty, should the edit fail), let go when the edit is done or the process
+    ends."""
+    folder = Path(os.path.abspath(path)).parent
+    made = [f for f in (folder, *folder.parents) if not f.exists()]  # deepest first
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    except BaseException:
+        for empty in made:
+            with contextlib.suppress(OSError):  # another command's file is in it: kept
+                empty.rmdir()
+        raise
+    finally:
+        os.close(fd)
 
 
 def append_bytes(path: str | Path, data: bytes) -> None:

@@ -396,6 +396,31 @@ def test_missing_file_is_created_as_a_dataset_and_ids_stay_unique(tmp_path: Path
     assert json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))["name"] == "new"
 
 
+def test_appends_at_once_to_one_dataset_each_keep_their_case(tmp_path: Path) -> None:
+    """'import t.json --case-into d.yaml &' in a loop: each command read the file before
+    another wrote it back, and all but one of the cases were lost (here 7 of 8, the file
+    and its folder made by whichever came first)."""
+    import threading
+
+    from signal_eval_cli.dataset_append import append_cases
+
+    path = tmp_path / "new" / "d.yaml"
+    check = [{"type": "signal.not", "pattern": "error:*"}]
+    cases = [EvalCase(id=f"c{i}", input=None, assertions=check) for i in range(8)]
+    together = threading.Barrier(len(cases))
+
+    def append(case: EvalCase) -> None:
+        together.wait(30)
+        append_cases(path, [case])
+
+    threads = [threading.Thread(target=append, args=(case,)) for case in cases]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(c.id for c in load_dataset(path).cases) == [c.id for c in cases]
+
+
 @pytest.mark.parametrize(
     ("text", "where"),
     [

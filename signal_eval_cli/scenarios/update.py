@@ -17,7 +17,7 @@ import yaml
 
 from signal_eval_cli.assertions import AssertionResult
 from signal_eval_cli.errors import InputError
-from signal_eval_cli.files import atomic_write_bytes, read_text_file
+from signal_eval_cli.files import atomic_write_bytes, editing, read_text_file
 from signal_eval_cli.json_events import json_node
 from signal_eval_cli.loading import is_json, parse_document
 from signal_eval_cli.redaction import redact_text
@@ -76,7 +76,13 @@ def update_run(scenarios: Sequence[Scenario], run: ScenarioRunResult) -> list[tu
 
 
 def rewrite_strings(path: Path, edits: Mapping[JsonPath, str]) -> None:
-    """Replace the string values at ``edits``' paths in a JSON or YAML file, nothing else."""
+    """Replace the string values at ``edits``' paths in a JSON or YAML file, nothing else
+    (another command's edit of the file waits: see :func:`~signal_eval_cli.files.editing`)."""
+    with editing(path):
+        _rewrite_strings(path, edits)
+
+
+def _rewrite_strings(path: Path, edits: Mapping[JsonPath, str]) -> None:
     text, encoding = read_text_file(path)  # written back as it was: its mark, its codec
     json_file = is_json(path)
     root = json_node(text, str(path)) if json_file else yaml.compose(text, Loader=yaml.SafeLoader)
