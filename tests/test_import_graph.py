@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "foundations",
         {
-            "collector", "diffing", "errors", "files", "frames", "jsjson", "json_events", "json_text",
+            "case_runs", "collector", "diffing", "errors", "files", "frames", "jsjson", "json_events", "json_text",
             "kinds", "limits",
             "paths", "patterns", "pricing", "process_scope", "transport",
             "quick_yaml", "redaction", "regex_budget", "retrying", "schema_bundle", "schema_check",
