@@ -160,18 +160,24 @@ def _value_position(text: str, message: str) -> tuple[int, int]:
     return 1, 1
 
 
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
 def _deeper_than(data: Any, limit: int) -> bool:
     """True when ``data`` nests deeper than ``limit``: a level of values at a time (no
     recursion, and no loop in Python over a mapping's values: a large document holds
-    millions)."""
+    millions). Most values are scalars, each told by its type alone."""
     level = [data]
     for _ in range(limit):
         below: list[Any] = []
         extend = below.extend
         for value in level:
-            if isinstance(value, dict):
+            kind = type(value)
+            if kind in _SCALARS:
+                continue
+            if kind is dict or isinstance(value, dict):
                 extend(value.values())
-            elif isinstance(value, list):
+            elif kind is list or isinstance(value, list):
                 extend(value)
         if not below:
             return False

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -164,6 +165,8 @@ def test_json_nesting_is_bounded_at_the_documented_depth_in_any_branch() -> None
         loads_json(too_deep)
     assert refused.value.message == f"nested deeper than {MAX_DEPTH} levels"
     assert (refused.value.line, refused.value.column) == (1, too_deep.index("[1]") + 1)
+    with pytest.raises(JsonProblem, match="nested deeper"):  # a hook's own mappings too
+        loads_json(too_deep, object_pairs_hook=OrderedDict)
 
 
 def test_a_huge_unknown_type_is_reported_fast_and_shortened(tmp_path: Path) -> None:
