@@ -250,10 +250,10 @@ def _unchecked_notice(count: int, total: int, first: str) -> str:
     reference passes it too) and a smoke test of the harness itself. What it still checks
     is said, so that no one mistakes it for more."""
     which = f"case '{first}'" if count == 1 else f"{count} of {total} cases (the first '{first}')"
-    verb, subject = ("has", "it") if count == 1 else ("have", "they")
+    verb, subject = ("has", "it passes") if count == 1 else ("have", "they pass")
     return (
         f"warning: {which} {verb} 'assertions: []' and the dataset no 'defaultAssertions': "
-        f"{subject} pass whatever the harness answers, checking only that it returns signals "
+        f"{subject} whatever the harness answers, checking only that it returns signals "
         "without raising or timing out (with --traces: that the trace reads)"
     )
 

@@ -78,6 +78,18 @@ def test_every_command_says_once_per_file_what_such_cases_check(
         assert [c["passed"] for c in saved["cases"]] == [True, True, True, True]
 
 
+def test_one_such_case_is_spoken_of_in_the_singular(tmp_path: Path) -> None:
+    from signal_eval_cli import load_dataset
+
+    path = tmp_path / "d.yaml"
+    path.write_text("name: d\ncases:\n  - id: bare\n    input: x\n    assertions: []\n")
+    (notice,) = load_dataset(path).notices
+    assert (
+        "case 'bare' has 'assertions: []' and the dataset no 'defaultAssertions': it passes "
+        in (notice.message)
+    )
+
+
 def test_such_a_case_still_fails_when_its_harness_raises(project: Path) -> None:
     (project / "d.yaml").write_text(DATASET.replace("input: anything", "input: raise"))
     done = CliRunner().invoke(app, ["run", "d.yaml", "-q", "--table", "all"])
