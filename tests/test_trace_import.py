@@ -702,6 +702,30 @@ def test_bad_trace_exits_2_located(make: Any, where: str, tmp_path: Path) -> Non
         import_trace(path)
 
 
+@pytest.mark.parametrize(
+    "value",
+    [{"intValue": "abc"}, {"intValue": "9" * 5000}, {"doubleValue": "x"}, {"arrayValue": 7}],
+    ids=["int", "int-digits", "double", "array"],
+)
+def test_an_attribute_value_otlp_cannot_hold_is_named_at_its_span(
+    value: dict[str, Any], tmp_path: Path
+) -> None:
+    """It said 'not a valid otlp trace: ValueError: invalid literal for int() with base
+    10: 'abc'', of no span, no attribute and no line."""
+    request = old_names_request()
+    span = request["resourceSpans"][0]["scopeSpans"][0]["spans"][1]
+    span["attributes"].append({"key": "gen_ai.usage.input_tokens", "value": value})
+    path = tmp_path / "otlp.json"
+    path.write_text(json.dumps(request, indent=1), encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        import_trace(path)
+    (problem,) = raised.value.problems
+    assert problem.line > 1 and problem.message.startswith(
+        "attribute 'gen_ai.usage.input_tokens': {"
+    ), problem
+    assert problem.message.endswith(f"is not a valid OTLP AnyValue (span {span['spanId']})")
+
+
 def test_unknown_format_exits_2(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     path.write_text('{"spans": []}', encoding="utf-8")

@@ -151,13 +151,20 @@ def decode_value(value: Any) -> Any:
 
 
 def _attributes(items: Any) -> dict[str, Any]:
+    """Attributes by key; one whose value no ``AnyValue`` reads (``{"intValue": "abc"}``)
+    is a :class:`TraceFormatError` naming it, not a Python error about ``int()``."""
     if not isinstance(items, list):
         return {}
-    return {
-        str(i["key"]): decode_value(i.get("value"))
-        for i in items
-        if isinstance(i, dict) and "key" in i
-    }
+    decoded = {}
+    for item in items:
+        if isinstance(item, dict) and "key" in item:
+            try:
+                decoded[str(item["key"])] = decode_value(item.get("value"))
+            except (TypeError, ValueError, AttributeError):
+                value = shorten(repr(item.get("value")))
+                message = f"attribute {str(item['key'])!r}: {value} is not a valid OTLP AnyValue"
+                raise TraceFormatError(message) from None
+    return decoded
 
 
 _HEX_ID = re.compile(r"[0-9a-fA-F]{16}|[0-9a-fA-F]{32}")
@@ -346,7 +353,10 @@ class _Span:
         if not self.id:
             raise TraceFormatError(f"span {raw.get('name')!r} has no 'spanId'")
         self.parent = _hex_id(raw.get("parentSpanId")) or None
-        self.attributes = self.recorded = _attributes(raw.get("attributes"))
+        try:
+            self.attributes = self.recorded = _attributes(raw.get("attributes"))
+        except TraceFormatError as exc:  # located at the span
+            raise TraceFormatError(str(exc), self.id) from None
         start = _nanos(raw, "startTimeUnixNano", self.id)
         if start is None:
             raise TraceFormatError("span has no 'startTimeUnixNano'", self.id)
