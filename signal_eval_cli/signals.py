@@ -562,7 +562,7 @@ class Trace:
             tokens_out = _first_number(usage, _OUTPUT_TOKEN_KEYS)
             inputs, outputs = inputs + tokens_in, outputs + tokens_out
             if _is_number(payload.get("cost")):
-                cost += payload["cost"]
+                cost += as_float(payload["cost"])
             else:
                 started = models.get(signal.parent, model) if signal.parent else model
                 priced = payload.get("model", started)

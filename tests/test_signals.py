@@ -398,9 +398,11 @@ def test_an_integer_past_a_float_s_range_counts_as_infinite_not_as_a_crash() -> 
     are infinite, as a sum of large floats is, and the results write them as null."""
     fast = trace(("provider:end", {"usage": {"inputTokens": HUGE, "outputTokens": 1}, "cost": 0}))
     shaped = trace(("provider:end", {"usage": {"prompt_tokens": -HUGE}}))
+    shaped_cost = trace(("provider:end", {"usage": {"input_tokens": 1}, "cost": HUGE}))
     ended = trace(("harness:end", {"durationMs": HUGE}))
     assert fast.metrics.input_tokens == float("inf")
     assert shaped.metrics.input_tokens == float("-inf")
+    assert shaped_cost.metrics.cost == float("inf")
     assert ended.metrics.latency_ms == float("inf")
     timed = Trace.from_signals([{"name": "a", "timestamp": 1}, {"name": "b", "timestamp": HUGE}])
     assert timed.timestamp_span_ms is None  # 1e400 seconds names no moment
