@@ -210,6 +210,18 @@ def _open_journal(
         os.close(claimed)
 
 
+def _holds_a_line(fd: int) -> bool:
+    """Whether the journal open at ``fd`` holds a whole line: one killed while writing its
+    header (or left as zeros by a power cut before its first flush reached the disk)
+    holds only a torn line, dropped as any torn last line is."""
+    at = 0
+    while chunk := os.pread(fd, 1 << 16, at):
+        if b"\n" in chunk:
+            return True
+        at += len(chunk)
+    return False
+
+
 def _continue_journal(
     path: Path,
     claimed: int,
@@ -222,7 +234,7 @@ def _continue_journal(
     """The plan for the journal at ``path``, which this run holds (``claimed``)."""
     if not (resume or retry is not None):
         return JournalPlan(Journal.start(path, header))
-    if os.fstat(claimed).st_size == 0:  # killed before its first line: nothing finished yet
+    if not _holds_a_line(claimed):  # killed before its first line: nothing finished yet
         return JournalPlan(Journal.start(path, header), fresh=True)
     contents = read_journal(path)
     before = contents.header

@@ -396,9 +396,19 @@ def test_a_second_run_on_the_same_output_is_refused_while_the_first_writes(
     plan.journal.close()
 
 
-def test_resume_of_a_journal_killed_before_its_header_starts_afresh(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "held",
+    [b"", b'{"signalEvalJournal": 1, "kind": "da', b"\0" * 5000],
+    ids=["empty", "torn-header", "zeros"],
+)
+def test_resume_of_a_journal_killed_before_its_header_starts_afresh(
+    tmp_path: Path, held: bytes
+) -> None:
+    """The lock's file made, the run killed before (or while) writing its header: nothing
+    finished. A torn header, or the zeros a power cut may leave, was refused ('not a
+    signal-eval journal: it is empty'), and --resume could not go on without rm."""
     output = tmp_path / "out.json"
-    journal_path(output).touch()  # the lock's file made, the run killed before its header
+    journal_path(output).write_bytes(held)
     plan = open_journal(output, JournalHeader("dataset", "d", ["c1"], {}), resume=True)
     assert plan.journal is not None and plan.fresh
     plan.journal.close()
