@@ -105,11 +105,25 @@ COMMANDS: dict[str, Callable[[Path], list[str]]] = {
 }
 
 
+# The command as a terminal starts it, every signal it is sent handled by default: under
+# ``nohup make test`` (SIGHUP ignored) or a background job (SIGINT ignored) the suite's
+# own process would hand that "ignored" down, and the command rightly keeps it ignored
+# (test_a_signal_ignored_when_the_command_starts_stays_ignored): sent one, it ran on.
+AS_FROM_A_TERMINAL = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys\n"
+    "for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):\n"
+    "    signal.signal(sig, signal.SIG_DFL)\n"
+    "os.execv(sys.argv[1], sys.argv[1:])",
+]
+
+
 def start(directory: Path, argv: list[str]) -> subprocess.Popen[str]:
     (directory / "out").mkdir(exist_ok=True)
     (directory / "tmp").mkdir(exist_ok=True)
     return subprocess.Popen(
-        [CLI, *argv, "-o", "out/r.json"],
+        [*AS_FROM_A_TERMINAL, CLI, *argv, "-o", "out/r.json"],
         cwd=directory,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
