@@ -25,6 +25,7 @@ from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.redaction import redact_bytes
 
 __all__ = [
+    "LONE_SURROGATE",
     "MAX_OUTPUT_NAME",
     "TextEncoding",
     "append_bytes",
@@ -48,7 +49,8 @@ __all__ = [
 MAX_OUTPUT_NAME = 200  # bytes: NAME_MAX (255) less the atomic write's temp-file affixes
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone surrogate: half a UTF-16 pair, which no UTF-8 file (and no YAML) can hold."""
 
 
 def utf8(text: str) -> bytes:
@@ -60,14 +62,14 @@ def utf8(text: str) -> bytes:
     try:
         return text.encode()
     except UnicodeEncodeError:
-        return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text).encode()
+        return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text).encode()
 
 
 def without_lone_surrogates(value: Any) -> Any:
     """``value`` (JSON-like) with each lone surrogate as U+FFFD, for YAML, which holds
     none, escaped or not (PyYAML writes ``"\\ud83d"`` and then refuses to read it)."""
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
+        return LONE_SURROGATE.sub("\ufffd", value)
     if isinstance(value, Mapping):
         return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -8,14 +8,13 @@ as assertions that pass on that trace and fail when any of those facts changes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from signal_eval_cli.dataset import EvalCase
 from signal_eval_cli.dataset_append import append_cases
-from signal_eval_cli.files import without_lone_surrogates
+from signal_eval_cli.files import LONE_SURROGATE, without_lone_surrogates
 from signal_eval_cli.patterns import is_matcher
 from signal_eval_cli.signals import Trace
 from signal_eval_cli.traces import import_trace
@@ -46,7 +45,7 @@ def draft_case(trace: Trace, id: str) -> EvalCase:
     for check in _failures(trace):
         if check not in assertions:
             assertions.append(check)
-    answer = max(_LONE_SURROGATE.split(trace.output), key=len)  # see _literal
+    answer = max(LONE_SURROGATE.split(trace.output), key=len)  # see _literal
     if answer:
         assertions.append({"type": "output.contains", "text": answer})
     return EvalCase(id=id, input=without_lone_surrogates(trace.input), assertions=assertions)
@@ -83,11 +82,10 @@ def _tool_checks(trace: Trace) -> Iterable[dict[str, Any]]:
 
 
 _UNWRITABLE = object()
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _is_name(value: Any) -> bool:
-    return isinstance(value, str) and value != "" and not _LONE_SURROGATE.search(value)
+    return isinstance(value, str) and value != "" and not LONE_SURROGATE.search(value)
 
 
 def _literal(value: Any) -> Any:
@@ -97,7 +95,7 @@ def _literal(value: Any) -> Any:
     which a dataset refuses: the input gets U+FFFD in its place, the answer is checked
     by its longest part without one."""
     if isinstance(value, str):
-        return _UNWRITABLE if _LONE_SURROGATE.search(value) else value
+        return _UNWRITABLE if LONE_SURROGATE.search(value) else value
     if isinstance(value, Mapping):
         return _UNWRITABLE if is_matcher(value) else _literal_object(value)
     if isinstance(value, list):
