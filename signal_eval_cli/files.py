@@ -10,12 +10,9 @@ import fcntl
 import os
 import re
 import select
-import signal
-import socket
 import stat
 import sys
 import tempfile
-import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +20,7 @@ from typing import Any
 
 from signal_eval_cli.errors import InputError, Problem
 from signal_eval_cli.redaction import redact_bytes
+from signal_eval_cli.signal_wakeup import signal_wakeup
 
 __all__ = [
     "LONE_SURROGATE",
@@ -161,40 +159,21 @@ def _wait_for_reader(path: str | Path, flags: int) -> int:
         file=sys.stderr,
         flush=True,
     )
-    with _signal_wakeup() as woken:
+    with signal_wakeup() as woken:
+        watched = [woken] if woken is not None else []
         while True:
             try:
                 return os.open(path, flags | os.O_NONBLOCK)
             except OSError as exc:
                 if exc.errno != errno.ENXIO:
                     raise
-            if woken is not None and select.select([woken], [], [], PIPE_POLL_S)[0]:
+            if select.select(watched, [], [], PIPE_POLL_S)[0]:
                 message = "stopped while waiting for a reader of the named pipe"
                 raise InterruptedError(errno.EINTR, message, str(path))
-            if woken is None:
-                select.select([], [], [], PIPE_POLL_S)
 
 
 PIPE_POLL_S = 0.05
 """How often a named pipe an output waits on is tried for a reader."""
-
-
-@contextlib.contextmanager
-def _signal_wakeup() -> Iterator[socket.socket | None]:
-    """A socket that becomes readable when a signal arrives (its handler runs as well,
-    and may only record it), or None off the main thread, where none is handled."""
-    if threading.current_thread() is not threading.main_thread():
-        yield None
-        return
-    reader, writer = socket.socketpair()
-    writer.setblocking(False)
-    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    try:
-        yield reader
-    finally:
-        signal.set_wakeup_fd(previous)
-        reader.close()
-        writer.close()
 
 
 def replace_file(path: str | Path, data: bytes) -> None:

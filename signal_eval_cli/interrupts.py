@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, TypeVar
 
+from signal_eval_cli.signal_wakeup import signal_wakeup
+
 __all__ = ["HANDLED", "UNWIND_LIMIT_S", "Interrupts", "interrupts", "unwound"]
 
 HANDLED = tuple(
@@ -128,21 +130,15 @@ def _cancelling(task: asyncio.Task[Any]) -> bool:
 def _woken_by_signals(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
     """Wake ``loop`` when a signal arrives: one delivered to another thread would
     otherwise wait, unhandled, until the main thread's ``select`` returned by itself."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signals are the main thread's alone
-        return
-    reader, writer = socket.socketpair()
-    reader.setblocking(False)
-    writer.setblocking(False)
-    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    loop.add_reader(reader.fileno(), _drain, reader)
-    try:
-        yield
-    finally:
-        loop.remove_reader(reader.fileno())
-        signal.set_wakeup_fd(previous)
-        reader.close()
-        writer.close()
+    with signal_wakeup() as reader:
+        if reader is None:  # signals are the main thread's alone
+            yield
+            return
+        loop.add_reader(reader.fileno(), _drain, reader)
+        try:
+            yield
+        finally:
+            loop.remove_reader(reader.fileno())
 
 
 def _drain(reader: socket.socket) -> None:

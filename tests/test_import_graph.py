@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "kinds", "limits",
             "paths", "patterns", "pricing", "process_scope", "transport",
             "quick_yaml", "redaction", "regex_budget", "retrying", "schema_bundle", "schema_check",
-            "sharding", "signals", "stats", "workpaths",
+            "sharding", "signal_wakeup", "signals", "stats", "workpaths",
         },
     ),
     ("engine", {"assertions", "results"}),
