@@ -199,18 +199,15 @@ def place_path(value: str) -> Path:
 def stdout_for_files(options: Mapping[str, Any]) -> Iterator[None]:
     """While a command writes one of its files to stdout (``-o -``, ``--junit
     /dev/stdout``), what it prints for people (tables, notes) goes to stderr, and so does
-    what its harness prints: stdout holds the file alone, for a pipe (``| jq``). Two such files would be mixed there: exit 2.
-    ``options``: each option's name and its value."""
+    what its harness prints: stdout holds the file alone, for a pipe (``| jq``). Two such
+    files would be mixed there: exit 2. ``options``: each option's name and its value."""
     names = [n for n, v in options.items() if isinstance(v, Path) and files.is_stdout(v)]
     if len(names) > 1:
         given = ", ".join(names)
         fail_input(InputError(f"{given}: only one of them can write to stdout (-)"))
     was, out.stderr = out.stderr, out.stderr or bool(names)
     try:
-        if names:  # and what a harness prints there too
-            with files.stdout_for_files_only():
-                yield
-        else:
+        with files.stdout_for_files_only() if names else contextlib.nullcontext():
             yield
     finally:
         out.stderr = was
